@@ -1,0 +1,33 @@
+"""The `ipu` dialect: loaded from its one IRDL definition, with typed Python views on top.
+
+`make_context()` gives an MLIR context where every upstream dialect is available and the `ipu`
+dialect is loaded from `ipu.irdl.mlir` (the same file `mlir-opt --irdl-file=` reads).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from mlir import ir
+from mlir._mlir_libs import _mlir
+from mlir.dialects import irdl
+
+IRDL_PATH = Path(str(resources.files(__package__).joinpath("ipu.irdl.mlir")))
+
+# Lets MLIR find the typed OpView classes of `ipu.*` ops in `ipu_mlir.dialects.ipu`, the way
+# it finds `mlir.dialects.arith` for `arith.*` ops.
+_mlir.globals.append_dialect_search_prefix(__package__)
+
+
+def load_ipu_dialect(context: ir.Context) -> None:
+    """Registers the `ipu` dialect, as defined in IRDL, in `context`."""
+    with context, ir.Location.unknown():
+        irdl.load_dialects(ir.Module.parseFile(str(IRDL_PATH)))
+
+
+def make_context() -> ir.Context:
+    """A new context with all upstream dialects registered and the `ipu` dialect loaded."""
+    context = ir.Context()
+    load_ipu_dialect(context)
+    return context
