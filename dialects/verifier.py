@@ -1,12 +1,331 @@
-"""Verification of `ipu` IR beyond what IRDL can express (placeholder: being written now)."""
+"""Verification of `ipu` IR beyond what IRDL can express.
+
+IRDL checks each op's operand, result and attribute kinds when the IR is parsed or built. This
+module checks the rest, listed per op under "Verified in Python" in `ipu.irdl.mlir`: shapes,
+symbol targets, tile indices within the target, slices within buffers, mappings that cover a
+tensor exactly once, and no two writers of the same bytes in a compute set or exchange.
+
+    errors = verify(module.operation)          # [] when valid; else IpuErrors with locations
+
+One walk over the IR; each op kind has one rule function below.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
 from mlir import ir
 
-from .diagnostics import IpuError
+from . import ipu
+from .attrs import MalformedAttribute, TileGrid, TileMapping, elements_per_tile
+from .diagnostics import IpuError, op_error
+
+
+@dataclass
+class _Scope:
+    """What rules need beyond the op itself: the target and the module's symbols."""
+
+    num_tiles: int
+    tile_memory_bytes: int
+    target_name: str
+    symbols: dict[str, ir.OpView]
+    # compute-set function name -> [(buffer, tiles written, writer op)]
+    writes: dict[str, list[tuple[str, np.ndarray, ir.OpView]]] = field(default_factory=dict)
+
+    def buffer(self, op: ir.OpView, role: str, name: str) -> ipu.BufferOp:
+        found = self.symbols.get(name)
+        if not isinstance(found, ipu.BufferOp):
+            raise op_error(op, f"'{role}' @{name} does not name an ipu.buffer")
+        return found
+
+    def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
+        found = self.symbols.get(name)
+        if found is None or found.operation.name != "func.func" or marker not in found.attributes:
+            raise op_error(op, f"'{role}' @{name} does not name a func.func marked {marker}")
+        return found
+
+    def check_grid(self, op: ir.OpView, role: str, grid: TileGrid, distinct: bool) -> None:
+        try:
+            grid.check_within(self.num_tiles)
+        except MalformedAttribute as error:
+            raise op_error(op, f"'{role}': {error} ({self.target_name})") from None
+        if distinct and grid.has_repeats():
+            raise op_error(op, f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
+
+
+def _tensor(op: ir.OpView, value_type: ir.Type, role: str) -> ir.RankedTensorType:
+    tensor = ir.RankedTensorType(value_type)
+    if not tensor.has_static_shape:
+        raise op_error(op, f"expects a statically shaped {role}, got {tensor}")
+    return tensor
+
+
+def _shape(shape) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+# --- L1 -------------------------------------------------------------------------------------
+
+
+def _verify_matmul(op: ipu.MatmulOp, scope: _Scope) -> None:
+    lhs = _tensor(op, op.lhs.type, "lhs")
+    rhs = _tensor(op, op.rhs.type, "rhs")
+    result = _tensor(op, op.result.type, "result")
+    ranks = (lhs.rank, rhs.rank, result.rank)
+    if len(set(ranks)) != 1 or lhs.rank < 2:
+        raise op_error(op, f"expects lhs, rhs and result of the same rank, at least 2; got ranks {', '.join(map(str, ranks))}")
+    batches = [list(t.shape[:-2]) for t in (lhs, rhs, result)]
+    if not batches[0] == batches[1] == batches[2]:
+        raise op_error(op, f"expects equal batch dimensions, got {batches[0]}, {batches[1]} and {batches[2]}")
+    if lhs.shape[-1] != rhs.shape[-2]:
+        raise op_error(op, f"expects the contraction sizes to match, got lhs K = {lhs.shape[-1]} and rhs K = {rhs.shape[-2]}")
+    expected = [*lhs.shape[:-1], rhs.shape[-1]]
+    if list(result.shape) != expected:
+        raise op_error(op, f"expects result shape {_shape(expected)}, got {_shape(result.shape)}")
+    if lhs.element_type != rhs.element_type:
+        raise op_error(op, f"expects lhs and rhs of the same element type, got {lhs.element_type} and {rhs.element_type}")
+
+
+def _verify_conv(op: ipu.ConvOp, scope: _Scope) -> None:
+    input = _tensor(op, op.input.type, "input")
+    filter = _tensor(op, op.filter.type, "filter")
+    result = _tensor(op, op.result.type, "result")
+    if (input.rank, filter.rank, result.rank) != (4, 4, 4):
+        raise op_error(op, f"expects input, filter and result of rank 4, got ranks {input.rank}, {filter.rank}, {result.rank}")
+    for name in ("strides", "dilations"):
+        values = getattr(op, name)
+        if len(values) != 2 or min(values) <= 0:
+            raise op_error(op, f"expects '{name}' to have two positive entries, got {list(values)}")
+    if len(op.padding) != 4 or min(op.padding) < 0:
+        raise op_error(op, f"expects 'padding' to have four non-negative entries (top, left, bottom, right), got {list(op.padding)}")
+    groups, channels, filters = op.groups, input.shape[1], filter.shape[0]
+    if groups <= 0 or channels % groups or filters % groups:
+        raise op_error(op, f"expects 'groups' ({groups}) to be positive and divide the input channels ({channels}) and the filter count ({filters})")
+    if filter.shape[1] * groups != channels:
+        raise op_error(op, f"expects {channels // groups} channels per filter (input channels {channels} / groups {groups}), got {filter.shape[1]}")
+    expected = ipu.conv_output_shape(input.shape, filter.shape, op.strides, op.dilations, op.padding)
+    if min(expected[2:]) <= 0:
+        raise op_error(op, f"expects the dilated filter to fit in the padded input, got an output of {_shape(expected[2:])}")
+    if list(result.shape) != expected:
+        raise op_error(op, f"expects result shape {_shape(expected)}, got {_shape(result.shape)}")
+    if input.element_type != filter.element_type:
+        raise op_error(op, f"expects input and filter of the same element type, got {input.element_type} and {filter.element_type}")
+
+
+# --- L2 -------------------------------------------------------------------------------------
+
+
+def _check_mapping(op: ir.OpView, role: str, mapping: TileMapping, shape, scope: _Scope) -> None:
+    try:
+        mapping.check_shape(tuple(shape))
+        mapping.all_tiles().check_within(scope.num_tiles)
+    except MalformedAttribute as error:
+        raise op_error(op, f"'{role}': {error}") from None
+
+
+def _verify_exchange(op: ipu.ExchangeOp, scope: _Scope) -> None:
+    if op.source.type != op.result.type:
+        raise op_error(op, f"expects the result type to equal the source type, got {op.result.type} and {op.source.type}")
+    _check_mapping(op, "mapping", op.mapping, _tensor(op, op.source.type, "source").shape, scope)
+
+
+# --- L3 -------------------------------------------------------------------------------------
+
+
+def _verify_buffer(op: ipu.BufferOp, scope: _Scope) -> None:
+    parent = op.operation.parent
+    if parent is None or parent.name != "builtin.module":
+        raise op_error(op, "expects to be directly inside a builtin.module")
+    memref = op.type
+    if not memref.has_static_shape:
+        raise op_error(op, f"expects a statically shaped memref, got {memref}")
+    layout = memref.layout
+    if not (isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(memref.rank)):
+        raise op_error(op, f"expects a memref with the identity layout, got {memref}")
+    if not isinstance(memref.element_type, (ir.IntegerType, ir.FloatType)):
+        raise op_error(op, f"expects integer or float elements, got {memref.element_type}")
+    scope.check_grid(op, "tiles", op.tiles, distinct=True)
+    offset = op.offset
+    if offset is None:
+        return
+    size = op.bytes_per_tile
+    if offset < 0 or offset % ipu.element_bytes(memref.element_type):
+        raise op_error(op, f"expects a non-negative 'offset' aligned to the element size, got {offset}")
+    if offset + size > scope.tile_memory_bytes:
+        raise op_error(
+            op,
+            f"needs bytes [{offset}, {offset + size}) of each tile, but tiles of {scope.target_name} "
+            f"have {scope.tile_memory_bytes} bytes",
+        )
+
+
+def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
+    tensor = _tensor(op, tensor_type, "tensor")
+    buffer = scope.buffer(op, "buffer", op.buffer)
+    if buffer.type.element_type != tensor.element_type:
+        raise op_error(op, f"expects @{op.buffer}'s element type {buffer.type.element_type}, got {tensor.element_type}")
+    mapping = op.mapping
+    _check_mapping(op, "mapping", mapping, tensor.shape, scope)
+    holders = set(buffer.tiles.tiles().tolist())
+    capacity = int(np.prod(buffer.type.shape))
+    for tile, count in elements_per_tile(mapping, tuple(tensor.shape)).items():
+        if tile not in holders:
+            raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{op.buffer}")
+        if count > capacity:
+            raise op_error(op, f"maps {count} elements to tile {tile}, but @{op.buffer} holds {capacity} per tile")
+
+
+def _verify_host_to_device(op: ipu.HostToDeviceOp, scope: _Scope) -> None:
+    _check_stream(op, op.source.type, scope)
+
+
+def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
+    _check_stream(op, op.result.type, scope)
+
+
+def _offsets(op: ipu.CopyOp, role: str, offset: tuple[int, ...], grid: TileGrid) -> np.ndarray:
+    if len(offset) != 1 + len(grid.sizes):
+        raise op_error(
+            op, f"expects '{role}' to have {1 + len(grid.sizes)} entries (a base and one stride per grid dimension), got {len(offset)}"
+        )
+    return TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # same affine form as a tile grid
+
+
+def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
+    source, dest = scope.buffer(op, "source", op.source), scope.buffer(op, "dest", op.dest)
+    if source.type.element_type != dest.type.element_type:
+        raise op_error(op, f"expects @{op.source} and @{op.dest} of the same element type, got {source.type.element_type} and {dest.type.element_type}")
+    size = op.size
+    if size <= 0:
+        raise op_error(op, f"expects a positive 'size', got {size}")
+    src_grid, dst_grid = op.src_tiles, op.dst_tiles
+    if src_grid.sizes != dst_grid.sizes:
+        raise op_error(op, f"expects 'src_tiles' and 'dst_tiles' of the same sizes, got {list(src_grid.sizes)} and {list(dst_grid.sizes)}")
+    scope.check_grid(op, "src_tiles", src_grid, distinct=False)
+    scope.check_grid(op, "dst_tiles", dst_grid, distinct=False)
+    for role, grid, buffer in (("sends from", src_grid, source), ("sends to", dst_grid, dest)):
+        tiles = grid.tiles()
+        missing = tiles[~np.isin(tiles, buffer.tiles.tiles())]
+        if missing.size:
+            raise op_error(op, f"{role} tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
+    src_offsets = _offsets(op, "src_offset", op.src_offset, src_grid)
+    dst_offsets = _offsets(op, "dst_offset", op.dst_offset, dst_grid)
+    for verb, offsets, buffer in (("reads", src_offsets, source), ("writes", dst_offsets, dest)):
+        capacity = int(np.prod(buffer.type.shape))
+        low, high = int(offsets.min()), int(offsets.max()) + size
+        if low < 0 or high > capacity:
+            bad = low if low < 0 else high - size
+            raise op_error(op, f"{verb} elements [{bad}, {bad + size}) of @{buffer.sym_name}, which holds {capacity} per tile")
+    _check_disjoint_writes(op, dst_grid.tiles(), dst_offsets, size)
+
+
+def _check_disjoint_writes(op: ipu.CopyOp, tiles: np.ndarray, offsets: np.ndarray, size: int) -> None:
+    order = np.lexsort((offsets, tiles))
+    tiles, offsets = tiles[order], offsets[order]
+    clash = np.nonzero((tiles[1:] == tiles[:-1]) & (offsets[1:] < offsets[:-1] + size))[0]
+    if clash.size:
+        i = clash[0] + 1
+        raise op_error(op, f"writes elements [{offsets[i]}, {offsets[i] + size}) of @{op.dest} on tile {tiles[i]} twice")
+
+
+def _verify_execute(op: ipu.ExecuteOp, scope: _Scope) -> None:
+    compute_set = scope.function(op, "compute_set", op.compute_set, ipu.COMPUTE_SET_ATTR)
+    signature = ir.FunctionType(ir.TypeAttr(compute_set.attributes["function_type"]).value)
+    if signature.inputs or signature.results:
+        raise op_error(op, f"expects compute set @{op.compute_set} to take no arguments and return nothing, got {signature}")
+
+
+def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
+    parent = op.operation.parent
+    if parent is None or parent.name != "func.func" or ipu.COMPUTE_SET_ATTR not in parent.attributes:
+        raise op_error(op, f"expects to be directly inside a func.func marked {ipu.COMPUTE_SET_ATTR}")
+    inputs = [scope.buffer(op, "inputs", name) for name in op.inputs]
+    outputs = [scope.buffer(op, "outputs", name) for name in op.outputs]
+    grid = op.tiles
+    scope.check_grid(op, "tiles", grid, distinct=True)
+    tiles = grid.tiles()
+    for buffer in inputs + outputs:
+        missing = tiles[~np.isin(tiles, buffer.tiles.tiles())]
+        if missing.size:
+            raise op_error(op, f"runs on tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
+    codelet = scope.function(op, "codelet", op.codelet, ipu.CODELET_ATTR)
+    expected = ir.FunctionType.get(
+        [ir.RankedTensorType.get(b.type.shape, b.type.element_type) for b in inputs],
+        [ir.RankedTensorType.get(b.type.shape, b.type.element_type) for b in outputs],
+    )
+    actual = ir.FunctionType(ir.TypeAttr(codelet.attributes["function_type"]).value)
+    if actual != expected:
+        raise op_error(op, f"expects codelet @{op.codelet} of type {expected} to match its buffers, got {actual}")
+    writes = scope.writes.setdefault(ir.StringAttr(parent.attributes["sym_name"]).value, [])
+    for buffer in outputs:
+        for name, written, writer in writes:
+            if name == buffer.sym_name:
+                both = np.intersect1d(written, tiles)
+                if both.size:
+                    what = "itself" if writer == op else f"another vertex group (at {writer.location})"
+                    raise op_error(op, f"writes @{name} on tile {both[0]}, which {what} also writes in this compute set")
+        writes.append((buffer.sym_name, tiles, op))
+
+
+_RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
+    "ipu.matmul": _verify_matmul,
+    "ipu.conv": _verify_conv,
+    "ipu.exchange": _verify_exchange,
+    "ipu.buffer": _verify_buffer,
+    "ipu.host_to_device": _verify_host_to_device,
+    "ipu.device_to_host": _verify_device_to_host,
+    "ipu.copy": _verify_copy,
+    "ipu.execute": _verify_execute,
+    "ipu.vertex_group": _verify_vertex_group,
+}
+
+
+def _module_symbols(root: ir.Operation, errors: list[IpuError]) -> dict[str, ir.OpView]:
+    symbols: dict[str, ir.OpView] = {}
+    if not root.regions or not root.regions[0].blocks:
+        return symbols
+    for op in root.regions[0].blocks[0].operations:
+        if "sym_name" not in op.attributes:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if name in symbols:
+            errors.append(op_error(op, f"redefines symbol @{name}"))
+        symbols[name] = op
+    return symbols
 
 
 def verify(root: ir.Operation, target=None) -> list[IpuError]:
-    """Checks every `ipu` op under `root`; returns the errors found (empty when valid)."""
-    return []
+    """Checks every `ipu` op under `root` (a module); returns the errors found, empty if valid.
+
+    `target` (a `runtime.target.Target`) defaults to the module's `ipu.target` attribute.
+    """
+    from ipu_mlir.runtime.target import target_of  # runtime imports the dialect, not the reverse
+
+    root = root.operation
+    if target is None:
+        try:
+            target = target_of(root)
+        except IpuError as error:
+            return [error]
+    errors: list[IpuError] = []
+    scope = _Scope(target.num_tiles, target.tile_memory_bytes, target.name, _module_symbols(root, errors))
+    ops: list[ir.Operation] = []
+
+    def collect(op: ir.Operation) -> ir.WalkResult:
+        if op.name in _RULES:
+            ops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(collect, ir.WalkOrder.PRE_ORDER)
+    with root.context, ir.Location.unknown():  # building expected types needs a location
+        for op in ops:
+            view = op.opview
+            try:
+                _RULES[op.name](view, scope)
+            except IpuError as error:
+                errors.append(error)
+            except MalformedAttribute as error:
+                errors.append(op_error(view, str(error)))
+    return errors

@@ -1,0 +1,275 @@
+"""Tile grids and tile mappings: the `ipu` dialect's attribute encodings, decoded into dataclasses.
+
+Both live in builtin attributes (dense arrays, dictionaries) so that passes can read them; the
+dialect definition (`ipu.irdl.mlir`, "Shared attribute encodings") gives their meaning. Decoding
+checks well-formedness and raises `MalformedAttribute` with a message the verifier puts on the op;
+checks against a tensor shape or a target are separate methods.
+
+    grid = TileGrid.range(0, 16)                      # array<i64: 0, 16, 1>
+    mapping = LinearMapping(grain=4, tiles=grid)      # {kind = "linear", grain = 4, tiles = ...}
+    mapping.tile_of_elements((8, 8))                  # tile index of every element, row-major
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+from mlir import ir
+
+
+class MalformedAttribute(ValueError):
+    """A malformed `ipu` attribute; the message says what was expected."""
+
+
+def _i64_array(attr: ir.Attribute, what: str) -> tuple[int, ...]:
+    if not isinstance(attr, ir.DenseI64ArrayAttr):
+        try:
+            attr = ir.DenseI64ArrayAttr(attr)
+        except (ValueError, TypeError):
+            raise MalformedAttribute(f"expected {what} to be a dense i64 array, got {attr}") from None
+    return tuple(int(v) for v in attr)
+
+
+def _int(attr: ir.Attribute, what: str) -> int:
+    try:
+        return ir.IntegerAttr(attr).value
+    except (ValueError, TypeError):
+        raise MalformedAttribute(f"expected {what} to be an integer, got {attr}") from None
+
+
+def _string(attr: ir.Attribute, what: str) -> str:
+    try:
+        return ir.StringAttr(attr).value
+    except (ValueError, TypeError):
+        raise MalformedAttribute(f"expected {what} to be a string, got {attr}") from None
+
+
+@dataclass(frozen=True)
+class TileGrid:
+    """Tiles `first + sum_k i_k * strides[k]` for `0 <= i_k < sizes[k]`, in row-major order."""
+
+    first: int
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @staticmethod
+    def range(first: int, count: int) -> TileGrid:
+        return TileGrid(first, (count,), (1,))
+
+    @staticmethod
+    def decode(attr: ir.Attribute) -> TileGrid:
+        values = _i64_array(attr, "a tile grid")
+        if len(values) < 3 or len(values) % 2 == 0:
+            raise MalformedAttribute(
+                "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number "
+                f"(>= 3) of entries, got {len(values)}"
+            )
+        grid = TileGrid(values[0], values[1::2], values[2::2])
+        if any(size <= 0 for size in grid.sizes):
+            raise MalformedAttribute(f"expected positive tile grid sizes, got {list(grid.sizes)}")
+        return grid
+
+    def encode(self) -> ir.DenseI64ArrayAttr:
+        flat = [self.first]
+        for size, stride in zip(self.sizes, self.strides):
+            flat += [size, stride]
+        return ir.DenseI64ArrayAttr.get(flat)
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.sizes)
+
+    @property
+    def min_tile(self) -> int:
+        return self.first + sum(min(0, (n - 1) * s) for n, s in zip(self.sizes, self.strides))
+
+    @property
+    def max_tile(self) -> int:
+        return self.first + sum(max(0, (n - 1) * s) for n, s in zip(self.sizes, self.strides))
+
+    def tiles(self) -> np.ndarray:
+        """Every tile of the grid, in grid order (repeats included)."""
+        tiles = np.full(self.sizes, self.first, dtype=np.int64)
+        for axis, (size, stride) in enumerate(zip(self.sizes, self.strides)):
+            shape = [1] * len(self.sizes)
+            shape[axis] = size
+            tiles += (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+        return tiles.reshape(-1)
+
+    def has_repeats(self) -> bool:
+        return len(np.unique(self.tiles())) != self.count
+
+    def check_within(self, num_tiles: int) -> None:
+        if self.min_tile < 0 or self.max_tile >= num_tiles:
+            raise MalformedAttribute(
+                f"tile grid reaches tiles {self.min_tile}..{self.max_tile}, outside the "
+                f"target's {num_tiles} tiles"
+            )
+
+
+@dataclass(frozen=True)
+class LinearMapping:
+    """Grains of `grain` consecutive elements, `ceil(grains / tiles)` grains per tile in order."""
+
+    grain: int
+    tiles: TileGrid
+
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        if self.grain <= 0:
+            raise MalformedAttribute(f"expected a positive grain, got {self.grain}")
+
+    def tile_of_elements(self, shape: tuple[int, ...]) -> np.ndarray:
+        numel = math.prod(shape)
+        grains = -(-numel // self.grain)
+        grains_per_tile = max(1, -(-grains // self.tiles.count))
+        grain_of_element = np.arange(numel, dtype=np.int64) // self.grain
+        return self.tiles.tiles()[grain_of_element // grains_per_tile]
+
+    def all_tiles(self) -> TileGrid:
+        return self.tiles
+
+    def encode(self) -> ir.DictAttr:
+        return ir.DictAttr.get(
+            {
+                "kind": ir.StringAttr.get("linear"),
+                "grain": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.grain),
+                "tiles": self.tiles.encode(),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class BlockMapping:
+    """Blocks of shape `block`; the block with index `j` lives on the grid's tile `j`."""
+
+    block: tuple[int, ...]
+    tiles: TileGrid
+
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        if len(self.block) != len(shape) or len(self.tiles.sizes) != len(shape):
+            raise MalformedAttribute(
+                f"expected block and tile grid of rank {len(shape)} for a tensor of shape "
+                f"{_shape_str(shape)}, got block rank {len(self.block)} and grid rank "
+                f"{len(self.tiles.sizes)}"
+            )
+        if any(b <= 0 for b in self.block):
+            raise MalformedAttribute(f"expected positive block sizes, got {list(self.block)}")
+        blocks = tuple(-(-d // b) for d, b in zip(shape, self.block))
+        if blocks != self.tiles.sizes:
+            raise MalformedAttribute(
+                f"expected a tile grid of sizes {list(blocks)} for blocks {_shape_str(self.block)} "
+                f"of a tensor of shape {_shape_str(shape)}, got {list(self.tiles.sizes)}"
+            )
+
+    def tile_of_elements(self, shape: tuple[int, ...]) -> np.ndarray:
+        tile = np.full(shape, self.tiles.first, dtype=np.int64)
+        for axis, (dim, block, stride) in enumerate(zip(shape, self.block, self.tiles.strides)):
+            index_shape = [1] * len(shape)
+            index_shape[axis] = dim
+            tile += ((np.arange(dim, dtype=np.int64) // block) * stride).reshape(index_shape)
+        return tile.reshape(-1)
+
+    def all_tiles(self) -> TileGrid:
+        return self.tiles
+
+    def encode(self) -> ir.DictAttr:
+        return ir.DictAttr.get(
+            {
+                "kind": ir.StringAttr.get("block"),
+                "block": ir.DenseI64ArrayAttr.get(list(self.block)),
+                "tiles": self.tiles.encode(),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class IntervalMapping:
+    """Explicit `(begin, end, tile)` flat-index intervals covering the tensor exactly once."""
+
+    intervals: tuple[tuple[int, int, int], ...]
+
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        numel = math.prod(shape)
+        expected_begin = 0
+        for begin, end, _ in self.intervals:
+            if begin != expected_begin:
+                problem = "overlaps the previous one" if begin < expected_begin else "leaves a gap before it"
+                raise MalformedAttribute(
+                    f"interval [{begin}, {end}) {problem}: intervals must cover the tensor's "
+                    f"{numel} elements exactly once, in order"
+                )
+            if end <= begin:
+                raise MalformedAttribute(f"interval [{begin}, {end}) is empty")
+            expected_begin = end
+        if expected_begin != numel:
+            raise MalformedAttribute(
+                f"intervals cover elements [0, {expected_begin}) of a tensor of {numel} elements: "
+                "they must cover it exactly once"
+            )
+
+    def tile_of_elements(self, shape: tuple[int, ...]) -> np.ndarray:
+        lengths = [end - begin for begin, end, _ in self.intervals]
+        return np.repeat(np.array([t for _, _, t in self.intervals], dtype=np.int64), lengths)
+
+    def all_tiles(self) -> TileGrid:
+        # The tile range the intervals touch, for bounds checks only.
+        tiles = [t for _, _, t in self.intervals] or [0]
+        return TileGrid(min(tiles), (max(tiles) - min(tiles) + 1,), (1,))
+
+    def encode(self) -> ir.DictAttr:
+        return ir.DictAttr.get(
+            {
+                "kind": ir.StringAttr.get("intervals"),
+                "intervals": ir.DenseI64ArrayAttr.get([v for interval in self.intervals for v in interval]),
+            }
+        )
+
+
+TileMapping = Union[LinearMapping, BlockMapping, IntervalMapping]
+
+_MAPPING_FIELDS = {
+    "linear": {"kind", "grain", "tiles"},
+    "block": {"kind", "block", "tiles"},
+    "intervals": {"kind", "intervals"},
+}
+
+
+def decode_mapping(attr: ir.Attribute) -> TileMapping:
+    """The tile mapping a dictionary attribute describes; `MalformedAttribute` if malformed."""
+    if not isinstance(attr, ir.DictAttr):
+        try:
+            attr = ir.DictAttr(attr)
+        except (ValueError, TypeError):
+            raise MalformedAttribute(f"expected a tile mapping dictionary, got {attr}") from None
+    fields = {named.name: named.attr for named in attr}
+    if "kind" not in fields:
+        raise MalformedAttribute('expected a tile mapping with a "kind" of "linear", "block" or "intervals"')
+    kind = _string(fields["kind"], "the mapping kind")
+    if kind not in _MAPPING_FIELDS:
+        raise MalformedAttribute(f'unknown tile mapping kind "{kind}": expected "linear", "block" or "intervals"')
+    if set(fields) != _MAPPING_FIELDS[kind]:
+        raise MalformedAttribute(
+            f'expected a "{kind}" mapping to have exactly the fields '
+            f"{sorted(_MAPPING_FIELDS[kind])}, got {sorted(fields)}"
+        )
+    if kind == "linear":
+        return LinearMapping(_int(fields["grain"], "the grain"), TileGrid.decode(fields["tiles"]))
+    if kind == "block":
+        return BlockMapping(_i64_array(fields["block"], "the block shape"), TileGrid.decode(fields["tiles"]))
+    flat = _i64_array(fields["intervals"], "the intervals")
+    if len(flat) % 3:
+        raise MalformedAttribute(f"expected intervals as (begin, end, tile) triples, got {len(flat)} entries")
+    return IntervalMapping(tuple(tuple(flat[i : i + 3]) for i in range(0, len(flat), 3)))
+
+
+def elements_per_tile(mapping: TileMapping, shape: tuple[int, ...]) -> dict[int, int]:
+    """How many elements of a tensor of `shape` each tile holds (tiles holding none omitted)."""
+    tiles, counts = np.unique(mapping.tile_of_elements(shape), return_counts=True)
+    return dict(zip(tiles.tolist(), counts.tolist()))
+
+
+def _shape_str(shape: tuple[int, ...]) -> str:
+    return "x".join(str(d) for d in shape) if shape else "scalar"

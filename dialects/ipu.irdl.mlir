@@ -1,0 +1,322 @@
+//# The `ipu` dialect
+//#
+//# Graph programs for a Graphcore-IPU-style tile machine: ~1,500 tiles, each with its own small
+//# SRAM, running bulk-synchronous supersteps (compute on local memory, sync, exchange).
+//#
+//# This file is the one definition of the dialect. Python loads it with
+//# `mlir.dialects.irdl.load_dialects` (`ipu_mlir.dialects.make_context()`) and
+//# `mlir-opt --irdl-file=dialects/ipu.irdl.mlir` parses and verifies the same IR. IRDL checks
+//# operand, result and attribute kinds; the rules IRDL cannot express (shapes, symbol targets,
+//# tile indices within the target, slices within buffers, mappings that cover a tensor exactly
+//# once) are checked by `ipu_mlir.dialects.verifier`, listed under **Verified in Python** below.
+//# `docs/dialect.md` is generated from this file by `ipu-dialect-doc`.
+//#
+//# IRDL ops print in the generic form (`"ipu.matmul"(%a, %b) : (...) -> ...`) and their
+//# attributes are builtin ones, so passes read them through the Python API
+//# (`ipu_mlir.dialects.ipu`, `ipu_mlir.dialects.attrs`).
+//#
+//# The dialect has three levels, one per stage of the compiler:
+//#
+//# - **L1**: compute on whole tensors, value semantics: `ipu.matmul` and `ipu.conv`, the ops
+//#   the planner splits across tiles, next to upstream `linalg.generic` for element-wise,
+//#   broadcast, transpose and reduction work, and upstream `tensor` ops for data movement.
+//#   (`linalg.generic` rather than an `ipu` copy of it: IRDL 22 binds a constraint variable
+//#   once per op, even across the elements of a variadic operand, so an IRDL op cannot take
+//#   operands of different types such as `(tensor<4x8xf32>, tensor<8xi1>)`.)
+//# - **L2**: the same ops, each result carrying a tile mapping (`ipu.mapping` attribute), and
+//#   `ipu.exchange` where a consumer needs data mapped elsewhere.
+//# - **L3**: a program on tile-local buffers: module-level `ipu.buffer` symbols (Poplar's graph
+//#   variables) that host streams, exchange copies and vertex groups refer to by name, and a
+//#   program function (`ipu.program`) that is a flat sequence of compute sets, syncs and
+//#   exchanges.
+//#
+//# ## Shared attribute encodings
+//#
+//# **Tile grid** (`tiles`, `src_tiles`, `dst_tiles`): `array<i64: first, n0, s0, n1, s1, ...>`
+//# names the tiles `first + i0*s0 + i1*s1 + ...` for `0 <= ik < nk`, enumerated row-major
+//# over `(i0, i1, ...)`. `array<i64: 0, 16, 1>` is tiles 0..15; `array<i64: 3, 4, 0>` is tile 3
+//# four times (allowed only where repetition means broadcast, as in `ipu.copy` sources). This
+//# keeps one op per vertex group or transfer pattern whatever the number of tiles.
+//#
+//# **Tile mapping** (`mapping`, `ipu.mapping`): where each element of a tensor lives, a
+//# dictionary with a `kind`; every element is on exactly one tile (Poplar's tile mapping).
+//# A tile's slice is the elements mapped to it in increasing row-major (flat) index order.
+//#
+//# - `{kind = "linear", grain = G, tiles = GRID}`: the flattened tensor is cut into grains of
+//#   `G` elements; with `g` grains and `T` tiles each tile gets `ceil(g / T)` consecutive
+//#   grains, in grid order (Poplar's `mapTensorLinearly`).
+//# - `{kind = "block", block = array<i64: b0, b1, ...>, tiles = GRID}`: the tensor is cut into
+//#   blocks of shape `b` (the last ones may be smaller); the block with index `(j0, j1, ...)`
+//#   lives on the grid's tile `(j0, j1, ...)`, so the grid has the tensor's rank and sizes
+//#   `ceil(dk / bk)`.
+//# - `{kind = "intervals", intervals = array<i64: begin0, end0, tile0, begin1, ...>}`: explicit
+//#   half-open flat-index intervals, sorted, covering the tensor exactly once.
+//#
+//# Module attribute `ipu.target = "gc200"` (a built-in target name or a target file path)
+//# selects the machine; `ipu.compute_set` and `ipu.codelet` are unit attributes on the
+//# `func.func`s playing those roles; `ipu.program` marks the L3 entry function.
+//#
+//# Control flow in programs uses upstream ops: `scf.for` is Poplar's `Repeat`, `scf.if` its
+//# `If`; a block of ops in an `ipu` op would need a terminator IRDL ops cannot provide.
+
+irdl.dialect @ipu {
+
+  //## L1: compute on whole tensors
+
+  // Matrix product, batched over leading dimensions.
+  //
+  // `lhs: tensor<B... x M x K>`, `rhs: tensor<B... x K x N>` give
+  // `result: tensor<B... x M x N>`: `result[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n]`,
+  // accumulated in the result's element type (e.g. `i8 x i8 -> i32`). Matrix-vector products
+  // are matmuls with a unit dimension.
+  //
+  // **Verified in Python:** operands and result have the same rank, at least 2; batch
+  // dimensions agree; `lhs` and `rhs` agree on K; the result is `M x N`; `lhs` and `rhs`
+  // have the same element type.
+  //
+  // ```mlir
+  // %c = "ipu.matmul"(%a, %b) : (tensor<128x64xf32>, tensor<64x32xf32>) -> tensor<128x32xf32>
+  // ```
+  irdl.operation @matmul {
+    %lhs = irdl.base "!builtin.tensor"
+    %rhs = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %lhs, rhs: %rhs)
+    irdl.results(result: %result)
+  }
+
+  // Two-dimensional convolution, NCHW layout, with strides, dilations, padding and groups.
+  //
+  // `input: tensor<N x C x H x W>`, `filter: tensor<F x C/groups x KH x KW>` give
+  // `result: tensor<N x F x OH x OW>` with
+  // `OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h + 1` (likewise OW).
+  // Output channel `f` reads the input channels of its group, `f / (F / groups)`. Depthwise
+  // convolution is `groups = C`. `padding = array<i64: top, left, bottom, right>` pads with zeros.
+  //
+  // **Verified in Python:** rank 4 everywhere; `strides` and `dilations` have two positive
+  // entries, `padding` four non-negative ones; `groups` is positive and divides C and F; the
+  // filter has `C / groups` channels; the result shape follows the formula above; input and
+  // filter have the same element type.
+  //
+  // ```mlir
+  // %y = "ipu.conv"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+  //        padding = array<i64: 1, 1, 1, 1>, groups = 1 : i64}
+  //      : (tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x32x32xf32>
+  // ```
+  irdl.operation @conv {
+    %input = irdl.base "!builtin.tensor"
+    %filter = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %strides = irdl.base "#builtin.dense_array"
+    %dilations = irdl.base "#builtin.dense_array"
+    %padding = irdl.base "#builtin.dense_array"
+    %groups = irdl.base "#builtin.integer"
+    irdl.operands(input: %input, filter: %filter)
+    irdl.results(result: %result)
+    irdl.attributes {
+      "strides" = %strides,
+      "dilations" = %dilations,
+      "padding" = %padding,
+      "groups" = %groups
+    }
+  }
+
+  //## L2: tile mappings and exchange
+
+  // Redistributes a tensor to a new tile mapping.
+  //
+  // At L2 every tensor value carries a tile mapping: the `ipu.mapping` attribute of the op that
+  // defines it (or of the function argument). Where a consumer needs its operand mapped
+  // differently, the planner inserts `ipu.exchange`; its result holds the same values laid
+  // out by `mapping`. It becomes `ipu.copy` transfers at L3.
+  //
+  // **Verified in Python:** source and result types are equal; `mapping` is a valid tile
+  // mapping of that shape within the target's tiles.
+  //
+  // ```mlir
+  // %y = "ipu.exchange"(%x) {mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 16, 1>}}
+  //      : (tensor<1024xf32>) -> tensor<1024xf32>
+  // ```
+  irdl.operation @exchange {
+    %source = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %mapping = irdl.base "#builtin.dictionary"
+    irdl.operands(source: %source)
+    irdl.results(result: %result)
+    irdl.attributes { "mapping" = %mapping }
+  }
+
+
+  //## L3: programs on tile-local buffers
+
+  // A tile-local buffer: one copy per tile of `tiles`, each of memref type `type`.
+  //
+  // A module-level symbol, like a Poplar graph variable: programs, compute sets and exchanges
+  // refer to it by name. SPMD form: `memref<256xf32>` on `tiles = array<i64: 0, 1472, 1>` is
+  // 1,472 buffers of 256 floats, one op. `offset` (optional, bytes) is the address within each
+  // tile's SRAM chosen by the memory plan; it is the same on every tile of the buffer.
+  //
+  // **Verified in Python:** directly inside the module; `type` is a memref with a static shape
+  // and the identity layout; `tiles` is a grid of distinct tiles within the target; `offset`,
+  // when present, is non-negative, aligned to the element size, and `offset` plus the buffer's
+  // size fits in a tile's SRAM; the name is unique.
+  //
+  // ```mlir
+  // "ipu.buffer"() {sym_name = "x", type = memref<64xf32>, tiles = array<i64: 0, 16, 1>,
+  //     offset = 0 : i64} : () -> ()
+  // ```
+  irdl.operation @buffer {
+    %name = irdl.base "#builtin.string"
+    %type = irdl.base "#builtin.type"
+    %tiles = irdl.base "#builtin.dense_array"
+    irdl.attributes { "sym_name" = %name, "type" = %type, "tiles" = %tiles }
+  }
+
+  // Host-to-device stream: scatters a host tensor into a buffer on tiles.
+  //
+  // Each tile of `mapping` receives its slice of `source` (its elements in increasing flat
+  // index order) at the start of its copy of `buffer`. Poplar's host-to-device `Copy` from a
+  // data stream.
+  //
+  // **Verified in Python:** `buffer` names an `ipu.buffer` with the source's element type;
+  // `mapping` is valid for the source shape; every mapped tile holds a copy of the buffer and
+  // each tile's slice fits in it.
+  //
+  // ```mlir
+  // "ipu.host_to_device"(%arg0) {buffer = @x, mapping = {kind = "linear", grain = 1 : i64,
+  //     tiles = array<i64: 0, 16, 1>}} : (tensor<1024xf32>) -> ()
+  // ```
+  irdl.operation @host_to_device {
+    %source = irdl.base "!builtin.tensor"
+    %buffer = irdl.base "#builtin.symbol_ref"
+    %mapping = irdl.base "#builtin.dictionary"
+    irdl.operands(source: %source)
+    irdl.attributes { "buffer" = %buffer, "mapping" = %mapping }
+  }
+
+  // Device-to-host stream: gathers a tensor from a buffer on tiles.
+  //
+  // The inverse of `ipu.host_to_device`: the tensor's elements mapped to each tile are read
+  // from the start of that tile's copy of `buffer`.
+  //
+  // **Verified in Python:** as for `ipu.host_to_device`, with the result's shape.
+  //
+  // ```mlir
+  // %out = "ipu.device_to_host"() {buffer = @y, mapping = {kind = "linear", grain = 1 : i64,
+  //     tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>
+  // ```
+  irdl.operation @device_to_host {
+    %result = irdl.base "!builtin.tensor"
+    %buffer = irdl.base "#builtin.symbol_ref"
+    %mapping = irdl.base "#builtin.dictionary"
+    irdl.results(result: %result)
+    irdl.attributes { "buffer" = %buffer, "mapping" = %mapping }
+  }
+
+  // One transfer pattern of an exchange phase: `size` elements from tile to tile.
+  //
+  // `src_tiles` and `dst_tiles` are tile grids of the same sizes; for each grid index `i`,
+  // tile `src_tiles[i]` sends `size` elements of its copy of `source` starting at element
+  // `src_offset[0] + sum_k i_k * src_offset[k+1]` to tile `dst_tiles[i]`'s copy of `dest` at
+  // element `dst_offset[0] + sum_k i_k * dst_offset[k+1]`. A source stride of 0 broadcasts. The
+  // copies between two `ipu.sync` ops form one exchange phase.
+  //
+  // **Verified in Python:** `source` and `dest` name `ipu.buffer`s of the same element type;
+  // both grids have the same sizes and lie within the target; each source tile holds `source`
+  // and each destination tile holds `dest`; each offset array has one entry plus one per grid
+  // dimension; every transferred range lies within its buffer; no element of `dest` is written
+  // twice (tiles may repeat in either grid: a gather writes one tile at several offsets);
+  // `size` is positive.
+  //
+  // ```mlir
+  // "ipu.copy"() {source = @x, dest = @y, size = 64 : i64, src_tiles = array<i64: 0, 16, 1>,
+  //     dst_tiles = array<i64: 16, 16, 1>, src_offset = array<i64: 0, 0>,
+  //     dst_offset = array<i64: 0, 0>} : () -> ()
+  // ```
+  irdl.operation @copy {
+    %source = irdl.base "#builtin.symbol_ref"
+    %dest = irdl.base "#builtin.symbol_ref"
+    %size = irdl.base "#builtin.integer"
+    %src_tiles = irdl.base "#builtin.dense_array"
+    %dst_tiles = irdl.base "#builtin.dense_array"
+    %src_offset = irdl.base "#builtin.dense_array"
+    %dst_offset = irdl.base "#builtin.dense_array"
+    irdl.attributes {
+      "source" = %source,
+      "dest" = %dest,
+      "size" = %size,
+      "src_tiles" = %src_tiles,
+      "dst_tiles" = %dst_tiles,
+      "src_offset" = %src_offset,
+      "dst_offset" = %dst_offset
+    }
+  }
+
+  // Barrier between BSP phases.
+  //
+  // `"internal"` synchronises the tiles of one IPU; `"external"` also the host (around host
+  // streams). A superstep is: compute set, sync, exchange phase (the `ipu.copy` ops up to the
+  // next sync).
+  //
+  // **Verified by IRDL:** `kind` is `"internal"` or `"external"`.
+  //
+  // ```mlir
+  // "ipu.sync"() {kind = "internal"} : () -> ()
+  // ```
+  irdl.operation @sync {
+    %internal = irdl.is "internal"
+    %external = irdl.is "external"
+    %kind = irdl.any_of(%internal, %external)
+    irdl.attributes { "kind" = %kind }
+  }
+
+  // Runs a compute set: Poplar's `Execute(cs)`.
+  //
+  // `compute_set` names a `func.func` marked `ipu.compute_set`, without arguments or results,
+  // whose body is a list of `ipu.vertex_group` ops. All of them run in the same compute phase,
+  // each on its own tiles, touching only tile-local memory.
+  //
+  // **Verified in Python:** `compute_set` names such a function.
+  //
+  // ```mlir
+  // "ipu.execute"() {compute_set = @relu_cs} : () -> ()
+  // ```
+  irdl.operation @execute {
+    %compute_set = irdl.base "#builtin.symbol_ref"
+    irdl.attributes { "compute_set" = %compute_set }
+  }
+
+  // One codelet run on every tile of a grid: a group of vertices in compact SPMD form.
+  //
+  // On each tile of `tiles`, one vertex runs `codelet` on that tile's copies of the buffers
+  // named in `inputs` (its Input edges) and `outputs` (its Output edges; name a buffer in both
+  // for an InOut edge). The codelet is a `func.func` marked `ipu.codelet` on tensors: one
+  // argument per input with the buffer's shape and element type, one result per output, so
+  // its body is ordinary tensor IR on one tile's slice. Vertex and edge counts are derived
+  // (tiles, tiles x edges), never materialised.
+  //
+  // **Verified in Python:** directly inside a compute-set function; `inputs` and `outputs` name
+  // `ipu.buffer`s; `tiles` is a grid of distinct tiles within the target, each holding every
+  // buffer named; `codelet` names a `func.func` marked `ipu.codelet` whose signature matches the
+  // buffers; no two vertex groups of a compute set write the same buffer on the same tile.
+  //
+  // ```mlir
+  // func.func private @relu_cs() attributes {ipu.compute_set} {
+  //   "ipu.vertex_group"() {codelet = @relu, tiles = array<i64: 0, 16, 1>, inputs = [@x],
+  //       outputs = [@y]} : () -> ()
+  //   return
+  // }
+  // ```
+  irdl.operation @vertex_group {
+    %codelet = irdl.base "#builtin.symbol_ref"
+    %tiles = irdl.base "#builtin.dense_array"
+    %inputs = irdl.base "#builtin.array"
+    %outputs = irdl.base "#builtin.array"
+    irdl.attributes {
+      "codelet" = %codelet,
+      "tiles" = %tiles,
+      "inputs" = %inputs,
+      "outputs" = %outputs
+    }
+  }
+}

@@ -1,0 +1,454 @@
+"""Typed Python views and builders for the `ipu` dialect (defined in `ipu.irdl.mlir`).
+
+MLIR hands out these classes for `ipu.*` ops wherever it returns op views (iterating a block,
+`op.opview`), the way it does for generated upstream dialect bindings:
+
+    for op in block.operations:
+        if isinstance(op, ipu.MatmulOp):
+            print(op.lhs.type, op.rhs.type)
+
+The builders create ops at the current insertion point and infer result types:
+
+    with ctx, ir.Location.unknown(), ir.InsertionPoint(block):
+        product = ipu.matmul(a, b)                      # -> MatmulOp
+        ipu.sync("internal")
+
+Accessors decode attributes into `attrs` dataclasses and raise `MalformedAttribute` for
+malformed ones; `verifier.verify` reports those as errors on the op.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mlir import ir
+from mlir._mlir_libs import _mlir
+
+from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping
+
+_I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731  (needs a live context)
+
+
+@_mlir.register_dialect
+class _Dialect(ir.Dialect):
+    DIALECT_NAMESPACE = "ipu"
+
+
+def _register(cls):
+    cls._ODS_REGIONS = (0, True)
+    return _mlir.register_operation(_Dialect)(cls)
+
+
+def _symbol(op: ir.OpView, name: str) -> str:
+    try:
+        return ir.FlatSymbolRefAttr(op.attributes[name]).value
+    except (ValueError, TypeError):
+        raise MalformedAttribute(f"expected '{name}' to be a flat symbol reference, got {op.attributes[name]}") from None
+
+
+def _symbols(op: ir.OpView, name: str) -> list[str]:
+    attr = op.attributes[name]
+    try:
+        return [ir.FlatSymbolRefAttr(element).value for element in ir.ArrayAttr(attr)]
+    except (ValueError, TypeError):
+        raise MalformedAttribute(f"expected '{name}' to be an array of symbol references, got {attr}") from None
+
+
+def _i64_array(op: ir.OpView, name: str) -> tuple[int, ...]:
+    attr = op.attributes[name]
+    if not isinstance(attr, ir.DenseI64ArrayAttr):
+        raise MalformedAttribute(f"expected '{name}' to be array<i64: ...>, got {attr}")
+    return tuple(attr)
+
+
+def _int(op: ir.OpView, name: str) -> int:
+    try:
+        return ir.IntegerAttr(op.attributes[name]).value
+    except (ValueError, TypeError):
+        raise MalformedAttribute(f"expected '{name}' to be an integer, got {op.attributes[name]}") from None
+
+
+def _grid(op: ir.OpView, name: str) -> TileGrid:
+    try:
+        return TileGrid.decode(op.attributes[name])
+    except MalformedAttribute as error:
+        raise MalformedAttribute(f"'{name}': {error}") from None
+
+
+def _mapping(op: ir.OpView, name: str) -> TileMapping:
+    try:
+        return decode_mapping(op.attributes[name])
+    except MalformedAttribute as error:
+        raise MalformedAttribute(f"'{name}': {error}") from None
+
+
+def _ref(name: str) -> ir.FlatSymbolRefAttr:
+    return ir.FlatSymbolRefAttr.get(name)
+
+
+def _create(name: str, *, results=(), operands=(), attributes=None, loc=None, ip=None) -> ir.OpView:
+    return ir.Operation.create(
+        name, results=list(results), operands=list(operands), attributes=attributes or {}, loc=loc, ip=ip
+    ).opview
+
+
+# --- L1 -------------------------------------------------------------------------------------
+
+
+@_register
+class MatmulOp(ir.OpView):
+    OPERATION_NAME = "ipu.matmul"
+
+    @property
+    def lhs(self) -> ir.Value:
+        return self.operands[0]
+
+    @property
+    def rhs(self) -> ir.Value:
+        return self.operands[1]
+
+    @property
+    def result(self) -> ir.Value:
+        return self.results[0]
+
+
+def matmul(lhs: ir.Value, rhs: ir.Value, *, element_type: ir.Type | None = None, loc=None, ip=None) -> MatmulOp:
+    """`lhs @ rhs` over the last two dimensions; the result element type defaults to lhs's."""
+    lhs_type, rhs_type = ir.RankedTensorType(lhs.type), ir.RankedTensorType(rhs.type)
+    shape = list(lhs_type.shape[:-1]) + [rhs_type.shape[-1]]
+    result = ir.RankedTensorType.get(shape, element_type or lhs_type.element_type)
+    return _create("ipu.matmul", results=[result], operands=[lhs, rhs], loc=loc, ip=ip)
+
+
+@_register
+class ConvOp(ir.OpView):
+    OPERATION_NAME = "ipu.conv"
+
+    @property
+    def input(self) -> ir.Value:
+        return self.operands[0]
+
+    @property
+    def filter(self) -> ir.Value:
+        return self.operands[1]
+
+    @property
+    def result(self) -> ir.Value:
+        return self.results[0]
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return _i64_array(self, "strides")
+
+    @property
+    def dilations(self) -> tuple[int, ...]:
+        return _i64_array(self, "dilations")
+
+    @property
+    def padding(self) -> tuple[int, ...]:
+        """(top, left, bottom, right)."""
+        return _i64_array(self, "padding")
+
+    @property
+    def groups(self) -> int:
+        return _int(self, "groups")
+
+
+def conv_output_shape(
+    input_shape: Sequence[int],
+    filter_shape: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    padding: Sequence[int],
+) -> list[int]:
+    """N x F x OH x OW for an NCHW input and an F x C/groups x KH x KW filter."""
+    spatial = []
+    for axis in range(2):
+        padded = input_shape[2 + axis] + padding[axis] + padding[2 + axis]
+        reach = dilations[axis] * (filter_shape[2 + axis] - 1) + 1
+        spatial.append((padded - reach) // strides[axis] + 1)
+    return [input_shape[0], filter_shape[0], *spatial]
+
+
+def conv(
+    input: ir.Value,
+    filter: ir.Value,
+    *,
+    strides: Sequence[int] = (1, 1),
+    dilations: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0, 0, 0),
+    groups: int = 1,
+    loc=None,
+    ip=None,
+) -> ConvOp:
+    input_type, filter_type = ir.RankedTensorType(input.type), ir.RankedTensorType(filter.type)
+    shape = conv_output_shape(input_type.shape, filter_type.shape, strides, dilations, padding)
+    result = ir.RankedTensorType.get(shape, input_type.element_type)
+    attributes = {
+        "strides": ir.DenseI64ArrayAttr.get(list(strides)),
+        "dilations": ir.DenseI64ArrayAttr.get(list(dilations)),
+        "padding": ir.DenseI64ArrayAttr.get(list(padding)),
+        "groups": ir.IntegerAttr.get(_I64(), groups),
+    }
+    return _create("ipu.conv", results=[result], operands=[input, filter], attributes=attributes, loc=loc, ip=ip)
+
+
+# --- L2 -------------------------------------------------------------------------------------
+
+MAPPING_ATTR = "ipu.mapping"
+"""The discardable attribute giving the tile mapping of an op's result or a function argument."""
+
+
+@_register
+class ExchangeOp(ir.OpView):
+    OPERATION_NAME = "ipu.exchange"
+
+    @property
+    def source(self) -> ir.Value:
+        return self.operands[0]
+
+    @property
+    def result(self) -> ir.Value:
+        return self.results[0]
+
+    @property
+    def mapping(self) -> TileMapping:
+        return _mapping(self, "mapping")
+
+
+def exchange(source: ir.Value, mapping: TileMapping, *, loc=None, ip=None) -> ExchangeOp:
+    return _create(
+        "ipu.exchange", results=[source.type], operands=[source], attributes={"mapping": mapping.encode()}, loc=loc, ip=ip
+    )
+
+
+# --- L3 -------------------------------------------------------------------------------------
+
+
+@_register
+class BufferOp(ir.OpView):
+    OPERATION_NAME = "ipu.buffer"
+
+    @property
+    def sym_name(self) -> str:
+        return ir.StringAttr(self.attributes["sym_name"]).value
+
+    @property
+    def type(self) -> ir.MemRefType:
+        try:
+            return ir.MemRefType(ir.TypeAttr(self.attributes["type"]).value)
+        except (ValueError, TypeError):
+            raise MalformedAttribute(f"expected 'type' to be a memref type, got {self.attributes['type']}") from None
+
+    @property
+    def tiles(self) -> TileGrid:
+        return _grid(self, "tiles")
+
+    @property
+    def offset(self) -> int | None:
+        return _int(self, "offset") if "offset" in self.attributes else None
+
+    @property
+    def bytes_per_tile(self) -> int:
+        return _bytes(self.type)
+
+
+def _bytes(shaped: ir.ShapedType) -> int:
+    return math.prod(shaped.shape) * element_bytes(shaped.element_type)
+
+
+
+def element_bytes(element_type: ir.Type) -> int:
+    """Bytes one element takes in tile memory (i1 is stored as a byte)."""
+    return max(1, (element_type.width + 7) // 8)
+
+
+def buffer(name: str, type: ir.MemRefType, tiles: TileGrid, *, offset: int | None = None, loc=None, ip=None) -> BufferOp:
+    attributes = {"sym_name": ir.StringAttr.get(name), "type": ir.TypeAttr.get(type), "tiles": tiles.encode()}
+    if offset is not None:
+        attributes["offset"] = ir.IntegerAttr.get(_I64(), offset)
+    return _create("ipu.buffer", attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
+class HostToDeviceOp(ir.OpView):
+    OPERATION_NAME = "ipu.host_to_device"
+
+    @property
+    def source(self) -> ir.Value:
+        return self.operands[0]
+
+    @property
+    def buffer(self) -> str:
+        return _symbol(self, "buffer")
+
+    @property
+    def mapping(self) -> TileMapping:
+        return _mapping(self, "mapping")
+
+
+def host_to_device(source: ir.Value, buffer: str, mapping: TileMapping, *, loc=None, ip=None) -> HostToDeviceOp:
+    attributes = {"buffer": _ref(buffer), "mapping": mapping.encode()}
+    return _create("ipu.host_to_device", operands=[source], attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
+class DeviceToHostOp(ir.OpView):
+    OPERATION_NAME = "ipu.device_to_host"
+
+    @property
+    def result(self) -> ir.Value:
+        return self.results[0]
+
+    @property
+    def buffer(self) -> str:
+        return _symbol(self, "buffer")
+
+    @property
+    def mapping(self) -> TileMapping:
+        return _mapping(self, "mapping")
+
+
+def device_to_host(
+    result_type: ir.RankedTensorType, buffer: str, mapping: TileMapping, *, loc=None, ip=None
+) -> DeviceToHostOp:
+    attributes = {"buffer": _ref(buffer), "mapping": mapping.encode()}
+    return _create("ipu.device_to_host", results=[result_type], attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
+class CopyOp(ir.OpView):
+    OPERATION_NAME = "ipu.copy"
+
+    @property
+    def source(self) -> str:
+        return _symbol(self, "source")
+
+    @property
+    def dest(self) -> str:
+        return _symbol(self, "dest")
+
+    @property
+    def size(self) -> int:
+        return _int(self, "size")
+
+    @property
+    def src_tiles(self) -> TileGrid:
+        return _grid(self, "src_tiles")
+
+    @property
+    def dst_tiles(self) -> TileGrid:
+        return _grid(self, "dst_tiles")
+
+    @property
+    def src_offset(self) -> tuple[int, ...]:
+        """(base, stride per grid dimension), in elements."""
+        return _i64_array(self, "src_offset")
+
+    @property
+    def dst_offset(self) -> tuple[int, ...]:
+        return _i64_array(self, "dst_offset")
+
+
+def copy(
+    source: str,
+    dest: str,
+    *,
+    size: int,
+    src_tiles: TileGrid,
+    dst_tiles: TileGrid,
+    src_offset: Sequence[int] | None = None,
+    dst_offset: Sequence[int] | None = None,
+    loc=None,
+    ip=None,
+) -> CopyOp:
+    """Each tile of `src_tiles` sends `size` elements to the matching tile of `dst_tiles`.
+
+    Offsets default to 0 on every tile.
+    """
+    zeros = [0] * (1 + len(dst_tiles.sizes))
+    attributes = {
+        "source": _ref(source),
+        "dest": _ref(dest),
+        "size": ir.IntegerAttr.get(_I64(), size),
+        "src_tiles": src_tiles.encode(),
+        "dst_tiles": dst_tiles.encode(),
+        "src_offset": ir.DenseI64ArrayAttr.get(list(src_offset) if src_offset is not None else zeros),
+        "dst_offset": ir.DenseI64ArrayAttr.get(list(dst_offset) if dst_offset is not None else zeros),
+    }
+    return _create("ipu.copy", attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
+class SyncOp(ir.OpView):
+    OPERATION_NAME = "ipu.sync"
+
+    @property
+    def kind(self) -> str:
+        return ir.StringAttr(self.attributes["kind"]).value
+
+
+def sync(kind: str = "internal", *, loc=None, ip=None) -> SyncOp:
+    return _create("ipu.sync", attributes={"kind": ir.StringAttr.get(kind)}, loc=loc, ip=ip)
+
+
+@_register
+class ExecuteOp(ir.OpView):
+    OPERATION_NAME = "ipu.execute"
+
+    @property
+    def compute_set(self) -> str:
+        return _symbol(self, "compute_set")
+
+
+def execute(compute_set: str, *, loc=None, ip=None) -> ExecuteOp:
+    return _create("ipu.execute", attributes={"compute_set": _ref(compute_set)}, loc=loc, ip=ip)
+
+
+@_register
+class VertexGroupOp(ir.OpView):
+    OPERATION_NAME = "ipu.vertex_group"
+
+    @property
+    def codelet(self) -> str:
+        return _symbol(self, "codelet")
+
+    @property
+    def tiles(self) -> TileGrid:
+        return _grid(self, "tiles")
+
+    @property
+    def inputs(self) -> list[str]:
+        return _symbols(self, "inputs")
+
+    @property
+    def outputs(self) -> list[str]:
+        return _symbols(self, "outputs")
+
+    @property
+    def num_vertices(self) -> int:
+        return self.tiles.count
+
+    @property
+    def num_edges(self) -> int:
+        return self.tiles.count * (len(self.inputs) + len(self.outputs))
+
+
+def vertex_group(
+    codelet: str, tiles: TileGrid, inputs: Sequence[str], outputs: Sequence[str], *, loc=None, ip=None
+) -> VertexGroupOp:
+    attributes = {
+        "codelet": _ref(codelet),
+        "tiles": tiles.encode(),
+        "inputs": ir.ArrayAttr.get([_ref(name) for name in inputs]),
+        "outputs": ir.ArrayAttr.get([_ref(name) for name in outputs]),
+    }
+    return _create("ipu.vertex_group", attributes=attributes, loc=loc, ip=ip)
+
+
+# Unit attributes marking the roles of `func.func`s and the target of a module.
+COMPUTE_SET_ATTR = "ipu.compute_set"
+CODELET_ATTR = "ipu.codelet"
+PROGRAM_ATTR = "ipu.program"
+TARGET_ATTR = "ipu.target"
