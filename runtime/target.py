@@ -1,0 +1,227 @@
+"""Machine descriptions: one TOML file per target, every figure with where it comes from.
+
+A target file (`runtime/targets/<name>.toml`, or any file in the same schema) holds a `name`, a
+`description` and one table per figure of `Target`:
+
+    num_tiles = { value = 1472, source = "GC200 datasheet: 1472 IPU-Tiles" }
+
+Each figure needs a `source`, an `assumption` (why the value is reasonable), or both, and may
+say how it was `derived` from other figures. `load_target` rejects anything else, so an
+uncited number cannot reach the planner or the cost model. docs/targets.md has the tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mlir import ir
+
+from ipu_mlir.dialects.diagnostics import IpuError
+
+BUILTIN_TARGETS_DIR = Path(str(resources.files(__package__).joinpath("targets")))
+DEFAULT_TARGET = "gc200"
+TARGET_ATTRIBUTE = "ipu.target"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One IPU chip as the planner and the simulator see it.
+
+    Figures named `..._per_cycle` are per tile and per cycle of `clock_hz`. `provenance` maps
+    each figure's name to its source (and derivation), or to "assumption: <why>".
+    """
+
+    name: str
+    description: str
+    num_tiles: int
+    tile_memory_bytes: int
+    worker_threads: int
+    clock_hz: int
+    fp32_fma_per_cycle: int
+    # AMP (matrix unit) rate with half-precision inputs.
+    fp16_fma_per_cycle: int
+    memory_latency_cycles: int
+    memory_read_bytes_per_cycle: int
+    memory_write_bytes_per_cycle: int
+    exchange_bytes_per_cycle: int
+    # One BSP sync of all tiles of the chip.
+    sync_cycles: int
+    host_link_bytes_per_second: int
+    ipu_link_count: int
+    # Nominal rate of one link; `ipu_link_efficiency` is the fraction of it actually achieved.
+    ipu_link_bytes_per_second: int
+    ipu_link_efficiency: float
+    # The planner's default bound on one op's temporary memory, as a fraction of a tile's.
+    planner_memory_fraction: float
+    provenance: Mapping[str, str] = field(compare=False, repr=False)
+
+    @property
+    def total_memory_bytes(self) -> int:
+        return self.num_tiles * self.tile_memory_bytes
+
+    @property
+    def planner_memory_budget_bytes(self) -> int:
+        return math.floor(self.tile_memory_bytes * self.planner_memory_fraction)
+
+    def fma_per_cycle(self, dtype: str | ir.Type) -> int:
+        """Per-tile FMAs per cycle for an element type named the MLIR way (`f32`) or numpy's
+        (`float32`)."""
+        figure = _FMA_FIGURE_BY_DTYPE.get(str(dtype))
+        if figure is None:
+            supported = ", ".join(sorted(_FMA_FIGURE_BY_DTYPE))
+            raise IpuError(f"target '{self.name}' has no {dtype} arithmetic; supported: {supported}")
+        return getattr(self, figure)
+
+    def peak_flops(self, dtype: str | ir.Type) -> float:
+        """Whole-chip peak, counting an FMA as two floating-point operations."""
+        return 2.0 * self.fma_per_cycle(dtype) * self.num_tiles * self.clock_hz
+
+    def seconds(self, cycles: float) -> float:
+        return cycles / self.clock_hz
+
+
+_FMA_FIGURE_BY_DTYPE = {
+    "f32": "fp32_fma_per_cycle",
+    "float32": "fp32_fma_per_cycle",
+    "f16": "fp16_fma_per_cycle",
+    "float16": "fp16_fma_per_cycle",
+}
+_TEXT_FIELDS = ("name", "description")
+_FIGURE_TYPES: dict[str, type] = {
+    name: hint for name, hint in typing.get_type_hints(Target).items() if hint in (int, float)
+}
+_FRACTION_FIELDS = frozenset({"ipu_link_efficiency", "planner_memory_fraction"})
+_FIGURE_KEYS = frozenset({"value", "source", "assumption", "derived"})
+
+
+def builtin_targets() -> list[str]:
+    return sorted(path.stem for path in BUILTIN_TARGETS_DIR.glob("*.toml"))
+
+
+def load_target(name_or_path: str) -> Target:
+    """A built-in target by name (`gc200`), or a target file by path (anything ending in
+    `.toml` or containing a path separator; relative paths are relative to the working
+    directory)."""
+    if name_or_path.endswith(".toml") or "/" in name_or_path or os.sep in name_or_path:
+        return _load_file(Path(name_or_path))
+    names = builtin_targets()
+    if name_or_path not in names:
+        raise IpuError(
+            f"unknown target '{name_or_path}'; built-in targets: {', '.join(names)} "
+            "(or give the path of a .toml target file)"
+        )
+    return _load_builtin(name_or_path)
+
+
+def target_of(module_op: ir.Module | ir.Operation | ir.OpView, override: str | None = None) -> Target:
+    """The target `module_op` is compiled for: `override` (e.g. a pass's `target=` option) if
+    given, else the module's `ipu.target` string attribute (a name or a path), else gc200."""
+    if override is not None:
+        return load_target(override)
+    operation = module_op.operation
+    if TARGET_ATTRIBUTE not in operation.attributes:
+        return load_target(DEFAULT_TARGET)
+    attribute = operation.attributes[TARGET_ATTRIBUTE]
+    if not isinstance(attribute, ir.StringAttr):
+        raise IpuError(
+            f"'{TARGET_ATTRIBUTE}' must be a string naming a target or a .toml file, got {attribute}",
+            operation.location,
+        )
+    try:
+        return load_target(attribute.value)
+    except IpuError as error:
+        # Point at the attribute that chose the target, not just at the file.
+        raise IpuError(error.message, operation.location) from None
+
+
+@functools.cache
+def _load_builtin(name: str) -> Target:
+    return _load_file(BUILTIN_TARGETS_DIR / f"{name}.toml")
+
+
+def _load_file(path: Path) -> Target:
+    try:
+        with path.open("rb") as stream:
+            document = tomllib.load(stream)
+    except FileNotFoundError:
+        raise IpuError(f"target file '{path}' does not exist") from None
+    except OSError as error:
+        raise IpuError(f"cannot read target file '{path}': {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise IpuError(f"{path}: invalid TOML: {error}") from None
+    return _parse_target(document, str(path))
+
+
+def _parse_target(document: dict[str, Any], origin: str) -> Target:
+    unknown = sorted(set(document) - set(_TEXT_FIELDS) - set(_FIGURE_TYPES))
+    if unknown:
+        raise IpuError(f"{origin}: unknown field '{unknown[0]}'")
+    texts = {name: _text_field(document, name, origin) for name in _TEXT_FIELDS}
+    figures: dict[str, int | float] = {}
+    provenance: dict[str, str] = {}
+    for name, kind in _FIGURE_TYPES.items():
+        figures[name], provenance[name] = _figure(document, name, kind, origin)
+    return Target(**texts, **figures, provenance=types.MappingProxyType(provenance))
+
+
+def _text_field(document: dict[str, Any], name: str, origin: str) -> str:
+    if name not in document:
+        raise IpuError(f"{origin}: missing field '{name}'")
+    text = document[name]
+    if not isinstance(text, str) or not text.strip():
+        raise IpuError(f"{origin}: field '{name}' must be a non-empty string")
+    return text
+
+
+def _figure(document: dict[str, Any], name: str, kind: type, origin: str) -> tuple[int | float, str]:
+    """The value of figure `name` and its provenance text, after checking both."""
+
+    def invalid(problem: str) -> IpuError:
+        return IpuError(f"{origin}: field '{name}' {problem}")
+
+    if name not in document:
+        raise IpuError(f"{origin}: missing field '{name}'")
+    entry = document[name]
+    if not isinstance(entry, dict):
+        raise invalid('must be a table: { value = ..., source = "..." } or { value = ..., assumption = "..." }')
+    unknown = sorted(set(entry) - _FIGURE_KEYS)
+    if unknown:
+        raise invalid(f"has unknown key '{unknown[0]}' (allowed: value, source, assumption, derived)")
+    if "value" not in entry:
+        raise invalid("has no 'value'")
+    value = entry["value"]
+    # bool is an int in Python but never a figure; an int is a fine float.
+    accepted = (int,) if kind is int else (int, float)
+    if isinstance(value, bool) or not isinstance(value, accepted):
+        raise invalid(f"must be {'an integer' if kind is int else 'a number'}, got {value!r}")
+    if not math.isfinite(value):
+        raise invalid(f"must be finite, got {value}")
+    if value <= 0:
+        raise invalid(f"must be positive, got {value}")
+    if name in _FRACTION_FIELDS and value > 1:
+        raise invalid(f"must be at most 1, got {value}")
+    for key in ("source", "assumption", "derived"):
+        if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
+            raise invalid(f"needs a non-empty string as '{key}'")
+    if "source" not in entry and "assumption" not in entry:
+        raise invalid("needs a 'source' or an 'assumption'")
+    return kind(value), _provenance_text(entry)
+
+
+def _provenance_text(entry: dict[str, Any]) -> str:
+    parts = [entry["source"]] if "source" in entry else []
+    if "derived" in entry:
+        parts.append(f"derived: {entry['derived']}")
+    if "assumption" in entry:
+        parts.append(f"assumption: {entry['assumption']}")
+    return "; ".join(parts)

@@ -1,0 +1,355 @@
+"""Targets: the built-in files load, every figure is cited, the numbers are DESIGN.md's, and
+bad target files, names and attributes are rejected with exact messages."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlir import ir
+
+from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.runtime.target import (
+    BUILTIN_TARGETS_DIR,
+    Target,
+    builtin_targets,
+    load_target,
+    target_of,
+)
+
+FIGURES = [
+    "num_tiles",
+    "tile_memory_bytes",
+    "worker_threads",
+    "clock_hz",
+    "fp32_fma_per_cycle",
+    "fp16_fma_per_cycle",
+    "memory_latency_cycles",
+    "memory_read_bytes_per_cycle",
+    "memory_write_bytes_per_cycle",
+    "exchange_bytes_per_cycle",
+    "sync_cycles",
+    "host_link_bytes_per_second",
+    "ipu_link_count",
+    "ipu_link_bytes_per_second",
+    "ipu_link_efficiency",
+    "planner_memory_fraction",
+]
+TINY_FILE = BUILTIN_TARGETS_DIR / "tiny.toml"
+
+
+def uncited_numbers(document: dict[str, Any]) -> list[str]:
+    """Numbers in a raw target document that lack a `source` or an `assumption`. Read without the
+    loader, so that a loader bug cannot hide an uncited figure."""
+    uncited = []
+    for key, entry in document.items():
+        if isinstance(entry, (int, float)):
+            uncited.append(key)
+        elif isinstance(entry, dict):
+            citations = [entry.get("source", ""), entry.get("assumption", "")]
+            if not any(isinstance(text, str) and text.strip() for text in citations):
+                uncited.append(key)
+    return uncited
+
+
+def tiny_variant(tmp_path: Path, field: str, value: str | None) -> Path:
+    """tiny.toml with `field = <value>` instead of its own line (no line when `value` is None)."""
+    lines = TINY_FILE.read_text().splitlines()
+    assert any(text.startswith(f"{field} =") for text in lines)
+    replacement = [] if value is None else [f"{field} = {value}"]
+    edited = [new for text in lines for new in (replacement if text.startswith(f"{field} =") else [text])]
+    path = tmp_path / "variant.toml"
+    path.write_text("\n".join(edited) + "\n")
+    return path
+
+
+def test_builtin_targets_are_listed():
+    assert builtin_targets() == ["gc2", "gc200", "tiny"]
+
+
+@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+def test_builtin_target_loads_with_provenance_for_every_figure(name: str):
+    target = load_target(name)
+    assert target.name == name
+    assert set(target.provenance) == set(FIGURES)
+    assert all(text.strip() for text in target.provenance.values())
+
+
+@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+def test_every_number_in_builtin_file_is_cited(name: str):
+    document = tomllib.loads((BUILTIN_TARGETS_DIR / f"{name}.toml").read_text())
+    assert set(FIGURES) <= set(document)
+    assert uncited_numbers(document) == []
+
+
+def test_uncited_numbers_finds_bare_and_uncited_figures():
+    document = tomllib.loads(
+        'name = "x"\n'
+        "num_tiles = 4\n"
+        'clock_hz = { value = 1, derived = "by hand" }\n'
+        'sync_cycles = { value = 1, source = " " }\n'
+        'worker_threads = { value = 6, assumption = "like gc200" }\n'
+    )
+    assert uncited_numbers(document) == ["num_tiles", "clock_hz", "sync_cycles"]
+
+
+def test_gc200_matches_design_table():
+    gc200 = load_target("gc200")
+    assert gc200.num_tiles == 1472
+    assert gc200.tile_memory_bytes == 638976
+    assert gc200.worker_threads == 6
+    assert gc200.clock_hz == round(250e12 / (1472 * 128))
+    assert gc200.clock_hz == pytest.approx(1.325e9, rel=2e-3)
+    assert gc200.fp32_fma_per_cycle == 16
+    assert gc200.fp16_fma_per_cycle == 64
+    assert gc200.peak_flops("f32") == pytest.approx(62.5e12, rel=1e-6)
+    assert gc200.peak_flops("f16") == pytest.approx(250e12, rel=1e-6)
+    memory_bandwidth = (
+        (gc200.memory_read_bytes_per_cycle + gc200.memory_write_bytes_per_cycle) * gc200.num_tiles * gc200.clock_hz
+    )
+    assert memory_bandwidth == pytest.approx(47.5e12, rel=0.03)
+    assert gc200.exchange_bytes_per_cycle * gc200.num_tiles * gc200.clock_hz == pytest.approx(8e12, rel=0.03)
+    assert gc200.ipu_link_count == 10
+    assert gc200.ipu_link_count * gc200.ipu_link_bytes_per_second == 320e9
+    assert gc200.host_link_bytes_per_second == 64e9
+
+
+def test_gc2_matches_design_table():
+    gc2 = load_target("gc2")
+    assert gc2.num_tiles == 1216
+    assert gc2.tile_memory_bytes == 262144
+    assert gc2.worker_threads == 6
+    assert gc2.clock_hz == 1.6e9
+    assert gc2.fp32_fma_per_cycle == 8
+    assert gc2.fp16_fma_per_cycle == 32
+    assert gc2.peak_flops("f32") == pytest.approx(31.1e12, rel=1e-3)
+    assert gc2.peak_flops("f16") == pytest.approx(124.5e12, rel=1e-3)
+    assert gc2.memory_latency_cycles == 6
+    assert gc2.memory_read_bytes_per_cycle == 16
+    assert gc2.memory_write_bytes_per_cycle == 8
+    assert gc2.exchange_bytes_per_cycle == 4
+    assert gc2.ipu_link_bytes_per_second == 64e9
+    assert gc2.host_link_bytes_per_second == 64e9
+
+
+@pytest.mark.parametrize("name", ["gc2", "gc200"])
+def test_sync_cycles_follow_poplibs_15ns_per_hop_formula(name: str):
+    target = load_target(name)
+    one_hop_there_and_back = 15e-9 * 1 * 2
+    assert target.sync_cycles == math.ceil(one_hop_there_and_back * target.clock_hz)
+
+
+def test_tiny_is_a_small_gc200_and_says_so():
+    tiny, gc200 = load_target("tiny"), load_target("gc200")
+    assert tiny.num_tiles == 16
+    assert tiny.tile_memory_bytes == 64 * 1024
+    per_tile = [f for f in FIGURES if f not in ("num_tiles", "tile_memory_bytes")]
+    assert all(getattr(tiny, f) == getattr(gc200, f) for f in per_tile)
+    machine_figures = [f for f in FIGURES if f not in ("ipu_link_efficiency", "planner_memory_fraction")]
+    assert all(tiny.provenance[f].startswith("assumption: ") for f in machine_figures)
+    assert "ictional" in tiny.description
+
+
+@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+def test_planner_budget_is_poplins_default_proportion(name: str):
+    target = load_target(name)
+    assert target.planner_memory_fraction == 0.6
+    assert "availableMemoryProportion" in target.provenance["planner_memory_fraction"]
+    assert target.planner_memory_budget_bytes == math.floor(0.6 * target.tile_memory_bytes)
+
+
+def test_derived_helpers():
+    gc200 = load_target("gc200")
+    assert gc200.total_memory_bytes == 1472 * 638976
+    assert gc200.planner_memory_budget_bytes == 383385
+    assert gc200.seconds(gc200.clock_hz) == 1.0
+    with ir.Context():
+        assert gc200.fma_per_cycle(ir.F32Type.get()) == 16
+        assert gc200.fma_per_cycle(ir.F16Type.get()) == 64
+    assert gc200.fma_per_cycle("float16") == 64
+    with pytest.raises(IpuError) as error:
+        gc200.peak_flops("f64")
+    assert error.value.message == "target 'gc200' has no f64 arithmetic; supported: f16, f32, float16, float32"
+
+
+def test_target_is_immutable_and_hashable():
+    gc200 = load_target("gc200")
+    with pytest.raises(AttributeError):
+        gc200.num_tiles = 4  # type: ignore[misc]
+    assert {gc200: "ok"}[load_target("gc200")] == "ok"
+    assert isinstance(gc200, Target)
+
+
+def test_load_target_from_path(tmp_path: Path):
+    text = TINY_FILE.read_text().replace('name = "tiny"', 'name = "four-tile"')
+    text = text.replace("num_tiles = { value = 16,", "num_tiles = { value = 4,")
+    (tmp_path / "custom.toml").write_text(text)
+    (tmp_path / "no_suffix").write_text(text)
+    for path in (tmp_path / "custom.toml", tmp_path / "no_suffix"):
+        target = load_target(str(path))
+        assert (target.name, target.num_tiles, target.tile_memory_bytes) == ("four-tile", 4, 65536)
+
+
+def test_unknown_target_name_lists_builtins():
+    with pytest.raises(IpuError) as error:
+        load_target("gc3")
+    assert error.value.message == (
+        "unknown target 'gc3'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)"
+    )
+
+
+def test_missing_target_file(tmp_path: Path):
+    path = tmp_path / "absent.toml"
+    with pytest.raises(IpuError) as error:
+        load_target(str(path))
+    assert error.value.message == f"target file '{path}' does not exist"
+
+
+def test_invalid_toml(tmp_path: Path):
+    path = tmp_path / "broken.toml"
+    path.write_text("num_tiles = { value = 4\n")
+    with pytest.raises(IpuError) as error:
+        load_target(str(path))
+    assert error.value.message.startswith(f"{path}: invalid TOML: ")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("num_tiles", None, "missing field 'num_tiles'"),
+        ("name", None, "missing field 'name'"),
+        ("name", "3", "field 'name' must be a non-empty string"),
+        (
+            "sync_cycles",
+            "{ value = 40 }",
+            "field 'sync_cycles' needs a 'source' or an 'assumption'",
+        ),
+        (
+            "sync_cycles",
+            '{ value = 40, derived = "ceil(15 ns x 2 x clock)" }',
+            "field 'sync_cycles' needs a 'source' or an 'assumption'",
+        ),
+        (
+            "sync_cycles",
+            '{ value = 40, source = "" }',
+            "field 'sync_cycles' needs a non-empty string as 'source'",
+        ),
+        (
+            "num_tiles",
+            "16",
+            "field 'num_tiles' must be a table: { value = ..., source = \"...\" } "
+            'or { value = ..., assumption = "..." }',
+        ),
+        ("num_tiles", '{ assumption = "x" }', "field 'num_tiles' has no 'value'"),
+        (
+            "num_tiles",
+            '{ value = 16, assumption = "x", sorce = "y" }',
+            "field 'num_tiles' has unknown key 'sorce' (allowed: value, source, assumption, derived)",
+        ),
+        ("num_tiles", '{ value = 16.5, assumption = "x" }', "field 'num_tiles' must be an integer, got 16.5"),
+        ("num_tiles", '{ value = "16", assumption = "x" }', "field 'num_tiles' must be an integer, got '16'"),
+        ("num_tiles", '{ value = true, assumption = "x" }', "field 'num_tiles' must be an integer, got True"),
+        ("num_tiles", '{ value = 0, assumption = "x" }', "field 'num_tiles' must be positive, got 0"),
+        ("ipu_link_count", '{ value = -1, assumption = "x" }', "field 'ipu_link_count' must be positive, got -1"),
+        (
+            "ipu_link_efficiency",
+            '{ value = inf, assumption = "x" }',
+            "field 'ipu_link_efficiency' must be finite, got inf",
+        ),
+        (
+            "planner_memory_fraction",
+            '{ value = 1.5, assumption = "x" }',
+            "field 'planner_memory_fraction' must be at most 1, got 1.5",
+        ),
+        (
+            "planner_memory_fraction",
+            '{ value = "0.6", source = "poplin" }',
+            "field 'planner_memory_fraction' must be a number, got '0.6'",
+        ),
+        (
+            "num_tiles",
+            '{ value = 16, assumption = "x" }\nnum_tile = { value = 16, assumption = "x" }',
+            "unknown field 'num_tile'",
+        ),
+    ],
+)
+def test_bad_target_file_is_rejected_naming_file_and_field(
+    tmp_path: Path, field: str, value: str | None, problem: str
+):
+    path = tiny_variant(tmp_path, field, value)
+    with pytest.raises(IpuError) as error:
+        load_target(str(path))
+    assert error.value.message == f"{path}: {problem}"
+
+
+def test_float_figure_accepts_an_integer(tmp_path: Path):
+    path = tiny_variant(tmp_path, "ipu_link_efficiency", '{ value = 1, assumption = "ideal links" }')
+    target = load_target(str(path))
+    assert target.ipu_link_efficiency == 1.0 and isinstance(target.ipu_link_efficiency, float)
+    assert target.provenance["ipu_link_efficiency"] == "assumption: ideal links"
+
+
+def test_provenance_joins_source_derivation_and_assumption():
+    sync = load_target("gc200").provenance["sync_cycles"]
+    assert sync.startswith("poplibs lib/poplibs_test/Util.cpp")
+    assert "; derived: ceil(15e-9 s x 1 hop x 2 x clock_hz)" in sync
+    assert "; assumption: " in sync
+
+
+def test_target_of_reads_module_attribute():
+    with ir.Context():
+        module = ir.Module.parse('module attributes {ipu.target = "tiny"} {}')
+        assert target_of(module).name == "tiny"
+        assert target_of(module.operation).name == "tiny"
+
+
+def test_target_of_override_wins_over_attribute():
+    with ir.Context():
+        module = ir.Module.parse('module attributes {ipu.target = "tiny"} {}')
+        assert target_of(module, override="gc2").name == "gc2"
+
+
+def test_target_of_defaults_to_gc200():
+    with ir.Context():
+        assert target_of(ir.Module.parse("module {}")).name == "gc200"
+
+
+def test_target_of_accepts_a_path_attribute(tmp_path: Path):
+    path = tmp_path / "mine.toml"
+    path.write_text(TINY_FILE.read_text().replace('name = "tiny"', 'name = "mine"'))
+    with ir.Context():
+        module = ir.Module.parse(f'module attributes {{ipu.target = "{path}"}} {{}}')
+        assert target_of(module).name == "mine"
+
+
+def test_target_of_rejects_non_string_attribute_at_module_location():
+    with ir.Context():
+        module = ir.Module.parse("module attributes {ipu.target = 3} {}")
+        with pytest.raises(IpuError) as error:
+            target_of(module)
+    assert str(error.value) == (
+        "-:1:1: error: 'ipu.target' must be a string naming a target or a .toml file, got 3 : i64"
+    )
+
+
+def test_target_of_reports_unknown_target_at_module_location():
+    with ir.Context():
+        module = ir.Module.parse('module attributes {ipu.target = "gc9"} {}')
+        with pytest.raises(IpuError) as error:
+            target_of(module)
+    assert str(error.value) == (
+        "-:1:1: error: unknown target 'gc9'; built-in targets: gc2, gc200, tiny "
+        "(or give the path of a .toml target file)"
+    )
+
+
+@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+def test_docs_tables_match_target_files(name: str):
+    docs = (Path(__file__).parents[2] / "docs" / "targets.md").read_text()
+    target = load_target(name)
+    section = docs.split(f"### {name}\n", 1)[1].split("\n#", 1)[0]
+    for figure in FIGURES:
+        assert f"| `{figure}` | {getattr(target, figure):,} | {target.provenance[figure]} |" in section
