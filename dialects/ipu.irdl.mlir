@@ -1,4 +1,4 @@
-//# The `ipu` dialect
+//# # The `ipu` dialect
 //#
 //# Graph programs for a Graphcore-IPU-style tile machine: ~1,500 tiles, each with its own small
 //# SRAM, running bulk-synchronous supersteps (compute on local memory, sync, exchange).
