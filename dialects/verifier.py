@@ -3,7 +3,7 @@
 IRDL checks each op's operand, result and attribute kinds when the IR is parsed or built. This
 module checks the rest, listed per op under "Verified in Python" in `ipu.irdl.mlir`: shapes,
 symbol targets, tile indices within the target, slices within buffers, mappings that cover a
-tensor exactly once, and no two writers of the same bytes in a compute set or exchange.
+tensor exactly once, and no two writers of the same bytes in a compute set or exchange copy.
 
     errors = verify(module.operation)          # [] when valid; else IpuErrors with locations
 
@@ -282,18 +282,15 @@ _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
 }
 
 
-def _module_symbols(root: ir.Operation, errors: list[IpuError]) -> dict[str, ir.OpView]:
-    symbols: dict[str, ir.OpView] = {}
+def _module_symbols(root: ir.Operation) -> dict[str, ir.OpView]:
+    # builtin.module's own verifier already rejects two symbols with the same name.
     if not root.regions or not root.regions[0].blocks:
-        return symbols
-    for op in root.regions[0].blocks[0].operations:
-        if "sym_name" not in op.attributes:
-            continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        if name in symbols:
-            errors.append(op_error(op, f"redefines symbol @{name}"))
-        symbols[name] = op
-    return symbols
+        return {}
+    return {
+        ir.StringAttr(op.attributes["sym_name"]).value: op
+        for op in root.regions[0].blocks[0].operations
+        if "sym_name" in op.attributes
+    }
 
 
 def verify(root: ir.Operation, target=None) -> list[IpuError]:
@@ -310,7 +307,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
         except IpuError as error:
             return [error]
     errors: list[IpuError] = []
-    scope = _Scope(target.num_tiles, target.tile_memory_bytes, target.name, _module_symbols(root, errors))
+    scope = _Scope(target.num_tiles, target.tile_memory_bytes, target.name, _module_symbols(root))
     ops: list[ir.Operation] = []
 
     def collect(op: ir.Operation) -> ir.WalkResult:
