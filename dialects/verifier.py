@@ -19,7 +19,7 @@ import numpy as np
 from mlir import ir
 
 from . import ipu
-from .attrs import MalformedAttribute, TileGrid, TileMapping, elements_per_tile
+from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, elements_per_tile
 from .diagnostics import IpuError, op_error
 
 
@@ -117,18 +117,55 @@ def _verify_conv(op: ipu.ConvOp, scope: _Scope) -> None:
 # --- L2 -------------------------------------------------------------------------------------
 
 
-def _check_mapping(op: ir.OpView, role: str, mapping: TileMapping, shape, scope: _Scope) -> None:
+def _check_mapping(op: ir.OpView, what: str, mapping: TileMapping, shape, scope: _Scope) -> None:
     try:
         mapping.check_shape(tuple(shape))
         mapping.all_tiles().check_within(scope.num_tiles)
     except MalformedAttribute as error:
-        raise op_error(op, f"'{role}': {error}") from None
+        raise op_error(op, f"{what}: {error}") from None
+
+
+def _verify_mapping_attribute(op: ir.OpView, scope: _Scope) -> None:
+    """`ipu.mapping` on any op places its one tensor result; on a function, its arguments."""
+    if op.operation.name == "func.func":
+        _verify_argument_mappings(op, scope)
+        if ipu.MAPPING_ATTR not in op.attributes:
+            return
+    results = list(op.results)
+    if len(results) != 1 or not isinstance(results[0].type, ir.RankedTensorType):
+        raise op_error(op, f"has '{ipu.MAPPING_ATTR}' but does not produce exactly one ranked tensor")
+    shape = _tensor(op, results[0].type, "result").shape
+    _check_mapping(op, f"'{ipu.MAPPING_ATTR}'", _decode(op, op.attributes[ipu.MAPPING_ATTR]), shape, scope)
+
+
+def _verify_argument_mappings(op: ir.OpView, scope: _Scope) -> None:
+    if "arg_attrs" not in op.attributes:
+        return
+    for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if ipu.MAPPING_ATTR not in attrs:
+            continue
+        argument_type = op.regions[0].blocks[0].arguments[index].type if op.regions[0].blocks else None
+        if argument_type is None:
+            argument_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs[index]
+        if not isinstance(argument_type, ir.RankedTensorType):
+            raise op_error(op, f"has '{ipu.MAPPING_ATTR}' on argument {index}, which is not a ranked tensor")
+        mapping = _decode(op, attrs[ipu.MAPPING_ATTR])
+        shape = _tensor(op, argument_type, f"argument {index}").shape
+        _check_mapping(op, f"'{ipu.MAPPING_ATTR}' of argument {index}", mapping, shape, scope)
+
+
+def _decode(op: ir.OpView, attr: ir.Attribute) -> TileMapping:
+    try:
+        return decode_mapping(attr)
+    except MalformedAttribute as error:
+        raise op_error(op, f"'{ipu.MAPPING_ATTR}': {error}") from None
 
 
 def _verify_exchange(op: ipu.ExchangeOp, scope: _Scope) -> None:
     if op.source.type != op.result.type:
         raise op_error(op, f"expects the result type to equal the source type, got {op.result.type} and {op.source.type}")
-    _check_mapping(op, "mapping", op.mapping, _tensor(op, op.source.type, "source").shape, scope)
+    _check_mapping(op, "'mapping'", op.mapping, _tensor(op, op.source.type, "source").shape, scope)
 
 
 # --- L3 -------------------------------------------------------------------------------------
@@ -167,7 +204,7 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
     if buffer.type.element_type != tensor.element_type:
         raise op_error(op, f"expects @{op.buffer}'s element type {buffer.type.element_type}, got {tensor.element_type}")
     mapping = op.mapping
-    _check_mapping(op, "mapping", mapping, tensor.shape, scope)
+    _check_mapping(op, "'mapping'", mapping, tensor.shape, scope)
     holders = set(buffer.tiles.tiles().tolist())
     capacity = int(np.prod(buffer.type.shape))
     for tile, count in elements_per_tile(mapping, tuple(tensor.shape)).items():
@@ -311,7 +348,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
     ops: list[ir.Operation] = []
 
     def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _RULES:
+        if op.name in _RULES or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
             ops.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -319,10 +356,14 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
     with root.context, ir.Location.unknown():  # building expected types needs a location
         for op in ops:
             view = op.opview
-            try:
-                _RULES[op.name](view, scope)
-            except IpuError as error:
-                errors.append(error)
-            except MalformedAttribute as error:
-                errors.append(op_error(view, str(error)))
+            rules = [_RULES[op.name]] if op.name in _RULES else []
+            if op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
+                rules.append(_verify_mapping_attribute)
+            for rule in rules:
+                try:
+                    rule(view, scope)
+                except IpuError as error:
+                    errors.append(error)
+                except MalformedAttribute as error:
+                    errors.append(op_error(view, str(error)))
     return errors

@@ -619,3 +619,56 @@ module attributes {ipu.target = "tiny"} {
     return
   }
 }
+
+// -----
+
+func.func @mapping_on_a_non_tensor_op(%a: i32, %b: i32) -> i32 {
+  // expected-error @+1 {{'arith.addi' op has 'ipu.mapping' but does not produce exactly one ranked tensor}}
+  %c = arith.addi %a, %b {ipu.mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 4, 1>}} : i32
+  return %c : i32
+}
+
+// -----
+
+func.func @mapping_malformed(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'arith.addf' op 'ipu.mapping': expected a tile mapping dictionary, got "linear"}}
+  %c = arith.addf %a, %b {ipu.mapping = "linear"} : tensor<64xf32>
+  return %c : tensor<64xf32>
+}
+
+// -----
+
+func.func @mapping_wrong_shape(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'arith.addf' op 'ipu.mapping': expected a tile grid of sizes [4, 1] for blocks 16x64 of a tensor of shape 64x64, got [4, 4]}}
+  %c = arith.addf %a, %b {ipu.mapping = {kind = "block", block = array<i64: 16, 64>, tiles = array<i64: 0, 4, 4, 4, 1>}} : tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  // expected-error @+1 {{'func.func' op 'ipu.mapping' of argument 1: tile grid reaches tiles 0..31, outside the target's 16 tiles}}
+  func.func @argument_mapping(%a: tensor<64xf32>, %b: tensor<64xf32> {ipu.mapping = {kind = "linear", grain = 2 : i64, tiles = array<i64: 0, 32, 1>}}) {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has 'ipu.mapping' on argument 0, which is not a ranked tensor}}
+func.func @argument_mapping_on_a_scalar(%a: f32 {ipu.mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 1, 1>}}) {
+  return
+}
+
+// -----
+
+// The target named by the module must exist.
+// expected-error @+1 {{unknown target 'gc9000'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)}}
+module attributes {ipu.target = "gc9000"} {
+}
+
+// -----
+
+// expected-error @+1 {{'ipu.target' must be a string naming a target or a .toml file, got 200 : i64}}
+module attributes {ipu.target = 200} {
+}

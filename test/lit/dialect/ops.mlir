@@ -41,7 +41,9 @@ func.func @l2_mapped(%a: tensor<64x64xf32> {ipu.mapping = {kind = "block", block
   %c = "ipu.exchange"(%b) {mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 16, 1>}} : (tensor<64x64xf32>) -> tensor<64x64xf32>
   // CHECK: "ipu.exchange"(%{{.*}}) {mapping = {intervals = array<i64: 0, 4000, 3, 4000, 4096, 7>, kind = "intervals"}}
   %d = "ipu.exchange"(%c) {mapping = {kind = "intervals", intervals = array<i64: 0, 4000, 3, 4000, 4096, 7>}} : (tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %d : tensor<64x64xf32>
+  // CHECK: arith.addf %{{.*}}, %{{.*}} {ipu.mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 64, 1>}} : tensor<64x64xf32>
+  %e = arith.addf %d, %d {ipu.mapping = {kind = "linear", grain = 64 : i64, tiles = array<i64: 0, 64, 1>}} : tensor<64x64xf32>
+  return %e : tensor<64x64xf32>
 }
 
 // -----
