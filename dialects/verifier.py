@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from mlir import ir
@@ -22,14 +23,15 @@ from . import ipu
 from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, elements_per_tile
 from .diagnostics import IpuError, op_error
 
+if TYPE_CHECKING:
+    from ipu_mlir.runtime.target import Target
+
 
 @dataclass
 class _Scope:
     """What rules need beyond the op itself: the target and the module's symbols."""
 
-    num_tiles: int
-    tile_memory_bytes: int
-    target_name: str
+    target: Target
     symbols: dict[str, ir.OpView]
     # compute-set function name -> [(buffer, tiles written, writer op)]
     writes: dict[str, list[tuple[str, np.ndarray, ir.OpView]]] = field(default_factory=dict)
@@ -48,9 +50,9 @@ class _Scope:
 
     def check_grid(self, op: ir.OpView, role: str, grid: TileGrid, distinct: bool) -> None:
         try:
-            grid.check_within(self.num_tiles)
+            grid.check_within(self.target.num_tiles)
         except MalformedAttribute as error:
-            raise op_error(op, f"'{role}': {error} ({self.target_name})") from None
+            raise op_error(op, f"'{role}': {error} ({self.target.name})") from None
         if distinct and grid.has_repeats():
             raise op_error(op, f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
 
@@ -120,7 +122,7 @@ def _verify_conv(op: ipu.ConvOp, scope: _Scope) -> None:
 def _check_mapping(op: ir.OpView, what: str, mapping: TileMapping, shape, scope: _Scope) -> None:
     try:
         mapping.check_shape(tuple(shape))
-        mapping.all_tiles().check_within(scope.num_tiles)
+        mapping.all_tiles().check_within(scope.target.num_tiles)
     except MalformedAttribute as error:
         raise op_error(op, f"{what}: {error}") from None
 
@@ -190,11 +192,11 @@ def _verify_buffer(op: ipu.BufferOp, scope: _Scope) -> None:
     size = op.bytes_per_tile
     if offset < 0 or offset % ipu.element_bytes(memref.element_type):
         raise op_error(op, f"expects a non-negative 'offset' aligned to the element size, got {offset}")
-    if offset + size > scope.tile_memory_bytes:
+    if offset + size > scope.target.tile_memory_bytes:
         raise op_error(
             op,
-            f"needs bytes [{offset}, {offset + size}) of each tile, but tiles of {scope.target_name} "
-            f"have {scope.tile_memory_bytes} bytes",
+            f"needs bytes [{offset}, {offset + size}) of each tile, but tiles of {scope.target.name} "
+            f"have {scope.target.tile_memory_bytes} bytes",
         )
 
 
@@ -319,42 +321,68 @@ _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
 }
 
 
-def _module_symbols(root: ir.Operation) -> dict[str, ir.OpView]:
+def _module_symbols(module: ir.Operation) -> dict[str, ir.OpView]:
     # builtin.module's own verifier already rejects two symbols with the same name.
-    if not root.regions or not root.regions[0].blocks:
-        return {}
     return {
         ir.StringAttr(op.attributes["sym_name"]).value: op
-        for op in root.regions[0].blocks[0].operations
+        for op in module.regions[0].blocks[0].operations
         if "sym_name" in op.attributes
     }
 
 
-def verify(root: ir.Operation, target=None) -> list[IpuError]:
-    """Checks every `ipu` op under `root` (a module); returns the errors found, empty if valid.
+def _enclosing_module(op: ir.Operation) -> ir.Operation | None:
+    parent = op.parent
+    while parent is not None and parent.name != "builtin.module":
+        parent = parent.parent
+    return parent
 
-    `target` (a `runtime.target.Target`) defaults to the module's `ipu.target` attribute.
+
+def verify(root: ir.Operation, target=None) -> list[IpuError]:
+    """Checks every `ipu` op under `root`; returns the errors found, empty if valid.
+
+    Symbols resolve in each op's nearest enclosing module, as MLIR's symbol tables do. The
+    target is `target` (a `runtime.target.Target`) if given, else the nearest enclosing
+    module's `ipu.target` attribute, else the default target.
     """
     from ipu_mlir.runtime.target import target_of  # runtime imports the dialect, not the reverse
 
-    root = root.operation
-    if target is None:
-        try:
-            target = target_of(root)
-        except IpuError as error:
-            return [error]
     errors: list[IpuError] = []
-    scope = _Scope(target.num_tiles, target.tile_memory_bytes, target.name, _module_symbols(root))
+    scopes: dict[ir.Operation, _Scope | None] = {}
+
+    def scope_of(module: ir.Operation | None) -> _Scope | None:
+        if module is None:
+            return None
+        if module not in scopes:
+            outer = scope_of(_enclosing_module(module))
+            try:
+                if target is not None:
+                    chosen = target
+                elif ipu.TARGET_ATTR in module.attributes or outer is None:
+                    chosen = target_of(module)
+                else:
+                    chosen = outer.target
+                scopes[module] = _Scope(chosen, _module_symbols(module))
+            except IpuError as error:
+                errors.append(error)
+                scopes[module] = None
+        return scopes[module]
+
+    root = root.operation
     ops: list[ir.Operation] = []
 
     def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _RULES or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
+        if op.name == "builtin.module":
+            scope_of(op)  # reports a bad `ipu.target` even on a module without ipu ops
+        elif op.name in _RULES or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
             ops.append(op)
         return ir.WalkResult.ADVANCE
 
     root.walk(collect, ir.WalkOrder.PRE_ORDER)
     with root.context, ir.Location.unknown():  # building expected types needs a location
         for op in ops:
+            scope = scope_of(_enclosing_module(op))
+            if scope is None:
+                continue  # its module's target is already reported
             view = op.opview
             rules = [_RULES[op.name]] if op.name in _RULES else []
             if op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:

@@ -1,8 +1,8 @@
 // Round trip of every ipu op, through both tools that load the one IRDL definition.
-// RUN: ipu-opt %s | FileCheck %s
-// RUN: ipu-opt %s | ipu-opt | FileCheck %s
-// RUN: %mlir-opt-ipu %s | FileCheck %s
-// RUN: %mlir-opt-ipu %s | ipu-opt | FileCheck %s
+// RUN: ipu-opt %s --split-input-file | FileCheck %s
+// RUN: ipu-opt %s --split-input-file | ipu-opt --split-input-file | FileCheck %s
+// RUN: %mlir-opt-ipu %s --split-input-file | FileCheck %s
+// RUN: %mlir-opt-ipu %s --split-input-file | ipu-opt --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @l1_matmul
 func.func @l1_matmul(%a: tensor<2x128x64xf32>, %b: tensor<2x64x32xf32>) -> tensor<2x128x32xf32> {
