@@ -1,0 +1,354 @@
+"""ipu-opt: mlir-opt for ipu-mlir, with the Python passes of `ipu_mlir.lowering` next to every
+upstream MLIR pass in one pipeline.
+
+    ipu-opt model.mlir --pass-pipeline='builtin.module(canonicalize,ipu-set-target{target=tiny},func.func(cse))' -o out.mlir
+    ipu-opt tests.mlir --split-input-file --verify-diagnostics
+
+docs/ipu-opt.md describes every flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+import traceback
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from mlir import ir, passmanager
+
+from ipu_mlir.dialects import make_context, verifier
+from ipu_mlir.lowering.pass_registry import (
+    PipelineError,
+    build_pass_manager,
+    did_you_mean,
+    lookup_pass,
+    registered_passes,
+)
+
+from .diagnostic_check import Diagnostic, DiagnosticChecker, SourceText, render_diagnostic
+
+SPLIT_MARKER = "// -----"
+STDIN_NAME = "<stdin>"
+# The note MLIR adds to failed verifications; mlir-opt leaves it out under --verify-diagnostics.
+_OP_DUMP_NOTE = "see current operation: "
+_MULTIPLE_TOP_LEVEL_OPS = "source must contain a single top-level operation"
+
+Report = Callable[[Diagnostic], None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    # LLVM tools accept -flag as well as --flag; scripts written for mlir-opt use both.
+    argv = [re.sub(r"^-(?=[a-z][a-z-]+(=|$))", "--", argument) for argument in (sys.argv[1:] if argv is None else argv)]
+    try:
+        # Plugins first, so that --help and --list-passes show their passes.
+        plugins, _ = _plugin_argument_parser().parse_known_args(argv)
+        for plugin in plugins.load_pass_plugin:
+            problem = _load_plugin(plugin)
+            if problem:
+                return _fail(problem)
+        args = _argument_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help, or a bad flag already reported
+        return int(exit_.code or 0)
+    if args.list_passes:
+        print(_passes_help())
+        return 0
+    if args.help_pass:
+        return _help_pass(args.help_pass)
+
+    try:
+        source = _read_input(args.input)
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else f"not UTF-8 text ({error.reason})"
+        return _fail(f"cannot open '{args.input}': {reason}")
+
+    checker = DiagnosticChecker(source, sys.stderr) if args.verify_diagnostics else None
+
+    def report(diagnostic: Diagnostic) -> None:
+        if checker is None:
+            sys.stderr.write(render_diagnostic(diagnostic, source))
+            return
+        notes = tuple(note for note in diagnostic.notes if not note.message.startswith(_OP_DUMP_NOTE))
+        checker.check(dataclasses.replace(diagnostic, notes=notes))
+
+    chunks = split_input(source.text) if args.split_input_file else [source.text]
+    outputs: list[str | None] = []
+    try:
+        for chunk in chunks:
+            outputs.append(_process(chunk, source.name, args, report))
+    except PipelineError as error:
+        return _fail(_describe_pipeline_error(error, args.pass_pipeline))
+    processed = all(output is not None for output in outputs)
+    succeeded = checker.finish() if checker is not None else processed
+    text = f"{SPLIT_MARKER}\n".join(output or "" for output in outputs)
+    if args.output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    elif succeeded:
+        try:
+            write_atomically(Path(args.output), text)
+        except OSError as error:
+            return _fail(f"cannot write '{args.output}': {error.strerror}")
+    return 0 if succeeded else 1
+
+
+def split_input(text: str) -> list[str]:
+    """The chunks between `// -----` lines, each padded with newlines so that its lines keep
+    their numbers in the whole file."""
+    lines = text.split("\n")  # as MLIR counts lines: str.splitlines also breaks at \f and others
+    chunks = []
+    start = 0
+    for index, line in enumerate(lines):
+        if line.strip() == SPLIT_MARKER:
+            chunks.append("\n" * start + "\n".join(lines[start:index]) + "\n")
+            start = index + 1
+    chunks.append("\n" * start + "\n".join(lines[start:]))
+    return chunks
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Writes `path` through a temporary file renamed over it: a failed write leaves no partial
+    file, and an existing one untouched."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w") as stream:
+            stream.write(text)
+        os.chmod(temporary, _file_mode(path))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _process(chunk: str, source_name: str, args: argparse.Namespace, report: Report) -> str | None:
+    """The printed result of parsing `chunk` and running the pipeline on it; None on failure
+    (reported through `report`)."""
+    context = make_context()
+    context.allow_unregistered_dialects = args.allow_unregistered_dialect
+    # Errors go to the handler like every other diagnostic, instead of into MLIRError objects.
+    context.emit_error_diagnostics = True
+    route = _DiagnosticRoute(report)
+    handler = context.attach_diagnostic_handler(route)
+    try:
+        with context:
+            pass_manager = build_pass_manager(args.pass_pipeline)
+            module = _parse(chunk, source_name, route)
+            if module is None or not _verify(module, report):
+                return None
+            try:
+                ran = _run(pass_manager, module, args)
+            finally:
+                del pass_manager  # The timing report is printed when the PassManager is destroyed.
+            if not ran or not _verify(module, report):
+                return None
+            return module.get_asm(print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo)
+    finally:
+        handler.detach()
+
+
+class _DiagnosticRoute:
+    """The context's diagnostic handler: passes diagnostics on to `report`, or holds them back
+    while a parse is being tried."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.held: list[Diagnostic] | None = None
+
+    def __call__(self, diagnostic: ir.Diagnostic) -> bool:
+        copy = Diagnostic.from_mlir(diagnostic)
+        if self.held is not None:
+            self.held.append(copy)
+        else:
+            self.report(copy)
+        return True
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[list[Diagnostic]]:
+        self.held = []
+        try:
+            yield self.held
+        finally:
+            self.held = None
+
+
+def _parse(text: str, source_name: str, route: _DiagnosticRoute) -> ir.Operation | None:
+    """The `builtin.module` of `text`: its one top-level module, or a module made around its
+    top-level ops, like mlir-opt does."""
+    with route.hold() as held:
+        try:
+            parsed = ir.Operation.parse(text, source_name=source_name).operation
+        except ir.MLIRError:
+            parsed = None
+    if parsed is None and len(held) == 1 and held[0].message.startswith(_MULTIPLE_TOP_LEVEL_OPS):
+        return _parse_several_top_level_ops(text, source_name, route)
+    for diagnostic in held:
+        route.report(diagnostic)
+    if parsed is None or parsed.name == "builtin.module":
+        return parsed
+    module = ir.Module.create(ir.Location.file(source_name, 0, 0))
+    module.body.append(parsed)
+    return module.operation
+
+
+def _parse_several_top_level_ops(text: str, source_name: str, route: _DiagnosticRoute) -> ir.Operation | None:
+    # Only Module.parse wraps several ops in a module, and it names every location "-". So print
+    # the module with its locations, renamed, and read it back.
+    with route.hold() as held:
+        try:
+            generic = ir.Module.parse(text).operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+        except ir.MLIRError:
+            generic = None
+    for diagnostic in held:
+        route.report(_renamed(diagnostic, source_name))
+    if generic is None:
+        return None
+    quoted_name = '"' + source_name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    renamed = re.sub(r'"-":(?=\d+:\d+)', lambda _: quoted_name + ":", generic)
+    return ir.Operation.parse(renamed, source_name=source_name).operation
+
+
+def _renamed(diagnostic: Diagnostic, source_name: str) -> Diagnostic:
+    where = source_name + diagnostic.where[1:] if diagnostic.where.startswith("-:") else diagnostic.where
+    notes = tuple(_renamed(note, source_name) for note in diagnostic.notes)
+    return dataclasses.replace(diagnostic, where=where, notes=notes)
+
+
+def _verify(module: ir.Operation, report: Report) -> bool:
+    errors = verifier.verify(module)
+    for error in errors:
+        report(Diagnostic.from_ipu_error(error, module.location))
+    return not any(error.severity == "error" for error in errors)
+
+
+def _run(pass_manager: passmanager.PassManager, module: ir.Operation, args: argparse.Namespace) -> bool:
+    if args.mlir_print_ir_after_all:
+        pass_manager.enable_ir_printing(
+            print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo
+        )
+    if args.mlir_timing:
+        pass_manager.enable_timing()
+    sys.stderr.flush()  # MLIR writes IR dumps and timing to the same stderr, bypassing Python
+    try:
+        pass_manager.run(module)
+    except ir.MLIRError:
+        return False  # Its diagnostics already went through the handler.
+    return True
+
+
+def _describe_pipeline_error(error: PipelineError, pipeline: str) -> str:
+    text = f"invalid --pass-pipeline: {error.message}"
+    if error.offset is not None:
+        text += f"\n  {pipeline}\n  {' ' * error.offset}^"
+    return text
+
+
+def _load_plugin(path: str) -> str | None:
+    """Imports a Python file that registers passes; returns what went wrong, if anything."""
+    file = Path(path)
+    if not file.is_file():
+        return f"cannot load pass plugin '{path}': no such file"
+    # Named after the file, so loading it twice replaces its passes instead of clashing.
+    module_name = "ipu_opt_plugin_" + re.sub(r"\W", "_", str(file.resolve()))
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[module_name]
+        frames = [
+            f"\n  at {frame.filename}:{frame.lineno}: {frame.line}"
+            for frame in traceback.extract_tb(error.__traceback__)
+            if Path(frame.filename).resolve() == file.resolve()
+        ]
+        return f"cannot load pass plugin '{path}': {type(error).__name__}: {error}{''.join(frames)}"
+    return None
+
+
+def _help_pass(name: str) -> int:
+    cls = lookup_pass(name)
+    if cls is None:
+        return _fail(f"no Python pass named '{name}'{did_you_mean(name) or '; see ipu-opt --list-passes'}")
+    print(f"{cls.name}: {cls.description()}")
+    if cls.options():
+        print("\nOptions:")
+        for option in cls.options():
+            print(f"  {option.usage()}")
+    return 0
+
+
+def _passes_help() -> str:
+    lines = ["Python passes (mix them with any upstream MLIR pass in --pass-pipeline):"]
+    for cls in registered_passes():
+        lines.append(f"  {cls.name:<24} {cls.summary()}")
+        lines.extend(f"  {'':<26}{option.usage()}" for option in cls.options())
+    lines.append("\n`ipu-opt --help-pass NAME` shows a pass's description and example;")
+    lines.append("`mlir-opt --help` lists the upstream passes.")
+    return "\n".join(lines)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(1, f"ipu-opt: error: {message}\n")
+
+
+def _plugin_argument_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--load-pass-plugin", action="append", default=[])
+    return parser
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="ipu-opt",
+        description="Parse MLIR, run a pass pipeline mixing ipu-mlir's Python passes with upstream "
+        "MLIR passes, verify, and print the result.",
+        epilog=_passes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or none: stdin)")
+    parser.add_argument("-o", dest="output", default="-", metavar="FILE", help="output file ('-' or none: stdout); written only on success")
+    parser.add_argument("--pass-pipeline", "-p", default="", metavar="PIPELINE", help="e.g. 'builtin.module(canonicalize,ipu-set-target{target=tiny},func.func(cse))'")
+    parser.add_argument("--split-input-file", action="store_true", help=f"process the chunks between '{SPLIT_MARKER}' lines separately")
+    parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against the expected-error/warning/note/remark annotations of the input")
+    parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (to stderr)")
+    parser.add_argument("--mlir-timing", action="store_true", help="print the time each pass took (to stderr)")
+    parser.add_argument("--mlir-print-op-generic", action="store_true", help="print operations in generic form")
+    parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    parser.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+    parser.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py", help="import a Python file that registers passes (repeatable)")
+    parser.add_argument("--list-passes", action="store_true", help="list the Python passes and their options")
+    parser.add_argument("--help-pass", metavar="NAME", help="show a Python pass's description and example")
+    return parser
+
+
+def _read_input(path: str) -> SourceText:
+    if path == "-":
+        return SourceText(STDIN_NAME, sys.stdin.read())
+    return SourceText(path, Path(path).read_text(encoding="utf-8"))
+
+
+def _file_mode(path: Path) -> int:
+    if path.exists():
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"ipu-opt: error: {message}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
