@@ -20,7 +20,9 @@ from mlir.dialects import arith, func
 
 from ipu_mlir.dialects import IRDL_PATH, ipu, make_context
 from ipu_mlir.dialects.attrs import LinearMapping, TileGrid
+from ipu_mlir.dialects.diagnostics import format_location
 from ipu_mlir.dialects.verifier import verify
+from ipu_mlir.lowering.pass_registry import build_pass_manager
 from ipu_mlir.runtime.target import Target, load_target
 
 PER_TILE = 64
@@ -127,6 +129,18 @@ def main() -> int:
                 f"{name:8} {target.num_tiles:>6} {_count_ops(program):>7} {sum(g.num_vertices for g in groups):>9} "
                 f"{sum(g.num_edges for g in groups):>6} {sum(c.src_tiles.count for c in copies):>10} {per_tile:>11}"
             )
+
+        pipeline = "builtin.module(ipu-set-target{target=gc2},canonicalize,func.func(cse),ipu-verify)"
+        _section(f"An ipu-opt pipeline mixing Python and upstream passes:\n   {pipeline}")
+        retargeted = ir.Module.parse(str(module))
+        build_pass_manager(pipeline).run(retargeted.operation)
+        print(f"module attributes: {retargeted.operation.attributes[ipu.TARGET_ATTR]}; the 16-tile program verifies on gc2")
+        too_big = ir.Operation.parse(str(build_relu_program(load_target("gc200"))), source_name="relu-gc200.mlir")
+        try:
+            build_pass_manager("builtin.module(ipu-set-target{target=gc2},ipu-verify)").run(too_big)
+        except ir.MLIRError as failure:
+            first = failure.error_diagnostics[0]
+            print(f"the 1,472-tile program on gc2: {format_location(first.location)}: error: {first.message}")
 
         _section("A bad program: the verifier names the op, the tile and the buffer")
         head = next(op for op in module.body.operations if isinstance(op, ipu.BufferOp) and op.sym_name == "head")
