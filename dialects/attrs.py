@@ -33,11 +33,11 @@ def _i64_array(attr: ir.Attribute, what: str) -> tuple[int, ...]:
     return tuple(int(v) for v in attr)
 
 
-def _int(attr: ir.Attribute, what: str) -> int:
-    try:
-        return ir.IntegerAttr(attr).value
-    except (ValueError, TypeError):
-        raise MalformedAttribute(f"expected {what} to be an integer, got {attr}") from None
+def i64_value(attr: ir.Attribute, what: str) -> int:
+    """The value of an i64 integer attribute (narrower or boolean ones would read as signed)."""
+    if isinstance(attr, ir.IntegerAttr) and ir.IntegerType(attr.type).width == 64:
+        return attr.value
+    raise MalformedAttribute(f"expected {what} to be an i64 integer, got {attr}")
 
 
 def _string(attr: ir.Attribute, what: str) -> str:
@@ -54,6 +54,14 @@ class TileGrid:
     first: int
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        # Equal grids compare equal however they were spelled (lists, numpy integers).
+        object.__setattr__(self, "first", int(self.first))
+        object.__setattr__(self, "sizes", tuple(int(n) for n in self.sizes))
+        object.__setattr__(self, "strides", tuple(int(s) for s in self.strides))
+        if len(self.sizes) != len(self.strides):
+            raise MalformedAttribute(f"expected one stride per grid size, got sizes {list(self.sizes)} and strides {list(self.strides)}")
 
     @staticmethod
     def range(first: int, count: int) -> TileGrid:
@@ -100,6 +108,9 @@ class TileGrid:
         return tiles.reshape(-1)
 
     def has_repeats(self) -> bool:
+        span = self.max_tile - self.min_tile + 1
+        if self.count > span:  # more entries than tiles in reach: some repeat, and listing them could exhaust memory
+            return True
         return len(np.unique(self.tiles())) != self.count
 
     def check_within(self, num_tiles: int) -> None:
@@ -120,6 +131,8 @@ class LinearMapping:
     def check_shape(self, shape: tuple[int, ...]) -> None:
         if self.grain <= 0:
             raise MalformedAttribute(f"expected a positive grain, got {self.grain}")
+        if self.tiles.has_repeats():
+            raise MalformedAttribute(f"expected distinct tiles in a linear mapping, but the grid {list(self.tiles.encode())} repeats tiles")
 
     def tile_of_elements(self, shape: tuple[int, ...]) -> np.ndarray:
         numel = math.prod(shape)
@@ -147,6 +160,9 @@ class BlockMapping:
 
     block: tuple[int, ...]
     tiles: TileGrid
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "block", tuple(int(b) for b in self.block))
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
         if len(self.block) != len(shape) or len(self.tiles.sizes) != len(shape):
@@ -190,6 +206,9 @@ class IntervalMapping:
     """Explicit `(begin, end, tile)` flat-index intervals covering the tensor exactly once."""
 
     intervals: tuple[tuple[int, int, int], ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "intervals", tuple(tuple(int(v) for v in interval) for interval in self.intervals))
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
         numel = math.prod(shape)
@@ -256,7 +275,7 @@ def decode_mapping(attr: ir.Attribute) -> TileMapping:
             f"{sorted(_MAPPING_FIELDS[kind])}, got {sorted(fields)}"
         )
     if kind == "linear":
-        return LinearMapping(_int(fields["grain"], "the grain"), TileGrid.decode(fields["tiles"]))
+        return LinearMapping(i64_value(fields["grain"], "the grain"), TileGrid.decode(fields["tiles"]))
     if kind == "block":
         return BlockMapping(_i64_array(fields["block"], "the block shape"), TileGrid.decode(fields["tiles"]))
     flat = _i64_array(fields["intervals"], "the intervals")

@@ -43,8 +43,8 @@
 //# A tile's slice is the elements mapped to it in increasing row-major (flat) index order.
 //#
 //# - `{kind = "linear", grain = G, tiles = GRID}`: the flattened tensor is cut into grains of
-//#   `G` elements; with `g` grains and `T` tiles each tile gets `ceil(g / T)` consecutive
-//#   grains, in grid order (Poplar's `mapTensorLinearly`).
+//#   `G` elements; with `g` grains and `T` tiles (distinct) each tile gets `ceil(g / T)`
+//#   consecutive grains, in grid order (Poplar's `mapTensorLinearly`).
 //# - `{kind = "block", block = array<i64: b0, b1, ...>, tiles = GRID}`: the tensor is cut into
 //#   blocks of shape `b` (the last ones may be smaller); the block with index `(j0, j1, ...)`
 //#   lives on the grid's tile `(j0, j1, ...)`, so the grid has the tensor's rank and sizes

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from mlir import ir
 from mlir._mlir_libs import _mlir
 
-from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping
+from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, i64_value
 
 _I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731  (needs a live context)
 
@@ -63,10 +63,7 @@ def _i64_array(op: ir.OpView, name: str) -> tuple[int, ...]:
 
 
 def _int(op: ir.OpView, name: str) -> int:
-    try:
-        return ir.IntegerAttr(op.attributes[name]).value
-    except (ValueError, TypeError):
-        raise MalformedAttribute(f"expected '{name}' to be an integer, got {op.attributes[name]}") from None
+    return i64_value(op.attributes[name], f"'{name}'")
 
 
 def _grid(op: ir.OpView, name: str) -> TileGrid:

@@ -207,8 +207,11 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
         raise op_error(op, f"expects @{op.buffer}'s element type {buffer.type.element_type}, got {tensor.element_type}")
     mapping = op.mapping
     _check_mapping(op, "'mapping'", mapping, tensor.shape, scope)
-    holders = set(buffer.tiles.tiles().tolist())
     capacity = int(np.prod(buffer.type.shape))
+    numel = int(np.prod(tensor.shape))
+    if numel > buffer.tiles.count * capacity:  # before listing the elements, which could be very many
+        raise op_error(op, f"streams {numel} elements, more than the {buffer.tiles.count} x {capacity} that @{op.buffer} holds")
+    holders = set(buffer.tiles.tiles().tolist())
     for tile, count in elements_per_tile(mapping, tuple(tensor.shape)).items():
         if tile not in holders:
             raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{op.buffer}")
@@ -244,6 +247,13 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
         raise op_error(op, f"expects 'src_tiles' and 'dst_tiles' of the same sizes, got {list(src_grid.sizes)} and {list(dst_grid.sizes)}")
     scope.check_grid(op, "src_tiles", src_grid, distinct=False)
     scope.check_grid(op, "dst_tiles", dst_grid, distinct=False)
+    capacity = int(np.prod(dest.type.shape))
+    if dst_grid.count * size > scope.target.num_tiles * capacity:  # before listing the transfers
+        raise op_error(
+            op,
+            f"writes {dst_grid.count} x {size} elements, more than @{op.dest} could hold on all "
+            f"{scope.target.num_tiles} tiles of {scope.target.name} ({capacity} per tile)",
+        )
     for role, grid, buffer in (("sends from", src_grid, source), ("sends to", dst_grid, dest)):
         tiles = grid.tiles()
         missing = tiles[~np.isin(tiles, buffer.tiles.tiles())]

@@ -672,3 +672,49 @@ module attributes {ipu.target = "gc9000"} {
 // expected-error @+1 {{'ipu.target' must be a string naming a target or a .toml file, got 200 : i64}}
 module attributes {ipu.target = 200} {
 }
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  // A grid with more entries than tiles in reach is rejected without listing it.
+  // expected-error @+1 {{'ipu.buffer' op 'tiles': expected distinct tiles, but the grid [0, 1000000000000, 0] repeats tiles}}
+  "ipu.buffer"() {sym_name = "x", type = memref<4xf32>, tiles = array<i64: 0, 1000000000000, 0>} : () -> ()
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "x", type = memref<4xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  func.func @copy_too_many_transfers() {
+    // expected-error @+1 {{'ipu.copy' op writes 1000000000 x 4 elements, more than @x could hold on all 16 tiles of tiny (4 per tile)}}
+    "ipu.copy"() {source = @x, dest = @x, size = 4 : i64, src_tiles = array<i64: 0, 1000000000, 0>, dst_tiles = array<i64: 0, 1000000000, 0>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>} : () -> ()
+    return
+  }
+}
+
+// -----
+
+func.func @linear_mapping_repeats_tiles(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'ipu.exchange' op 'mapping': expected distinct tiles in a linear mapping, but the grid [0, 4, 0] repeats tiles}}
+  %b = "ipu.exchange"(%a) {mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 4, 0>}} : (tensor<64xf32>) -> tensor<64xf32>
+  return %b : tensor<64xf32>
+}
+
+// -----
+
+func.func @conv_groups_not_i64(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'ipu.conv' op expected 'groups' to be an i64 integer, got 2 : i32}}
+  %y = "ipu.conv"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, groups = 2 : i32} : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "x", type = memref<4xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  func.func @stream_more_than_the_buffer_holds(%a: tensor<1000000000000xf32>) {
+    // expected-error @+1 {{'ipu.host_to_device' op streams 1000000000000 elements, more than the 16 x 4 that @x holds}}
+    "ipu.host_to_device"(%a) {buffer = @x, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 16, 1>}} : (tensor<1000000000000xf32>) -> ()
+    return
+  }
+}
