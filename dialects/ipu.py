@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from mlir import ir
 from mlir._mlir_libs import _mlir
+from mlir.dialects import func
 
 from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, i64_value
 
@@ -449,3 +450,29 @@ COMPUTE_SET_ATTR = "ipu.compute_set"
 CODELET_ATTR = "ipu.codelet"
 PROGRAM_ATTR = "ipu.program"
 TARGET_ATTR = "ipu.target"
+
+
+def _marked_function(
+    name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], marker: str, private: bool, loc, ip
+) -> func.FuncOp:
+    function = func.FuncOp(name, (list(inputs), list(results)), visibility="private" if private else None, loc=loc, ip=ip)
+    function.attributes[marker] = ir.UnitAttr.get()
+    function.add_entry_block()
+    return function
+
+
+def program_function(name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], *, loc=None, ip=None) -> func.FuncOp:
+    """The L3 entry function (`ipu.program`), with an empty entry block to fill."""
+    return _marked_function(name, inputs, results, PROGRAM_ATTR, False, loc, ip)
+
+
+def compute_set_function(name: str, *, loc=None, ip=None) -> func.FuncOp:
+    """A compute set (`ipu.compute_set`): fill its entry block with vertex groups and a return."""
+    return _marked_function(name, [], [], COMPUTE_SET_ATTR, True, loc, ip)
+
+
+def codelet_function(
+    name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], *, loc=None, ip=None
+) -> func.FuncOp:
+    """A codelet (`ipu.codelet`) on one tile's slices: tensor inputs, tensor results."""
+    return _marked_function(name, inputs, results, CODELET_ATTR, True, loc, ip)

@@ -47,9 +47,8 @@ def build_relu_program(target: Target) -> ir.Module:
         ipu.buffer("y", slice_memref, on_tiles)
         ipu.buffer("head", ir.MemRefType.get([HEAD * tiles], f32), TileGrid.range(0, 1))
 
-        main = func.FuncOp("main", ([host_type], [host_type, head_type]))
-        main.attributes[ipu.PROGRAM_ATTR] = ir.UnitAttr.get()
-        with ir.InsertionPoint(main.add_entry_block()):
+        main = ipu.program_function("main", [host_type], [host_type, head_type])
+        with ir.InsertionPoint(main.entry_block):
             ipu.host_to_device(main.arguments[0], "x", layout)
             ipu.sync("external")
             ipu.execute("relu_cs")
@@ -64,15 +63,12 @@ def build_relu_program(target: Target) -> ir.Module:
             head = ipu.device_to_host(head_type, "head", LinearMapping(grain=1, tiles=TileGrid.range(0, 1)))
             func.ReturnOp([y.result, head.result])
 
-        compute_set = func.FuncOp("relu_cs", ([], []), visibility="private")
-        compute_set.attributes[ipu.COMPUTE_SET_ATTR] = ir.UnitAttr.get()
-        with ir.InsertionPoint(compute_set.add_entry_block()):
+        with ir.InsertionPoint(ipu.compute_set_function("relu_cs").entry_block):
             ipu.vertex_group("relu", on_tiles, inputs=["x"], outputs=["y"])
             func.ReturnOp([])
 
-        codelet = func.FuncOp("relu", ([slice_tensor], [slice_tensor]), visibility="private")
-        codelet.attributes[ipu.CODELET_ATTR] = ir.UnitAttr.get()
-        with ir.InsertionPoint(codelet.add_entry_block()):
+        codelet = ipu.codelet_function("relu", [slice_tensor], [slice_tensor])
+        with ir.InsertionPoint(codelet.entry_block):
             zero = arith.ConstantOp(slice_tensor, ir.DenseElementsAttr.get_splat(slice_tensor, ir.FloatAttr.get(f32, 0.0)))
             func.ReturnOp([arith.MaximumFOp(codelet.arguments[0], zero).result])
     return module

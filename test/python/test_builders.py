@@ -434,3 +434,26 @@ def test_round_trip_cases_cover_every_op():
         "MatmulOp", "ConvOp", "ExchangeOp", "BufferOp", "HostToDeviceOp", "DeviceToHostOp", "CopyOp", "SyncOp",
         "ExecuteOp", "VertexGroupOp",
     }
+
+
+def test_role_function_builders_mark_and_shape_their_functions():
+    with make_context(), ir.Location.unknown():
+        f32 = ir.F32Type.get()
+        slice_type = ir.RankedTensorType.get([8], f32)
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            program = ipu.program_function("main", [slice_type], [])
+            compute_set = ipu.compute_set_function("cs")
+            codelet = ipu.codelet_function("k", [slice_type, slice_type], [slice_type])
+        for function, returned in ((program, []), (compute_set, []), (codelet, [codelet.arguments[0]])):
+            with ir.InsertionPoint(function.entry_block):
+                func.ReturnOp(returned)
+        assert module.operation.verify() and verifier.verify(module.operation) == []
+        text = str(module)
+        assert "func.func @main(%arg0: tensor<8xf32>) attributes {ipu.program}" in text
+        assert "func.func private @cs() attributes {ipu.compute_set}" in text
+        assert (
+            "func.func private @k(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> attributes {ipu.codelet}"
+            in text
+        )
+        assert [len(f.entry_block.arguments) for f in (program, compute_set, codelet)] == [1, 0, 2]
