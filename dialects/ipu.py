@@ -81,6 +81,19 @@ def _mapping(op: ir.OpView, name: str) -> TileMapping:
         raise MalformedAttribute(f"'{name}': {error}") from None
 
 
+def _attribute(name: str, decode) -> property:
+    """A read-only property decoding attribute `name` with `decode(op, name)`."""
+    return property(lambda self: decode(self, name))
+
+
+def _operand(index: int) -> property:
+    return property(lambda self: self.operands[index])
+
+
+def _result(index: int) -> property:
+    return property(lambda self: self.results[index])
+
+
 def _ref(name: str) -> ir.FlatSymbolRefAttr:
     return ir.FlatSymbolRefAttr.get(name)
 
@@ -98,17 +111,9 @@ def _create(name: str, *, results=(), operands=(), attributes=None, loc=None, ip
 class MatmulOp(ir.OpView):
     OPERATION_NAME = "ipu.matmul"
 
-    @property
-    def lhs(self) -> ir.Value:
-        return self.operands[0]
-
-    @property
-    def rhs(self) -> ir.Value:
-        return self.operands[1]
-
-    @property
-    def result(self) -> ir.Value:
-        return self.results[0]
+    lhs = _operand(0)
+    rhs = _operand(1)
+    result = _result(0)
 
 
 def matmul(lhs: ir.Value, rhs: ir.Value, *, element_type: ir.Type | None = None, loc=None, ip=None) -> MatmulOp:
@@ -123,34 +128,13 @@ def matmul(lhs: ir.Value, rhs: ir.Value, *, element_type: ir.Type | None = None,
 class ConvOp(ir.OpView):
     OPERATION_NAME = "ipu.conv"
 
-    @property
-    def input(self) -> ir.Value:
-        return self.operands[0]
-
-    @property
-    def filter(self) -> ir.Value:
-        return self.operands[1]
-
-    @property
-    def result(self) -> ir.Value:
-        return self.results[0]
-
-    @property
-    def strides(self) -> tuple[int, ...]:
-        return _i64_array(self, "strides")
-
-    @property
-    def dilations(self) -> tuple[int, ...]:
-        return _i64_array(self, "dilations")
-
-    @property
-    def padding(self) -> tuple[int, ...]:
-        """(top, left, bottom, right)."""
-        return _i64_array(self, "padding")
-
-    @property
-    def groups(self) -> int:
-        return _int(self, "groups")
+    input = _operand(0)
+    filter = _operand(1)
+    result = _result(0)
+    strides = _attribute("strides", _i64_array)
+    dilations = _attribute("dilations", _i64_array)
+    padding = _attribute("padding", _i64_array)  # (top, left, bottom, right)
+    groups = _attribute("groups", _int)
 
 
 def conv_output_shape(
@@ -202,17 +186,9 @@ MAPPING_ATTR = "ipu.mapping"
 class ExchangeOp(ir.OpView):
     OPERATION_NAME = "ipu.exchange"
 
-    @property
-    def source(self) -> ir.Value:
-        return self.operands[0]
-
-    @property
-    def result(self) -> ir.Value:
-        return self.results[0]
-
-    @property
-    def mapping(self) -> TileMapping:
-        return _mapping(self, "mapping")
+    source = _operand(0)
+    result = _result(0)
+    mapping = _attribute("mapping", _mapping)
 
 
 def exchange(source: ir.Value, mapping: TileMapping, *, loc=None, ip=None) -> ExchangeOp:
@@ -239,9 +215,7 @@ class BufferOp(ir.OpView):
         except (ValueError, TypeError):
             raise MalformedAttribute(f"expected 'type' to be a memref type, got {self.attributes['type']}") from None
 
-    @property
-    def tiles(self) -> TileGrid:
-        return _grid(self, "tiles")
+    tiles = _attribute("tiles", _grid)
 
     @property
     def offset(self) -> int | None:
@@ -254,7 +228,6 @@ class BufferOp(ir.OpView):
 
 def _bytes(shaped: ir.ShapedType) -> int:
     return math.prod(shaped.shape) * element_bytes(shaped.element_type)
-
 
 
 def element_bytes(element_type: ir.Type) -> int:
@@ -273,17 +246,9 @@ def buffer(name: str, type: ir.MemRefType, tiles: TileGrid, *, offset: int | Non
 class HostToDeviceOp(ir.OpView):
     OPERATION_NAME = "ipu.host_to_device"
 
-    @property
-    def source(self) -> ir.Value:
-        return self.operands[0]
-
-    @property
-    def buffer(self) -> str:
-        return _symbol(self, "buffer")
-
-    @property
-    def mapping(self) -> TileMapping:
-        return _mapping(self, "mapping")
+    source = _operand(0)
+    buffer = _attribute("buffer", _symbol)
+    mapping = _attribute("mapping", _mapping)
 
 
 def host_to_device(source: ir.Value, buffer: str, mapping: TileMapping, *, loc=None, ip=None) -> HostToDeviceOp:
@@ -295,17 +260,9 @@ def host_to_device(source: ir.Value, buffer: str, mapping: TileMapping, *, loc=N
 class DeviceToHostOp(ir.OpView):
     OPERATION_NAME = "ipu.device_to_host"
 
-    @property
-    def result(self) -> ir.Value:
-        return self.results[0]
-
-    @property
-    def buffer(self) -> str:
-        return _symbol(self, "buffer")
-
-    @property
-    def mapping(self) -> TileMapping:
-        return _mapping(self, "mapping")
+    result = _result(0)
+    buffer = _attribute("buffer", _symbol)
+    mapping = _attribute("mapping", _mapping)
 
 
 def device_to_host(
@@ -319,34 +276,14 @@ def device_to_host(
 class CopyOp(ir.OpView):
     OPERATION_NAME = "ipu.copy"
 
-    @property
-    def source(self) -> str:
-        return _symbol(self, "source")
-
-    @property
-    def dest(self) -> str:
-        return _symbol(self, "dest")
-
-    @property
-    def size(self) -> int:
-        return _int(self, "size")
-
-    @property
-    def src_tiles(self) -> TileGrid:
-        return _grid(self, "src_tiles")
-
-    @property
-    def dst_tiles(self) -> TileGrid:
-        return _grid(self, "dst_tiles")
-
-    @property
-    def src_offset(self) -> tuple[int, ...]:
-        """(base, stride per grid dimension), in elements."""
-        return _i64_array(self, "src_offset")
-
-    @property
-    def dst_offset(self) -> tuple[int, ...]:
-        return _i64_array(self, "dst_offset")
+    source = _attribute("source", _symbol)
+    dest = _attribute("dest", _symbol)
+    size = _attribute("size", _int)
+    src_tiles = _attribute("src_tiles", _grid)
+    dst_tiles = _attribute("dst_tiles", _grid)
+    # Element offsets as (base, stride per grid dimension).
+    src_offset = _attribute("src_offset", _i64_array)
+    dst_offset = _attribute("dst_offset", _i64_array)
 
 
 def copy(
@@ -395,9 +332,7 @@ def sync(kind: str = "internal", *, loc=None, ip=None) -> SyncOp:
 class ExecuteOp(ir.OpView):
     OPERATION_NAME = "ipu.execute"
 
-    @property
-    def compute_set(self) -> str:
-        return _symbol(self, "compute_set")
+    compute_set = _attribute("compute_set", _symbol)
 
 
 def execute(compute_set: str, *, loc=None, ip=None) -> ExecuteOp:
@@ -408,21 +343,10 @@ def execute(compute_set: str, *, loc=None, ip=None) -> ExecuteOp:
 class VertexGroupOp(ir.OpView):
     OPERATION_NAME = "ipu.vertex_group"
 
-    @property
-    def codelet(self) -> str:
-        return _symbol(self, "codelet")
-
-    @property
-    def tiles(self) -> TileGrid:
-        return _grid(self, "tiles")
-
-    @property
-    def inputs(self) -> list[str]:
-        return _symbols(self, "inputs")
-
-    @property
-    def outputs(self) -> list[str]:
-        return _symbols(self, "outputs")
+    codelet = _attribute("codelet", _symbol)
+    tiles = _attribute("tiles", _grid)
+    inputs = _attribute("inputs", _symbols)
+    outputs = _attribute("outputs", _symbols)
 
     @property
     def num_vertices(self) -> int:
