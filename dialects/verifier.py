@@ -143,13 +143,11 @@ def _verify_mapping_attribute(op: ir.OpView, scope: _Scope) -> None:
 def _verify_argument_mappings(op: ir.OpView, scope: _Scope) -> None:
     if "arg_attrs" not in op.attributes:
         return
-    for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"])):
+    argument_types = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs
+    for index, (attrs, argument_type) in enumerate(zip(ir.ArrayAttr(op.attributes["arg_attrs"]), argument_types)):
         attrs = ir.DictAttr(attrs)
         if ipu.MAPPING_ATTR not in attrs:
             continue
-        argument_type = op.regions[0].blocks[0].arguments[index].type if op.regions[0].blocks else None
-        if argument_type is None:
-            argument_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs[index]
         if not isinstance(argument_type, ir.RankedTensorType):
             raise op_error(op, f"has '{ipu.MAPPING_ATTR}' on argument {index}, which is not a ranked tensor")
         mapping = _decode(op, attrs[ipu.MAPPING_ATTR])
