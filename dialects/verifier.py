@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from ipu_mlir.runtime.target import Target
 
 
+class _ReportedElsewhere(Exception):
+    """An op refers to a buffer whose own error is already reported: skip the op's rule."""
+
+
 @dataclass
 class _Scope:
     """What rules need beyond the op itself: the target and the module's symbols."""
@@ -40,6 +44,13 @@ class _Scope:
         found = self.symbols.get(name)
         if not isinstance(found, ipu.BufferOp):
             raise op_error(op, f"'{role}' @{name} does not name an ipu.buffer")
+        try:
+            grid = found.tiles
+        except MalformedAttribute:
+            raise _ReportedElsewhere from None
+        if grid.has_repeats() or grid.min_tile < 0 or grid.max_tile >= self.target.num_tiles:
+            # The buffer's own rule reports it; its users would only list its bad grid again.
+            raise _ReportedElsewhere
         return found
 
     def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
@@ -402,4 +413,6 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
                     errors.append(error)
                 except MalformedAttribute as error:
                     errors.append(op_error(view, str(error)))
+                except _ReportedElsewhere:
+                    pass
     return errors

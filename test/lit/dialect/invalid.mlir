@@ -718,3 +718,16 @@ module attributes {ipu.target = "tiny"} {
     return
   }
 }
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  // Reported once, at the buffer; its users are not checked against a grid that is wrong.
+  // expected-error @+1 {{'ipu.buffer' op 'tiles': expected distinct tiles, but the grid [0, 1000000000000, 0] repeats tiles}}
+  "ipu.buffer"() {sym_name = "x", type = memref<4xf32>, tiles = array<i64: 0, 1000000000000, 0>} : () -> ()
+  func.func @users_of_a_bad_buffer(%a: tensor<64xf32>) {
+    "ipu.host_to_device"(%a) {buffer = @x, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 16, 1>}} : (tensor<64xf32>) -> ()
+    "ipu.copy"() {source = @x, dest = @x, size = 4 : i64, src_tiles = array<i64: 0, 16, 1>, dst_tiles = array<i64: 0, 16, 1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>} : () -> ()
+    return
+  }
+}
