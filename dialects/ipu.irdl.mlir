@@ -291,14 +291,19 @@ irdl.dialect @ipu {
   // On each tile of `tiles`, one vertex runs `codelet` on that tile's copies of the buffers
   // named in `inputs` (its Input edges) and `outputs` (its Output edges; name a buffer in both
   // for an InOut edge). The codelet is a `func.func` marked `ipu.codelet` on tensors: one
-  // argument per input with the buffer's shape and element type, one result per output, so
-  // its body is ordinary tensor IR on one tile's slice. Vertex and edge counts are derived
-  // (tiles, tiles x edges), never materialised.
+  // argument per input, one result per output, so its body is ordinary tensor IR on one
+  // tile's slice. Each argument (result) is a view of the leading elements of its buffer,
+  // row-major: the buffer's element type and at most its number of elements, in any static
+  // shape. So one buffer sized for the largest slice serves the tiles whose slices are
+  // smaller (the edge blocks of a block mapping), through a second vertex group with a codelet
+  // on the smaller shape. Vertex and edge counts are derived (tiles, tiles x edges), never
+  // materialised.
   //
   // **Verified in Python:** directly inside a compute-set function; `inputs` and `outputs` name
   // `ipu.buffer`s; `tiles` is a grid of distinct tiles within the target, each holding every
-  // buffer named; `codelet` names a `func.func` marked `ipu.codelet` whose signature matches the
-  // buffers; no two vertex groups of a compute set write the same buffer on the same tile.
+  // buffer named; `codelet` names a `func.func` marked `ipu.codelet` with one argument per input
+  // and one result per output, each a static tensor of its buffer's element type with at most
+  // the buffer's number of elements; no two vertex groups of a compute set write the same buffer on the same tile.
   //
   // ```mlir
   // func.func private @relu_cs() attributes {ipu.compute_set} {

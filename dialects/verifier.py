@@ -12,6 +12,8 @@ One walk over the IR; each op kind has one rule function below.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -309,13 +311,9 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
         if missing.size:
             raise op_error(op, f"runs on tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
     codelet = scope.function(op, "codelet", op.codelet, ipu.CODELET_ATTR)
-    expected = ir.FunctionType.get(
-        [ir.RankedTensorType.get(b.type.shape, b.type.element_type) for b in inputs],
-        [ir.RankedTensorType.get(b.type.shape, b.type.element_type) for b in outputs],
-    )
-    actual = ir.FunctionType(ir.TypeAttr(codelet.attributes["function_type"]).value)
-    if actual != expected:
-        raise op_error(op, f"expects codelet @{op.codelet} of type {expected} to match its buffers, got {actual}")
+    signature = ir.FunctionType(ir.TypeAttr(codelet.attributes["function_type"]).value)
+    _check_edges(op, "argument", "inputs", list(signature.inputs), inputs)
+    _check_edges(op, "result", "outputs", list(signature.results), outputs)
     writes = scope.writes.setdefault(ir.StringAttr(parent.attributes["sym_name"]).value, [])
     for buffer in outputs:
         for name, written, writer in writes:
@@ -325,6 +323,24 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
                     what = "itself" if writer == op else f"another vertex group (at {writer.location})"
                     raise op_error(op, f"writes @{name} on tile {both[0]}, which {what} also writes in this compute set")
         writes.append((buffer.sym_name, tiles, op))
+
+
+def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Type], buffers: list[ipu.BufferOp]) -> None:
+    """A codelet argument (result) views the leading elements of its buffer, row-major: it has
+    the buffer's element type and at most as many elements."""
+    if len(types) != len(buffers):
+        raise op_error(op, f"expects codelet @{op.codelet} to have {len(buffers)} {what}s, one per buffer in {edge}, got {len(types)}")
+    for index, (type_, buffer) in enumerate(zip(types, buffers)):
+        view = type_ if isinstance(type_, ir.RankedTensorType) else None
+        if view is None or not view.has_static_shape or view.element_type != buffer.type.element_type:
+            raise op_error(
+                op, f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.type.element_type} like @{buffer.sym_name}, got {type_}"
+            )
+        if math.prod(view.shape) > math.prod(buffer.type.shape):
+            raise op_error(
+                op,
+                f"expects {what} #{index} of codelet @{op.codelet} ({type_}) to fit in @{buffer.sym_name} ({buffer.type}): it views the buffer's leading elements",
+            )
 
 
 _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {

@@ -41,6 +41,8 @@ llvm_config.add_tool_substitutions(
     [
         ToolSubst("ipu-opt", unresolved="fatal"),
         ToolSubst("ipu-dialect-doc", unresolved="fatal"),
+        ToolSubst("ipu-run", unresolved="fatal"),
+        ToolSubst("ipu-compile", unresolved="fatal"),
         # mlir-opt with the ipu dialect loaded from the same IRDL file Python uses.
         ToolSubst("%mlir-opt-ipu", command=str(mlir_bin / "mlir-opt"), extra_args=[f"--irdl-file={IRDL_PATH}"]),
         ToolSubst("mlir-opt", unresolved="fatal"),

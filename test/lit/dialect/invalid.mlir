@@ -584,7 +584,7 @@ module attributes {ipu.target = "tiny"} {
     return %x : tensor<8xf32>
   }
   func.func private @cs() attributes {ipu.compute_set} {
-    // expected-error @+1 {{'ipu.vertex_group' op expects codelet @id of type (tensor<8xf32>) -> tensor<4xf32> to match its buffers, got (tensor<8xf32>) -> tensor<8xf32>}}
+    // expected-error @+1 {{'ipu.vertex_group' op expects result #0 of codelet @id (tensor<8xf32>) to fit in @y (memref<4xf32>): it views the buffer's leading elements}}
     "ipu.vertex_group"() {codelet = @id, tiles = array<i64: 0, 16, 1>, inputs = [@x], outputs = [@y]} : () -> ()
     return
   }
@@ -728,6 +728,35 @@ module attributes {ipu.target = "tiny"} {
   func.func @users_of_a_bad_buffer(%a: tensor<64xf32>) {
     "ipu.host_to_device"(%a) {buffer = @x, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 16, 1>}} : (tensor<64xf32>) -> ()
     "ipu.copy"() {source = @x, dest = @x, size = 4 : i64, src_tiles = array<i64: 0, 16, 1>, dst_tiles = array<i64: 0, 16, 1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>} : () -> ()
+    return
+  }
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  "ipu.buffer"() {sym_name = "y", type = memref<8xi32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  func.func private @id(%x: tensor<8xf32>) -> tensor<8xf32> attributes {ipu.codelet} {
+    return %x : tensor<8xf32>
+  }
+  func.func private @cs() attributes {ipu.compute_set} {
+    // expected-error @+1 {{'ipu.vertex_group' op expects result #0 of codelet @id to be a static tensor of i32 like @y, got tensor<8xf32>}}
+    "ipu.vertex_group"() {codelet = @id, tiles = array<i64: 0, 16, 1>, inputs = [@x], outputs = [@y]} : () -> ()
+    return
+  }
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  func.func private @two(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> attributes {ipu.codelet} {
+    return %x : tensor<8xf32>
+  }
+  func.func private @cs() attributes {ipu.compute_set} {
+    // expected-error @+1 {{'ipu.vertex_group' op expects codelet @two to have 1 arguments, one per buffer in inputs, got 2}}
+    "ipu.vertex_group"() {codelet = @two, tiles = array<i64: 0, 16, 1>, inputs = [@x], outputs = [@x]} : () -> ()
     return
   }
 }
