@@ -161,12 +161,14 @@ def conv(
     dilations: Sequence[int] = (1, 1),
     padding: Sequence[int] = (0, 0, 0, 0),
     groups: int = 1,
+    element_type: ir.Type | None = None,
     loc=None,
     ip=None,
 ) -> ConvOp:
+    """The result element type defaults to the input's."""
     input_type, filter_type = ir.RankedTensorType(input.type), ir.RankedTensorType(filter.type)
     shape = conv_output_shape(input_type.shape, filter_type.shape, strides, dilations, padding)
-    result = ir.RankedTensorType.get(shape, input_type.element_type)
+    result = ir.RankedTensorType.get(shape, element_type or input_type.element_type)
     attributes = {
         "strides": ir.DenseI64ArrayAttr.get(list(strides)),
         "dilations": ir.DenseI64ArrayAttr.get(list(dilations)),

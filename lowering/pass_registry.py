@@ -212,7 +212,40 @@ def build_pass_manager(pipeline: str, context: ir.Context | None = None) -> pass
     """A PassManager on `builtin.module` running `pipeline`, in order; Python passes must be at
     the top level (the bindings cannot nest them)."""
     pass_manager = passmanager.PassManager("builtin.module", context)
+    _add_pipeline(pass_manager, pipeline)
+    return pass_manager
+
+
+@dataclass(frozen=True)
+class NamedPipeline:
+    """A pipeline under a name, like upstream's `--pass-pipeline='builtin.module(name{opt=..})'`:
+    `expand(options)` gives its text for the option string given in braces."""
+
+    name: str
+    summary: str
+    expand: typing.Callable[[str], str]
+
+
+_PIPELINES: dict[str, NamedPipeline] = {}
+
+
+def register_pipeline(pipeline: NamedPipeline) -> NamedPipeline:
+    _PIPELINES[pipeline.name] = pipeline
+    return pipeline
+
+
+def registered_pipelines() -> list[NamedPipeline]:
+    return sorted(_PIPELINES.values(), key=lambda p: p.name)
+
+
+def _add_pipeline(pass_manager: passmanager.PassManager, pipeline: str) -> None:
     for element in parse_pipeline(pipeline):
+        if element.name in _PIPELINES:
+            try:
+                _add_pipeline(pass_manager, _PIPELINES[element.name].expand(element.options or ""))
+            except PipelineError as error:
+                raise PipelineError(f"in pipeline '{element.name}': {error.message}", element.start) from None
+            continue
         if element.name in _REGISTRY:
             if element.nested is not None:
                 raise PipelineError(f"'{element.name}' is a pass, not an operation: give its options in braces, {element.name}{{...}}", element.start)
@@ -233,7 +266,6 @@ def build_pass_manager(pipeline: str, context: ir.Context | None = None) -> pass
                     " (ipu-opt --list-passes lists the Python passes)"
                 )
             raise PipelineError(message, element.start + column) from None
-    return pass_manager
 
 
 class _PipelineParser:

@@ -31,6 +31,7 @@ from ipu_mlir.lowering.pass_registry import (
     did_you_mean,
     lookup_pass,
     registered_passes,
+    registered_pipelines,
 )
 
 from .diagnostic_check import Diagnostic, DiagnosticChecker, SourceText, render_diagnostic
@@ -290,6 +291,8 @@ def _passes_help() -> str:
     for cls in registered_passes():
         lines.append(f"  {cls.name:<24} {cls.summary()}")
         lines.extend(f"  {'':<26}{option.usage()}" for option in cls.options())
+    lines.append("Named pipelines:")
+    lines.extend(f"  {p.name:<24} {p.summary}" for p in registered_pipelines())
     lines.append("\n`ipu-opt --help-pass NAME` shows a pass's description and example;")
     lines.append("`mlir-opt --help` lists the upstream passes.")
     return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""Redistributing a tensor between layouts as a few compact `ipu.copy` patterns.
+
+`plan_transfers(src, dst)` moves the elements a destination layout needs (each tile's box,
+see `layout.py`) out of the block layout the tensor is stored in. The work is done one
+dimension at a time: along dimension `k`, each destination part intersects some source parts,
+giving segments (which parts, where the piece starts in each box, how long it is). Segments
+that look alike (same local starts, length and box extents) and whose part indices advance
+in step form a *run*, which becomes one grid dimension of a copy. A copy is one run per
+dimension, plus a grid dimension per replica and per row of the piece: so an exchange costs
+a handful of ops whatever the number of tiles, e.g. for a matmul operand blocked like its
+consumer needs it, one copy per class of edge blocks.
+
+    src: tensor<64x64> in 16x64 blocks on tiles 0..3        dst: 32x64 boxes on tiles 4, 5
+    -> "ipu.copy"() {size = 1024, src_tiles = array<i64: 0, 2, 2>, dst_tiles = array<i64: 4, 2, 1>,
+                     src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>}
+       "ipu.copy"() {size = 1024, src_tiles = array<i64: 1, 2, 2>, dst_tiles = array<i64: 4, 2, 1>,
+                     src_offset = array<i64: 0, 0>, dst_offset = array<i64: 1024, 0>}
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+from ipu_mlir.dialects.attrs import TileGrid
+
+from .layout import Layout
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """The attributes of one `ipu.copy`."""
+
+    size: int
+    src_tiles: TileGrid
+    dst_tiles: TileGrid
+    src_offset: tuple[int, ...]
+    dst_offset: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return self.dst_tiles.count
+
+
+@dataclass(frozen=True)
+class _Segment:
+    src_local: int
+    dst_local: int
+    length: int
+    src_extent: int
+    dst_extent: int
+
+
+@dataclass(frozen=True)
+class _Run:
+    segment: _Segment
+    src_part: int
+    src_step: int
+    dst_part: int
+    dst_step: int
+    count: int
+
+
+def plan_transfers(
+    src: Layout,
+    dst: Layout,
+    shift: tuple[int, ...] | None = None,
+    box: tuple[tuple[int, int], ...] | None = None,
+) -> list[Transfer]:
+    """Copies bringing every destination box its elements from `src`.
+
+    The destination element at `x` is the source element at `x - shift`; only source elements
+    inside `box` (source coordinates, default everything) are sent, and destination elements
+    with no source are left alone (for `tensor.insert_slice`, `concat`, `pad`)."""
+    assert not src.replicate, "a source is stored once"
+    rank = len(src.shape)
+    shift = shift or (0,) * rank
+    box = box or tuple((0, n) for n in src.shape)
+    runs_per_dim = [_runs(_segments(src, dst, k, shift[k], box[k])) for k in range(rank)]
+    if any(not runs for runs in runs_per_dim):
+        return []
+    return [_transfer(src, dst, combo) for combo in _product(runs_per_dim)]
+
+
+def _segments(src: Layout, dst: Layout, k: int, shift: int, box: tuple[int, int]) -> dict[_Segment, list[tuple[int, int]]]:
+    """Per look-alike segment, the (destination part, source part) pairs having it."""
+    src_parts, dst_parts = src.dims[k].intervals, dst.dims[k].intervals
+    starts = [lo for lo, _ in src_parts]
+    found: dict[_Segment, list[tuple[int, int]]] = {}
+    for j, (dlo, dhi) in enumerate(dst_parts):
+        lo, hi = max(dlo - shift, box[0]), min(dhi - shift, box[1])  # in source coordinates
+        if lo >= hi:
+            continue
+        s = max(0, bisect.bisect_right(starts, lo) - 1)
+        while s < len(src_parts) and src_parts[s][0] < hi:
+            slo, shi = src_parts[s]
+            a, b = max(lo, slo), min(hi, shi)
+            if a < b:
+                segment = _Segment(a - slo, a + shift - dlo, b - a, shi - slo, dhi - dlo)
+                found.setdefault(segment, []).append((j, s))
+            s += 1
+    return found
+
+
+def _runs(found: dict[_Segment, list[tuple[int, int]]]) -> list[_Run]:
+    """Split each segment's part pairs into arithmetic progressions (greedy, in order)."""
+    runs = []
+    for segment, pairs in found.items():
+        i = 0
+        while i < len(pairs):
+            j0, s0 = pairs[i]
+            n = 1
+            dj = ds = 0
+            if i + 1 < len(pairs):
+                dj, ds = pairs[i + 1][0] - j0, pairs[i + 1][1] - s0
+                n = 2
+                while i + n < len(pairs) and pairs[i + n] == (j0 + n * dj, s0 + n * ds):
+                    n += 1
+            runs.append(_Run(segment, s0, ds, j0, dj, n))
+            i += n
+    return runs
+
+
+def _product(lists):
+    if not lists:
+        yield ()
+        return
+    for head in lists[0]:
+        for tail in _product(lists[1:]):
+            yield (head,) + tail
+
+
+def _row_strides(extents: list[int]) -> list[int]:
+    return [math.prod(extents[k + 1 :]) for k in range(len(extents))]
+
+
+def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
+    segments = [run.segment for run in combo]
+    src_rows = _row_strides([s.src_extent for s in segments])
+    dst_rows = _row_strides([s.dst_extent for s in segments])
+    # Trailing dimensions copied whole in both boxes merge into one contiguous piece.
+    first_contiguous = len(segments) - 1
+    while first_contiguous > 0:
+        s = segments[first_contiguous]
+        if s.src_local == 0 and s.dst_local == 0 and s.length == s.src_extent == s.dst_extent:
+            first_contiguous -= 1
+        else:
+            break
+    size = math.prod(s.length for s in segments[first_contiguous:]) if segments else 1
+
+    src_first = src.first_tile + sum(run.src_part * d.stride for run, d in zip(combo, src.dims))
+    dst_first = dst.first_tile + sum(run.dst_part * d.stride for run, d in zip(combo, dst.dims))
+    # Grid dimensions: (count, src tile step, dst tile step, src offset step, dst offset step).
+    grid = [(run.count, run.src_step * sd.stride, run.dst_step * dd.stride, 0, 0) for run, sd, dd in zip(combo, src.dims, dst.dims)]
+    grid += [(count, 0, stride, 0, 0) for count, stride in dst.replicate]
+    grid += [(s.length, 0, 0, src_rows[k], dst_rows[k]) for k, s in enumerate(segments[:first_contiguous])]
+    grid = [g for g in grid if g[0] > 1] or [(1, 0, 0, 0, 0)]
+    src_base = sum(s.src_local * r for s, r in zip(segments, src_rows))
+    dst_base = sum(s.dst_local * r for s, r in zip(segments, dst_rows))
+    return Transfer(
+        size=size,
+        src_tiles=TileGrid(src_first, tuple(g[0] for g in grid), tuple(g[1] for g in grid)),
+        dst_tiles=TileGrid(dst_first, tuple(g[0] for g in grid), tuple(g[2] for g in grid)),
+        src_offset=(src_base, *(g[3] for g in grid)),
+        dst_offset=(dst_base, *(g[4] for g in grid)),
+    )
+
+
+def transferred_elements_per_tile(transfers: list[Transfer]) -> dict[int, int]:
+    """Elements received per destination tile (for cost estimates and tests)."""
+    received: dict[int, int] = {}
+    for t in transfers:
+        for tile in t.dst_tiles.tiles():
+            received[int(tile)] = received.get(int(tile), 0) + t.size
+    return received

@@ -1,0 +1,134 @@
+"""Where the pieces of a tensor live: per-dimension parts on a tile grid.
+
+A `Layout` cuts each dimension of a tensor into parts (half-open intervals) and puts the box
+made of one part per dimension on tile `first + sum(j_d * stride_d)`. Each tile holds its box
+row-major at the start of a buffer sized for the largest box (docs/contracts.md, L3), so a
+tile's local offset of an element follows from the extents of *its* box.
+
+Two kinds are used:
+
+- a **block layout** (`Layout.blocks`): the parts of each dimension are disjoint and cover
+  it; it is the `block` tile mapping of L2 and how every computed tensor is stored;
+- an **operand layout** (`Layout.operand`): what a compute op's parts read. Parts may overlap
+  (convolution halos), and `replicate` adds grid dimensions over which the same boxes are
+  needed on several tiles (the `n` parts of a matmul all read the same piece of `lhs`).
+
+Everything here is per dimension, so sizes scale with the parts per dimension, never with
+their product (the number of tiles).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ipu_mlir.dialects.attrs import BlockMapping, TileGrid
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One dimension: the interval of each part, and the tile-id step between parts."""
+
+    intervals: tuple[tuple[int, int], ...]
+    stride: int
+
+    @staticmethod
+    def blocks(size: int, block: int, stride: int) -> Parts:
+        return Parts(tuple((lo, min(lo + block, size)) for lo in range(0, size, block)), stride)
+
+    @property
+    def count(self) -> int:
+        return len(self.intervals)
+
+    @property
+    def max_extent(self) -> int:
+        return max(hi - lo for lo, hi in self.intervals)
+
+    def is_block_split(self, size: int) -> bool:
+        """Disjoint equal parts (the last may be smaller) covering [0, size)."""
+        first = self.intervals[0][1] - self.intervals[0][0]
+        return self.intervals == Parts.blocks(size, first, self.stride).intervals
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: tuple[int, ...]
+    first_tile: int
+    dims: tuple[Parts, ...]
+    replicate: tuple[tuple[int, int], ...] = ()  # (count, tile stride) per extra grid dimension
+
+    @staticmethod
+    def blocks(shape: tuple[int, ...], block: tuple[int, ...], first_tile: int, strides: tuple[int, ...]) -> Layout:
+        return Layout(tuple(shape), first_tile, tuple(Parts.blocks(s, b, st) for s, b, st in zip(shape, block, strides)))
+
+    @staticmethod
+    def from_mapping(shape: tuple[int, ...], mapping: BlockMapping) -> Layout:
+        grid = mapping.tiles
+        return Layout.blocks(shape, mapping.block, grid.first, tuple(grid.strides))
+
+    @property
+    def buffer_shape(self) -> tuple[int, ...]:
+        return tuple(d.max_extent for d in self.dims)
+
+    @property
+    def is_block(self) -> bool:
+        return not self.replicate and all(d.is_block_split(s) for d, s in zip(self.dims, self.shape))
+
+    def mapping(self) -> BlockMapping:
+        assert self.is_block
+        return BlockMapping(
+            tuple(d.intervals[0][1] - d.intervals[0][0] for d in self.dims),
+            TileGrid(self.first_tile, tuple(d.count for d in self.dims), tuple(d.stride for d in self.dims)),
+        )
+
+    def grid(self) -> TileGrid:
+        """Every tile of the layout (parts, then replicas), row-major."""
+        counts = tuple(d.count for d in self.dims) + tuple(c for c, _ in self.replicate)
+        strides = tuple(d.stride for d in self.dims) + tuple(s for _, s in self.replicate)
+        return TileGrid(self.first_tile, counts or (1,), strides or (0,))
+
+    @property
+    def num_tiles(self) -> int:
+        return math.prod(d.count for d in self.dims) * math.prod(c for c, _ in self.replicate)
+
+    def classes(self, signatures: list[list] | None = None) -> list[tuple[TileGrid, tuple[int, ...]]]:
+        """Tiles grouped into grids of parts that look alike: [(grid, first part index per dim)].
+
+        Parts along a dimension look alike when their `signatures` (default: their extents)
+        are equal; equal neighbours form a run, and a class is one run per dimension. So there
+        are few classes (the edge parts) whatever the number of tiles."""
+        signatures = signatures or [[hi - lo for lo, hi in d.intervals] for d in self.dims]
+        per_dim = [_runs(sig) for sig in signatures]
+        result = []
+        for combo in _product(per_dim):
+            first = self.first_tile + sum(j0 * d.stride for (j0, _), d in zip(combo, self.dims))
+            counts = [n for _, n in combo] + [c for c, _ in self.replicate]
+            strides = [d.stride for d in self.dims] + [s for _, s in self.replicate]
+            result.append((TileGrid(first, tuple(counts) or (1,), tuple(strides) or (0,)), tuple(j0 for j0, _ in combo)))
+        return result
+
+
+def _runs(signature: list) -> list[tuple[int, int]]:
+    """(first part, count) of each run of equal neighbouring signatures."""
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for j in range(1, len(signature) + 1):
+        if j == len(signature) or signature[j] != signature[start]:
+            runs.append((start, j - start))
+            start = j
+    return runs
+
+
+def _product(lists):
+    if not lists:
+        yield ()
+        return
+    for head in lists[0]:
+        for tail in _product(lists[1:]):
+            yield (head,) + tail
+
+
+def balanced_block(size: int, parts: int, grain: int = 1) -> int:
+    """The block size that cuts `size` into at most `parts` parts, a multiple of `grain`."""
+    block = -(-size // max(1, parts))
+    return min(size, -(-block // grain) * grain) if size else 1

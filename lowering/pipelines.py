@@ -1,0 +1,49 @@
+"""The default compilation pipeline, L0 -> L3, as a named pipeline and a function.
+
+    ipu-opt model.mlir -p 'builtin.module(ipu-default-pipeline{target=gc200})'
+    ipu-compile model.mlir -o model.l3.mlir --target gc200
+
+Its steps: record the target; convert standard dialects to L1 (`ipu-convert-to-ipu`, which
+also normalizes with upstream passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
+and supersteps (`ipu-schedule`); lay out tile memory (`ipu-memory-plan`); verify.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ipu_mlir.runtime.target import DEFAULT_TARGET, TARGET_ATTRIBUTE
+
+from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
+
+STEPS = ("ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-memory-plan", "ipu-verify")
+
+
+def default_pipeline(target: str | None = None, memory_report: str | None = None) -> str:
+    steps = ([f"ipu-set-target{{target={target}}}"] if target else []) + list(STEPS)
+    if memory_report:
+        steps[steps.index("ipu-memory-plan")] = f"ipu-memory-plan{{report={memory_report}}}"
+    return "builtin.module(" + ",".join(steps) + ")"
+
+
+def _expand(options: str) -> str:
+    target = None
+    for option in filter(None, (o.strip() for o in options.split())):
+        key, _, value = option.partition("=")
+        if key != "target" or not value:
+            raise PipelineError(f"unknown option '{option}' (ipu-default-pipeline takes target=NAME_OR_FILE)")
+        target = value
+    return default_pipeline(target)
+
+
+register_pipeline(NamedPipeline("ipu-default-pipeline", "L0 (linalg on tensors) to an L3 ipu program: " + ", ".join(STEPS), _expand))
+
+
+def compile_module(module: ir.Module, target: str | None = None) -> ir.Module:
+    """Runs the default pipeline on `module` in place (a target given here wins over the
+    module's `ipu.target`; neither: gc200) and returns it."""
+    operation = module.operation
+    if target is None and TARGET_ATTRIBUTE not in operation.attributes:
+        target = DEFAULT_TARGET
+    build_pass_manager(default_pipeline(target), module.context).run(operation)
+    return module

@@ -1,0 +1,362 @@
+"""`ipu-plan` (L1 -> L2): give every tensor a tile mapping and every compute op a partition.
+
+Matmuls and convolutions are planned like poplin does: every way of cutting their loops
+(batch, rows, columns, the summed dimension; for a convolution batch, output channels, output
+rows and columns, input channels) into parts over the target's tiles is costed with
+`runtime.cost_model` (compute on the slowest tile, exchange of the operand pieces each tile
+needs, and, when the summed dimension is cut, the exchange and sum of partial results),
+keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins.
+Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
+fits their loops (no exchange), else cut their result row-major with at least `grain`
+elements per tile.
+
+Before:
+
+    %c = "ipu.matmul"(%a, %b) : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>
+
+After (gc200):
+
+    %c = "ipu.matmul"(%a, %b) {ipu.partition = array<i64: 32, 64, 128>,
+            ipu.tiles = array<i64: 0, 16, 32, 8, 4, 4, 1>,
+            ipu.mapping = {kind = "block", block = array<i64: 32, 16>, tiles = ...}} : ...
+
+`ipu.partition` holds the block size of each loop, `ipu.tiles` the tile grid of the parts
+(one grid dimension per loop). Function arguments get their mapping in `arg_attrs`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import TileGrid
+from ipu_mlir.dialects.diagnostics import op_error
+from ipu_mlir.runtime.target import Target, target_of
+
+from .iteration import Space, space_of
+from .layout import Layout, Parts, balanced_block
+from .pass_registry import ModulePass, register_pass
+
+PARTITION_ATTR = "ipu.partition"
+TILES_ATTR = "ipu.tiles"
+COMPUTE_OPS = ("ipu.matmul", "ipu.conv", "linalg.generic")
+TENSOR_OPS = (
+    "tensor.extract_slice",
+    "tensor.insert_slice",
+    "tensor.pad",
+    "tensor.expand_shape",
+    "tensor.collapse_shape",
+    "tensor.concat",
+    "arith.constant",
+)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Block size of each loop and the tile grid of the parts (one grid dim per loop)."""
+
+    blocks: tuple[int, ...]
+    first: int
+    strides: tuple[int, ...]
+
+    def parts(self, space: Space) -> tuple[Parts, ...]:
+        return tuple(Parts.blocks(e, b, s) for e, b, s in zip(space.extents, self.blocks, self.strides))
+
+    def grid(self, space: Space) -> TileGrid:
+        return TileGrid(self.first, tuple(-(-e // b) for e, b in zip(space.extents, self.blocks)), self.strides)
+
+    @staticmethod
+    def of(op: ir.OpView) -> Partition:
+        grid = TileGrid.decode(op.attributes[TILES_ATTR])
+        return Partition(tuple(ir.DenseI64ArrayAttr(op.attributes[PARTITION_ATTR])), grid.first, grid.strides)
+
+
+@register_pass
+@dataclass
+class Plan(ModulePass):
+    """Map every tensor and every compute op onto tiles (L1 -> L2).
+
+    The module docstring of `lowering/plan.py` shows the attributes added; docs/contracts.md
+    defines them.
+    """
+
+    name = "ipu-plan"
+
+    target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
+    memory_fraction: float = field(default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)"})
+    grain: int = field(default=64, metadata={"help": "fewest elements per tile when cutting element-wise work"})
+
+    def run(self, module: ir.Operation) -> None:
+        target = target_of(module, self.target or None)
+        fraction = self.memory_fraction if self.memory_fraction > 0 else target.planner_memory_fraction
+        planner = _Planner(target, int(fraction * target.tile_memory_bytes), self.grain)
+        for function in entry_functions(module):
+            planner.plan_function(function)
+
+
+def entry_functions(module: ir.Operation) -> list[ir.OpView]:
+    return [
+        op
+        for op in module.regions[0].blocks[0].operations
+        if op.operation.name == "func.func" and "sym_visibility" not in op.attributes and len(op.regions[0].blocks)
+    ]
+
+
+def mapping_of(value: ir.Value) -> Layout | None:
+    """The block layout recorded for a tensor value at L2 (None for tensor.empty)."""
+    from ipu_mlir.dialects.attrs import decode_mapping
+
+    shape = tuple(ir.RankedTensorType(value.type).shape)
+    if isinstance(value, ir.BlockArgument):
+        function = value.owner.owner
+        attrs = function.attributes["arg_attrs"] if "arg_attrs" in function.attributes else None
+        entry = ir.DictAttr(ir.ArrayAttr(attrs)[value.arg_number]) if attrs is not None else None
+        if entry is None or ipu.MAPPING_ATTR not in entry:
+            return None
+        return Layout.from_mapping(shape, decode_mapping(entry[ipu.MAPPING_ATTR]))
+    owner = value.owner
+    if ipu.MAPPING_ATTR not in owner.attributes:
+        return None
+    return Layout.from_mapping(shape, decode_mapping(owner.attributes[ipu.MAPPING_ATTR]))
+
+
+class _Planner:
+    def __init__(self, target: Target, budget: int, grain: int):
+        self.target, self.budget, self.grain = target, budget, grain
+        self.layouts: dict[ir.Value, Layout] = {}
+
+    def plan_function(self, function: ir.OpView) -> None:
+        block = function.regions[0].blocks[0]
+        arg_layouts = []
+        for arg in block.arguments:
+            layout = self.default_layout(_shape(arg))
+            self.layouts[arg] = layout
+            arg_layouts.append(ir.DictAttr.get({ipu.MAPPING_ATTR: layout.mapping().encode()}))
+        function.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_layouts)
+        for op in block.operations:
+            name = op.operation.name
+            if name in COMPUTE_OPS:
+                self.plan_compute(op)
+            elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
+                self.set_layout(op, self.reshape_layout(op))
+            elif name in TENSOR_OPS:
+                if isinstance(op.results[0].type, ir.RankedTensorType):
+                    self.set_layout(op, self.default_layout(_shape(op.results[0])))
+            elif name not in ("tensor.empty", "func.return") and not _is_scalar(op):
+                raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
+
+    def set_layout(self, op: ir.OpView, layout: Layout) -> None:
+        self.layouts[op.results[0]] = layout
+        op.attributes[ipu.MAPPING_ATTR] = layout.mapping().encode()
+
+    def default_layout(self, shape: tuple[int, ...], splittable: tuple[bool, ...] | None = None, work: int | None = None) -> Layout:
+        """Row-major cut into at most one block per tile, with at least `grain` elements of
+        `work` (default: the elements of the tensor) per tile."""
+        if not shape:
+            raise ValueError("rank-0 tensors are not supported by ipu-plan")
+        tiles = max(1, min(self.target.num_tiles, (work or math.prod(shape)) // self.grain))
+        blocks = []
+        for size, can in zip(shape, splittable or (True,) * len(shape)):
+            block = balanced_block(size, tiles) if can else size
+            blocks.append(block)
+            tiles = max(1, tiles // -(-size // block))
+        counts = [-(-s // b) for s, b in zip(shape, blocks)]
+        strides = [math.prod(counts[k + 1 :]) for k in range(len(shape))]
+        return Layout.blocks(shape, tuple(blocks), 0, tuple(strides))
+
+    def reshape_layout(self, op: ir.OpView) -> Layout:
+        """Expanded-side layouts cut only the first dim of each reassociation group, so the
+        collapsed side is the same buffers viewed with merged dims."""
+        source, result = _shape(op.operands[0]), _shape(op.results[0])
+        groups = [list(ir.ArrayAttr(g)) for g in ir.ArrayAttr(op.attributes["reassociation"])]
+        groups = [[ir.IntegerAttr(i).value for i in g] for g in groups]
+        expanded = result if op.operation.name == "tensor.expand_shape" else source
+        firsts = {g[0] for g in groups}
+        layout = self.default_layout(expanded, tuple(d in firsts for d in range(len(expanded))))
+        if op.operation.name == "tensor.expand_shape":
+            return layout
+        return collapse_layout(layout, groups, result)
+
+
+    def plan_compute(self, op: ir.OpView) -> None:
+        space = space_of(op)
+        partition = self.reuse_partition(space) if not space.reductions or space.combiner is None else None
+        partition = partition or self.search(space)
+        op.attributes[PARTITION_ATTR] = ir.DenseI64ArrayAttr.get(list(partition.blocks))
+        op.attributes[TILES_ATTR] = partition.grid(space).encode()
+        self.set_layout(op, result_layout(space, partition))
+
+    def reuse_partition(self, space: Space) -> Partition | None:
+        """The partition of the largest operand whose dims index distinct loops: it needs no
+        exchange, and element-wise chains stay where they are."""
+        best = None
+        for accesses, value in zip(space.operands, space.op.operands):
+            layout = self.layouts.get(value)
+            if layout is None or any(a.kind != "dim" for a in accesses):
+                continue
+            loops = [a.loop for a in accesses]
+            if sorted(loops) != sorted(space.parallel) or len(set(loops)) != len(loops):
+                continue
+            blocks, strides = list(space.extents), [0] * len(space.extents)
+            for a, parts in zip(accesses, layout.dims):
+                blocks[a.loop] = parts.intervals[0][1] - parts.intervals[0][0]
+                strides[a.loop] = parts.stride
+            size = math.prod(_shape(value))
+            if best is None or size > best[0]:
+                best = (size, Partition(tuple(blocks), layout.first_tile, tuple(strides)))
+        if best is None or best[1].grid(space).count < 1:
+            return None
+        return best[1]
+
+    def search(self, space: Space) -> Partition:
+        if space.combiner is None:  # element-wise or unsplit reductions: cut the parallel loops
+            layout = self.default_layout(tuple(space.extents[d] for d in space.result), work=math.prod(space.extents))
+            blocks = list(space.extents)
+            for d, parts in zip(space.result, layout.dims):
+                blocks[d] = parts.intervals[0][1] - parts.intervals[0][0]
+            return _row_major(space, tuple(blocks))
+        return _search(space, self.target, self.budget)
+
+
+def _row_major(space: Space, blocks: tuple[int, ...]) -> Partition:
+    """Tile strides row-major over the loops: result loops first, summed loops innermost, so
+    the partial results of one output box sit on consecutive tiles."""
+    order = list(space.result) + [d for d in range(len(space.extents)) if d not in space.result]
+    counts = {d: -(-space.extents[d] // blocks[d]) for d in order}
+    strides = [0] * len(blocks)
+    step = 1
+    for d in reversed(order):
+        strides[d] = step if counts[d] > 1 else 0
+        step *= counts[d]
+    return Partition(blocks, 0, tuple(strides))
+
+
+def result_layout(space: Space, partition: Partition) -> Layout:
+    """Where the op's result lives: its parallel parts; with a cut summed dimension, the last
+    result dimension is cut further so each partial-sum tile owns a share of the sum."""
+    parts = partition.parts(space)
+    shape = tuple(space.extents[d] for d in space.result)
+    dims = [parts[d] for d in space.result]
+    reduced = math.prod(parts[d].count for d in space.reductions)
+    if reduced > 1:
+        last = dims[-1]
+        inner_step = min(parts[d].stride for d in space.reductions if parts[d].count > 1)
+        if last.count > 1 and last.stride != reduced * inner_step:
+            raise AssertionError("partial results must sit on consecutive tiles")
+        count = last.count * reduced
+        dims[-1] = Parts.blocks(shape[-1], balanced_block(shape[-1], count), inner_step)
+    return Layout(shape, partition.first, tuple(dims))
+
+
+def collapse_layout(expanded: Layout, groups: list[list[int]], collapsed_shape: tuple[int, ...]) -> Layout:
+    dims = []
+    for group, size in zip(groups, collapsed_shape):
+        inner = math.prod(expanded.shape[d] for d in group[1:])
+        first = expanded.dims[group[0]]
+        dims.append(Parts(tuple((lo * inner, hi * inner) for lo, hi in first.intervals), first.stride))
+    return Layout(tuple(collapsed_shape), expanded.first_tile, tuple(dims))
+
+
+def expand_layout(collapsed: Layout, groups: list[list[int]], expanded_shape: tuple[int, ...]) -> Layout | None:
+    """The expanded-side layout whose buffers are those of `collapsed` (None if its cuts do not
+    fall on whole rows of a group's inner dimensions)."""
+    dims: list[Parts] = [Parts(((0, n),), 0) for n in expanded_shape]
+    for group, parts in zip(groups, collapsed.dims):
+        inner = math.prod(expanded_shape[d] for d in group[1:])
+        if any(lo % inner or hi % inner for lo, hi in parts.intervals):
+            return None
+        dims[group[0]] = Parts(tuple((lo // inner, hi // inner) for lo, hi in parts.intervals), parts.stride)
+    return Layout(tuple(expanded_shape), collapsed.first_tile, tuple(dims))
+
+
+@functools.lru_cache(maxsize=None)
+def _candidates(extent: int, tiles: int) -> tuple[int, ...]:
+    """Part counts worth trying for a loop: powers of two, divisors of the tile count and of the
+    extent, and the extent itself, each giving a distinct block size."""
+    values = {1, min(extent, tiles)}
+    values |= {2**i for i in range(tiles.bit_length()) if 2**i <= min(extent, tiles)}
+    values |= {d for d in range(1, min(extent, tiles) + 1) if tiles % d == 0 or extent % d == 0}
+    by_block = {}
+    for p in sorted(values):
+        by_block.setdefault(-(-extent // p), p)
+    return tuple(sorted(by_block.values()))
+
+
+def _search(space: Space, target: Target, budget: int) -> Partition:
+    from ipu_mlir.runtime import cost_model
+
+    element_bytes = ipu.element_bytes(space.element_type)
+    loops = range(len(space.extents))
+    options = [_candidates(e, target.num_tiles) if space.splittable[d] else (1,) for d, e in zip(loops, space.extents)]
+    best = None
+    for counts in _products(options, target.num_tiles):
+        blocks = tuple(-(-e // p) for e, p in zip(space.extents, counts))
+        estimate = _estimate(space, blocks, counts, target, element_bytes, cost_model)
+        if estimate is None:
+            continue
+        cycles, memory = estimate
+        if memory <= budget and (best is None or cycles < best[0]):
+            best = (cycles, blocks)
+    if best is None:
+        raise op_error(space.op, f"does not fit in {budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
+    return _row_major(space, best[1])
+
+
+def _products(options: list[tuple[int, ...]], limit: int):
+    def walk(index: int, product: int, chosen: tuple[int, ...]):
+        if index == len(options):
+            yield chosen
+            return
+        for p in options[index]:
+            if product * p > limit:
+                break
+            yield from walk(index + 1, product * p, chosen + (p,))
+
+    yield from walk(0, 1, ())
+
+
+def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, cost_model) -> tuple[int, int] | None:
+    box = dict(enumerate(blocks))
+    operand_elements = 0
+    for accesses in space.operands:
+        elements = 1
+        for a in accesses:
+            if a.kind == "const":
+                continue
+            if a.loop is None:
+                elements *= a.size
+                continue
+            r = a.region(0, box[a.loop])
+            elements *= r.hi - r.lo + r.pad_low + r.pad_high if a.kind == "window" else r.hi - r.lo
+        operand_elements += elements
+    result_elements = math.prod(box[d] for d in space.result)
+    dtype = space.element_type
+    if isinstance(space.op, ipu.MatmulOp):
+        batch = math.prod(blocks[:-3])
+        compute = cost_model.matmul_cycles(batch, blocks[-3], blocks[-2], blocks[-1], dtype, target)
+    else:
+        n, f, oh, ow, c, kh, kw = blocks
+        compute = cost_model.conv_cycles(n, f, oh, ow, c, kh, kw, dtype, target)
+    cycles = compute + cost_model.exchange_cycles(operand_elements * element_bytes, target)
+    memory = (operand_elements + result_elements) * element_bytes
+    reduced = math.prod(counts[d] for d in space.reductions)
+    if reduced > 1:
+        # Each partial tile receives 1/reduced of the box from each of the `reduced` partials.
+        share = -(-result_elements // reduced) * reduced
+        cycles += cost_model.sync_cycles(target) + cost_model.exchange_cycles(share * element_bytes, target)
+        cycles += cost_model.elementwise_cycles(share, 1, dtype, target)
+        memory += share * element_bytes
+    return cycles, memory
+
+
+def _shape(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.RankedTensorType(value.type).shape)
+
+
+def _is_scalar(op: ir.OpView) -> bool:
+    return all(not isinstance(r.type, ir.ShapedType) for r in op.results)
+

@@ -1,0 +1,386 @@
+"""`ipu-schedule` (L2 -> L3): buffers, exchanges and BSP supersteps from a planned function.
+
+Every tensor of the planned entry function becomes an `ipu.buffer` holding each tile's block
+(views for reshapes); every compute op becomes one superstep: an exchange phase of `ipu.copy`
+patterns bringing each tile the operand pieces its part reads (`lowering/exchange.py`), the
+compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
+adds a second superstep exchanging and summing the partial results. Data-movement ops
+(slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
+host streams, results leave by them.
+
+Before (L2):
+
+    func.func @main(%a: tensor<64xf32> {ipu.mapping = M}) -> tensor<64xf32> {
+      %r = linalg.generic {...} ins(%a) outs(%e) {ipu.partition = ..., ipu.mapping = M} ...
+      return %r
+    }
+
+After (L3):
+
+    "ipu.buffer"() {sym_name = "arg0", type = memref<4xf32>, tiles = ...}
+    "ipu.buffer"() {sym_name = "generic0", type = memref<4xf32>, tiles = ...}
+    func.func @main(%arg0: tensor<64xf32>) -> tensor<64xf32> attributes {ipu.program} {
+      "ipu.host_to_device"(%arg0) {buffer = @arg0, mapping = M}
+      "ipu.sync"() {kind = "external"}
+      "ipu.execute"() {compute_set = @generic0_cs}
+      "ipu.sync"() {kind = "internal"}
+      %0 = "ipu.device_to_host"() {buffer = @generic0, mapping = M}
+      return %0
+    }
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import func
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.diagnostics import op_error
+
+from . import codelets
+from .exchange import plan_transfers
+from .iteration import Space, space_of
+from .layout import Layout, Parts
+from .pass_registry import ModulePass, register_pass
+from .plan import COMPUTE_OPS, Partition, collapse_layout, entry_functions, expand_layout, mapping_of, result_layout
+
+
+@dataclass(frozen=True)
+class Stored:
+    buffer: str
+    layout: Layout
+
+
+@register_pass
+@dataclass
+class Schedule(ModulePass):
+    """Lower a planned function to an L3 program of buffers, exchanges and compute sets.
+
+    The module docstring of `lowering/schedule.py` shows the before and after.
+    """
+
+    name = "ipu-schedule"
+
+    def run(self, module: ir.Operation) -> None:
+        for function in entry_functions(module):
+            with function.location:
+                _Scheduler(module, function).run()
+
+
+class _Scheduler:
+    def __init__(self, module: ir.Operation, function: ir.OpView):
+        self.module, self.source = module, function
+        self.body = module.regions[0].blocks[0]
+        self.stored: dict[ir.Value, Stored] = {}
+        self.names: dict[str, int] = {}
+        self.loc = function.location
+
+    # --- naming and creation ------------------------------------------------------------------
+
+    def fresh(self, stem: str) -> str:
+        count = self.names.get(stem, 0)
+        self.names[stem] = count + 1
+        return f"{stem}{count}"
+
+    def buffer(self, stem: str, layout: Layout, element_type: ir.Type, loc) -> str:
+        name = self.fresh(stem)
+        memref = ir.MemRefType.get([math.prod(layout.buffer_shape)], element_type)
+        ipu.buffer(name, memref, layout.grid(), loc=loc, ip=ir.InsertionPoint(self.program))
+        return name
+
+    def run(self) -> None:
+        source_type = ir.FunctionType(ir.TypeAttr(self.source.attributes["function_type"]).value)
+        name = ir.StringAttr(self.source.attributes["sym_name"]).value
+        self.source.attributes["sym_name"] = ir.StringAttr.get(name + ".l2")
+        self.program = ipu.program_function(name, source_type.inputs, source_type.results, loc=self.loc, ip=ir.InsertionPoint(self.body))
+        self.entry = self.program.regions[0].blocks[0]
+        self.ip = ir.InsertionPoint(self.entry)
+        self.codelet_ip = ir.InsertionPoint(self.body)
+        old_block = self.source.regions[0].blocks[0]
+        for arg, new_arg in zip(old_block.arguments, self.entry.arguments):
+            self.stream_in(arg, new_arg, f"arg{arg.arg_number}_")
+        for op in old_block.operations:
+            if op.operation.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
+                copy = op.operation.clone(ip=self.ip)
+                self.stream_in(op.results[0], copy.results[0], "const")
+        with self.loc:
+            ipu.sync("external", ip=self.ip)
+        for op in old_block.operations:
+            self.lower(op)
+        self.source.operation.erase()
+
+    # --- ops ------------------------------------------------------------------------------------
+
+    def stream_in(self, old: ir.Value, new: ir.Value, stem: str) -> None:
+        layout = mapping_of(old)
+        if layout is None:
+            raise op_error(self.source, "has an argument without ipu.mapping; run ipu-plan first")
+        element_type = ir.RankedTensorType(old.type).element_type
+        buffer = self.buffer(stem, layout, element_type, self.loc)
+        ipu.host_to_device(new, buffer, layout.mapping(), loc=self.loc, ip=self.ip)
+        self.stored[old] = Stored(buffer, layout)
+
+    def lower(self, op: ir.OpView) -> None:
+        name = op.operation.name
+        with op.location:
+            if name in COMPUTE_OPS:
+                self.compute(op)
+            elif name == "func.return":
+                self.stream_out(op)
+            elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
+                self.reshape(op)
+            elif name in ("tensor.extract_slice", "tensor.insert_slice", "tensor.concat", "tensor.pad"):
+                self.move(op)
+            elif name in ("tensor.empty", "arith.constant"):
+                pass
+            else:
+                raise op_error(op, "is not supported by ipu-schedule")
+
+    def stream_out(self, op: ir.OpView) -> None:
+        ipu.sync("external", ip=self.ip)
+        results = []
+        for value in op.operands:
+            stored = self.get(op, value)
+            results.append(ipu.device_to_host(value.type, stored.buffer, stored.layout.mapping(), ip=self.ip).result)
+        func.ReturnOp(results, ip=self.ip)
+
+    def get(self, op: ir.OpView, value: ir.Value) -> Stored:
+        if value not in self.stored:
+            raise op_error(op, "uses a tensor with no storage (a tensor.empty read as data?)")
+        return self.stored[value]
+
+    def bring(self, op: ir.OpView, value: ir.Value, wanted: Layout, stem: str) -> str:
+        """The buffer holding `value` laid out as `wanted`: the stored one, or a copy of it."""
+        stored = self.get(op, value)
+        if stored.layout == wanted:
+            return stored.buffer
+        element_type = ir.RankedTensorType(value.type).element_type
+        buffer = self.buffer(stem, wanted, element_type, op.location)
+        self.copy(stored, buffer, wanted)
+        return buffer
+
+    def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None) -> None:
+        for t in plan_transfers(source.layout, wanted, shift, box):
+            ipu.copy(source.buffer, dest, size=t.size, src_tiles=t.src_tiles, dst_tiles=t.dst_tiles,
+                     src_offset=t.src_offset, dst_offset=t.dst_offset, ip=self.ip)
+
+    def execute(self, stem: str, groups: list[tuple[str, object, list[str], list[str]]]) -> None:
+        compute_set = ipu.compute_set_function(self.fresh(stem + "_cs"), ip=self.codelet_ip)
+        with ir.InsertionPoint(compute_set.regions[0].blocks[0]):
+            for codelet, grid, inputs, outputs in groups:
+                ipu.vertex_group(codelet, grid, inputs, outputs)
+            func.ReturnOp([])
+        ipu.execute(ir.StringAttr(compute_set.attributes["sym_name"]).value, ip=self.ip)
+        ipu.sync("internal", ip=self.ip)
+
+    # --- compute ops ------------------------------------------------------------------------------
+
+    def compute(self, op: ir.OpView) -> None:
+        space = space_of(op)
+        partition = Partition.of(op)
+        parts = partition.parts(space)
+        stem = op.operation.name.split(".")[-1]
+        operand_layouts = [self.operand_layout(space, partition, accesses) for accesses in space.operands]
+        inputs = [self.bring(op, v, layout, stem + "_in") for v, layout in zip(op.operands, operand_layouts)]
+        uses_init = _uses_init(op)
+        init_layout = None
+        if uses_init:
+            init_layout = Layout(result_layout(space, partition).shape, partition.first, tuple(parts[d] for d in space.result),
+                                 self.replicas(space, partition, space.result))
+            inputs.append(self.bring(op, op.operands[len(op.operands) - 1], init_layout, stem + "_init"))
+        final = mapping_of(op.results[0])
+        reduced = math.prod(parts[d].count for d in space.reductions)
+        element_type = space.element_type
+        if reduced > 1:
+            box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result))
+            partial = self.buffer(stem + "_partial", box_layout, element_type, op.location)
+        else:
+            partial = self.buffer(stem, final, element_type, op.location)
+        iteration = Layout(space.extents, partition.first, parts)
+        groups = []
+        for grid, first_parts in iteration.classes(self.signatures(space, parts)):
+            codelet = self.fresh(stem + "_v")
+            pieces = [self.piece(space, parts, accesses, first_parts) for accesses in space.operands]
+            box = tuple(parts[d].intervals[first_parts[d]][1] - parts[d].intervals[first_parts[d]][0] for d in space.result)
+            self.codelet(op, codelet, space, pieces, box, uses_init)
+            groups.append((codelet, grid, inputs, [partial]))
+        self.execute(stem, groups)
+        self.stored[op.results[0]] = Stored(partial, final)
+        if reduced > 1:
+            self.sum_partials(op, stem, space, parts, partial, final, reduced)
+
+    def operand_layout(self, space: Space, partition: Partition, accesses) -> Layout:
+        parts = partition.parts(space)
+        dims = []
+        for a in accesses:
+            if a.kind == "const" or a.loop is None:
+                dims.append(Parts(((0, a.size),), 0))
+            else:
+                loop = parts[a.loop]
+                dims.append(Parts(tuple((r.lo, r.hi) for r in (a.region(lo, hi) for lo, hi in loop.intervals)), loop.stride))
+        used = {a.loop for a in accesses if a.kind != "const"}
+        shape = tuple(a.size for a in accesses)
+        return Layout(shape, partition.first, tuple(dims), self.replicas(space, partition, used))
+
+    @staticmethod
+    def replicas(space: Space, partition: Partition, used) -> tuple[tuple[int, int], ...]:
+        parts = partition.parts(space)
+        return tuple((parts[d].count, parts[d].stride) for d in range(len(parts)) if d not in used and parts[d].count > 1)
+
+    @staticmethod
+    def signatures(space: Space, parts) -> list[list]:
+        """Parts of a loop look alike when their extent and every operand piece they read
+        (extent and padding) agree."""
+        result = []
+        for d, loop in enumerate(parts):
+            row = []
+            for lo, hi in loop.intervals:
+                reads = tuple(
+                    (r.hi - r.lo, r.pad_low, r.pad_high)
+                    for accesses in space.operands
+                    for a in accesses
+                    if a.loop == d and a.kind != "const"
+                    for r in (a.region(lo, hi),)
+                )
+                row.append((hi - lo, reads))
+            result.append(row)
+        return result
+
+    @staticmethod
+    def piece(space: Space, parts, accesses, first_parts):
+        shape, pads_low, pads_high = [], [], []
+        for a in accesses:
+            if a.kind == "const" or a.loop is None:
+                shape.append(a.size)
+                pads_low.append(0)
+                pads_high.append(0)
+                continue
+            lo, hi = parts[a.loop].intervals[first_parts[a.loop]]
+            r = a.region(lo, hi)
+            shape.append(r.hi - r.lo)
+            pads_low.append(r.pad_low)
+            pads_high.append(r.pad_high)
+        return tuple(shape), tuple(pads_low), tuple(pads_high)
+
+    def codelet(self, op, name, space: Space, pieces, box, uses_init) -> None:
+        loc, ip = op.location, self.codelet_ip
+        if isinstance(op, ipu.MatmulOp):
+            operand_type = ir.RankedTensorType(op.lhs.type).element_type
+            codelets.matmul_codelet(name, (pieces[0][0], operand_type), (pieces[1][0], operand_type), box, space.element_type, ip, loc)
+        elif isinstance(op, ipu.ConvOp):
+            (in_shape, low, high), (filter_shape, _, _) = pieces
+            out_channels, groups = ir.RankedTensorType(op.filter.type).shape[0], op.groups
+            tile_groups = box[1] // (out_channels // groups) if groups > 1 else 1
+            codelets.conv_codelet(name, op, in_shape, filter_shape, (low[2], low[3], high[2], high[3]), tile_groups, box, ip, loc)
+        else:
+            codelets.generic_codelet(name, op, [p[0] for p in pieces], box, uses_init, ip, loc)
+
+    def sum_partials(self, op, stem, space: Space, parts, partial: str, final: Layout, reduced: int) -> None:
+        """Second stage of a cut reduction: tile r of each output box receives its share of
+        every partial and sums them."""
+        inner = min(parts[d].stride for d in space.reductions if parts[d].count > 1)
+        box_dims = tuple(parts[d] for d in space.result)
+        partials = Layout((reduced,) + final.shape, final.first_tile, (Parts(tuple((r, r + 1) for r in range(reduced)), inner),) + box_dims)
+        wanted = Layout(partials.shape, final.first_tile, (Parts(((0, reduced),), 0),) + final.dims)
+        gathered = self.buffer(stem + "_partials", wanted, space.element_type, op.location)
+        self.copy(Stored(partial, partials), gathered, wanted)
+        result = self.buffer(stem, final, space.element_type, op.location)
+        groups = []
+        for grid, first_parts in final.classes():
+            box = tuple(d.intervals[j][1] - d.intervals[j][0] for d, j in zip(final.dims, first_parts))
+            codelet = self.fresh(stem + "_sum")
+            codelets.sum_codelet(codelet, (reduced,) + box, space.element_type, self.codelet_ip, op.location)
+            groups.append((codelet, grid, [gathered], [result]))
+        self.execute(stem + "_sum", groups)
+        self.stored[op.results[0]] = Stored(result, final)
+
+    # --- data movement ----------------------------------------------------------------------------
+
+    def reshape(self, op: ir.OpView) -> None:
+        result = mapping_of(op.results[0])
+        groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+        source_shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
+        if op.operation.name == "tensor.expand_shape":
+            source_layout = collapse_layout(result, groups, source_shape)
+        else:
+            source_layout = expand_layout(result, groups, source_shape)
+            if source_layout is None:
+                raise op_error(op, "has a result mapping that does not cut whole rows; replan with ipu-plan")
+        buffer = self.bring(op, op.operands[0], source_layout, "reshape")
+        if buffer != self.get(op, op.operands[0]).buffer:
+            ipu.sync("internal", ip=self.ip)  # the copies land before anything reads them
+        self.stored[op.results[0]] = Stored(buffer, result)
+
+    def move(self, op: ir.OpView) -> None:
+        name = op.operation.name
+        result = mapping_of(op.results[0])
+        element_type = ir.RankedTensorType(op.results[0].type).element_type
+        dest = self.buffer(name.split(".")[-1], result, element_type, op.location)
+        rank = len(result.shape)
+        if name == "tensor.extract_slice":
+            offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))
+            if len(sizes) != rank or any(s != 1 for s in strides):
+                raise op_error(op, "with rank reduction or non-unit strides is not supported by ipu-schedule")
+            box = tuple((o, o + s) for o, s in zip(offsets, sizes))
+            self.copy(self.get(op, op.operands[0]), dest, result, tuple(-o for o in offsets), box)
+        elif name == "tensor.insert_slice":
+            offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))
+            source = self.get(op, op.operands[0])
+            if len(source.layout.shape) != rank or any(s != 1 for s in strides):
+                raise op_error(op, "with rank reduction or non-unit strides is not supported by ipu-schedule")
+            inner = tuple((o, o + s) for o, s in zip(offsets, sizes))
+            for box in _complement(result.shape, inner):
+                self.copy(self.get(op, op.operands[1]), dest, result, None, box)
+            self.copy(source, dest, result, offsets)
+        elif name == "tensor.concat":
+            axis = ir.IntegerAttr(op.attributes["dim"]).value
+            at = 0
+            for value in op.operands:
+                shift = tuple(at if k == axis else 0 for k in range(rank))
+                self.copy(self.get(op, value), dest, result, shift)
+                at += ir.RankedTensorType(value.type).shape[axis]
+        else:  # tensor.pad: fill everything with the padding value, then bring the source
+            low = _static(op, "static_low")
+            yielded = op.regions[0].blocks[0].operations[0].operands[0] if len(op.regions[0].blocks) else None
+            if yielded is None or isinstance(yielded.owner, ir.Block) or yielded.owner.name != "arith.constant":
+                raise op_error(op, "pads with a value that is not a constant; not supported by ipu-schedule")
+            value = yielded.owner.attributes["value"]
+            groups = []
+            for grid, first_parts in result.classes():
+                box = tuple(d.intervals[j][1] - d.intervals[j][0] for d, j in zip(result.dims, first_parts))
+                codelet = self.fresh("pad_fill")
+                codelets.fill_codelet(codelet, box, value, element_type, self.codelet_ip, op.location)
+                groups.append((codelet, grid, [], [dest]))
+            self.execute("pad", groups)
+            self.copy(self.get(op, op.operands[0]), dest, result, low)
+        ipu.sync("internal", ip=self.ip)  # the copies land before anything reads them
+        self.stored[op.results[0]] = Stored(dest, result)
+
+
+def _static(op: ir.OpView, name: str) -> tuple[int, ...]:
+    return tuple(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _complement(shape, inner):
+    """Disjoint boxes covering `shape` minus the box `inner`."""
+    boxes = []
+    fixed = []
+    for k, (size, (lo, hi)) in enumerate(zip(shape, inner)):
+        rest = [(0, n) for n in shape[k + 1 :]]
+        if lo > 0:
+            boxes.append(tuple(fixed + [(0, lo)] + rest))
+        if hi < size:
+            boxes.append(tuple(fixed + [(hi, size)] + rest))
+        fixed.append((lo, hi))
+    return boxes
+
+
+def _uses_init(op: ir.OpView) -> bool:
+    if op.operation.name != "linalg.generic":
+        return False
+    block = op.regions[0].blocks[0]
+    out = block.arguments[len(block.arguments) - 1]
+    return any(True for _ in out.uses)
