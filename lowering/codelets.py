@@ -16,6 +16,8 @@ from mlir.dialects import func
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.diagnostics import op_error
 
+from .iteration import COMBINERS, SUM
+
 
 def tensor(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
     return ir.RankedTensorType.get(list(shape), element_type)
@@ -54,16 +56,20 @@ def conv_codelet(name, source: ipu.ConvOp, input_shape, filter_shape, padding, g
         func.ReturnOp([result.result])
 
 
-def generic_codelet(name, source: ir.OpView, operand_shapes: list[tuple[int, ...]], init_shape, uses_init: bool, ip, loc) -> None:
+def generic_codelet(name, source: ir.OpView, operand_shapes: list[tuple[int, ...]], init_shape, uses_init: bool, ip, loc, combiner: str | None = None) -> None:
     """`source` (a linalg.generic) on pieces: the same maps and body, smaller tensors. Scalars
-    the body captures from outside (constants) are cloned in."""
+    the body captures from outside (constants) are cloned in. With `combiner`, the piece of a
+    reduction cut across tiles starts from the combiner's identity instead of the init."""
     inputs = list(source.operands)[:-1]
     init = source.operands[len(source.operands) - 1]
     types = [tensor(shape, ir.RankedTensorType(v.type).element_type) for shape, v in zip(operand_shapes, inputs)]
     init_type = tensor(init_shape, ir.RankedTensorType(init.type).element_type)
     function, block = _codelet(name, types + ([init_type] if uses_init else []), [init_type], ip, loc)
     with ir.InsertionPoint(block), loc:
-        outs = block.arguments[len(types)] if uses_init else _empty(init_type)
+        if combiner is not None:
+            outs = filled(init_shape, init_type.element_type, identity_constant(combiner, init_type.element_type))
+        else:
+            outs = block.arguments[len(types)] if uses_init else _empty(init_type)
         generic = ir.Operation.create(
             "linalg.generic",
             results=[init_type],
@@ -112,39 +118,70 @@ def _capture(source: ir.OpView, value: ir.Value, function_block: ir.Block, captu
     return copy.results[0]
 
 
-def sum_codelet(name, partial_shape, element_type, ip, loc) -> None:
-    """Sum of the partial results of a cut reduction, over their leading dim."""
+def _is_float(element_type: ir.Type) -> bool:
+    return isinstance(element_type, (ir.F32Type, ir.F16Type, ir.BF16Type, ir.F64Type))
+
+
+def identity_constant(combiner: str, element_type: ir.Type) -> ir.Value:
+    """The scalar constant that `combiner` leaves unchanged (0 for a sum...)."""
+    value = COMBINERS[combiner_of(combiner, element_type)] if combiner != SUM else 0
+    if _is_float(element_type):
+        attr = ir.FloatAttr.get(element_type, float(value))
+    else:
+        width = ir.IntegerType(element_type).width
+        value = {"min": -(2 ** (width - 1)), "max": 2 ** (width - 1) - 1}.get(value, value)
+        attr = ir.IntegerAttr.get(element_type, int(value))
+    return ir.Operation.create("arith.constant", results=[element_type], attributes={"value": attr}).results[0]
+
+
+def filled(shape, element_type: ir.Type, value: ir.Value) -> ir.Value:
+    result_type = tensor(shape, element_type)
+    fill = ir.Operation.create(
+        "linalg.fill",
+        results=[result_type],
+        operands=[value, _empty(result_type)],
+        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1])},
+        regions=1,
+    )
+    _fill_body(fill, element_type)
+    return fill.results[0]
+
+
+def combiner_of(combiner: str, element_type: ir.Type) -> str:
+    if combiner == SUM:
+        return "arith.addf" if _is_float(element_type) else "arith.addi"
+    return combiner
+
+
+def combine_codelet(name, partial_shape, element_type, combiner: str, with_init: bool, ip, loc) -> None:
+    """Second stage of a reduction cut across tiles: the partial results, stacked along a
+    leading dim, combined (onto the op's init, `with_init`)."""
+    combiner = combiner_of(combiner, element_type)
     result_shape = partial_shape[1:]
-    function, block = _codelet(name, [tensor(partial_shape, element_type)], [tensor(result_shape, element_type)], ip, loc)
+    inputs = [tensor(partial_shape, element_type)] + ([tensor(result_shape, element_type)] if with_init else [])
+    function, block = _codelet(name, inputs, [tensor(result_shape, element_type)], ip, loc)
     rank = len(partial_shape)
-    float_ = isinstance(element_type, (ir.F32Type, ir.F16Type, ir.BF16Type, ir.F64Type))
     with ir.InsertionPoint(block), loc:
-        zero = ir.Operation.create(
-            "arith.constant",
-            results=[element_type],
-            attributes={"value": ir.FloatAttr.get(element_type, 0.0) if float_ else ir.IntegerAttr.get(element_type, 0)},
-        ).results[0]
-        init = ir.Operation.create("linalg.fill", results=[tensor(result_shape, element_type)], operands=[zero, _empty(tensor(result_shape, element_type))],
-                                   attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1])}, regions=1)
-        _fill_body(init, element_type)
+        init = block.arguments[1] if with_init else filled(result_shape, element_type, identity_constant(combiner, element_type))
         maps = ir.ArrayAttr.get(
             [
                 ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank)),
                 ir.AffineMapAttr.get(ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in range(1, rank)])),
             ]
         )
-        iterators = ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<reduction>")] + [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * (rank - 1))
+        kinds = ["reduction"] + ["parallel"] * (rank - 1)
+        iterators = ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
         generic = ir.Operation.create(
             "linalg.generic",
             results=[tensor(result_shape, element_type)],
-            operands=[block.arguments[0], init.results[0]],
+            operands=[block.arguments[0], init],
             attributes={"indexing_maps": maps, "iterator_types": iterators, "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1])},
             regions=1,
         )
         body = generic.regions[0].blocks.append(element_type, element_type)
         with ir.InsertionPoint(body):
-            add = ir.Operation.create("arith.addf" if float_ else "arith.addi", results=[element_type], operands=list(body.arguments))
-            ir.Operation.create("linalg.yield", operands=[add.results[0]])
+            combined = ir.Operation.create(combiner, results=[element_type], operands=list(body.arguments))
+            ir.Operation.create("linalg.yield", operands=[combined.results[0]])
         func.ReturnOp([generic.results[0]])
 
 

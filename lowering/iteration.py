@@ -22,8 +22,26 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.diagnostics import op_error
 
-# Combiners of a partitioned reduction: the op summing partial results, and its identity.
-SUM = "sum"
+# Ops that combine partial results of a reduction cut across tiles (associative and
+# commutative), with their identity: floats as Python floats, integers as signed values.
+SUM = "sum"  # matmul and convolution partial sums
+COMBINERS = {
+    "arith.addf": 0.0,
+    "arith.mulf": 1.0,
+    "arith.maximumf": float("-inf"),
+    "arith.minimumf": float("inf"),
+    "arith.maxnumf": float("-inf"),
+    "arith.minnumf": float("inf"),
+    "arith.addi": 0,
+    "arith.muli": 1,
+    "arith.maxsi": "min",
+    "arith.minsi": "max",
+    "arith.maxui": 0,
+    "arith.minui": -1,
+    "arith.andi": -1,
+    "arith.ori": 0,
+    "arith.xori": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -168,7 +186,8 @@ def _generic(op: ir.OpView) -> Space:
     result_loops = tuple(a.loop for a in accesses[-1])
     if any(a.kind != "dim" for a in accesses[-1]) or set(result_loops) & set(reductions):
         raise op_error(op, "has a result indexing map that is not a projection of its parallel loops; ipu-plan cannot place it")
-    splittable = tuple(d not in windows and d not in reductions for d in range(len(extents)))
+    combiner = _combiner(op) if reductions else None
+    splittable = tuple(d not in windows and (d not in reductions or combiner is not None) for d in range(len(extents)))
     return Space(
         op,
         tuple(extents),
@@ -177,8 +196,24 @@ def _generic(op: ir.OpView) -> Space:
         tuple(accesses[:num_inputs]),
         result_loops,
         ir.RankedTensorType(op.results[0].type).element_type,
-        combiner=None,
+        combiner=combiner,
     )
+
+
+def _combiner(op: ir.OpView) -> str | None:
+    """The op folding each value into the accumulator, when the body is
+    `yield combine(f(inputs), acc)` with the accumulator used nowhere else: then the
+    reduction can be cut across tiles and the partial results combined."""
+    block = op.regions[0].blocks[0]
+    accumulator = block.arguments[len(block.arguments) - 1]
+    terminator = list(block.operations)[-1]
+    value = terminator.operands[0]
+    if isinstance(value.owner, ir.Block) or value.owner.name not in COMBINERS:
+        return None
+    uses = [use.owner for use in accumulator.uses]
+    if len(uses) != 1 or uses[0] != value.owner or list(value.owner.operands).count(accumulator) != 1:
+        return None
+    return value.owner.name
 
 
 @dataclass(frozen=True)

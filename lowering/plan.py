@@ -213,7 +213,7 @@ class _Planner:
         return best[1]
 
     def search(self, space: Space) -> Partition:
-        if space.combiner is None:  # element-wise or unsplit reductions: cut the parallel loops
+        if space.combiner is None or not space.reductions:  # cut the parallel loops only
             layout = self.default_layout(tuple(space.extents[d] for d in space.result), work=math.prod(space.extents))
             blocks = list(space.extents)
             for d, parts in zip(space.result, layout.dims):
@@ -338,9 +338,12 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, 
     if isinstance(space.op, ipu.MatmulOp):
         batch = math.prod(blocks[:-3])
         compute = cost_model.matmul_cycles(batch, blocks[-3], blocks[-2], blocks[-1], dtype, target)
-    else:
+    elif isinstance(space.op, ipu.ConvOp):
         n, f, oh, ow, c, kh, kw = blocks
         compute = cost_model.conv_cycles(n, f, oh, ow, c, kh, kw, dtype, target)
+    else:
+        body_ops = len(list(space.op.regions[0].blocks[0].operations)) - 1
+        compute = cost_model.elementwise_cycles(math.prod(blocks), max(1, body_ops), dtype, target)
     cycles = compute + cost_model.exchange_cycles(operand_elements * element_bytes, target)
     memory = (operand_elements + result_elements) * element_bytes
     reduced = math.prod(counts[d] for d in space.reductions)

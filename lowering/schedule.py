@@ -42,10 +42,10 @@ from ipu_mlir.dialects.diagnostics import op_error
 
 from . import codelets
 from .exchange import plan_transfers
-from .iteration import Space, space_of
+from .iteration import SUM, Space, space_of
 from .layout import Layout, Parts
 from .pass_registry import ModulePass, register_pass
-from .plan import COMPUTE_OPS, Partition, collapse_layout, entry_functions, expand_layout, mapping_of, result_layout
+from .plan import COMPUTE_OPS, Partition, collapse_layout, entry_functions, expand_layout, mapping_of
 
 
 @dataclass(frozen=True)
@@ -185,17 +185,18 @@ class _Scheduler:
         stem = op.operation.name.split(".")[-1]
         operand_layouts = [self.operand_layout(space, partition, accesses) for accesses in space.operands]
         inputs = [self.bring(op, v, layout, stem + "_in") for v, layout in zip(op.operands, operand_layouts)]
-        uses_init = _uses_init(op)
-        init_layout = None
-        if uses_init:
-            init_layout = Layout(result_layout(space, partition).shape, partition.first, tuple(parts[d] for d in space.result),
-                                 self.replicas(space, partition, space.result))
-            inputs.append(self.bring(op, op.operands[len(op.operands) - 1], init_layout, stem + "_init"))
         final = mapping_of(op.results[0])
         reduced = math.prod(parts[d].count for d in space.reductions)
+        # A reduction cut across tiles starts each piece from the identity; the init joins in
+        # the second stage.
+        uses_init = _uses_init(op) and reduced == 1
+        combiner = space.combiner if reduced > 1 and space.combiner != SUM else None
+        if uses_init:
+            init_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result))
+            inputs.append(self.bring(op, op.operands[len(op.operands) - 1], init_layout, stem + "_init"))
         element_type = space.element_type
         if reduced > 1:
-            box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result))
+            box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result), self.replicas(space, partition, space.result))
             partial = self.buffer(stem + "_partial", box_layout, element_type, op.location)
         else:
             partial = self.buffer(stem, final, element_type, op.location)
@@ -205,12 +206,12 @@ class _Scheduler:
             codelet = self.fresh(stem + "_v")
             pieces = [self.piece(space, parts, accesses, first_parts) for accesses in space.operands]
             box = tuple(parts[d].intervals[first_parts[d]][1] - parts[d].intervals[first_parts[d]][0] for d in space.result)
-            self.codelet(op, codelet, space, pieces, box, uses_init)
+            self.codelet(op, codelet, space, pieces, box, uses_init, combiner)
             groups.append((codelet, grid, inputs, [partial]))
         self.execute(stem, groups)
         self.stored[op.results[0]] = Stored(partial, final)
         if reduced > 1:
-            self.sum_partials(op, stem, space, parts, partial, final, reduced)
+            self.combine_partials(op, stem, space, parts, partial, final, reduced)
 
     def operand_layout(self, space: Space, partition: Partition, accesses) -> Layout:
         parts = partition.parts(space)
@@ -265,7 +266,7 @@ class _Scheduler:
             pads_high.append(r.pad_high)
         return tuple(shape), tuple(pads_low), tuple(pads_high)
 
-    def codelet(self, op, name, space: Space, pieces, box, uses_init) -> None:
+    def codelet(self, op, name, space: Space, pieces, box, uses_init, combiner) -> None:
         loc, ip = op.location, self.codelet_ip
         if isinstance(op, ipu.MatmulOp):
             operand_type = ir.RankedTensorType(op.lhs.type).element_type
@@ -276,25 +277,29 @@ class _Scheduler:
             tile_groups = box[1] // (out_channels // groups) if groups > 1 else 1
             codelets.conv_codelet(name, op, in_shape, filter_shape, (low[2], low[3], high[2], high[3]), tile_groups, box, ip, loc)
         else:
-            codelets.generic_codelet(name, op, [p[0] for p in pieces], box, uses_init, ip, loc)
+            codelets.generic_codelet(name, op, [p[0] for p in pieces], box, uses_init, ip, loc, combiner)
 
-    def sum_partials(self, op, stem, space: Space, parts, partial: str, final: Layout, reduced: int) -> None:
+    def combine_partials(self, op, stem, space: Space, parts, partial: str, final: Layout, reduced: int) -> None:
         """Second stage of a cut reduction: tile r of each output box receives its share of
-        every partial and sums them."""
+        every partial result and combines them (and the op's init, if it reads one)."""
         inner = min(parts[d].stride for d in space.reductions if parts[d].count > 1)
         box_dims = tuple(parts[d] for d in space.result)
         partials = Layout((reduced,) + final.shape, final.first_tile, (Parts(tuple((r, r + 1) for r in range(reduced)), inner),) + box_dims)
         wanted = Layout(partials.shape, final.first_tile, (Parts(((0, reduced),), 0),) + final.dims)
         gathered = self.buffer(stem + "_partials", wanted, space.element_type, op.location)
         self.copy(Stored(partial, partials), gathered, wanted)
+        inputs = [gathered]
+        with_init = _uses_init(op)
+        if with_init:
+            inputs.append(self.bring(op, op.operands[len(op.operands) - 1], final, stem + "_init"))
         result = self.buffer(stem, final, space.element_type, op.location)
         groups = []
         for grid, first_parts in final.classes():
             box = tuple(d.intervals[j][1] - d.intervals[j][0] for d, j in zip(final.dims, first_parts))
-            codelet = self.fresh(stem + "_sum")
-            codelets.sum_codelet(codelet, (reduced,) + box, space.element_type, self.codelet_ip, op.location)
-            groups.append((codelet, grid, [gathered], [result]))
-        self.execute(stem + "_sum", groups)
+            codelet = self.fresh(stem + "_combine")
+            codelets.combine_codelet(codelet, (reduced,) + box, space.element_type, space.combiner, with_init, self.codelet_ip, op.location)
+            groups.append((codelet, grid, inputs, [result]))
+        self.execute(stem + "_combine", groups)
         self.stored[op.results[0]] = Stored(result, final)
 
     # --- data movement ----------------------------------------------------------------------------
