@@ -6,7 +6,8 @@
 Its steps: record the target; convert standard dialects to L1 (`ipu-convert-to-ipu`, which
 also normalizes with upstream passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
-(`ipu-fuse-compute-sets`); lay out tile memory (`ipu-memory-plan`); verify.
+(`ipu-fuse-compute-sets`); run independent work on disjoint tiles in one superstep
+(`ipu-merge-supersteps`); lay out tile memory (`ipu-memory-plan`); verify.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ipu_mlir.runtime.target import DEFAULT_TARGET, TARGET_ATTRIBUTE
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
-STEPS = ("ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-memory-plan", "ipu-verify")
+STEPS = ("ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
 
 
 def default_pipeline(target: str | None = None, memory_report: str | None = None) -> str:

@@ -26,6 +26,7 @@ After (gc200):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -128,6 +129,17 @@ class _Planner:
     def __init__(self, target: Target, budget: int, grain: int):
         self.target, self.budget, self.grain = target, budget, grain
         self.layouts: dict[ir.Value, Layout] = {}
+        self.cursor = 0
+
+    def place(self, count: int) -> int:
+        """First tile for something on `count` tiles: small pieces of work go round the tiles
+        one after the other, so independent ones can share a superstep (ipu-merge-supersteps)
+        and memory fills evenly."""
+        if count >= self.target.num_tiles:
+            return 0
+        first = self.cursor if self.cursor + count <= self.target.num_tiles else 0
+        self.cursor = first + count
+        return first
 
     def plan_function(self, function: ir.OpView) -> None:
         block = function.regions[0].blocks[0]
@@ -166,7 +178,7 @@ class _Planner:
             tiles = max(1, tiles // -(-size // block))
         counts = [-(-s // b) for s, b in zip(shape, blocks)]
         strides = [math.prod(counts[k + 1 :]) for k in range(len(shape))]
-        return Layout.blocks(shape, tuple(blocks), 0, tuple(strides))
+        return Layout.blocks(shape, tuple(blocks), self.place(math.prod(counts)), tuple(strides))
 
     def reshape_layout(self, op: ir.OpView) -> Layout:
         """Expanded-side layouts cut only the first dim of each reassociation group, so the
@@ -218,11 +230,12 @@ class _Planner:
             blocks = list(space.extents)
             for d, parts in zip(space.result, layout.dims):
                 blocks[d] = parts.intervals[0][1] - parts.intervals[0][0]
-            return _row_major(space, tuple(blocks))
-        return _search(space, self.target, self.budget)
+            return _row_major(space, tuple(blocks), layout.first_tile)
+        partition = _search(space, self.target, self.budget)
+        return dataclasses.replace(partition, first=self.place(partition.grid(space).count))
 
 
-def _row_major(space: Space, blocks: tuple[int, ...]) -> Partition:
+def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partition:
     """Tile strides row-major over the loops: result loops first, summed loops innermost, so
     the partial results of one output box sit on consecutive tiles."""
     order = list(space.result) + [d for d in range(len(space.extents)) if d not in space.result]
@@ -232,7 +245,7 @@ def _row_major(space: Space, blocks: tuple[int, ...]) -> Partition:
     for d in reversed(order):
         strides[d] = step if counts[d] > 1 else 0
         step *= counts[d]
-    return Partition(blocks, 0, tuple(strides))
+    return Partition(blocks, first, tuple(strides))
 
 
 def result_layout(space: Space, partition: Partition) -> Layout:

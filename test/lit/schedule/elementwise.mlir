@@ -22,7 +22,7 @@ module attributes {ipu.target = "tiny"} {
 }
 
 // CHECK-DAG: "ipu.buffer"() {sym_name = "[[A:arg0_0]]", tiles = array<i64: 0, 14, 1, 1, 1>, type = memref<99xf32>}
-// CHECK-DAG: "ipu.buffer"() {sym_name = "[[B:arg1_0]]", tiles = array<i64: 0, 1, 1>, type = memref<33xf32>}
+// CHECK-DAG: "ipu.buffer"() {sym_name = "[[B:arg1_0]]", tiles = array<i64: 14, 1, 1>, type = memref<33xf32>}
 // CHECK-DAG: "ipu.buffer"() {sym_name = "[[BIAS:generic_in0]]", tiles = array<i64: 0, 1, 1, 14, 1>, type = memref<33xf32>}
 // CHECK-DAG: "ipu.buffer"() {sym_name = "[[R:generic0]]", tiles = array<i64: 0, 14, 1, 1, 1>, type = memref<99xf32>}
 
@@ -31,7 +31,7 @@ module attributes {ipu.target = "tiny"} {
 // CHECK-NEXT: "ipu.host_to_device"(%arg0) {buffer = @[[A]]
 // CHECK-NEXT: "ipu.host_to_device"(%arg1) {buffer = @[[B]]
 // CHECK-NEXT: "ipu.sync"() {kind = "external"}
-// CHECK-NEXT: "ipu.copy"() {dest = @[[BIAS]], dst_offset = array<i64: 0, 0>, dst_tiles = array<i64: 0, 14, 1>, size = 33 : i64, source = @[[B]], src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 14, 0>}
+// CHECK-NEXT: "ipu.copy"() {dest = @[[BIAS]], dst_offset = array<i64: 0, 0>, dst_tiles = array<i64: 0, 14, 1>, size = 33 : i64, source = @[[B]], src_offset = array<i64: 0, 0>, src_tiles = array<i64: 14, 14, 0>}
 // CHECK-NEXT: "ipu.execute"() {compute_set = @[[CS:generic_cs0]]}
 // CHECK-NEXT: "ipu.sync"() {kind = "internal"}
 // CHECK-NEXT: "ipu.sync"() {kind = "external"}

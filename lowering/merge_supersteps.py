@@ -1,0 +1,121 @@
+"""`ipu-merge-supersteps` (L3): independent work on disjoint tiles shares a superstep.
+
+Rewrite pattern on `ipu.execute`: compute set A, its sync, the exchange phase of the next
+superstep and compute set B become one superstep when B does not depend on A (B and its
+exchanges read nothing A writes, and write nothing A reads or writes) and A and B run on
+disjoint tiles. B's exchanges join A's exchange phase; both compute sets run as one. The
+superstep then costs the slower of the two instead of both plus a sync.
+
+Before:
+
+    "ipu.copy"() {source = @x, dest = @a_in, ...}
+    "ipu.execute"() {compute_set = @a_cs}     // tiles 0..7
+    "ipu.sync"() {kind = "internal"}
+    "ipu.copy"() {source = @y, dest = @b_in, ...}
+    "ipu.execute"() {compute_set = @b_cs}     // tiles 8..15
+    "ipu.sync"() {kind = "internal"}
+
+After:
+
+    "ipu.copy"() {source = @x, dest = @a_in, ...}
+    "ipu.copy"() {source = @y, dest = @b_in, ...}
+    "ipu.execute"() {compute_set = @a_cs_b_cs}
+    "ipu.sync"() {kind = "internal"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func
+from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_and_fold_greedily
+
+from ipu_mlir.dialects import ipu
+
+from .fuse import _name, _next, _ref, _refs
+from .pass_registry import ModulePass, register_pass
+
+
+@register_pass
+@dataclass
+class MergeSupersteps(ModulePass):
+    """Put independent compute sets on disjoint tiles into one superstep (L3).
+
+    The module docstring of `lowering/merge_supersteps.py` shows the before and after.
+    """
+
+    name = "ipu-merge-supersteps"
+
+    def run(self, module: ir.Operation) -> None:
+        merger = _Merger(module)
+        patterns = RewritePatternSet()
+        patterns.add("ipu.execute", merger.rewrite)
+        config = GreedyRewriteConfig()
+        config.enable_folding = False
+        config.enable_constant_cse = False
+        apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
+
+
+class _Merger:
+    def __init__(self, module: ir.Operation):
+        self.body = module.regions[0].blocks[0]
+        self.symbols = {_name(op): op for op in self.body.operations if "sym_name" in op.attributes}
+
+    def groups(self, execute) -> list:
+        compute_set = self.symbols[_ref(execute, "compute_set")]
+        return [op.operation for op in compute_set.regions[0].blocks[0].operations if op.operation.name == "ipu.vertex_group"]
+
+    def rewrite(self, first, rewriter) -> bool:
+        """Returns True when the pattern does not apply (the bindings' convention)."""
+        sync = _next(first.operation)
+        if sync is None or sync.name != "ipu.sync" or ir.StringAttr(sync.attributes["kind"]).value != "internal":
+            return True
+        copies, op = [], _next(sync)
+        while op is not None and op.name == "ipu.copy":
+            copies.append(op)
+            op = _next(op)
+        if op is None or op.name != "ipu.execute":
+            return True
+        second = op
+        groups_a, groups_b = self.groups(first), self.groups(second)
+        writes_a = {name for g in groups_a for name in _refs(g, "outputs")}
+        reads_a = {name for g in groups_a for name in _refs(g, "inputs")}
+        reads_b = {name for g in groups_b for name in _refs(g, "inputs")} | {_ref(c, "source") for c in copies}
+        writes_b = {name for g in groups_b for name in _refs(g, "outputs")} | {_ref(c, "dest") for c in copies}
+        # The exchange phase before A: B's copies must not read what it writes, nor write twice.
+        previous = _previous_copies(first.operation)
+        earlier_dests = {_ref(c, "dest") for c in previous}
+        earlier_sources = {_ref(c, "source") for c in previous}
+        if reads_b & (writes_a | earlier_dests) or writes_b & (reads_a | writes_a | earlier_dests | earlier_sources):
+            return True
+        tiles_a = np.concatenate([ipu.VertexGroupOp(g).tiles.tiles() for g in groups_a])
+        tiles_b = np.concatenate([ipu.VertexGroupOp(g).tiles.tiles() for g in groups_b])
+        if np.intersect1d(tiles_a, tiles_b).size:
+            return True
+        name = f"{_ref(first, 'compute_set')}_{_ref(second, 'compute_set')}"
+        merged = ipu.compute_set_function(name, loc=first.location, ip=ir.InsertionPoint(self.body))
+        with ir.InsertionPoint(merged.regions[0].blocks[0]), first.location:
+            for group in groups_a + groups_b:
+                group.clone()
+            func.ReturnOp([])
+        old = [self.symbols.pop(_ref(first, "compute_set")), self.symbols.pop(_ref(second, "compute_set"))]
+        self.symbols[name] = merged.operation
+        for copy in copies:
+            copy.move_before(first.operation)
+        first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(name)
+        rewriter.erase_op(sync)
+        rewriter.erase_op(second)
+        for op in old:
+            rewriter.erase_op(op.operation)
+        return False
+
+
+def _previous_copies(op: ir.Operation) -> list:
+    copies = []
+    for sibling in op.block.operations:
+        if sibling.operation == op:
+            return copies
+        copies = copies + [sibling.operation] if sibling.operation.name == "ipu.copy" else []
+    return copies
