@@ -5,21 +5,21 @@ see `layout.py`) out of the block layout the tensor is stored in. The work is do
 dimension at a time: along dimension `k`, each destination part intersects some source parts,
 giving segments (which parts, where the piece starts in each box, how long it is). Segments
 that look alike (same local starts, length and box extents) and whose part indices advance
-in step form a *run*, which becomes one grid dimension of a copy. A copy is one run per
+in step form a *run*, which becomes one grid dimension of a copy; runs alike but for where
+they start, starting at steady steps, become a second grid dimension. A copy is one run per
 dimension, plus a grid dimension per replica and per row of the piece: so an exchange costs
-a handful of ops whatever the number of tiles, e.g. for a matmul operand blocked like its
-consumer needs it, one copy per class of edge blocks.
+a handful of ops whatever the number of tiles (one per class of edge blocks, typically).
 
     src: tensor<64x64> in 16x64 blocks on tiles 0..3        dst: 32x64 boxes on tiles 4, 5
-    -> "ipu.copy"() {size = 1024, src_tiles = array<i64: 0, 2, 2>, dst_tiles = array<i64: 4, 2, 1>,
-                     src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>}
-       "ipu.copy"() {size = 1024, src_tiles = array<i64: 1, 2, 2>, dst_tiles = array<i64: 4, 2, 1>,
-                     src_offset = array<i64: 0, 0>, dst_offset = array<i64: 1024, 0>}
+    -> "ipu.copy"() {size = 1024, src_tiles = array<i64: 0, 2, 2, 2, 1>,
+                     dst_tiles = array<i64: 4, 2, 1, 2, 0>,
+                     src_offset = array<i64: 0, 0, 0>, dst_offset = array<i64: 0, 0, 1024>}
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -60,6 +60,12 @@ class _Run:
     dst_part: int
     dst_step: int
     count: int
+    # A second grid level: `outer` runs like this one, shifted each time by these steps.
+    outer: int = 1
+    outer_src_part: int = 0
+    outer_dst_part: int = 0
+    outer_src_local: int = 0
+    outer_dst_local: int = 0
 
 
 def plan_transfers(
@@ -77,7 +83,7 @@ def plan_transfers(
     rank = len(src.shape)
     shift = shift or (0,) * rank
     box = box or tuple((0, n) for n in src.shape)
-    runs_per_dim = [_runs(_segments(src, dst, k, shift[k], box[k])) for k in range(rank)]
+    runs_per_dim = [_merge_runs(_runs(_segments(src, dst, k, shift[k], box[k]))) for k in range(rank)]
     if any(not runs for runs in runs_per_dim):
         return []
     return [_transfer(src, dst, combo) for combo in _product(runs_per_dim)]
@@ -122,6 +128,31 @@ def _runs(found: dict[_Segment, list[tuple[int, int]]]) -> list[_Run]:
     return runs
 
 
+def _merge_runs(runs: list[_Run]) -> list[_Run]:
+    """Runs alike but for where they start, starting at steady steps, become one run with an
+    outer level: a source block holding several destination pieces (or the other way round)
+    then costs one copy, not one per position, however many tiles there are."""
+    groups: dict[tuple, list[_Run]] = {}
+    for run in runs:
+        key = (run.segment.length, run.segment.src_extent, run.segment.dst_extent, run.count, run.src_step, run.dst_step)
+        groups.setdefault(key, []).append(run)
+    merged = []
+    for group in groups.values():
+        group.sort(key=lambda r: (r.segment.dst_local, r.segment.src_local, r.dst_part, r.src_part))
+        starts = [(r.src_part, r.dst_part, r.segment.src_local, r.segment.dst_local) for r in group]
+        i = 0
+        while i < len(group):
+            n, step = 1, (0, 0, 0, 0)
+            if i + 1 < len(group):
+                step = tuple(b - a for a, b in zip(starts[i], starts[i + 1]))
+                n = 2
+                while i + n < len(group) and tuple(b - a for a, b in zip(starts[i + n - 1], starts[i + n])) == step:
+                    n += 1
+            merged.append(dataclasses.replace(group[i], outer=n, outer_src_part=step[0], outer_dst_part=step[1], outer_src_local=step[2], outer_dst_local=step[3]))
+            i += n
+    return merged
+
+
 def _product(lists):
     if not lists:
         yield ()
@@ -153,6 +184,10 @@ def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
     dst_first = dst.first_tile + sum(run.dst_part * d.stride for run, d in zip(combo, dst.dims))
     # Grid dimensions: (count, src tile step, dst tile step, src offset step, dst offset step).
     grid = [(run.count, run.src_step * sd.stride, run.dst_step * dd.stride, 0, 0) for run, sd, dd in zip(combo, src.dims, dst.dims)]
+    grid += [
+        (run.outer, run.outer_src_part * sd.stride, run.outer_dst_part * dd.stride, run.outer_src_local * sr, run.outer_dst_local * dr)
+        for run, sd, dd, sr, dr in zip(combo, src.dims, dst.dims, src_rows, dst_rows)
+    ]
     grid += [(count, 0, stride, 0, 0) for count, stride in dst.replicate]
     grid += [(s.length, 0, 0, src_rows[k], dst_rows[k]) for k, s in enumerate(segments[:first_contiguous])]
     grid = [g for g in grid if g[0] > 1] or [(1, 0, 0, 0, 0)]

@@ -1,5 +1,155 @@
-"""ipu-run: placeholder until the runtime lands (issue 4)."""
+"""ipu-run: simulate a program on an IPU target and report its estimated cost.
+
+    ipu-run model.mlir --random-inputs 0 --output-dir out --profile profile.json --check
+    ipu-run examples/relu.mlir --input x.npy --target tiny
+
+L0/L1 input is compiled with the default pipeline first; L3 input (a function marked
+`ipu.program`) runs as it is. docs/ipu-run.md describes the flags, the summary and the profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import typing
+from pathlib import Path
+
+import numpy as np
+
+from ipu_mlir.dialects.diagnostics import IpuError, format_location
+from ipu_mlir.runtime import api
+from ipu_mlir.runtime.simulator import Simulator
+
+from .ipu_opt import write_atomically
+
+# Relative tolerance of --check by element type; integers and booleans must match exactly.
+# f32's is the issue's; f16's and f64's follow their precision (assumption).
+CHECK_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
 
 
-def main() -> int:
-    raise SystemExit("ipu-run: not built yet")
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        return _run(args)
+    except IpuError as error:
+        sys.stderr.write(f"{error}\n" if format_location(error.location) else f"ipu-run: {error}\n")
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.input and args.random_inputs is not None:
+        raise IpuError("give either --input files or --random-inputs, not both")
+    module = api.load_module(Path(args.file))
+    if args.check and api.is_program(module, args.entry):
+        raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
+    simulator = api.load_simulator(module, args.target, args.entry)
+    inputs = _inputs(args, simulator)
+    simulator.check_inputs(inputs)
+    outputs = simulator.run(inputs)
+    check_failed = _check(args, inputs, outputs) if args.check else False
+    if args.output_dir:
+        _write_outputs(Path(args.output_dir), outputs)
+    if args.profile:
+        try:
+            write_atomically(Path(args.profile), simulator.profile.to_json() + "\n")
+        except OSError as error:
+            raise IpuError(f"cannot write '{args.profile}': {error.strerror}") from None
+    print(simulator.profile.summary())
+    for index, output in enumerate(outputs):
+        where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
+        print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")
+    return 1 if check_failed else 0
+
+
+def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
+    if args.random_inputs is not None:
+        return api.random_inputs(simulator.arguments, args.random_inputs)
+    if not args.input and simulator.arguments:
+        raise IpuError(f"@{args.entry} takes {len(simulator.arguments)} inputs: give them with --input A.npy ... or use --random-inputs SEED")
+    inputs = []
+    for path in args.input:
+        try:
+            inputs.append(np.load(path, allow_pickle=False))
+        except OSError as error:
+            raise IpuError(f"cannot read input '{path}': {error.strerror or error}") from None
+        except ValueError as error:
+            raise IpuError(f"cannot read input '{path}': not a .npy array ({error})") from None
+    return inputs
+
+
+def _check(args: argparse.Namespace, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
+    """Compares with the L0 program run by upstream MLIR's ExecutionEngine; True if it fails."""
+    from ipu_mlir.runtime.reference import run_reference
+
+    expected = run_reference(args.file, inputs, args.entry)
+    failed = False
+    for index, (got, want) in enumerate(zip(outputs, expected)):
+        want = np.asarray(want)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            print(f"check output {index}: FAILED: simulated {got.shape} {got.dtype}, reference {want.shape} {want.dtype}")
+            failed = True
+            continue
+        rtol = CHECK_RTOL.get(str(got.dtype), 0.0)
+        error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        scale = float(np.abs(want.astype(np.float64)).max()) if want.size else 0.0
+        max_abs = float(error.max()) if error.size else 0.0
+        max_rel = max_abs / scale if scale else max_abs
+        # Relative to the output's magnitude, so that values near zero do not fail alone.
+        ok = bool(np.all(error <= rtol * max(scale, np.finfo(np.float64).tiny))) if rtol else max_abs == 0
+        tolerance = f"rtol {rtol:g}" if rtol else "exact"
+        print(f"check output {index}: max abs error {max_abs:.3g}, max rel error {max_rel:.3g} ({tolerance}): {'ok' if ok else 'FAILED'}")
+        failed |= not ok
+    if len(outputs) != len(expected):
+        print(f"check: FAILED: {len(outputs)} simulated outputs, {len(expected)} reference outputs")
+        failed = True
+    return failed
+
+
+def _write_outputs(directory: Path, outputs: list[np.ndarray]) -> None:
+    """Writes into a temporary directory beside `directory`, then moves it into place: an
+    error leaves no partial directory (an existing one keeps its other files)."""
+    parent = directory.resolve().parent
+    try:
+        staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{directory.name}."))
+    except OSError as error:
+        raise IpuError(f"cannot write '{directory}': {error.strerror}") from None
+    try:
+        for index, output in enumerate(outputs):
+            np.save(staging / f"output{index}.npy", output, allow_pickle=False)
+        if directory.is_dir():
+            for index in range(len(outputs)):
+                os.replace(staging / f"output{index}.npy", directory / f"output{index}.npy")
+            staging.rmdir()
+        else:
+            os.rename(staging, directory)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise IpuError(f"cannot write '{directory}': {error.strerror}") from None
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(1, f"ipu-run: error: {message}\n")
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="ipu-run", description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("file", help="the program: L3, or L0/L1 to compile with the default pipeline")
+    parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
+    parser.add_argument("--entry", default="main", help="the entry function (default: main)")
+    parser.add_argument("--input", nargs="+", action="extend", default=[], metavar="A.npy", help="inputs, in the order of the entry's arguments")
+    parser.add_argument("--random-inputs", type=int, default=None, metavar="SEED", help="deterministic random inputs: floats in [-1, 1), small integers")
+    parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
+    parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
+    parser.add_argument("--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)")
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""What a simulated run cost: per superstep, per tile, and in total.
+
+The simulator fills one `Superstep` per run of ops between two `ipu.sync`s (a Repeat loop's
+body is recorded once, with its trip count as `repeat`) and `Profile.build` adds them up.
+`Profile.to_json()` is the file `ipu-run --profile` writes; docs/ipu-run.md gives its schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import cost_model
+from .target import Target
+
+PROFILE_VERSION = 1
+
+
+@dataclass
+class Superstep:
+    """The ops between two syncs: an exchange phase, compute sets and host streams.
+
+    Per-tile arrays have one entry per tile of the target (None: no such phase)."""
+
+    ops: list[dict[str, str]] = field(default_factory=list)
+    repeat: int = 1
+    compute_cycles_per_tile: np.ndarray | None = None
+    bytes_received_per_tile: np.ndarray | None = None
+    bytes_sent_per_tile: np.ndarray | None = None
+    host_bytes: int = 0
+    sync: str | None = None  # "internal", "external", or None when no sync ends it
+    exchange_cycles: int = 0
+    sync_cycles: int = 0
+
+    @property
+    def kind(self) -> str:
+        parts = [
+            name
+            for name, present in (
+                ("host", self.host_bytes > 0),
+                ("exchange", self.bytes_received_per_tile is not None),
+                ("compute", self.compute_cycles_per_tile is not None),
+            )
+            if present
+        ]
+        return "+".join(parts) or "sync"
+
+    @property
+    def compute_cycles(self) -> int:
+        """The slowest tile's compute: BSP waits for it at the sync."""
+        return 0 if self.compute_cycles_per_tile is None else int(self.compute_cycles_per_tile.max())
+
+    @property
+    def exchange_bytes(self) -> int:
+        return 0 if self.bytes_received_per_tile is None else int(self.bytes_received_per_tile.sum())
+
+    @property
+    def cycles(self) -> int:
+        return self.compute_cycles + self.exchange_cycles + self.sync_cycles
+
+    def finish(self, target: Target) -> None:
+        """Prices the exchange and the sync, once the superstep's ops are all in."""
+        if self.bytes_received_per_tile is not None:
+            busiest = np.maximum(self.bytes_received_per_tile, self.bytes_sent_per_tile).max()
+            self.exchange_cycles = cost_model.exchange_cycles(int(busiest), target)
+        self.sync_cycles = cost_model.sync_cycles(target) if self.sync else 0
+
+    def to_dict(self, index: int) -> dict:
+        record = {"index": index, "kind": self.kind, "repeat": self.repeat, "ops": self.ops, "cycles": self.cycles}
+        if self.compute_cycles_per_tile is not None:
+            per_tile = self.compute_cycles_per_tile
+            record["compute"] = {"cycles": self.compute_cycles, "mean_cycles": float(per_tile.mean()), "cycles_per_tile": per_tile.tolist()}
+        if self.bytes_received_per_tile is not None:
+            record["exchange"] = {
+                "cycles": self.exchange_cycles,
+                "bytes": self.exchange_bytes,
+                "bytes_received_per_tile": self.bytes_received_per_tile.tolist(),
+                "bytes_sent_per_tile": self.bytes_sent_per_tile.tolist(),
+            }
+        if self.host_bytes:
+            record["host_bytes"] = self.host_bytes
+        record["sync"] = {"kind": self.sync, "cycles": self.sync_cycles} if self.sync else None
+        return record
+
+
+@dataclass
+class Profile:
+    """Totals of a run (the `ipu-run` summary), with the per-superstep and per-tile detail.
+
+    Cycles are device cycles at the target's clock, summed over supersteps (each counted
+    `repeat` times); host streams are priced separately at the host link's rate."""
+
+    target: str
+    entry: str
+    clock_hz: int
+    num_tiles: int
+    tile_memory_bytes: int
+    cycles: int
+    seconds: float
+    compute_cycles: int
+    exchange_cycles: int
+    sync_cycles: int
+    supersteps: int
+    host_bytes: int
+    host_seconds: float
+    exchange_bytes: int
+    vertices: int
+    edges: int
+    peak_memory_per_tile: int
+    mean_memory_per_tile: float
+    memory_per_tile: np.ndarray = field(repr=False)
+    steps: list[Superstep] = field(repr=False)
+
+    @staticmethod
+    def build(target: Target, entry: str, steps: list[Superstep], memory_per_tile: np.ndarray, vertices: int, edges: int) -> Profile:
+        def total(value) -> int:
+            return int(sum(value(step) * step.repeat for step in steps))
+
+        cycles = total(lambda s: s.cycles)
+        host_bytes = total(lambda s: s.host_bytes)
+        return Profile(
+            target=target.name,
+            entry=entry,
+            clock_hz=target.clock_hz,
+            num_tiles=target.num_tiles,
+            tile_memory_bytes=target.tile_memory_bytes,
+            cycles=cycles,
+            seconds=target.seconds(cycles),
+            compute_cycles=total(lambda s: s.compute_cycles),
+            exchange_cycles=total(lambda s: s.exchange_cycles),
+            sync_cycles=total(lambda s: s.sync_cycles),
+            supersteps=total(lambda s: 1),
+            host_bytes=host_bytes,
+            host_seconds=cost_model.host_seconds(host_bytes, target),
+            exchange_bytes=total(lambda s: s.exchange_bytes),
+            vertices=vertices,
+            edges=edges,
+            peak_memory_per_tile=int(memory_per_tile.max()),
+            mean_memory_per_tile=float(memory_per_tile.mean()),
+            memory_per_tile=memory_per_tile,
+            steps=steps,
+        )
+
+    def summary_fields(self) -> dict:
+        return {
+            name: getattr(self, name)
+            for name in (
+                "target", "entry", "cycles", "seconds", "supersteps", "compute_cycles", "exchange_cycles", "sync_cycles",
+                "host_bytes", "host_seconds", "exchange_bytes", "vertices", "edges", "peak_memory_per_tile", "mean_memory_per_tile",
+            )
+        }  # fmt: skip
+
+    def to_dict(self) -> dict:
+        return {
+            "version": PROFILE_VERSION,
+            "summary": self.summary_fields(),
+            "target": {"name": self.target, "clock_hz": self.clock_hz, "num_tiles": self.num_tiles, "tile_memory_bytes": self.tile_memory_bytes},
+            "memory": {"peak_bytes": self.peak_memory_per_tile, "mean_bytes": self.mean_memory_per_tile, "bytes_per_tile": self.memory_per_tile.tolist()},
+            "supersteps": [step.to_dict(index) for index, step in enumerate(self.steps)],
+        }
+
+    def to_json(self) -> str:
+        """Indented, with each list of numbers (per tile) on one line."""
+        text = json.dumps(self.to_dict(), indent=1)
+        return re.sub(r"\[\s+([-+\d.eE,\s]+?)\s+\]", lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
+
+    def summary(self) -> str:
+        """The human-readable summary `ipu-run` prints."""
+
+        def share(cycles: int) -> str:
+            return f"{cycles:,} cycles ({100 * cycles / self.cycles:.1f}%)" if self.cycles else f"{cycles:,} cycles"
+
+        lines = [
+            f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, {self.clock_hz / 1e9:.3f} GHz)",
+            f"estimated time:    {self.cycles:,} cycles = {self.seconds * 1e6:.3f} us on device",
+            f"supersteps:        {self.supersteps:,}",
+            f"  compute:         {share(self.compute_cycles)}",
+            f"  exchange:        {share(self.exchange_cycles)}",
+            f"  sync:            {share(self.sync_cycles)}",
+            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link",
+            f"exchange bytes:    {self.exchange_bytes:,}",
+            f"memory per tile:   peak {self.peak_memory_per_tile:,} bytes, mean {self.mean_memory_per_tile:,.1f} bytes",
+            f"vertices:          {self.vertices:,}",
+            f"edges:             {self.edges:,}",
+        ]
+        return "\n".join(lines)

@@ -1,0 +1,831 @@
+"""The BSP simulator: runs an L3 `ipu` program on a model of its target, enforcing BSP rules.
+
+    simulator = Simulator(module, load_target("tiny"))   # walks the IR once into a plan
+    outputs = simulator.run([x])                          # runs the plan: numpy only
+    print(simulator.profile.summary())                    # cycles, exchange, memory: static
+
+**Plan, then run.** The constructor reads every attribute once and turns the program into
+steps holding index arrays and compiled codelets; `run` never looks at the IR. A vertex group
+is one batched codelet call over all its tiles, an `ipu.copy` one gather and one scatter, a
+host stream a few slice assignments. Costs depend on shapes only, so the profile is built
+while planning.
+
+**Memory.** Each `ipu.buffer` is an array of (its tiles, its elements) plus a `written` mask,
+not an image of SRAM. Buffers with `offset`s (the memory plan) whose tiles intersect and whose
+byte ranges overlap alias: writing one forgets the other's data over the shared bytes, so
+reading it afterwards is an error naming the buffer that overwrote it. Without offsets
+buffers are independent.
+
+**BSP checks**, each an error naming the op, its location, the tile and the bytes: an access
+to a tile that holds no copy of the buffer or beyond its end (a codelet view, a copy that
+overflows a tile, a stream); two writers of the same bytes, or a reader of bytes another op
+writes, within one compute set or exchange phase; an exchange after compute in the same
+superstep; reading memory never written (or last written through an aliasing buffer).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.diagnostics import IpuError, format_location
+
+from . import cost_model
+from .profile import Profile, Superstep
+from .target import Target, target_of
+
+PROGRAM_OPS = ("arith.constant", "ipu.host_to_device", "ipu.device_to_host", "ipu.sync", "ipu.copy", "ipu.execute", "scf.for", "func.return")
+
+
+class SimulationError(IpuError):
+    """A program the simulator cannot run, or one breaking a BSP rule."""
+
+
+@dataclass(frozen=True)
+class _Site:
+    """An op, remembered for messages and the profile (its attributes are never re-read)."""
+
+    name: str
+    location: ir.Location
+
+    @property
+    def where(self) -> str:
+        return format_location(self.location) or "unknown location"
+
+    def error(self, message: str) -> SimulationError:
+        return SimulationError(f"'{self.name}' op {message}", self.location)
+
+    def record(self, **details: str) -> dict[str, str]:
+        return {"op": self.name, "loc": self.where, **details}
+
+
+def _site(op: ir.OpView) -> _Site:
+    return _Site(op.operation.name, op.operation.location)
+
+
+def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
+    """The numpy type holding `element_type` (signless integers as signed), None if none does."""
+    if isinstance(element_type, ir.IntegerType):
+        if element_type.width == 1:
+            return np.dtype(np.bool_)
+        if element_type.width in (8, 16, 32, 64):
+            return np.dtype(f"{'u' if element_type.is_unsigned else ''}int{element_type.width}")
+    for kind, dtype in ((ir.F16Type, np.float16), (ir.F32Type, np.float32), (ir.F64Type, np.float64)):
+        if isinstance(element_type, kind):
+            return np.dtype(dtype)
+    return None
+
+
+def _dtype(element_type: ir.Type, site: _Site) -> np.dtype:
+    dtype = numpy_dtype(element_type)
+    if dtype is None:
+        raise site.error(f"uses element type {element_type}, which the simulator cannot hold (no numpy equivalent)")
+    return dtype
+
+
+# --- Regions of buffers ------------------------------------------------------------------
+
+
+class _Region:
+    """Elements [lo, hi) of some rows of a buffer, one entry per tile touched."""
+
+    tiles: np.ndarray
+
+    def unwritten(self, written: np.ndarray) -> tuple[int, int, int] | None:
+        """(tile, first, end) of the first run of unwritten elements, None if all are written."""
+        view = self.read(written)
+        if view.all():
+            return None
+        entry, first = (int(i) for i in np.argwhere(~view)[0])
+        rest = view[entry, first:]
+        end = first + (int(rest.argmax()) if rest.any() else rest.size)
+        base = int(np.broadcast_to(self.lo, self.tiles.shape)[entry])
+        return int(self.tiles[entry]), base + first, base + end
+
+
+@dataclass(eq=False)
+class _Rows(_Region):
+    """Elements [0, count) of rows `rows` (a slice when evenly spaced: reads are then views)."""
+
+    rows: slice | np.ndarray
+    tiles: np.ndarray
+    count: int
+    lo = 0
+
+    @property
+    def hi(self) -> int:
+        return self.count
+
+    def read(self, array: np.ndarray) -> np.ndarray:
+        return array[self.rows, : self.count]
+
+    def write(self, array: np.ndarray, values) -> None:
+        array[self.rows, : self.count] = values
+
+
+@dataclass(eq=False)
+class _Windows(_Region):
+    """Elements [starts[i], starts[i] + size) of rows[i]: one `ipu.copy`'s side."""
+
+    rows: np.ndarray
+    tiles: np.ndarray
+    lo: np.ndarray
+    size: int
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self.lo + self.size
+
+    def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
+        rows, length = array.shape
+        shape, strides = (rows, length - self.size + 1, self.size), (array.strides[0], array.strides[1], array.strides[1])
+        return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+
+    def read(self, array: np.ndarray) -> np.ndarray:
+        return self._view(array, False)[self.rows, self.lo]
+
+    def write(self, array: np.ndarray, values) -> None:
+        self._view(array, True)[self.rows, self.lo] = values  # distinct windows: no element written twice
+
+
+def _as_slice(rows: np.ndarray) -> slice | np.ndarray:
+    if rows.size == 1:
+        return slice(int(rows[0]), int(rows[0]) + 1)
+    step = int(rows[1] - rows[0])
+    if step > 0 and np.all(np.diff(rows) == step):
+        return slice(int(rows[0]), int(rows[-1]) + 1, step)
+    return rows
+
+
+def _flat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices of the ranges [starts[i], starts[i] + lengths[i]), concatenated."""
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - ends + lengths, lengths) + np.arange(int(ends[-1]) if ends.size else 0)
+
+
+# --- Buffers -------------------------------------------------------------------------------
+
+
+class _Buffer:
+    """One `ipu.buffer`: its copies on its tiles as the rows of one array, with a mask of the
+    elements holding data. Overwrites by aliasing buffers are queued in `pending` (one entry
+    per writing region) and applied to the mask before this buffer is next read or written."""
+
+    def __init__(self, op: ipu.BufferOp, target: Target):
+        self.site = _site(op)
+        try:
+            memref, grid, self.offset = op.type, op.tiles, op.offset
+        except MalformedAttribute as error:
+            raise self.site.error(str(error)) from None
+        self.name = op.sym_name
+        self.dtype = _dtype(memref.element_type, self.site)
+        self.elements = math.prod(memref.shape)
+        self.element_bytes = ipu.element_bytes(memref.element_type)
+        self.bytes = self.elements * self.element_bytes
+        self.tiles = _tiles(grid, target, self.site, "tiles", distinct=True)
+        self.row_of_tile = np.full(target.num_tiles, -1, dtype=np.int64)
+        self.row_of_tile[self.tiles] = np.arange(self.tiles.size)
+        if self.offset is not None and self.offset + self.bytes > target.tile_memory_bytes:
+            raise self.site.error(
+                f"needs bytes [{self.offset}, {self.offset + self.bytes}) of each of its tiles, outside the "
+                f"{target.tile_memory_bytes} bytes of a {target.name} tile's memory"
+            )
+        self.base = self.offset  # address for race checks; buffers without offset get their own
+        self.aliases: list[_Buffer] = []
+        self.pending: dict[int, tuple[_Buffer, _Region]] = {}
+        self.data = self.written = None
+
+    def rows(self, tiles: np.ndarray, site: _Site, verb: str) -> np.ndarray:
+        rows = self.row_of_tile[tiles]
+        if rows.min() < 0:
+            tile = int(tiles[np.argmax(rows < 0)])
+            raise site.error(f"{verb} @{self.name} on tile {tile}, which holds no copy of it: outside the tile's own memory")
+        return rows
+
+    def describe(self, tile: int, lo: int, hi: int) -> str:
+        """Elements [lo, hi) as tile memory: absolute bytes once the memory plan placed it."""
+        eb = self.element_bytes
+        if self.offset is None:
+            return f"tile {tile} at bytes [{lo * eb}, {hi * eb}) of @{self.name}"
+        return f"tile {tile} at bytes [{self.offset + lo * eb}, {self.offset + hi * eb}) (elements [{lo}, {hi}) of @{self.name})"
+
+    def reset(self) -> None:
+        self.data = np.empty((self.tiles.size, self.elements), self.dtype)
+        self.written = np.zeros((self.tiles.size, self.elements), bool)
+        self.pending.clear()
+
+    def release(self) -> None:
+        self.data = self.written = None
+        self.pending.clear()
+
+    def read(self, region: _Region, site: _Site, check: bool) -> np.ndarray:
+        if check:
+            self._flush()
+            missing = region.unwritten(self.written)
+            if missing is not None:
+                writer = self._last_writer(*missing)
+                cause = f"last written by @{writer.name}" if writer else "never written"
+                raise site.error(f"reads memory on {self.describe(*missing)}, {cause}")
+        return region.read(self.data)
+
+    def write(self, region: _Region, values, check: bool) -> None:
+        region.write(self.data, values)
+        if check:
+            self._flush()
+            region.write(self.written, True)
+            for alias in self.aliases:
+                alias.pending[id(region)] = (self, region)
+
+    def _flush(self) -> None:
+        for source, region in self.pending.values():
+            self._clobber(source, region)
+        self.pending.clear()
+
+    def _clobber(self, source: _Buffer, region: _Region) -> None:
+        """Forgets the data of the elements sharing bytes with `source`'s write of `region`."""
+        rows = self.row_of_tile[region.tiles]
+        shift = source.offset - self.offset
+        lo = np.maximum((shift + region.lo * source.element_bytes) // self.element_bytes, 0)
+        hi = np.minimum(-((-shift - region.hi * source.element_bytes) // self.element_bytes), self.elements)
+        if np.ndim(lo) == 0 and np.ndim(hi) == 0:
+            if hi > lo:
+                self.written[rows[rows >= 0], lo:hi] = False
+            return
+        lo, hi = np.broadcast_to(lo, rows.shape), np.broadcast_to(hi, rows.shape)
+        keep = (rows >= 0) & (hi > lo)
+        self.written.reshape(-1)[_flat_ranges(rows[keep] * self.elements + lo[keep], (hi - lo)[keep])] = False
+
+    def _last_writer(self, tile: int, lo: int, hi: int) -> _Buffer | None:
+        """The aliasing buffer holding data over those bytes now: the last one to write them."""
+        if not self.aliases:
+            return None
+        start, end = self.offset + lo * self.element_bytes, self.offset + hi * self.element_bytes
+        for other in self.aliases:
+            other._flush()
+            row = other.row_of_tile[tile]
+            a, b = max((start - other.offset) // other.element_bytes, 0), -((other.offset - end) // other.element_bytes)
+            if row >= 0 and other.written[row, a:b].any():
+                return other
+        return None
+
+
+def _link_aliases(buffers: list[_Buffer]) -> None:
+    """Pairs up the placed buffers sharing bytes on some tile (a sweep over sorted offsets)."""
+    placed = sorted((b for b in buffers if b.offset is not None), key=lambda b: b.offset)
+    tile_bits = {id(b): int.from_bytes(np.packbits(b.row_of_tile >= 0, bitorder="little").tobytes(), "little") for b in placed}
+    for i, first in enumerate(placed):
+        for second in placed[i + 1 :]:
+            if second.offset >= first.offset + first.bytes:
+                break
+            if tile_bits[id(first)] & tile_bits[id(second)]:
+                first.aliases.append(second)
+                second.aliases.append(first)
+
+
+def _tiles(grid: TileGrid, target: Target, site: _Site, role: str, distinct: bool) -> np.ndarray:
+    try:
+        grid.check_within(target.num_tiles)
+    except MalformedAttribute as error:
+        raise site.error(f"'{role}': {error} ({target.name})") from None
+    if distinct and grid.has_repeats():
+        raise site.error(f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
+    return grid.tiles()
+
+
+# --- Steps of the plan ---------------------------------------------------------------------
+
+
+class _Stream:
+    """A host stream's layout. Sorting the host tensor's elements by (slice length, tile, flat
+    index) makes each tile's slice contiguous, and tiles with equal slice lengths one run: one
+    2-D assignment per run, whatever the number of tiles."""
+
+    def __init__(self, buffer: _Buffer, op: ir.OpView, tensor: ir.RankedTensorType, site: _Site, target: Target):
+        self.buffer, self.site = buffer, site
+        self.shape, dtype = _static_tensor(tensor, site, "the streamed tensor")
+        if dtype != buffer.dtype:
+            raise site.error(f"streams {tensor} but @{buffer.name} holds {buffer.dtype}")
+        try:
+            mapping = op.mapping
+            mapping.check_shape(self.shape)
+            tile_of = mapping.tile_of_elements(self.shape)
+        except MalformedAttribute as error:
+            raise site.error(f"'mapping': {error}") from None
+        numel = math.prod(self.shape)
+        self.bytes = numel * buffer.element_bytes
+        if tile_of.size and (tile_of.min() < 0 or tile_of.max() >= target.num_tiles):
+            raise site.error(f"'mapping' places elements outside the {target.num_tiles} tiles of {target.name}")
+        counts = np.bincount(tile_of, minlength=target.num_tiles)
+        order = np.argsort(counts[tile_of] * target.num_tiles + tile_of, kind="stable")
+        self.order = None if np.array_equal(order, np.arange(numel)) else order.astype(np.int32 if numel < 2**31 else np.int64)
+        self.runs: list[tuple[int, int, _Rows]] = []
+        position = 0
+        for count in np.unique(counts[counts > 0]).tolist():
+            run_tiles = np.flatnonzero(counts == count)
+            if count > buffer.elements:
+                raise site.error(f"maps {count} elements to tile {run_tiles[0]}, but @{buffer.name} holds {buffer.elements} per tile: the stream overflows it")
+            rows = buffer.rows(run_tiles, site, "streams")
+            self.runs.append((position, position + count * run_tiles.size, _Rows(_as_slice(rows), run_tiles, count)))
+            position += count * run_tiles.size
+
+
+@dataclass
+class _HostToDevice:
+    stream: _Stream
+    source: int
+
+    def run(self, values: list, check: bool) -> None:
+        flat = values[self.source].reshape(-1)
+        ordered = flat if self.stream.order is None else flat[self.stream.order]
+        for start, end, region in self.stream.runs:
+            self.stream.buffer.write(region, ordered[start:end].reshape(-1, region.count), check)
+
+
+@dataclass
+class _DeviceToHost:
+    stream: _Stream
+    result: int
+
+    def run(self, values: list, check: bool) -> None:
+        stream = self.stream
+        ordered = np.empty(math.prod(stream.shape), stream.buffer.dtype)
+        for start, end, region in stream.runs:
+            ordered[start:end].reshape(-1, region.count)[...] = stream.buffer.read(region, stream.site, check)
+        if stream.order is not None:
+            flat, ordered = ordered, np.empty_like(ordered)
+            ordered[stream.order] = flat
+        values[self.result] = ordered.reshape(stream.shape)
+
+
+@dataclass
+class _Copy:
+    site: _Site
+    source: _Buffer
+    dest: _Buffer
+    reads: _Windows
+    writes: _Windows
+
+    def run(self, values: list, check: bool) -> None:
+        self.dest.write(self.writes, self.source.read(self.reads, self.site, check), check)
+
+
+@dataclass
+class _VertexGroup:
+    site: _Site
+    tiles: np.ndarray
+    codelet: str
+    kernel: object  # runtime.codelet's CompiledCodelet: list of (T, *shape) arrays -> list
+    codelet_error: type[Exception]
+    inputs: list[tuple[_Buffer, _Rows, tuple[int, ...]]]
+    outputs: list[tuple[_Buffer, _Rows, tuple[int, ...]]]
+
+    def run(self, check: bool) -> None:
+        arguments = [buffer.read(region, self.site, check).reshape(shape) for buffer, region, shape in self.inputs]
+        try:
+            results = self.kernel(arguments)
+        except self.codelet_error as error:
+            raise self.site.error(f"codelet @{self.codelet} failed: {error}") from None
+        if len(results) != len(self.outputs):
+            raise self.site.error(f"codelet @{self.codelet} returned {len(results)} results, expected {len(self.outputs)}")
+        for (buffer, region, shape), result in zip(self.outputs, results):
+            if not arguments and result.shape != shape:  # no input to take the tile count from
+                result = np.broadcast_to(result, shape)
+            if result.shape != shape or result.dtype != buffer.dtype:
+                raise self.site.error(f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected {shape} {buffer.dtype}")
+            buffer.write(region, result.reshape(len(region.tiles), region.count), check)
+
+
+@dataclass
+class _Execute:
+    groups: list[_VertexGroup]
+
+    def run(self, values: list, check: bool) -> None:
+        for group in self.groups:
+            group.run(check)
+
+
+@dataclass
+class _Repeat:
+    """`scf.for` with constant bounds. Masks only ever get set or cleared over fixed regions,
+    so from the third iteration on every check sees what it saw in the second: checks stop."""
+
+    count: int
+    steps: list
+
+    def run(self, values: list, check: bool) -> None:
+        for iteration in range(self.count):
+            _run(self.steps, values, check and iteration < 2)
+
+
+def _run(steps: list, values: list, check: bool) -> None:
+    for step in steps:
+        step.run(values, check)
+
+
+@dataclass(frozen=True)
+class _Access:
+    """Bytes one op touches in one compute set or exchange phase, for the race checks."""
+
+    buffer: _Buffer
+    region: _Region
+    write: bool
+    site: _Site
+    actor: int
+
+
+def _check_races(accesses: list[_Access], phase: str) -> None:
+    """No two writes to the same bytes of a tile in one phase, and no read of bytes another op
+    writes in it: BSP gives the ops of a phase no order. Intervals of all accesses are keyed
+    `tile * span + address` and sorted, so each check is a few vectorized passes."""
+    if not any(a.write for a in accesses):
+        return
+    span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
+
+    def table(selected: list[int]):
+        parts = []
+        for index in selected:
+            a = accesses[index]
+            eb, tiles = a.buffer.element_bytes, a.region.tiles
+            lo = np.broadcast_to(a.buffer.base + a.region.lo * eb, tiles.shape)
+            hi = np.broadcast_to(a.buffer.base + a.region.hi * eb, tiles.shape)
+            parts.append((tiles * span + lo, tiles * span + hi, np.full(tiles.shape, index)))
+        lo, hi, who = (np.concatenate(column) for column in zip(*parts))
+        order = np.argsort(lo, kind="stable")
+        return lo[order], hi[order], who[order]
+
+    def fail(index: int, other: int, key_lo: int, key_hi: int, verb: str):
+        a, b = accesses[index], accesses[other]
+        tile, lo, hi = key_lo // span, key_lo % span, key_hi - (key_lo // span) * span
+        by = "the same op" if a.actor == b.actor else f"'{b.site.name}' at {b.site.where}"
+        via = "" if a.buffer is b.buffer else f" through @{b.buffer.name} (their bytes overlap)"
+        eb, base = a.buffer.element_bytes, a.buffer.base
+        where = a.buffer.describe(tile, (lo - base) // eb, -((base - hi) // eb))
+        also = " also" if verb == "writes" else ""
+        raise a.site.error(f"{verb} memory on {where}, which {by}{also} writes{via} in {phase}: BSP leaves their order undefined")
+
+    w_lo, w_hi, w_who = table([i for i, a in enumerate(accesses) if a.write])
+    reach = np.maximum.accumulate(w_hi)
+    clash = np.flatnonzero(w_lo[1:] < reach[:-1])
+    if clash.size:
+        i = clash[0] + 1
+        j = int(np.flatnonzero(w_hi[:i] > w_lo[i])[0])
+        fail(int(w_who[i]), int(w_who[j]), int(w_lo[i]), int(min(w_hi[i], w_hi[j])), "writes")
+    reads = [i for i, a in enumerate(accesses) if not a.write]
+    if not reads:
+        return
+    r_lo, r_hi, r_who = table(reads)
+    actor = np.array([a.actor for a in accesses])
+    position = np.searchsorted(w_hi, r_lo, side="right")  # the first write ending after each read starts
+    active = np.ones(r_lo.shape, bool)
+    while active.any():
+        p = np.minimum(position, w_lo.size - 1)
+        overlap = active & (position < w_lo.size) & (w_lo[p] < r_hi)
+        race = np.flatnonzero(overlap & (actor[w_who[p]] != actor[r_who]))
+        if race.size:
+            k = race[0]
+            fail(int(r_who[k]), int(w_who[p[k]]), int(max(r_lo[k], w_lo[p[k]])), int(min(r_hi[k], w_hi[p[k]])), "reads")
+        active, position = overlap, position + 1  # the op's own write: look at the next one
+
+
+# --- Planning -----------------------------------------------------------------------------
+
+
+@dataclass
+class _ComputeSet:
+    groups: list[_VertexGroup]
+    cycles_per_tile: np.ndarray
+
+
+class _Planner:
+    """Walks a module once: buffers, then the program's ops into steps and supersteps."""
+
+    def __init__(self, module: ir.Operation, target: Target, entry: str):
+        self.target = target
+        body = module.regions[0].blocks[0]
+        self.symbols = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in body.operations if "sym_name" in op.attributes}
+        buffers = [_Buffer(op, target) for op in body.operations if isinstance(op, ipu.BufferOp)]
+        self.buffers = {b.name: b for b in buffers}
+        _link_aliases(buffers)
+        self.memory_per_tile = self._memory_per_tile(buffers)
+        self.compute_sets: dict[str, _ComputeSet] = {}
+        self.codelets: dict[str, tuple[object, int]] = {}
+        self.vertices = self.edges = 0
+        self.supersteps: list[Superstep] = []
+        self.repeat = 1
+        self.current = Superstep()
+        self.exchange: list[_Access] = []
+        program = _program(body, entry)
+        block = program.regions[0].blocks[0]
+        self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
+        self.arguments = [_static_tensor(a.type, _site(program), f"argument #{a.arg_number}") for a in block.arguments]
+        self.constants: dict[int, np.ndarray] = {}
+        self.indices: dict[ir.Value, int] = {}
+        self.results: list[int] = []
+        self.steps = self._block(block)
+        self._close(None)
+
+    def _memory_per_tile(self, buffers: list[_Buffer]) -> np.ndarray:
+        placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
+        next_base = self.target.tile_memory_bytes  # race checks give unplaced buffers addresses of their own
+        for buffer in buffers:
+            if buffer.offset is None:
+                buffer.base, next_base = next_base, next_base + buffer.bytes
+                unplaced[buffer.tiles] += buffer.bytes
+            else:
+                placed[buffer.tiles] = np.maximum(placed[buffer.tiles], buffer.offset + buffer.bytes)
+        used = placed + unplaced
+        if used.max() > self.target.tile_memory_bytes:
+            tile = int(used.argmax())
+            raise SimulationError(
+                f"Out of memory on tile {tile}: {used[tile]} bytes used but tiles only have {self.target.tile_memory_bytes} bytes "
+                "(buffers without a memory-plan offset are laid out one after another)"
+            )
+        return used
+
+    def _buffer(self, name: str, site: _Site) -> _Buffer:
+        if name not in self.buffers:
+            raise site.error(f"refers to @{name}, which is not an ipu.buffer")
+        return self.buffers[name]
+
+    def _slot(self, value: ir.Value) -> int:
+        self.slots[value] = len(self.slots)
+        return self.slots[value]
+
+    def _block(self, block: ir.Block) -> list:
+        steps = []
+        for op in block.operations:
+            site = _site(op)
+            method = getattr(self, "_" + site.name.replace(".", "_"), None) if site.name in PROGRAM_OPS + ("scf.yield",) else None
+            if method is None:
+                raise site.error(f"is not supported in an ipu program by the simulator (expected one of {', '.join(PROGRAM_OPS)})")
+            step = method(op, site)
+            if step is not None:
+                steps.append(step)
+        return steps
+
+    def _close(self, sync: str | None) -> None:
+        """Ends the current superstep (at a sync, or at a loop's edge without one)."""
+        self._end_exchange()
+        step = self.current
+        step.sync = sync
+        if step.ops or sync:
+            step.finish(self.target)
+            self.supersteps.append(step)
+        self.current = Superstep(repeat=self.repeat)
+
+    def _end_exchange(self) -> None:
+        _check_races(self.exchange, "this exchange phase")
+        self.exchange = []
+
+    # Program ops, one method each (named after the op).
+
+    def _arith_constant(self, op: ir.OpView, site: _Site) -> None:
+        value, result = op.attributes["value"], op.results[0]
+        if isinstance(result.type, ir.RankedTensorType):
+            self.constants[self._slot(result)] = _host_constant(op, value, result.type, site)
+        elif isinstance(value, ir.IntegerAttr):
+            self.indices[result] = value.value
+
+    def _ipu_host_to_device(self, op: ir.OpView, site: _Site) -> _HostToDevice:
+        stream = _Stream(self._buffer(op.buffer, site), op, op.source.type, site, self.target)
+        self.current.host_bytes += stream.bytes
+        self.current.ops.append(site.record(buffer=stream.buffer.name))
+        return _HostToDevice(stream, self.slots[op.source])
+
+    def _ipu_device_to_host(self, op: ir.OpView, site: _Site) -> _DeviceToHost:
+        stream = _Stream(self._buffer(op.buffer, site), op, op.result.type, site, self.target)
+        self.current.host_bytes += stream.bytes
+        self.current.ops.append(site.record(buffer=stream.buffer.name))
+        return _DeviceToHost(stream, self._slot(op.result))
+
+    def _ipu_sync(self, op: ir.OpView, site: _Site) -> None:
+        self._close(op.kind)
+
+    def _ipu_copy(self, op: ipu.CopyOp, site: _Site) -> _Copy:
+        if self.current.compute_cycles_per_tile is not None:
+            raise site.error("exchanges after a compute set of the same superstep: an ipu.sync must separate them (BSP)")
+        try:
+            source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
+            size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
+            src_offset, dst_offset = op.src_offset, op.dst_offset
+        except MalformedAttribute as error:
+            raise site.error(str(error)) from None
+        if src_grid.sizes != dst_grid.sizes or size <= 0 or source.dtype != dest.dtype:
+            raise site.error(f"expects grids of equal sizes, a positive size and buffers of one element type; got grids {list(src_grid.sizes)} and {list(dst_grid.sizes)}, size {size}, {source.dtype} and {dest.dtype}")
+        sides = []
+        for buffer, grid, offset, role, verb in ((source, src_grid, src_offset, "src", "reads"), (dest, dst_grid, dst_offset, "dst", "writes")):
+            tiles = _tiles(grid, self.target, site, f"{role}_tiles", distinct=False)
+            if len(offset) != 1 + len(grid.sizes):
+                raise site.error(f"expects '{role}_offset' to have {1 + len(grid.sizes)} entries, got {len(offset)}")
+            starts = TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # affine in the grid index, like tiles
+            bad = np.flatnonzero((starts < 0) | (starts + size > buffer.elements))
+            if bad.size:
+                i = bad[0]
+                what = "the exchange overflows" if verb == "writes" else "reads beyond"
+                raise site.error(f"{verb} elements [{starts[i]}, {starts[i] + size}) of @{buffer.name} on tile {tiles[i]}, which holds {buffer.elements} per tile: {what} the tile's copy of it")
+            sides.append(_Windows(buffer.rows(tiles, site, verb), tiles, starts, size))
+        reads, writes = sides
+        self._account_exchange(reads, writes, size * dest.element_bytes)
+        actor = len(self.exchange)
+        self.exchange += [_Access(source, reads, False, site, actor), _Access(dest, writes, True, site, actor)]
+        self.current.ops.append(site.record(source=source.name, dest=dest.name))
+        return _Copy(site, source, dest, reads, writes)
+
+    def _account_exchange(self, reads: _Windows, writes: _Windows, message_bytes: int) -> None:
+        step = self.current
+        if step.bytes_received_per_tile is None:
+            step.bytes_received_per_tile = np.zeros(self.target.num_tiles, np.int64)
+            step.bytes_sent_per_tile = np.zeros(self.target.num_tiles, np.int64)
+        np.add.at(step.bytes_received_per_tile, writes.tiles, message_bytes)
+        # A source broadcast to several tiles (stride 0) is sent once: exchange multicasts.
+        sent = np.unique(reads.tiles * (int(reads.lo.max()) + 1) + reads.lo) // (int(reads.lo.max()) + 1)
+        np.add.at(step.bytes_sent_per_tile, sent, message_bytes)
+
+    def _ipu_execute(self, op: ipu.ExecuteOp, site: _Site) -> _Execute:
+        try:
+            name = op.compute_set
+        except MalformedAttribute as error:
+            raise site.error(str(error)) from None
+        self._end_exchange()
+        compute_set = self.compute_sets.get(name) or self._compute_set(name, site)
+        step = self.current
+        if step.compute_cycles_per_tile is None:
+            step.compute_cycles_per_tile = np.zeros(self.target.num_tiles, np.int64)
+        step.compute_cycles_per_tile += compute_set.cycles_per_tile  # compute sets in one superstep run back to back
+        step.ops.append(site.record(compute_set=name))
+        return _Execute(compute_set.groups)
+
+    def _scf_for(self, op: ir.OpView, site: _Site) -> _Repeat:
+        if len(op.operands) != 3 or len(op.results):
+            raise site.error("with loop-carried values is not supported in an ipu program (Repeat has none)")
+        bounds = [self.indices.get(value) for value in op.operands]
+        if None in bounds:
+            raise site.error("needs bounds defined by arith.constant in the program")
+        lower, upper, step = bounds
+        count = max(0, -(-(upper - lower) // step)) if step > 0 else 0
+        outer = self.repeat
+        self.repeat = outer * count
+        self._close(None)  # the loop starts a superstep, with its trip count
+        body = self._block(op.regions[0].blocks[0])
+        self.repeat = outer
+        self._close(None)
+        return _Repeat(count, body)
+
+    def _scf_yield(self, op: ir.OpView, site: _Site) -> None:
+        return None
+
+    def _func_return(self, op: ir.OpView, site: _Site) -> None:
+        self.results = [self.slots[value] for value in op.operands]
+
+    # Compute sets and codelets.
+
+    def _compute_set(self, name: str, execute: _Site) -> _ComputeSet:
+        function = self.symbols.get(name)
+        if function is None or function.operation.name != "func.func" or ipu.COMPUTE_SET_ATTR not in function.attributes:
+            raise execute.error(f"'compute_set' @{name} does not name a func.func marked {ipu.COMPUTE_SET_ATTR}")
+        groups, accesses = [], []
+        cycles = np.zeros(self.target.num_tiles, np.int64)
+        for op in function.regions[0].blocks[0].operations:
+            site = _site(op)
+            if site.name == "func.return":
+                continue
+            if site.name != "ipu.vertex_group":
+                raise site.error(f"is not allowed in compute set @{name}: only ipu.vertex_group ops are")
+            group, cost = self._vertex_group(op, site)
+            cycles[group.tiles] += cost
+            for write, edges in ((False, group.inputs), (True, group.outputs)):
+                accesses += [_Access(buffer, region, write, site, len(groups)) for buffer, region, _ in edges]
+            groups.append(group)
+        _check_races(accesses, f"compute set @{name}")
+        self.compute_sets[name] = _ComputeSet(groups, cycles)
+        return self.compute_sets[name]
+
+    def _vertex_group(self, op: ipu.VertexGroupOp, site: _Site) -> tuple[_VertexGroup, int]:
+        try:
+            codelet, grid, names = op.codelet, op.tiles, {"input": op.inputs, "output": op.outputs}
+        except MalformedAttribute as error:
+            raise site.error(str(error)) from None
+        tiles = _tiles(grid, self.target, site, "tiles", distinct=True)
+        function = self.symbols.get(codelet)
+        if function is None or function.operation.name != "func.func" or ipu.CODELET_ATTR not in function.attributes:
+            raise site.error(f"'codelet' @{codelet} does not name a func.func marked {ipu.CODELET_ATTR}")
+        signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        edges = {}
+        for role, types in (("input", signature.inputs), ("output", signature.results)):
+            if len(types) != len(names[role]):
+                raise site.error(f"has {len(names[role])} {role}s but codelet @{codelet} has {len(types)}")
+            edges[role] = [self._edge(site, codelet, role, index, self._buffer(name, site), t, tiles) for index, (name, t) in enumerate(zip(names[role], types))]
+        kernel, error_type, cost = self._codelet(codelet, function, site)
+        self.vertices += tiles.size
+        self.edges += tiles.size * (len(edges["input"]) + len(edges["output"]))
+        return _VertexGroup(site, tiles, codelet, kernel, error_type, edges["input"], edges["output"]), cost
+
+    def _edge(self, site: _Site, codelet: str, role: str, index: int, buffer: _Buffer, type_: ir.Type, tiles: np.ndarray):
+        """A codelet argument or result: a view of the leading elements of its buffer."""
+        if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape or numpy_dtype(type_.element_type) != buffer.dtype:
+            raise site.error(f"expects {role} #{index} of codelet @{codelet} to be a static tensor of {buffer.dtype} like @{buffer.name}, got {type_}")
+        shape = tuple(type_.shape)
+        count = math.prod(shape)
+        if count > buffer.elements:
+            verb = "reads" if role == "input" else "writes"
+            raise site.error(
+                f"{verb} memory on {buffer.describe(int(tiles[0]), 0, count)} through {role} #{index} of codelet @{codelet} "
+                f"({type_}), but @{buffer.name} holds {buffer.elements} elements per tile: outside the tile's copy of it"
+            )
+        rows = buffer.rows(tiles, site, "reads" if role == "input" else "writes")
+        return buffer, _Rows(_as_slice(rows), tiles, count), (tiles.size, *shape)
+
+    def _codelet(self, name: str, function: ir.OpView, site: _Site):
+        if name not in self.codelets:
+            from .codelet import CodeletError, compile_codelet  # heavy; only when a program runs codelets
+
+            try:
+                kernel = compile_codelet(function)
+            except CodeletError as error:
+                raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
+            self.codelets[name] = (kernel, CodeletError, cost_model.codelet_cycles(function, self.target))
+        return self.codelets[name]
+
+
+def _static_tensor(type_: ir.Type, site: _Site, what: str) -> tuple[tuple[int, ...], np.dtype]:
+    if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape:
+        raise site.error(f"expects {what} to be a statically shaped tensor, got {type_}")
+    return tuple(type_.shape), _dtype(type_.element_type, site)
+
+
+def _program(body: ir.Block, entry: str) -> ir.OpView:
+    programs = [op for op in body.operations if op.operation.name == "func.func" and ipu.PROGRAM_ATTR in op.attributes]
+    for op in programs:
+        if ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            return op
+    names = ", ".join("@" + ir.StringAttr(op.attributes["sym_name"]).value for op in programs)
+    raise SimulationError(f"no function @{entry} marked {ipu.PROGRAM_ATTR}" + (f" (programs: {names})" if names else ": the module is not an L3 program"))
+
+
+def _host_constant(op: ir.OpView, value: ir.Attribute, tensor: ir.RankedTensorType, site: _Site) -> np.ndarray:
+    """A weight: `dense` through the buffer protocol; `dense_resource` blobs, which the Python
+    API cannot read, from the op printed alone in a module (4 bytes of alignment, then data)."""
+    dtype = _dtype(tensor.element_type, site)
+    if isinstance(value, ir.DenseElementsAttr):
+        array = np.array(value)
+    else:
+        with op.context, ir.Location.unknown():
+            holder = ir.Module.create()
+            op.operation.clone(ip=ir.InsertionPoint(holder.body))
+            match = re.search(r'dialect_resources:.*?"0x([0-9A-Fa-f]*)"', holder.operation.get_asm(large_elements_limit=1), re.S)
+        if match is None:
+            raise site.error(f"has a value the simulator cannot read: {value}")
+        array = np.frombuffer(bytes.fromhex(match.group(1))[4:], dtype)
+    return np.ascontiguousarray(array, dtype).reshape(tuple(tensor.shape))
+
+
+class Simulator:
+    """An L3 program planned for a target, ready to run any number of times.
+
+    `arguments` lists the (shape, dtype) the entry function takes; `profile` the run's costs
+    (known from shapes alone, so available before `run`)."""
+
+    def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main"):
+        self.target = target or target_of(module.operation)
+        self._module = module  # compiled codelets may keep referring to its ops
+        with module.context:  # messages may build attributes
+            planner = _Planner(module.operation, self.target, entry)
+        self.entry = entry
+        self.arguments = planner.arguments
+        self._steps, self._buffers = planner.steps, list(planner.buffers.values())
+        self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
+        self.profile = Profile.build(self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types)."""
+        self.check_inputs(inputs)
+        values: list = [None] * self._num_slots
+        values[: len(inputs)] = inputs
+        for slot, array in self._constants.items():
+            values[slot] = array
+        for buffer in self._buffers:
+            buffer.reset()
+        try:
+            _run(self._steps, values, check=True)
+        finally:
+            for buffer in self._buffers:
+                buffer.release()
+        return [values[slot] for slot in self._results]
+
+    def check_inputs(self, inputs: Sequence[np.ndarray]) -> None:
+        if len(inputs) != len(self.arguments):
+            raise SimulationError(f"@{self.entry} takes {len(self.arguments)} inputs, got {len(inputs)}")
+        for index, (value, (shape, dtype)) in enumerate(zip(inputs, self.arguments)):
+            expected = f"{'x'.join(map(str, shape)) or 'scalar'} {dtype}"
+            if not isinstance(value, np.ndarray):
+                raise SimulationError(f"input #{index} of @{self.entry}: expected a numpy array ({expected}), got {type(value).__name__}")
+            if value.shape != shape or value.dtype != dtype:
+                got = f"{'x'.join(map(str, value.shape)) or 'scalar'} {value.dtype}"
+                raise SimulationError(f"input #{index} of @{self.entry}: expected {expected}, got {got}")
