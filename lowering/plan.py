@@ -143,14 +143,17 @@ class _Planner:
 
     def plan_function(self, function: ir.OpView) -> None:
         block = function.regions[0].blocks[0]
-        arg_layouts = []
-        for arg in block.arguments:
-            layout = self.default_layout(_shape(arg))
-            self.layouts[arg] = layout
-            arg_layouts.append(ir.DictAttr.get({ipu.MAPPING_ATTR: layout.mapping().encode()}))
-        function.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_layouts)
+        # Inputs and weights are placed by their first user: where a compute op reads them,
+        # so that they arrive from the host where they are needed.
+        self.unplaced = {arg: None for arg in block.arguments}
         for op in block.operations:
             name = op.operation.name
+            if name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
+                self.unplaced[op.results[0]] = op
+                continue
+            for operand in op.operands:
+                if operand in self.unplaced and name not in COMPUTE_OPS:
+                    self.place_unplaced(operand, self.default_layout(_shape(operand)))
             if name in COMPUTE_OPS:
                 self.plan_compute(op)
             elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
@@ -160,6 +163,17 @@ class _Planner:
                     self.set_layout(op, self.default_layout(_shape(op.results[0])))
             elif name not in ("tensor.empty", "func.return") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
+        for value in list(self.unplaced):
+            self.place_unplaced(value, self.default_layout(_shape(value)))
+        mappings = [ir.DictAttr.get({ipu.MAPPING_ATTR: self.layouts[arg].mapping().encode()}) for arg in block.arguments]
+        function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
+
+    def place_unplaced(self, value: ir.Value, layout: Layout) -> None:
+        owner = self.unplaced.pop(value)
+        if owner is not None:
+            self.set_layout(owner, layout)
+        else:
+            self.layouts[value] = layout
 
     def set_layout(self, op: ir.OpView, layout: Layout) -> None:
         self.layouts[op.results[0]] = layout
@@ -198,6 +212,14 @@ class _Planner:
         space = space_of(op)
         partition = self.reuse_partition(space) if not space.reductions or space.combiner is None else None
         partition = partition or self.search(space)
+        for value, accesses in zip(op.operands, space.operands):
+            if value in self.unplaced:
+                wanted = operand_layout(space, partition, accesses)
+                block = Layout(wanted.shape, wanted.first_tile, wanted.dims)
+                self.place_unplaced(value, block if block.is_block else self.default_layout(_shape(value)))
+        for value in op.operands:  # the init of a generic
+            if value in self.unplaced:
+                self.place_unplaced(value, result_layout(space, partition))
         op.attributes[PARTITION_ATTR] = ir.DenseI64ArrayAttr.get(list(partition.blocks))
         op.attributes[TILES_ATTR] = partition.grid(space).encode()
         self.set_layout(op, result_layout(space, partition))
@@ -246,6 +268,27 @@ def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partiti
         strides[d] = step if counts[d] > 1 else 0
         step *= counts[d]
     return Partition(blocks, first, tuple(strides))
+
+
+def operand_layout(space: Space, partition: Partition, accesses) -> Layout:
+    """The pieces of an operand the parts of `partition` read, replicated over the loops the
+    operand does not depend on."""
+    parts = partition.parts(space)
+    dims = []
+    for a in accesses:
+        if a.kind == "const" or a.loop is None:
+            dims.append(Parts(((0, a.size),), 0))
+        else:
+            loop = parts[a.loop]
+            dims.append(Parts(tuple((r.lo, r.hi) for r in (a.region(lo, hi) for lo, hi in loop.intervals)), loop.stride))
+    used = {a.loop for a in accesses if a.kind != "const"}
+    shape = tuple(a.size for a in accesses)
+    return Layout(shape, partition.first, tuple(dims), replicas(space, partition, used))
+
+
+def replicas(space: Space, partition: Partition, used) -> tuple[tuple[int, int], ...]:
+    parts = partition.parts(space)
+    return tuple((parts[d].count, parts[d].stride) for d in range(len(parts)) if d not in used and parts[d].count > 1)
 
 
 def result_layout(space: Space, partition: Partition) -> Layout:

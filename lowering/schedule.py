@@ -45,7 +45,7 @@ from .exchange import plan_transfers
 from .iteration import SUM, Space, space_of
 from .layout import Layout, Parts
 from .pass_registry import ModulePass, register_pass
-from .plan import COMPUTE_OPS, Partition, collapse_layout, entry_functions, expand_layout, mapping_of
+from .plan import COMPUTE_OPS, Partition, collapse_layout, entry_functions, expand_layout, mapping_of, operand_layout, replicas
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ class _Scheduler:
         partition = Partition.of(op)
         parts = partition.parts(space)
         stem = op.operation.name.split(".")[-1]
-        operand_layouts = [self.operand_layout(space, partition, accesses) for accesses in space.operands]
+        operand_layouts = [operand_layout(space, partition, accesses) for accesses in space.operands]
         inputs = [self.bring(op, v, layout, stem + "_in") for v, layout in zip(op.operands, operand_layouts)]
         final = mapping_of(op.results[0])
         reduced = math.prod(parts[d].count for d in space.reductions)
@@ -196,7 +196,7 @@ class _Scheduler:
             inputs.append(self.bring(op, op.operands[len(op.operands) - 1], init_layout, stem + "_init"))
         element_type = space.element_type
         if reduced > 1:
-            box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result), self.replicas(space, partition, space.result))
+            box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result), replicas(space, partition, space.result))
             partial = self.buffer(stem + "_partial", box_layout, element_type, op.location)
         else:
             partial = self.buffer(stem, final, element_type, op.location)
@@ -212,24 +212,6 @@ class _Scheduler:
         self.stored[op.results[0]] = Stored(partial, final)
         if reduced > 1:
             self.combine_partials(op, stem, space, parts, partial, final, reduced)
-
-    def operand_layout(self, space: Space, partition: Partition, accesses) -> Layout:
-        parts = partition.parts(space)
-        dims = []
-        for a in accesses:
-            if a.kind == "const" or a.loop is None:
-                dims.append(Parts(((0, a.size),), 0))
-            else:
-                loop = parts[a.loop]
-                dims.append(Parts(tuple((r.lo, r.hi) for r in (a.region(lo, hi) for lo, hi in loop.intervals)), loop.stride))
-        used = {a.loop for a in accesses if a.kind != "const"}
-        shape = tuple(a.size for a in accesses)
-        return Layout(shape, partition.first, tuple(dims), self.replicas(space, partition, used))
-
-    @staticmethod
-    def replicas(space: Space, partition: Partition, used) -> tuple[tuple[int, int], ...]:
-        parts = partition.parts(space)
-        return tuple((parts[d].count, parts[d].stride) for d in range(len(parts)) if d not in used and parts[d].count > 1)
 
     @staticmethod
     def signatures(space: Space, parts) -> list[list]:

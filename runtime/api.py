@@ -77,7 +77,8 @@ def is_program(module: ir.Module, entry: str = "main") -> bool:
 
 def compile_to_program(module: ir.Module, target: str | None) -> ir.Module:
     """The default pipeline on a copy of `module` (the caller's module is left alone)."""
-    from ipu_mlir.lowering.pipelines import compile_module  # the compiler, only for L0/L1 input
+    from ipu_mlir.lowering.pass_registry import PipelineError  # the compiler, only for L0/L1 input
+    from ipu_mlir.lowering.pipelines import compile_module
 
     with module.context:
         copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
@@ -85,6 +86,8 @@ def compile_to_program(module: ir.Module, target: str | None) -> ir.Module:
             return compile_module(copy, target)
         except ir.MLIRError as error:
             raise _from_mlir(error, "compilation failed") from None
+        except PipelineError as error:
+            raise IpuError(f"cannot compile with the default pipeline: {error.message}") from None
 
 
 def random_inputs(arguments: Sequence[tuple[tuple[int, ...], np.dtype]], seed: int) -> list[np.ndarray]:

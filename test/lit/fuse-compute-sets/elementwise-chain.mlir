@@ -15,8 +15,8 @@ module attributes {ipu.target = "tiny"} {
   // CHECK-NEXT: "ipu.sync"() {kind = "external"}
   // CHECK-NOT: ipu.execute
   // CHECK-LABEL: func.func private @generic_cs0_generic_cs1()
-  // CHECK-NEXT: "ipu.vertex_group"() {codelet = @[[V0:generic_v0_generic_v2]], inputs = [@arg0_0, @generic_in0], outputs = [@generic1], tiles = array<i64: 0, 13, 1, 1, 1>}
-  // CHECK-NEXT: "ipu.vertex_group"() {codelet = @[[V1:generic_v1_generic_v3]], inputs = [@arg0_0, @generic_in0], outputs = [@generic1], tiles = array<i64: 13, 1, 1, 1, 1>}
+  // CHECK-NEXT: "ipu.vertex_group"() {codelet = @[[V0:generic_v0_generic_v2]], inputs = [@arg0_0, @generic_in0], outputs = [@generic1], tiles = array<i64: 0, 13, 1, 1, 0>}
+  // CHECK-NEXT: "ipu.vertex_group"() {codelet = @[[V1:generic_v1_generic_v3]], inputs = [@arg0_0, @generic_in0], outputs = [@generic1], tiles = array<i64: 13, 1, 1, 1, 0>}
   // CHECK: func.func private @[[V0]](%arg0: tensor<3x33xf32>, %arg1: tensor<33xf32>) -> tensor<3x33xf32>
   // CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<3x33xf32>)
   // CHECK: math.exp
