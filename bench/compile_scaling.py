@@ -69,7 +69,7 @@ def compile_seconds(layers: int, target: str) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, nargs="+", default=[25, 50, 100])
-    parser.add_argument("--targets", nargs="+", default=["tiny", "gc2", "gc200"])
+    parser.add_argument("--targets", nargs="+", default=["gc2", "gc200"])
     args = parser.parse_args()
     print(f"{'target':<8}{'layers':>8}{'seconds':>10}{'x prev':>8}{'L3 ops':>9}{'ops/layer':>10}")
     for target in args.targets:
