@@ -1,25 +1,6 @@
 """`ipu-fuse-compute-sets` (L3): run an element-wise consumer in its producer's compute set.
 
-Rewrite pattern on `ipu.execute`: when compute set A is followed (after its sync and an
-exchange phase) by compute set B whose vertex groups run on exactly A's tile grids, and B
-reads the buffer X that A writes and nothing else touches X, the two become one compute set
-whose codelets run A's body then B's on the same tile (matmul + bias + activation: one
-superstep, and X never lands in tile memory). B's exchanges move in front of A: they cannot
-depend on A, since they do not read X.
-
-Before:
-
-    "ipu.execute"() {compute_set = @matmul_cs0}      // writes @matmul0
-    "ipu.sync"() {kind = "internal"}
-    "ipu.copy"() {source = @bias, dest = @generic_in0, ...}
-    "ipu.execute"() {compute_set = @generic_cs0}     // reads @matmul0, @generic_in0
-    "ipu.sync"() {kind = "internal"}
-
-After:
-
-    "ipu.copy"() {source = @bias, dest = @generic_in0, ...}
-    "ipu.execute"() {compute_set = @matmul_cs0_generic_cs0}
-    "ipu.sync"() {kind = "internal"}
+The pass's docstring (`ipu-opt --help-pass ipu-fuse-compute-sets`) explains it, with a before/after example.
 """
 
 from __future__ import annotations
@@ -40,7 +21,26 @@ from .pass_registry import ModulePass, register_pass
 class FuseComputeSets(ModulePass):
     """Fuse element-wise compute sets into the compute set producing their input (L3).
 
-    The module docstring of `lowering/fuse.py` shows the before and after.
+    Rewrite pattern on `ipu.execute`: when compute set A is followed (after its sync and an
+    exchange phase) by compute set B whose vertex groups run on exactly A's tile grids, and B
+    reads the buffer X that A writes and nothing else touches X, the two become one compute set
+    whose codelets run A's body then B's on the same tile (matmul + bias + activation: one
+    superstep, and X never lands in tile memory). B's exchanges move in front of A: they cannot
+    depend on A, since they do not read X.
+
+    Before:
+
+        "ipu.execute"() {compute_set = @matmul_cs0}      // writes @matmul0
+        "ipu.sync"() {kind = "internal"}
+        "ipu.copy"() {source = @bias, dest = @generic_in0, ...}
+        "ipu.execute"() {compute_set = @generic_cs0}     // reads @matmul0, @generic_in0
+        "ipu.sync"() {kind = "internal"}
+
+    After:
+
+        "ipu.copy"() {source = @bias, dest = @generic_in0, ...}
+        "ipu.execute"() {compute_set = @matmul_cs0_generic_cs0}
+        "ipu.sync"() {kind = "internal"}
     """
 
     name = "ipu-fuse-compute-sets"

@@ -1,26 +1,6 @@
 """`ipu-merge-supersteps` (L3): independent work on disjoint tiles shares a superstep.
 
-Rewrite pattern on `ipu.execute`: compute set A, its sync, the exchange phase of the next
-superstep and compute set B become one superstep when B does not depend on A (B and its
-exchanges read nothing A writes, and write nothing A reads or writes) and A and B run on
-disjoint tiles. B's exchanges join A's exchange phase; both compute sets run as one. The
-superstep then costs the slower of the two instead of both plus a sync.
-
-Before:
-
-    "ipu.copy"() {source = @x, dest = @a_in, ...}
-    "ipu.execute"() {compute_set = @a_cs}     // tiles 0..7
-    "ipu.sync"() {kind = "internal"}
-    "ipu.copy"() {source = @y, dest = @b_in, ...}
-    "ipu.execute"() {compute_set = @b_cs}     // tiles 8..15
-    "ipu.sync"() {kind = "internal"}
-
-After:
-
-    "ipu.copy"() {source = @x, dest = @a_in, ...}
-    "ipu.copy"() {source = @y, dest = @b_in, ...}
-    "ipu.execute"() {compute_set = @a_cs_b_cs}
-    "ipu.sync"() {kind = "internal"}
+The pass's docstring (`ipu-opt --help-pass ipu-merge-supersteps`) explains it, with a before/after example.
 """
 
 from __future__ import annotations
@@ -43,7 +23,27 @@ from .pass_registry import ModulePass, register_pass
 class MergeSupersteps(ModulePass):
     """Put independent compute sets on disjoint tiles into one superstep (L3).
 
-    The module docstring of `lowering/merge_supersteps.py` shows the before and after.
+    Rewrite pattern on `ipu.execute`: compute set A, its sync, the exchange phase of the next
+    superstep and compute set B become one superstep when B does not depend on A (B and its
+    exchanges read nothing A writes, and write nothing A reads or writes) and A and B run on
+    disjoint tiles. B's exchanges join A's exchange phase; both compute sets run as one. The
+    superstep then costs the slower of the two instead of both plus a sync.
+
+    Before:
+
+        "ipu.copy"() {source = @x, dest = @a_in, ...}
+        "ipu.execute"() {compute_set = @a_cs}     // tiles 0..7
+        "ipu.sync"() {kind = "internal"}
+        "ipu.copy"() {source = @y, dest = @b_in, ...}
+        "ipu.execute"() {compute_set = @b_cs}     // tiles 8..15
+        "ipu.sync"() {kind = "internal"}
+
+    After:
+
+        "ipu.copy"() {source = @x, dest = @a_in, ...}
+        "ipu.copy"() {source = @y, dest = @b_in, ...}
+        "ipu.execute"() {compute_set = @a_cs_b_cs}
+        "ipu.sync"() {kind = "internal"}
     """
 
     name = "ipu-merge-supersteps"

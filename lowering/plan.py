@@ -1,27 +1,6 @@
 """`ipu-plan` (L1 -> L2): give every tensor a tile mapping and every compute op a partition.
 
-Matmuls and convolutions are planned like poplin does: every way of cutting their loops
-(batch, rows, columns, the summed dimension; for a convolution batch, output channels, output
-rows and columns, input channels) into parts over the target's tiles is costed with
-`runtime.cost_model` (compute on the slowest tile, exchange of the operand pieces each tile
-needs, and, when the summed dimension is cut, the exchange and sum of partial results),
-keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins.
-Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
-fits their loops (no exchange), else cut their result row-major with at least `grain`
-elements per tile.
-
-Before:
-
-    %c = "ipu.matmul"(%a, %b) : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>
-
-After (gc200):
-
-    %c = "ipu.matmul"(%a, %b) {ipu.partition = array<i64: 32, 64, 128>,
-            ipu.tiles = array<i64: 0, 16, 32, 8, 4, 4, 1>,
-            ipu.mapping = {kind = "block", block = array<i64: 32, 16>, tiles = ...}} : ...
-
-`ipu.partition` holds the block size of each loop, `ipu.tiles` the tile grid of the parts
-(one grid dimension per loop). Function arguments get their mapping in `arg_attrs`.
+The pass's docstring (`ipu-opt --help-pass ipu-plan`) explains it, with a before/after example.
 """
 
 from __future__ import annotations
@@ -81,8 +60,28 @@ class Partition:
 class Plan(ModulePass):
     """Map every tensor and every compute op onto tiles (L1 -> L2).
 
-    The module docstring of `lowering/plan.py` shows the attributes added; docs/contracts.md
-    defines them.
+    Matmuls and convolutions are planned like poplin does: every way of cutting their loops
+    (batch, rows, columns, the summed dimension; for a convolution batch, output channels, output
+    rows and columns, input channels) into parts over the target's tiles is costed with
+    `runtime.cost_model` (compute on the slowest tile, exchange of the operand pieces each tile
+    needs, and, when the summed dimension is cut, the exchange and sum of partial results),
+    keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins.
+    Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
+    fits their loops (no exchange), else cut their result row-major with at least `grain`
+    elements per tile.
+
+    Before:
+
+        %c = "ipu.matmul"(%a, %b) : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>
+
+    After (gc200):
+
+        %c = "ipu.matmul"(%a, %b) {ipu.partition = array<i64: 32, 64, 128>,
+                ipu.tiles = array<i64: 0, 16, 32, 8, 4, 4, 1>,
+                ipu.mapping = {kind = "block", block = array<i64: 32, 16>, tiles = ...}} : ...
+
+    `ipu.partition` holds the block size of each loop, `ipu.tiles` the tile grid of the parts
+    (one grid dimension per loop). Function arguments get their mapping in `arg_attrs`.
     """
 
     name = "ipu-plan"

@@ -1,32 +1,6 @@
 """`ipu-schedule` (L2 -> L3): buffers, exchanges and BSP supersteps from a planned function.
 
-Every tensor of the planned entry function becomes an `ipu.buffer` holding each tile's block
-(views for reshapes); every compute op becomes one superstep: an exchange phase of `ipu.copy`
-patterns bringing each tile the operand pieces its part reads (`lowering/exchange.py`), the
-compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
-adds a second superstep exchanging and summing the partial results. Data-movement ops
-(slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
-host streams, results leave by them.
-
-Before (L2):
-
-    func.func @main(%a: tensor<64xf32> {ipu.mapping = M}) -> tensor<64xf32> {
-      %r = linalg.generic {...} ins(%a) outs(%e) {ipu.partition = ..., ipu.mapping = M} ...
-      return %r
-    }
-
-After (L3):
-
-    "ipu.buffer"() {sym_name = "arg0", type = memref<4xf32>, tiles = ...}
-    "ipu.buffer"() {sym_name = "generic0", type = memref<4xf32>, tiles = ...}
-    func.func @main(%arg0: tensor<64xf32>) -> tensor<64xf32> attributes {ipu.program} {
-      "ipu.host_to_device"(%arg0) {buffer = @arg0, mapping = M}
-      "ipu.sync"() {kind = "external"}
-      "ipu.execute"() {compute_set = @generic0_cs}
-      "ipu.sync"() {kind = "internal"}
-      %0 = "ipu.device_to_host"() {buffer = @generic0, mapping = M}
-      return %0
-    }
+The pass's docstring (`ipu-opt --help-pass arg0`) explains it, with a before/after example.
 """
 
 from __future__ import annotations
@@ -59,7 +33,33 @@ class Stored:
 class Schedule(ModulePass):
     """Lower a planned function to an L3 program of buffers, exchanges and compute sets.
 
-    The module docstring of `lowering/schedule.py` shows the before and after.
+    Every tensor of the planned entry function becomes an `ipu.buffer` holding each tile's block
+    (views for reshapes); every compute op becomes one superstep: an exchange phase of `ipu.copy`
+    patterns bringing each tile the operand pieces its part reads (`lowering/exchange.py`), the
+    compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
+    adds a second superstep exchanging and summing the partial results. Data-movement ops
+    (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
+    host streams, results leave by them.
+
+    Before (L2):
+
+        func.func @main(%a: tensor<64xf32> {ipu.mapping = M}) -> tensor<64xf32> {
+          %r = linalg.generic {...} ins(%a) outs(%e) {ipu.partition = ..., ipu.mapping = M} ...
+          return %r
+        }
+
+    After (L3):
+
+        "ipu.buffer"() {sym_name = "arg0", type = memref<4xf32>, tiles = ...}
+        "ipu.buffer"() {sym_name = "generic0", type = memref<4xf32>, tiles = ...}
+        func.func @main(%arg0: tensor<64xf32>) -> tensor<64xf32> attributes {ipu.program} {
+          "ipu.host_to_device"(%arg0) {buffer = @arg0, mapping = M}
+          "ipu.sync"() {kind = "external"}
+          "ipu.execute"() {compute_set = @generic0_cs}
+          "ipu.sync"() {kind = "internal"}
+          %0 = "ipu.device_to_host"() {buffer = @generic0, mapping = M}
+          return %0
+        }
     """
 
     name = "ipu-schedule"

@@ -61,6 +61,25 @@ class Superstep:
     def cycles(self) -> int:
         return self.compute_cycles + self.exchange_cycles + self.sync_cycles
 
+    def add_host(self, num_bytes: int, op: dict[str, str]) -> None:
+        self.host_bytes += num_bytes
+        self.ops.append(op)
+
+    def add_exchange(self, senders: np.ndarray, receivers: np.ndarray, message_bytes: int, num_tiles: int, op: dict[str, str]) -> None:
+        """Each sender tile sends, and each receiver tile receives, one message (tiles repeat)."""
+        if self.bytes_received_per_tile is None:
+            self.bytes_received_per_tile, self.bytes_sent_per_tile = np.zeros(num_tiles, np.int64), np.zeros(num_tiles, np.int64)
+        self.bytes_received_per_tile += np.bincount(receivers, minlength=num_tiles) * message_bytes
+        self.bytes_sent_per_tile += np.bincount(senders, minlength=num_tiles) * message_bytes
+        self.ops.append(op)
+
+    def add_compute(self, cycles_per_tile: np.ndarray, op: dict[str, str]) -> None:
+        """A compute set; those of one superstep run back to back on each tile."""
+        if self.compute_cycles_per_tile is None:
+            self.compute_cycles_per_tile = np.zeros_like(cycles_per_tile)
+        self.compute_cycles_per_tile += cycles_per_tile
+        self.ops.append(op)
+
     def finish(self, target: Target) -> None:
         """Prices the exchange and the sync, once the superstep's ops are all in."""
         if self.bytes_received_per_tile is not None:

@@ -11,10 +11,10 @@ host stream a few slice assignments. Costs depend on shapes only, so the profile
 while planning.
 
 **Memory.** Each `ipu.buffer` is an array of (its tiles, its elements) plus a `written` mask,
-not an image of SRAM. Buffers with `offset`s (the memory plan) whose tiles intersect and whose
-byte ranges overlap alias: writing one forgets the other's data over the shared bytes, so
-reading it afterwards is an error naming the buffer that overwrote it. Without offsets
-buffers are independent.
+not an image of SRAM, allocated at its first use and freed after its last. Buffers with
+`offset`s (the memory plan) whose tiles intersect and whose byte ranges overlap alias: writing
+one forgets the other's data over the shared bytes, so reading it afterwards is an error
+naming the buffer that overwrote it. Without offsets buffers are independent.
 
 **BSP checks**, each an error naming the op, its location, the tile and the bytes: an access
 to a tile that holds no copy of the buffer or beyond its end (a codelet view, a copy that
@@ -25,6 +25,7 @@ superstep; reading memory never written (or last written through an aliasing buf
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.attrs import LinearMapping, MalformedAttribute, TileGrid
 from ipu_mlir.dialects.diagnostics import IpuError, format_location
 
 from . import cost_model
@@ -93,59 +94,44 @@ def _dtype(element_type: ir.Type, site: _Site) -> np.dtype:
 # --- Regions of buffers ------------------------------------------------------------------
 
 
-class _Region:
-    """Elements [lo, hi) of some rows of a buffer, one entry per tile touched."""
-
-    tiles: np.ndarray
-
-    def unwritten(self, written: np.ndarray) -> tuple[int, int, int] | None:
-        """(tile, first, end) of the first run of unwritten elements, None if all are written."""
-        view = self.read(written)
-        if view.all():
-            return None
-        entry, first = (int(i) for i in np.argwhere(~view)[0])
-        rest = view[entry, first:]
-        end = first + (int(rest.argmax()) if rest.any() else rest.size)
-        base = int(np.broadcast_to(self.lo, self.tiles.shape)[entry])
-        return int(self.tiles[entry]), base + first, base + end
-
-
 @dataclass(eq=False)
-class _Rows(_Region):
-    """Elements [0, count) of rows `rows` (a slice when evenly spaced: reads are then views)."""
+class _Rows:
+    """Elements [lo, lo + count) of rows `rows` of a buffer, the copies on tiles `tiles`: a
+    codelet's view, a stream's slices, a copy's side. `rows` is a slice when evenly spaced, so
+    reading is then a view."""
 
     rows: slice | np.ndarray
     tiles: np.ndarray
+    lo: int
     count: int
-    lo = 0
 
     @property
     def hi(self) -> int:
-        return self.count
+        return self.lo + self.count
 
     def read(self, array: np.ndarray) -> np.ndarray:
-        return array[self.rows, : self.count]
+        return array[self.rows, self.lo : self.hi]
 
     def write(self, array: np.ndarray, values) -> None:
-        array[self.rows, : self.count] = values
+        array[self.rows, self.lo : self.hi] = values
 
 
 @dataclass(eq=False)
-class _Windows(_Region):
-    """Elements [starts[i], starts[i] + size) of rows[i]: one `ipu.copy`'s side."""
+class _Windows:
+    """Elements [lo[i], lo[i] + count) of rows[i]: a copy's side whose offsets differ by tile."""
 
     rows: np.ndarray
     tiles: np.ndarray
     lo: np.ndarray
-    size: int
+    count: int
 
     @property
     def hi(self) -> np.ndarray:
-        return self.lo + self.size
+        return self.lo + self.count
 
     def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
         rows, length = array.shape
-        shape, strides = (rows, length - self.size + 1, self.size), (array.strides[0], array.strides[1], array.strides[1])
+        shape, strides = (rows, length - self.count + 1, self.count), (array.strides[0], array.strides[1], array.strides[1])
         return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
 
     def read(self, array: np.ndarray) -> np.ndarray:
@@ -155,10 +141,17 @@ class _Windows(_Region):
         self._view(array, True)[self.rows, self.lo] = values  # distinct windows: no element written twice
 
 
+_Region = _Rows | _Windows
+
+
+def _region(rows: np.ndarray, tiles: np.ndarray, starts: np.ndarray | int, count: int) -> _Region:
+    if np.ndim(starts) and np.any(starts != starts[0]):
+        return _Windows(rows, tiles, starts, count)
+    return _Rows(_as_slice(rows), tiles, int(np.ravel(starts)[0]), count)
+
+
 def _as_slice(rows: np.ndarray) -> slice | np.ndarray:
-    if rows.size == 1:
-        return slice(int(rows[0]), int(rows[0]) + 1)
-    step = int(rows[1] - rows[0])
+    step = int(rows[1] - rows[0]) if rows.size > 1 else 1
     if step > 0 and np.all(np.diff(rows) == step):
         return slice(int(rows[0]), int(rows[-1]) + 1, step)
     return rows
@@ -176,7 +169,8 @@ def _flat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 class _Buffer:
     """One `ipu.buffer`: its copies on its tiles as the rows of one array, with a mask of the
     elements holding data. Overwrites by aliasing buffers are queued in `pending` (one entry
-    per writing region) and applied to the mask before this buffer is next read or written."""
+    per writing region) and applied to the mask before this buffer is next read or written:
+    a buffer long dead costs nothing however often its bytes are reused."""
 
     def __init__(self, op: ipu.BufferOp, target: Target):
         self.site = _site(op)
@@ -200,7 +194,7 @@ class _Buffer:
         self.base = self.offset  # address for race checks; buffers without offset get their own
         self.aliases: list[_Buffer] = []
         self.pending: dict[int, tuple[_Buffer, _Region]] = {}
-        self.data = self.written = None
+        self.data = self.written = self.last_write = None
 
     def rows(self, tiles: np.ndarray, site: _Site, verb: str) -> np.ndarray:
         rows = self.row_of_tile[tiles]
@@ -217,31 +211,44 @@ class _Buffer:
         return f"tile {tile} at bytes [{self.offset + lo * eb}, {self.offset + hi * eb}) (elements [{lo}, {hi}) of @{self.name})"
 
     def reset(self) -> None:
-        self.data = np.empty((self.tiles.size, self.elements), self.dtype)
-        self.written = np.zeros((self.tiles.size, self.elements), bool)
+        self.data = self.written = None  # allocated at first use, so freed buffers' memory is reused
+        self.last_write = np.full(self.tiles.size, -1)  # per row: when it was last written, counting writes
         self.pending.clear()
 
     def release(self) -> None:
-        self.data = self.written = None
+        self.data = self.written = None  # `last_write` stays, to name who overwrote an alias
         self.pending.clear()
 
+    def _allocate(self) -> None:
+        self.data = np.empty((self.tiles.size, self.elements), self.dtype)
+        self.written = np.zeros((self.tiles.size, self.elements), bool)
+
     def read(self, region: _Region, site: _Site, check: bool) -> np.ndarray:
+        if self.data is None:
+            self._allocate()
         if check:
             self._flush()
-            missing = region.unwritten(self.written)
-            if missing is not None:
+            view = region.read(self.written)
+            if not view.all():
+                entry, first = (int(i) for i in np.argwhere(~view)[0])
+                rest = view[entry, first:]
+                lo = int(np.broadcast_to(region.lo, region.tiles.shape)[entry])
+                missing = (int(region.tiles[entry]), lo + first, lo + first + (int(rest.argmax()) if rest.any() else rest.size))
                 writer = self._last_writer(*missing)
-                cause = f"last written by @{writer.name}" if writer else "never written"
-                raise site.error(f"reads memory on {self.describe(*missing)}, {cause}")
+                raise site.error(f"reads memory on {self.describe(*missing)}, {f'last written by @{writer.name}' if writer else 'never written'}")
         return region.read(self.data)
 
     def write(self, region: _Region, values, check: bool) -> None:
+        if self.data is None:
+            self._allocate()
         region.write(self.data, values)
         if check:
             self._flush()
             region.write(self.written, True)
+            self.last_write[region.rows] = next(_WRITES)
             for alias in self.aliases:
-                alias.pending[id(region)] = (self, region)
+                if alias.written is not None:  # it holds data to lose
+                    alias.pending[id(region)] = (self, region)
 
     def _flush(self) -> None:
         for source, region in self.pending.values():
@@ -254,26 +261,24 @@ class _Buffer:
         shift = source.offset - self.offset
         lo = np.maximum((shift + region.lo * source.element_bytes) // self.element_bytes, 0)
         hi = np.minimum(-((-shift - region.hi * source.element_bytes) // self.element_bytes), self.elements)
-        if np.ndim(lo) == 0 and np.ndim(hi) == 0:
-            if hi > lo:
-                self.written[rows[rows >= 0], lo:hi] = False
-            return
-        lo, hi = np.broadcast_to(lo, rows.shape), np.broadcast_to(hi, rows.shape)
         keep = (rows >= 0) & (hi > lo)
-        self.written.reshape(-1)[_flat_ranges(rows[keep] * self.elements + lo[keep], (hi - lo)[keep])] = False
+        if not keep.any():
+            return
+        if np.ndim(lo) == 0:
+            self.written[_as_slice(rows[keep]), lo:hi] = False
+        else:
+            self.written.reshape(-1)[_flat_ranges(rows[keep] * self.elements + lo[keep], (hi - lo)[keep])] = False
 
     def _last_writer(self, tile: int, lo: int, hi: int) -> _Buffer | None:
-        """The aliasing buffer holding data over those bytes now: the last one to write them."""
-        if not self.aliases:
-            return None
-        start, end = self.offset + lo * self.element_bytes, self.offset + hi * self.element_bytes
-        for other in self.aliases:
-            other._flush()
-            row = other.row_of_tile[tile]
-            a, b = max((start - other.offset) // other.element_bytes, 0), -((other.offset - end) // other.element_bytes)
-            if row >= 0 and other.written[row, a:b].any():
-                return other
-        return None
+        """Of the aliasing buffers sharing those bytes on `tile`, the last one to write on it
+        (its mask may be gone: buffers are released after their last use)."""
+        start, end = (self.offset or 0) + lo * self.element_bytes, (self.offset or 0) + hi * self.element_bytes
+        when = {b: b.last_write[b.row_of_tile[tile]] for b in self.aliases if b.row_of_tile[tile] >= 0 and b.offset < end and start < b.offset + b.bytes}
+        writer = max(when, key=when.get, default=None)
+        return writer if writer is not None and when[writer] >= 0 else None
+
+
+_WRITES = itertools.count()
 
 
 def _link_aliases(buffers: list[_Buffer]) -> None:
@@ -303,65 +308,75 @@ def _tiles(grid: TileGrid, target: Target, site: _Site, role: str, distinct: boo
 
 
 class _Stream:
-    """A host stream's layout. Sorting the host tensor's elements by (slice length, tile, flat
-    index) makes each tile's slice contiguous, and tiles with equal slice lengths one run: one
-    2-D assignment per run, whatever the number of tiles."""
+    """A host stream's layout. A tile's slice is its elements in flat order, so sorting the host
+    tensor by tile lays the slices end to end, and tiles with equal slice lengths next to each
+    other form a run: one 2-D assignment per run, not per tile. Linear mappings over increasing
+    tiles need no sorting (nor listing their elements); others are sorted by (slice length,
+    tile), so that a run is a class of alike tiles (full blocks, edge blocks)."""
 
-    def __init__(self, buffer: _Buffer, op: ir.OpView, tensor: ir.RankedTensorType, site: _Site, target: Target):
-        self.buffer, self.site = buffer, site
+    def __init__(self, buffer: _Buffer, op: ir.OpView, tensor: ir.RankedTensorType, value: int, site: _Site, target: Target):
+        self.buffer, self.value, self.site = buffer, value, site  # value: the host tensor's slot
         self.shape, dtype = _static_tensor(tensor, site, "the streamed tensor")
         if dtype != buffer.dtype:
             raise site.error(f"streams {tensor} but @{buffer.name} holds {buffer.dtype}")
+        numel = math.prod(self.shape)
+        self.bytes = numel * buffer.element_bytes
         try:
             mapping = op.mapping
             mapping.check_shape(self.shape)
-            tile_of = mapping.tile_of_elements(self.shape)
+            mapping.all_tiles().check_within(target.num_tiles)
         except MalformedAttribute as error:
             raise site.error(f"'mapping': {error}") from None
-        numel = math.prod(self.shape)
-        self.bytes = numel * buffer.element_bytes
-        if tile_of.size and (tile_of.min() < 0 or tile_of.max() >= target.num_tiles):
-            raise site.error(f"'mapping' places elements outside the {target.num_tiles} tiles of {target.name}")
-        counts = np.bincount(tile_of, minlength=target.num_tiles)
-        order = np.argsort(counts[tile_of] * target.num_tiles + tile_of, kind="stable")
-        self.order = None if np.array_equal(order, np.arange(numel)) else order.astype(np.int32 if numel < 2**31 else np.int64)
+        self.order = None
+        if isinstance(mapping, LinearMapping) and np.all(np.diff(mapping.tiles.tiles()) > 0):
+            tile_of, counts = None, _linear_counts(mapping, numel, target.num_tiles)  # without listing the elements
+        else:
+            tile_of = mapping.tile_of_elements(self.shape)
+            counts = np.bincount(tile_of, minlength=target.num_tiles)
+        tiles = np.flatnonzero(counts)
+        groups = np.split(tiles, np.flatnonzero(np.diff(counts[tiles])) + 1) if tiles.size else []
+        classes = np.unique(counts[tiles])
+        if tile_of is not None and (np.any(tile_of[1:] < tile_of[:-1]) or len(groups) > classes.size):
+            order = np.argsort(counts[tile_of] * target.num_tiles + tile_of, kind="stable")
+            self.order = order.astype(np.int32 if numel < 2**31 else np.int64)
+            groups = [tiles[counts[tiles] == count] for count in classes]
         self.runs: list[tuple[int, int, _Rows]] = []
         position = 0
-        for count in np.unique(counts[counts > 0]).tolist():
-            run_tiles = np.flatnonzero(counts == count)
+        for run_tiles in groups:
+            count = int(counts[run_tiles[0]])
             if count > buffer.elements:
                 raise site.error(f"maps {count} elements to tile {run_tiles[0]}, but @{buffer.name} holds {buffer.elements} per tile: the stream overflows it")
-            rows = buffer.rows(run_tiles, site, "streams")
-            self.runs.append((position, position + count * run_tiles.size, _Rows(_as_slice(rows), run_tiles, count)))
+            region = _Rows(_as_slice(buffer.rows(run_tiles, site, "streams")), run_tiles, 0, count)
+            self.runs.append((position, position + count * run_tiles.size, region))
             position += count * run_tiles.size
 
 
-@dataclass
-class _HostToDevice:
-    stream: _Stream
-    source: int
+def _linear_counts(mapping: LinearMapping, numel: int, num_tiles: int) -> np.ndarray:
+    """Elements per tile of a linear mapping: `ceil(grains / tiles)` grains each, in grid order."""
+    grains = -(-numel // mapping.grain)
+    per_tile = max(1, -(-grains // mapping.tiles.count)) * mapping.grain
+    counts = np.zeros(num_tiles, np.int64)
+    counts[mapping.tiles.tiles()] = np.clip(numel - np.arange(mapping.tiles.count) * per_tile, 0, per_tile)
+    return counts
 
+
+class _HostToDevice(_Stream):
     def run(self, values: list, check: bool) -> None:
-        flat = values[self.source].reshape(-1)
-        ordered = flat if self.stream.order is None else flat[self.stream.order]
-        for start, end, region in self.stream.runs:
-            self.stream.buffer.write(region, ordered[start:end].reshape(-1, region.count), check)
+        flat = values[self.value].reshape(-1)
+        ordered = flat if self.order is None else flat[self.order]
+        for start, end, region in self.runs:
+            self.buffer.write(region, ordered[start:end].reshape(-1, region.count), check)
 
 
-@dataclass
-class _DeviceToHost:
-    stream: _Stream
-    result: int
-
+class _DeviceToHost(_Stream):
     def run(self, values: list, check: bool) -> None:
-        stream = self.stream
-        ordered = np.empty(math.prod(stream.shape), stream.buffer.dtype)
-        for start, end, region in stream.runs:
-            ordered[start:end].reshape(-1, region.count)[...] = stream.buffer.read(region, stream.site, check)
-        if stream.order is not None:
+        ordered = np.empty(math.prod(self.shape), self.buffer.dtype)
+        for start, end, region in self.runs:
+            ordered[start:end].reshape(-1, region.count)[...] = self.buffer.read(region, self.site, check)
+        if self.order is not None:
             flat, ordered = ordered, np.empty_like(ordered)
-            ordered[stream.order] = flat
-        values[self.result] = ordered.reshape(stream.shape)
+            ordered[self.order] = flat
+        values[self.value] = ordered.reshape(self.shape)
 
 
 @dataclass
@@ -369,8 +384,8 @@ class _Copy:
     site: _Site
     source: _Buffer
     dest: _Buffer
-    reads: _Windows
-    writes: _Windows
+    reads: _Region
+    writes: _Region
 
     def run(self, values: list, check: bool) -> None:
         self.dest.write(self.writes, self.source.read(self.reads, self.site, check), check)
@@ -444,7 +459,7 @@ def _check_races(accesses: list[_Access], phase: str) -> None:
     """No two writes to the same bytes of a tile in one phase, and no read of bytes another op
     writes in it: BSP gives the ops of a phase no order. Intervals of all accesses are keyed
     `tile * span + address` and sorted, so each check is a few vectorized passes."""
-    if not any(a.write for a in accesses):
+    if not any(a.write and a.region.count for a in accesses):
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
 
@@ -455,7 +470,10 @@ def _check_races(accesses: list[_Access], phase: str) -> None:
             eb, tiles = a.buffer.element_bytes, a.region.tiles
             lo = np.broadcast_to(a.buffer.base + a.region.lo * eb, tiles.shape)
             hi = np.broadcast_to(a.buffer.base + a.region.hi * eb, tiles.shape)
-            parts.append((tiles * span + lo, tiles * span + hi, np.full(tiles.shape, index)))
+            if a.region.count:
+                parts.append((tiles * span + lo, tiles * span + hi, np.full(tiles.shape, index)))
+        if not parts:
+            return (np.zeros(0, np.int64),) * 3
         lo, hi, who = (np.concatenate(column) for column in zip(*parts))
         order = np.argsort(lo, kind="stable")
         return lo[order], hi[order], who[order]
@@ -501,6 +519,7 @@ def _check_races(accesses: list[_Access], phase: str) -> None:
 class _ComputeSet:
     groups: list[_VertexGroup]
     cycles_per_tile: np.ndarray
+    buffers: set[str]
 
 
 class _Planner:
@@ -515,7 +534,7 @@ class _Planner:
         _link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
         self.compute_sets: dict[str, _ComputeSet] = {}
-        self.codelets: dict[str, tuple[object, int]] = {}
+        self.codelets: dict[str, tuple[object, type[Exception], int]] = {}  # kernel, its error type, cycles
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
         self.repeat = 1
@@ -528,8 +547,12 @@ class _Planner:
         self.constants: dict[int, np.ndarray] = {}
         self.indices: dict[ir.Value, int] = {}
         self.results: list[int] = []
-        self.steps = self._block(block)
+        self.last_use: dict[str, int] = {}  # buffer -> the top-level step using it last
+        self.steps = self._block(block, top=True)
         self._close(None)
+        self.release: list[list[_Buffer]] = [[] for _ in self.steps]
+        for name, position in self.last_use.items():
+            self.release[position].append(self.buffers[name])
 
     def _memory_per_tile(self, buffers: list[_Buffer]) -> np.ndarray:
         placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
@@ -552,15 +575,18 @@ class _Planner:
     def _buffer(self, name: str, site: _Site) -> _Buffer:
         if name not in self.buffers:
             raise site.error(f"refers to @{name}, which is not an ipu.buffer")
+        self.last_use[name] = self.position
         return self.buffers[name]
 
     def _slot(self, value: ir.Value) -> int:
         self.slots[value] = len(self.slots)
         return self.slots[value]
 
-    def _block(self, block: ir.Block) -> list:
+    def _block(self, block: ir.Block, top: bool = False) -> list:
         steps = []
         for op in block.operations:
+            if top:
+                self.position = len(steps)  # the step this op becomes, if any
             site = _site(op)
             method = getattr(self, "_" + site.name.replace(".", "_"), None) if site.name in PROGRAM_OPS + ("scf.yield",) else None
             if method is None:
@@ -594,16 +620,14 @@ class _Planner:
             self.indices[result] = value.value
 
     def _ipu_host_to_device(self, op: ir.OpView, site: _Site) -> _HostToDevice:
-        stream = _Stream(self._buffer(op.buffer, site), op, op.source.type, site, self.target)
-        self.current.host_bytes += stream.bytes
-        self.current.ops.append(site.record(buffer=stream.buffer.name))
-        return _HostToDevice(stream, self.slots[op.source])
+        stream = _HostToDevice(self._buffer(op.buffer, site), op, op.source.type, self.slots[op.source], site, self.target)
+        self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
+        return stream
 
     def _ipu_device_to_host(self, op: ir.OpView, site: _Site) -> _DeviceToHost:
-        stream = _Stream(self._buffer(op.buffer, site), op, op.result.type, site, self.target)
-        self.current.host_bytes += stream.bytes
-        self.current.ops.append(site.record(buffer=stream.buffer.name))
-        return _DeviceToHost(stream, self._slot(op.result))
+        stream = _DeviceToHost(self._buffer(op.buffer, site), op, op.result.type, self._slot(op.result), site, self.target)
+        self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
+        return stream
 
     def _ipu_sync(self, op: ir.OpView, site: _Site) -> None:
         self._close(op.kind)
@@ -630,23 +654,16 @@ class _Planner:
                 i = bad[0]
                 what = "the exchange overflows" if verb == "writes" else "reads beyond"
                 raise site.error(f"{verb} elements [{starts[i]}, {starts[i] + size}) of @{buffer.name} on tile {tiles[i]}, which holds {buffer.elements} per tile: {what} the tile's copy of it")
-            sides.append(_Windows(buffer.rows(tiles, site, verb), tiles, starts, size))
+            sides.append(_region(buffer.rows(tiles, site, verb), tiles, starts, size))
         reads, writes = sides
-        self._account_exchange(reads, writes, size * dest.element_bytes)
+        # A grid dimension along which neither the source tile nor its offset moves repeats
+        # one message to several tiles: exchange multicasts it, so it is sent once.
+        once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
+        senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
+        self.current.add_exchange(senders, writes.tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name))
         actor = len(self.exchange)
         self.exchange += [_Access(source, reads, False, site, actor), _Access(dest, writes, True, site, actor)]
-        self.current.ops.append(site.record(source=source.name, dest=dest.name))
         return _Copy(site, source, dest, reads, writes)
-
-    def _account_exchange(self, reads: _Windows, writes: _Windows, message_bytes: int) -> None:
-        step = self.current
-        if step.bytes_received_per_tile is None:
-            step.bytes_received_per_tile = np.zeros(self.target.num_tiles, np.int64)
-            step.bytes_sent_per_tile = np.zeros(self.target.num_tiles, np.int64)
-        np.add.at(step.bytes_received_per_tile, writes.tiles, message_bytes)
-        # A source broadcast to several tiles (stride 0) is sent once: exchange multicasts.
-        sent = np.unique(reads.tiles * (int(reads.lo.max()) + 1) + reads.lo) // (int(reads.lo.max()) + 1)
-        np.add.at(step.bytes_sent_per_tile, sent, message_bytes)
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: _Site) -> _Execute:
         try:
@@ -655,11 +672,8 @@ class _Planner:
             raise site.error(str(error)) from None
         self._end_exchange()
         compute_set = self.compute_sets.get(name) or self._compute_set(name, site)
-        step = self.current
-        if step.compute_cycles_per_tile is None:
-            step.compute_cycles_per_tile = np.zeros(self.target.num_tiles, np.int64)
-        step.compute_cycles_per_tile += compute_set.cycles_per_tile  # compute sets in one superstep run back to back
-        step.ops.append(site.record(compute_set=name))
+        self.last_use.update(dict.fromkeys(compute_set.buffers, self.position))
+        self.current.add_compute(compute_set.cycles_per_tile, site.record(compute_set=name))
         return _Execute(compute_set.groups)
 
     def _scf_for(self, op: ir.OpView, site: _Site) -> _Repeat:
@@ -704,7 +718,7 @@ class _Planner:
                 accesses += [_Access(buffer, region, write, site, len(groups)) for buffer, region, _ in edges]
             groups.append(group)
         _check_races(accesses, f"compute set @{name}")
-        self.compute_sets[name] = _ComputeSet(groups, cycles)
+        self.compute_sets[name] = _ComputeSet(groups, cycles, {a.buffer.name for a in accesses})
         return self.compute_sets[name]
 
     def _vertex_group(self, op: ipu.VertexGroupOp, site: _Site) -> tuple[_VertexGroup, int]:
@@ -740,7 +754,7 @@ class _Planner:
                 f"({type_}), but @{buffer.name} holds {buffer.elements} elements per tile: outside the tile's copy of it"
             )
         rows = buffer.rows(tiles, site, "reads" if role == "input" else "writes")
-        return buffer, _Rows(_as_slice(rows), tiles, count), (tiles.size, *shape)
+        return buffer, _Rows(_as_slice(rows), tiles, 0, count), (tiles.size, *shape)
 
     def _codelet(self, name: str, function: ir.OpView, site: _Site):
         if name not in self.codelets:
@@ -799,7 +813,7 @@ class Simulator:
             planner = _Planner(module.operation, self.target, entry)
         self.entry = entry
         self.arguments = planner.arguments
-        self._steps, self._buffers = planner.steps, list(planner.buffers.values())
+        self._steps, self._release, self._buffers = planner.steps, planner.release, list(planner.buffers.values())
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
         self.profile = Profile.build(self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges)
 
@@ -813,7 +827,10 @@ class Simulator:
         for buffer in self._buffers:
             buffer.reset()
         try:
-            _run(self._steps, values, check=True)
+            for step, dead in zip(self._steps, self._release):
+                step.run(values, True)
+                for buffer in dead:  # past its last use: its memory goes back before the next step
+                    buffer.release()
         finally:
             for buffer in self._buffers:
                 buffer.release()

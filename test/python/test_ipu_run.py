@@ -130,6 +130,23 @@ def test_invalid_programs_fail_at_the_op(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_memory_plan_bugs_surface_as_bsp_errors(tmp_path, capsys):
+    from test_simulator import buffer, compute_set, d2h, execute, group, h2d, program, sync
+
+    text = program(
+        [buffer("x", offset=0), buffer("y", offset=256), buffer("t", offset=0)],
+        [h2d("%arg0", "x"), sync("external"), execute("a_cs"), sync(), execute("b_cs"), sync(), execute("a_cs"), sync(), d2h("%0", "y")],
+        [compute_set("a_cs", group("relu", "@x", "@y")), compute_set("b_cs", group("relu", "@y", "@t"))],
+    )
+    source = tmp_path / "plan.mlir"
+    source.write_text(text)
+    code, out, err = ipu_run_main(capsys, source, "--random-inputs", 0, "--output-dir", tmp_path / "out")
+    line = next(n for n, l in enumerate(text.splitlines(), 1) if "@x], outputs = [@y]" in l)
+    assert (code, out) == (1, "")
+    assert err == f"{source}:{line}:5: error: 'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 256) (elements [0, 64) of @x), last written by @t\n"
+    assert not (tmp_path / "out").exists()
+
+
 def test_python_api_runs_paths_text_and_modules():
     outputs, profile = api.run(RELU, [X])
     assert np.array_equal(outputs[0], np.maximum(X, 0)) and profile.cycles == 266

@@ -303,6 +303,25 @@ def test_data_clobbered_through_aliasing_offsets():
     assert message == "'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 256) (elements [0, 64) of @x), last written by @t"
 
 
+def test_copies_clobber_aliasing_buffers_element_by_element():
+    # @head shares @x's bytes on tile 0; the gather writes 2 of every 4 of its elements.
+    text = program(
+        [buffer("x", offset=0), buffer("y", offset=256), buffer("head", tiles="0, 1, 1", offset=0)],
+        [
+            h2d("%arg0", "x"), sync("external"), execute("relu_cs"), sync(),
+            copy("y", "head", 2, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4"), sync(),
+            execute("again_cs"), sync(), d2h("%0", "y"),
+        ],
+        [RELU_CS, compute_set("again_cs", group("relu", "@x", "@y"))],
+    )  # fmt: skip
+    message = fails(text, [X], "codelet = @relu", occurrence=2)
+    assert message == "'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 8) (elements [0, 2) of @x), last written by @head"
+    # The other tiles' copies of @x are intact.
+    other_tiles = text.replace(group("relu", "@x", "@y") + "\n    return\n  }\n" + RELU, group("relu", "@x", "@y", "1, 15, 1") + "\n    return\n  }\n" + RELU)
+    (y,), _ = simulate(other_tiles, [X])
+    assert np.array_equal(y, np.maximum(X, 0))
+
+
 def test_vertex_on_a_tile_without_the_buffer():
     text = program([buffer("x", tiles="0, 8, 1"), buffer("y")], [execute("relu_cs"), sync(), d2h("%0", "y")], [RELU_CS])
     message = fails(text, [X], '"ipu.vertex_group"')
