@@ -1,0 +1,611 @@
+"""`ipu-convert-to-ipu` (L0 -> L1): linalg on tensors to `ipu.matmul`, `ipu.conv` and `linalg.generic`.
+
+The pass's docstring (`ipu-opt --help-pass ipu-convert-to-ipu`) explains it, with a before/after
+example; docs/contracts.md fixes what L0 and L1 contain.
+
+Steps, in order:
+
+1. upstream `inline`, `symbol-dce`, `canonicalize`;
+2. check the input: types (static shapes, element types), dialects, and every op that will
+   not be converted, before anything moves, so that errors point at the ops as written;
+3. rewrite contractions (matmul, batch_matmul, matvec, vecmat, ...) to `ipu.matmul` and
+   2-d convolutions (NCHW, NHWC, depthwise, grouped) to `ipu.conv`, with `linalg.generic`
+   transposes, casts and reshapes around them;
+4. upstream `convert-elementwise-to-linalg` (arith and math on tensors),
+   `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`,
+   `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
+5. check every op against the L1 whitelist (a safety net: step 2 rejects what it can see).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+from mlir.dialects import linalg, tensor
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.diagnostics import IpuError
+
+from .pass_registry import ModulePass, register_pass
+
+PASS_NAME = "ipu-convert-to-ipu"
+
+_PREPARE = "builtin.module(inline,symbol-dce,canonicalize)"
+_NORMALIZE = (
+    "builtin.module(func.func(convert-elementwise-to-linalg,linalg-generalize-named-ops),"
+    "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse)"
+)
+
+# docs/contracts.md: element types numpy can run (bf16 is not one of them).
+ELEMENT_TYPES = frozenset({"f32", "f16", "f64", "i1", "i8", "i32", "i64"})
+_L0_DIALECTS = frozenset({"arith", "math", "linalg", "tensor", "func", "ipu"})
+_L1_OPS = frozenset({
+    "ipu.matmul", "ipu.conv", "linalg.generic", "arith.constant", "func.return",
+    "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
+    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
+})  # fmt: skip
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+@register_pass
+@dataclass
+class ConvertToIpu(ModulePass):
+    """Convert linalg on tensors (L0) to ipu.matmul, ipu.conv and linalg.generic (L1).
+
+    Calls are inlined into the entry. Contractions (`linalg.matmul`, `batch_matmul`, `matvec`,
+    `vecmat`, `batch_matvec`, `batch_vecmat`, `dot`, also with transposing `indexing_maps`)
+    become `ipu.matmul`; 2-d convolutions (`conv_2d_nchw_fchw`, `conv_2d_nhwc_hwcf`,
+    `conv_2d_nhwc_fhwc`, `depthwise_conv_2d_nchw_chw`, `depthwise_conv_2d_nhwc_hwc[m]`,
+    `conv_2d_ngchw_fgchw`, `conv_2d_ngchw_gfchw`) become `ipu.conv` in NCHW / FCHW, with
+    `linalg.generic` transposes and `tensor` reshapes around them. A zero `tensor.pad` feeding a
+    convolution becomes its `padding`. An `outs` that is not a zero fill is added by an
+    element-wise `linalg.generic`; operands are cast when their element types differ. All other
+    named ops (element-wise, fill, transpose, broadcast, reduce, map, pooling) are generalized,
+    then element-wise ops are fused. Anything outside L1 (docs/contracts.md) stops the pass with
+    `'op.name' is not supported by ipu-convert-to-ipu`, at the op, for every such op.
+
+    Before:
+
+        %zero = arith.constant 0.0 : f32
+        %empty = tensor.empty() : tensor<8x32xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x32xf32>) -> tensor<8x32xf32>
+        %y = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>)
+                           outs(%fill : tensor<8x32xf32>) -> tensor<8x32xf32>
+        %r = linalg.max ins(%y, %fill : tensor<8x32xf32>, tensor<8x32xf32>)
+                        outs(%empty : tensor<8x32xf32>) -> tensor<8x32xf32>
+
+    After:
+
+        %cst = arith.constant 0.000000e+00 : f32
+        %0 = "ipu.matmul"(%x, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+        %1 = tensor.empty() : tensor<8x32xf32>
+        %2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+            ins(%0 : tensor<8x32xf32>) outs(%1 : tensor<8x32xf32>) {
+        ^bb0(%in: f32, %out: f32):
+          %3 = arith.maximumf %in, %cst : f32
+          linalg.yield %3 : f32
+        } -> tensor<8x32xf32>
+    """
+
+    name = "ipu-convert-to-ipu"
+
+    def run(self, module: ir.Operation) -> None:
+        run_upstream(module, _PREPARE)
+        _raise_all(_check_module(module, _check_input_op))
+        for function in _functions(module):
+            _rewrite_named_ops(function)
+        run_upstream(module, _NORMALIZE)
+        _raise_all(_check_module(module, _check_l1_op))
+
+
+def run_upstream(module: ir.Operation, pipeline: str) -> None:
+    """Runs an upstream pass pipeline on `module`; its errors are raised as IpuErrors.
+
+    The errors are collected into the MLIRError (not sent to the context's handler, as ipu-opt
+    sets up) so they are reported once, by the pass that ran the pipeline.
+    """
+    context = module.context
+    emitted = context.emit_error_diagnostics
+    context.emit_error_diagnostics = False
+    try:
+        passmanager.PassManager.parse(pipeline, context).run(module)
+    except ir.MLIRError as failure:
+        errors = [IpuError(d.message, d.location) for d in failure.error_diagnostics]
+        _raise_all(errors or [IpuError(f"{pipeline} failed", module.location)])
+    finally:
+        context.emit_error_diagnostics = emitted
+
+
+def unsupported(op: ir.Operation | ir.OpView, reason: str = "") -> IpuError:
+    """`'op.name' is not supported by ipu-convert-to-ipu[: reason]`, at the op."""
+    operation = op.operation
+    message = f"'{operation.name}' is not supported by {PASS_NAME}"
+    return IpuError(f"{message}: {reason}" if reason else message, operation.location)
+
+
+def _raise_all(errors: list[IpuError]) -> None:
+    if errors:
+        raise ExceptionGroup(f"{len(errors)} errors in {PASS_NAME}", errors)
+
+
+def _functions(module: ir.Operation) -> list[ir.OpView]:
+    return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)]
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+def _check_module(module: ir.Operation, check_op: Callable[[ir.OpView], str | None]) -> list[IpuError]:
+    """Every op of the module that `check_op` objects to (its reason), and every function whose
+    signature is not made of static tensors."""
+    errors = []
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name != "func.func":
+            errors.append(unsupported(op, "only func.func at module level"))
+            continue
+        if not len(op.regions[0].blocks):
+            continue  # a declaration; any call to it is reported
+        function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        for role, types in (("argument", function_type.inputs), ("result", function_type.results)):
+            for index, type_ in enumerate(types):
+                problem = _type_problem(type_, scalars=False)
+                if problem:
+                    errors.append(unsupported(op, f"{role} #{index} has {problem}"))
+        for inner in op.regions[0].blocks[0].operations:
+            reason = check_op(inner)
+            if reason is not None:
+                errors.append(unsupported(inner, reason))
+    return errors
+
+
+def _type_problem(type_: ir.Type, scalars: bool) -> str | None:
+    """Why a value of `type_` cannot be in L0/L1, or None."""
+    if isinstance(type_, ir.RankedTensorType):
+        if not type_.has_static_shape:
+            return f"dynamic shapes ({type_})"
+        if type_.encoding is not None:
+            return f"tensor encodings ({type_})"
+        if str(type_.element_type) not in ELEMENT_TYPES:
+            return f"element type {type_.element_type} ({type_})"
+        return None
+    if scalars and isinstance(type_, (ir.IntegerType, ir.FloatType, ir.IndexType)):
+        return None
+    return f"type {type_} (only statically shaped tensors)"
+
+
+def _check_input_op(op: ir.OpView) -> str | None:
+    """Before the rewrites: the types of every value, and every op that stays as it is."""
+    name = op.operation.name
+    if name.split(".")[0] not in _L0_DIALECTS:
+        return ""
+    if name == "func.return":
+        return None  # the function's signature is checked
+    for value in (*op.operands, *op.results):
+        problem = _type_problem(value.type, scalars=True)
+        if problem:
+            return problem
+    if name == "linalg.generic":
+        return _check_generic(op)  # scalar operands are fine here: fusion folds constant ones
+    if name in _L1_OPS:
+        return _check_l1_op(op)
+    if name == "func.call":
+        return "a call that could not be inlined (a function without body)"
+    if name.startswith("linalg."):
+        # Named ops become ipu ops or are generalized; ops that are not structured cannot be.
+        return None if name in CONTRACTIONS or name in CONV_FORMS or linalg.get_indexing_maps(op) is not None else ""
+    if name.startswith(("arith.", "math.")):
+        # Element-wise on tensors: converted to linalg.generic.
+        tensors = all(isinstance(v.type, ir.RankedTensorType) for v in (*op.operands, *op.results))
+        return None if tensors else "scalar arithmetic outside linalg.generic"
+    return ""
+
+
+def _check_l1_op(op: ir.OpView) -> str | None:
+    """After the rewrites: the L1 whitelist of docs/contracts.md."""
+    name = op.operation.name
+    if name not in _L1_OPS:
+        return ""
+    if name == "func.return":
+        return None  # the function's signature is checked
+    for value in (*op.operands, *op.results):
+        problem = _type_problem(value.type, scalars=name == "arith.constant")
+        if problem:
+            return problem if name != "linalg.generic" else f"operand or result of {problem}"
+    if name == "linalg.generic":
+        return _check_generic(op)
+    if name in ("tensor.extract_slice", "tensor.insert_slice"):
+        if len(op.operands) != (1 if name == "tensor.extract_slice" else 2):
+            return "dynamic offsets, sizes or strides"
+        if any(s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"])):
+            return "non-unit strides"
+    elif name == "tensor.pad":
+        if len(op.operands) != 1:
+            return "dynamic padding"
+        if _pad_value(op) is None:
+            return "a padding value that is not a constant"
+    elif name in ("tensor.expand_shape", "tensor.empty") and len(op.operands) != (1 if name == "tensor.expand_shape" else 0):
+        return "dynamic shapes"
+    return None
+
+
+def _check_generic(op: ir.OpView) -> str | None:
+    for iterator in ir.ArrayAttr(op.attributes["iterator_types"]):
+        if str(iterator) not in ("#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"):
+            return f"iterator {iterator}"
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    num_inputs = len(op.operands) - len(op.results)
+    for index, (value, amap) in enumerate(zip(op.operands, maps)):
+        shape = ir.RankedTensorType(value.type).shape if isinstance(value.type, ir.ShapedType) else []
+        output = index >= num_inputs
+        if not all(_access_ok(expr, size, window_ok=not output) for expr, size in zip(amap.results, shape)):
+            return f"indexing map {amap} of operand #{index}"
+        dims = [expr.position for expr in amap.results if isinstance(expr, ir.AffineDimExpr)]
+        if len(set(dims)) != len(dims):
+            return f"indexing map {amap} of operand #{index} repeats a dimension"
+    region = op.regions[0]
+    for inner in region.blocks[0].operations:
+        inner_name = inner.operation.name
+        if inner_name == "linalg.index":
+            return "linalg.index in the body"
+        if inner_name != "linalg.yield" and inner_name.split(".")[0] not in ("arith", "math"):
+            return f"'{inner_name}' in the body (only arith and math)"
+        if len(inner.regions):
+            return f"'{inner_name}' with regions in the body"
+        for value in inner.operands:
+            if not _defined_inside(value, op) and not _is_scalar_constant(value):
+                return "a body using a value from outside that is not a scalar constant"
+    return None
+
+
+def _access_ok(expr: ir.AffineExpr, size: int, window_ok: bool) -> bool:
+    """A dim, a constant 0 on a unit dim, or (inputs only) a window `s * d_out + k * d_win`."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return True
+    if isinstance(expr, ir.AffineConstantExpr):
+        return expr.value == 0 and size == 1
+    if window_ok and isinstance(expr, ir.AffineAddExpr):
+        return _scaled_dim(expr.lhs) and _scaled_dim(expr.rhs)
+    return False
+
+
+def _scaled_dim(expr: ir.AffineExpr) -> bool:
+    if isinstance(expr, ir.AffineDimExpr):
+        return True
+    if isinstance(expr, ir.AffineMulExpr):
+        terms = (expr.lhs, expr.rhs)
+        return any(isinstance(t, ir.AffineDimExpr) for t in terms) and any(isinstance(t, ir.AffineConstantExpr) and t.value > 0 for t in terms)
+    return False
+
+
+def _defined_inside(value: ir.Value, op: ir.OpView) -> bool:
+    owner = value.owner
+    parent = owner.owner if isinstance(owner, ir.Block) else owner.parent
+    return parent == op.operation
+
+
+def _is_scalar_constant(value: ir.Value) -> bool:
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.name == "arith.constant" and not isinstance(value.type, ir.ShapedType)
+
+
+# --- rewrites ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvForm:
+    """Layouts of a named convolution, one letter per dimension: input over n, g(roup),
+    c(hannel), h, w; filter over g, f, c, y (kh), x (kw); output over n, g, f, p (oh), q (ow).
+    A letter that is absent has size 1; depthwise convolutions call the channel g."""
+
+    input: str
+    filter: str
+    output: str
+
+
+CONV_FORMS = {
+    "linalg.conv_2d_nchw_fchw": ConvForm("nchw", "fcyx", "nfpq"),
+    "linalg.conv_2d_nhwc_hwcf": ConvForm("nhwc", "yxcf", "npqf"),
+    "linalg.conv_2d_nhwc_fhwc": ConvForm("nhwc", "fyxc", "npqf"),
+    "linalg.depthwise_conv_2d_nchw_chw": ConvForm("nghw", "gyx", "ngpq"),
+    "linalg.depthwise_conv_2d_nhwc_hwc": ConvForm("nhwg", "yxg", "npqg"),
+    "linalg.depthwise_conv_2d_nhwc_hwcm": ConvForm("nhwg", "yxgf", "npqgf"),
+    "linalg.conv_2d_ngchw_fgchw": ConvForm("ngchw", "fgcyx", "ngfpq"),
+    "linalg.conv_2d_ngchw_gfchw": ConvForm("ngchw", "gfcyx", "ngfpq"),
+}
+CONTRACTIONS = frozenset({
+    "linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat",
+    "linalg.batch_matvec", "linalg.batch_vecmat", "linalg.dot",
+})  # fmt: skip
+
+
+def _rewrite_named_ops(function: ir.OpView) -> None:
+    for op in list(function.regions[0].blocks[0].operations):
+        name = op.operation.name
+        if name not in CONTRACTIONS and name not in CONV_FORMS:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            result = _contraction(op) if name in CONTRACTIONS else _convolution(op, CONV_FORMS[name])
+        if result is not None:
+            op.results[0].replace_all_uses_with(result)
+            op.operation.erase()
+
+
+def _contraction(op: ir.OpView) -> ir.Value | None:
+    """`ipu.matmul` for a contraction with one k, at most one m and one n, any batch dims; None
+    (left for generalization) otherwise. Operands are transposed / broadcast to
+    (batch, m, k) x (batch, k, n) first; a missing m or n becomes a unit dim."""
+    dims = linalg.infer_contraction_dimensions(op)
+    maps = [_dims_of(ir.AffineMapAttr(m).value) for m in linalg.get_indexing_maps(op)]
+    lhs, rhs, init = op.operands
+    out_type = ir.RankedTensorType(op.results[0].type)
+    if dims is None or None in maps or str(out_type.element_type) == "i1":  # i1 "adds" with ori
+        return None
+    batch, m, n, k = (list(dims.batch), list(dims.m), list(dims.n), list(dims.k))
+    if len(k) != 1 or len(m) > 1 or len(n) > 1 or sorted(maps[2]) != sorted(batch + m + n):
+        return None
+    if not set(maps[0]) <= set(batch + m + k) or not set(maps[1]) <= set(batch + k + n):
+        return None
+    extents = {}
+    for value, value_dims in zip(op.operands, maps):
+        extents.update(zip(value_dims, ir.RankedTensorType(value.type).shape))
+    unsigned = _is_unsigned(op)
+    element_type = _input_type(lhs, rhs, out_type.element_type, unsigned)
+    a = relayout(lhs, maps[0], batch + m + k, element_type, unsigned, extents)
+    b = relayout(rhs, maps[1], batch + k + n, element_type, unsigned, extents)
+    units = len(batch) + 1  # where the missing m (in a) or n (in b) goes
+    a = a if m else _unsqueeze(a, {units - 1})
+    b = b if n else _unsqueeze(b, {units})
+    product = ipu.matmul(a, b, element_type=out_type.element_type).result
+    product = _squeeze(product, ({units - 1} if not m else set()) | ({units} if not n else set()))
+    return add_init(relayout(product, batch + m + n, maps[2], out_type.element_type, unsigned), init)
+
+
+def _convolution(op: ir.OpView, form: ConvForm) -> ir.Value | None:
+    """`ipu.conv` (NCHW input, FCHW filter, groups) for a 2-d convolution; the layouts of
+    `form` are transposed and reshaped to and from it."""
+    input, filter, init = op.operands
+    out_type = ir.RankedTensorType(op.results[0].type)
+    if str(out_type.element_type) == "i1":
+        return None
+    sizes = {**_letters(filter, form.filter), **_letters(init, form.output), **_letters(input, form.input)}
+    padding = [0, 0, 0, 0]
+    folded = _zero_pad_source(input, (form.input.index("h"), form.input.index("w")))
+    if folded is not None:
+        input, padding = folded
+    unsigned = _is_unsigned(op)
+    element_type = _input_type(input, filter, out_type.element_type, unsigned)
+    # input: n (g c) h w
+    order = [d for d in "ngchw" if d in form.input]
+    x = relayout(input, list(form.input), order, element_type, unsigned)
+    if "g" in order and "c" in order:
+        x = _collapse(x, [[0], [1, 2], [3], [4]])
+    # filter: (g f) c kh kw
+    order = [d for d in "gfcyx" if d in form.filter]
+    w = relayout(filter, list(form.filter), order, element_type, unsigned)
+    if "g" in order and "f" in order:
+        w = _collapse(w, [[0, 1]] + [[d] for d in range(2, len(order))])
+    if "c" not in order:
+        w = _unsqueeze(w, {1})
+    conv = ipu.conv(
+        x, w, strides=_pair(op, "strides"), dilations=_pair(op, "dilations"), padding=padding,
+        groups=sizes["g"] if "g" in form.input else 1, element_type=out_type.element_type,
+    )  # fmt: skip
+    y = conv.result
+    # A linalg convolution may leave the last rows of its input unread; ipu.conv reads them.
+    shape = ir.RankedTensorType(y.type).shape
+    if shape[2:] != [sizes["p"], sizes["q"]]:
+        y = _slice(y, [*shape[:2], sizes["p"], sizes["q"]])
+    order = [d for d in "ngfpq" if d in form.output]
+    if "g" in order and "f" in order:
+        y = _expand(y, [[0], [1, 2], [3], [4]], [sizes[d] for d in order])
+    return add_init(relayout(y, order, list(form.output), out_type.element_type, unsigned), init)
+
+
+def _letters(value: ir.Value, layout: str) -> dict[str, int]:
+    return dict(zip(layout, ir.RankedTensorType(value.type).shape))
+
+
+def _dims_of(amap: ir.AffineMap) -> list[int] | None:
+    """The loop of each result of a projected permutation, or None."""
+    dims = [expr.position if isinstance(expr, ir.AffineDimExpr) else None for expr in amap.results]
+    return dims if None not in dims and len(set(dims)) == len(dims) else None
+
+
+def _is_unsigned(op: ir.OpView) -> bool:
+    return "cast" in op.attributes and "unsigned" in str(op.attributes["cast"])
+
+
+def _input_type(lhs: ir.Value, rhs: ir.Value, out: ir.Type, unsigned: bool) -> ir.Type:
+    """The element type the ipu op reads: the operands' own when they agree and widen to `out`
+    the way the ipu op does (signed, to a wider type of the same kind); else `out`, after a cast."""
+    a, b = ir.RankedTensorType(lhs.type).element_type, ir.RankedTensorType(rhs.type).element_type
+    if a != b:
+        return out
+    if a == out:
+        return a
+    floats = isinstance(a, ir.FloatType) and isinstance(out, ir.FloatType)
+    ints = isinstance(a, ir.IntegerType) and isinstance(out, ir.IntegerType) and not unsigned
+    return a if (floats or ints) and a.width < out.width else out
+
+
+def _pair(op: ir.OpView, name: str) -> list[int]:
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def _zero_pad_source(value: ir.Value, spatial: tuple[int, int]) -> tuple[ir.Value, list[int]] | None:
+    """(source, [top, left, bottom, right]) when `value` is a static `tensor.pad` with zeros of
+    the two `spatial` dims only."""
+    pad = value.owner
+    if isinstance(pad, ir.Block) or pad.name != "tensor.pad" or len(pad.operands) != 1:
+        return None
+    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+    high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
+    if any((low[d] or high[d]) for d in range(len(low)) if d not in spatial) or not _is_zero(_pad_value(pad)):
+        return None
+    return pad.operands[0], [low[spatial[0]], low[spatial[1]], high[spatial[0]], high[spatial[1]]]
+
+
+def _pad_value(pad: ir.OpView) -> ir.Attribute | None:
+    """The constant a `tensor.pad` pads with, or None."""
+    yielded = list(pad.regions[0].blocks[0].operations)[-1].operands[0]
+    owner = yielded.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return owner.attributes["value"]
+
+
+def _is_zero(attr: ir.Attribute | None) -> bool:
+    if isinstance(attr, ir.DenseElementsAttr):
+        return attr.is_splat and _is_zero(attr.get_splat_value())
+    if isinstance(attr, (ir.FloatAttr, ir.IntegerAttr)):
+        return attr.value == 0
+    return False
+
+
+def _is_zero_tensor(value: ir.Value) -> bool:
+    """True for a zero fill or splat; and for `tensor.empty`, whose contents are undefined."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    if owner.name == "tensor.empty":
+        return True
+    if owner.name == "linalg.fill":
+        scalar = owner.operands[0].owner
+        return not isinstance(scalar, ir.Block) and scalar.name == "arith.constant" and _is_zero(scalar.attributes["value"])
+    return owner.name == "arith.constant" and _is_zero(owner.attributes["value"])
+
+
+# --- builders ---------------------------------------------------------------------------------
+
+_ITERATOR = "#linalg.iterator_type<{}>"
+
+
+def generic(
+    inputs: Sequence[ir.Value], init: ir.Value, maps: Sequence[ir.AffineMap], body: Callable[..., ir.Value], reductions: Sequence[int] = ()
+) -> ir.Value:
+    """A `linalg.generic` at the current insertion point; `body(*scalars)` builds the value it
+    yields from the block arguments (inputs, then the init)."""
+    loops = maps[-1].n_dims
+    iterators = [ir.Attribute.parse(_ITERATOR.format("reduction" if d in reductions else "parallel")) for d in range(loops)]
+    op = linalg.GenericOp(
+        [init.type], list(inputs), [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iterators)
+    )
+    block = op.regions[0].blocks.append(*[ir.RankedTensorType(v.type).element_type for v in (*inputs, init)])
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(*block.arguments)])
+    return op.results[0]
+
+
+def relayout(
+    value: ir.Value,
+    value_dims: Sequence[Hashable],
+    target_dims: Sequence[Hashable],
+    element_type: ir.Type,
+    unsigned: bool,
+    extents: dict | None = None,
+) -> ir.Value:
+    """`value`, whose axes are the loops `value_dims`, with axes `target_dims` instead
+    (transposed, and broadcast along loops it lacks, of sizes `extents`), its elements cast to
+    `element_type`; `value` itself when nothing changes."""
+    source = ir.RankedTensorType(value.type)
+    if list(value_dims) == list(target_dims) and source.element_type == element_type:
+        return value
+    sizes = {**(extents or {}), **dict(zip(value_dims, source.shape))}
+    target = list(target_dims)
+    init = tensor.empty([sizes[d] for d in target], element_type)
+    read = ir.AffineMap.get(len(target), 0, [ir.AffineDimExpr.get(target.index(d)) for d in value_dims])
+    return generic([value], init, [read, ir.AffineMap.get_identity(len(target))], lambda x, _: cast(x, element_type, unsigned))
+
+
+def cast(value: ir.Value, to: ir.Type, unsigned: bool) -> ir.Value:
+    """A scalar converted as linalg's `cast_signed` / `cast_unsigned` do."""
+    source = value.type
+    if source == to:
+        return value
+    if isinstance(source, ir.FloatType) and isinstance(to, ir.FloatType):
+        name = "arith.extf" if to.width > source.width else "arith.truncf"
+    elif isinstance(source, ir.FloatType):
+        name = "arith.fptoui" if unsigned else "arith.fptosi"
+    elif isinstance(to, ir.FloatType):
+        name = "arith.uitofp" if unsigned else "arith.sitofp"
+    elif to.width > source.width:
+        name = "arith.extui" if unsigned else "arith.extsi"
+    else:
+        name = "arith.trunci"
+    return ir.Operation.create(name, results=[to], operands=[value]).result
+
+
+def add_init(value: ir.Value, init: ir.Value) -> ir.Value:
+    """`value + init` element-wise, or `value` when `init` is zero."""
+    if _is_zero_tensor(init):
+        return value
+    result = ir.RankedTensorType(value.type)
+    add = "arith.addf" if isinstance(result.element_type, ir.FloatType) else "arith.addi"
+    identity = ir.AffineMap.get_identity(result.rank)
+    empty = tensor.empty(result.shape, result.element_type)
+    return generic(
+        [value, init], empty, [identity] * 3, lambda x, y, _: ir.Operation.create(add, results=[x.type], operands=[x, y]).result
+    )
+
+
+def _reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group]) for group in groups])
+
+
+def _collapse(value: ir.Value, groups: Sequence[Sequence[int]]) -> ir.Value:
+    source = ir.RankedTensorType(value.type)
+    shape = [math.prod(source.shape[d] for d in group) for group in groups]
+    result = ir.RankedTensorType.get(shape, source.element_type)
+    return tensor.CollapseShapeOp(result, value, _reassociation(groups)).result
+
+
+def _expand(value: ir.Value, groups: Sequence[Sequence[int]], shape: Sequence[int]) -> ir.Value:
+    result = ir.RankedTensorType.get(list(shape), ir.RankedTensorType(value.type).element_type)
+    return tensor.ExpandShapeOp(result, value, _reassociation(groups), [], ir.DenseI64ArrayAttr.get(list(shape))).result
+
+
+def _unit_groups(rank: int, units: set[int]) -> list[list[int]]:
+    """Reassociation putting each unit dim with its neighbour: the kept dim before it, or the
+    first kept one; [] when no dim is kept (a rank-0 tensor)."""
+    groups: list[list[int]] = []
+    leading: list[int] = []
+    for d in range(rank):
+        if d not in units:
+            groups.append(leading + [d])
+            leading = []
+        elif groups:
+            groups[-1].append(d)
+        else:
+            leading.append(d)
+    return groups
+
+
+def _squeeze(value: ir.Value, units: set[int]) -> ir.Value:
+    """`value` without its unit dims `units`."""
+    if not units:
+        return value
+    return _collapse(value, _unit_groups(ir.RankedTensorType(value.type).rank, units))
+
+
+def _unsqueeze(value: ir.Value, units: set[int]) -> ir.Value:
+    """`value` with unit dims inserted so that they are at positions `units` of the result."""
+    shape = list(ir.RankedTensorType(value.type).shape)
+    for d in sorted(units):
+        shape.insert(d, 1)
+    return _expand(value, _unit_groups(len(shape), units), shape)
+
+
+def _slice(value: ir.Value, sizes: Sequence[int]) -> ir.Value:
+    """The leading `sizes` block of `value`."""
+    source = ir.RankedTensorType(value.type)
+    result = ir.RankedTensorType.get(list(sizes), source.element_type)
+    rank = len(sizes)
+    return tensor.ExtractSliceOp(
+        result, value, [], [], [], ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(list(sizes)), ir.DenseI64ArrayAttr.get([1] * rank)
+    ).result
