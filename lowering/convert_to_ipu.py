@@ -5,7 +5,9 @@ example; docs/contracts.md fixes what L0 and L1 contain.
 
 Steps, in order:
 
-1. upstream `inline`, `symbol-dce`, `canonicalize`;
+1. upstream `inline`, `symbol-dce`; results of multi-result generics nobody reads stop
+   being computed (torch-mlir's max-with-index, whose index needs `linalg.index`), and with
+   `drop-asserts` `cf.assert`s go; then `canonicalize`, which erases what they leave;
 2. check the input: types (static shapes, element types), dialects, and every op that will
    not be converted, before anything moves, so that errors point at the ops as written;
 3. rewrite contractions (matmul, batch_matmul, matvec, vecmat, ...) to `ipu.matmul` and
@@ -14,14 +16,17 @@ Steps, in order:
 4. upstream `convert-elementwise-to-linalg` (arith and math on tensors),
    `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`,
    `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
-5. check every op against the L1 whitelist (a safety net: step 2 rejects what it can see).
+5. give the planner data it can place: a `tensor.empty` read by a generic (the window-shape
+   operand of a pooling) becomes a zero splat constant, and rank-reducing slices become
+   full-rank slices and reshapes; zero pads that now feed an ipu.conv join its padding;
+6. check every op against the L1 whitelist (a safety net: step 2 rejects what it can see).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir, passmanager
 from mlir.dialects import linalg, tensor
@@ -33,7 +38,8 @@ from .pass_registry import ModulePass, register_pass
 
 PASS_NAME = "ipu-convert-to-ipu"
 
-_PREPARE = "builtin.module(inline,symbol-dce,canonicalize)"
+_INLINE = "builtin.module(inline,symbol-dce)"
+_PREPARE = "builtin.module(canonicalize)"
 _NORMALIZE = (
     "builtin.module(func.func(convert-elementwise-to-linalg,linalg-generalize-named-ops),"
     "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse)"
@@ -47,7 +53,7 @@ _L1_OPS = frozenset({
     "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
     "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
 })  # fmt: skip
-_DYNAMIC = ir.ShapedType.get_dynamic_size()
+_ASSERT = f"cf.assert, a run-time check ({PASS_NAME}{{drop-asserts}} erases it)"
 
 
 @register_pass
@@ -80,10 +86,10 @@ class ConvertToIpu(ModulePass):
     After:
 
         %cst = arith.constant 0.000000e+00 : f32
-        %0 = "ipu.matmul"(%x, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
-        %1 = tensor.empty() : tensor<8x32xf32>
+        %0 = tensor.empty() : tensor<8x32xf32>
+        %1 = "ipu.matmul"(%x, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
         %2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-            ins(%0 : tensor<8x32xf32>) outs(%1 : tensor<8x32xf32>) {
+            ins(%1 : tensor<8x32xf32>) outs(%0 : tensor<8x32xf32>) {
         ^bb0(%in: f32, %out: f32):
           %3 = arith.maximumf %in, %cst : f32
           linalg.yield %3 : f32
@@ -92,12 +98,21 @@ class ConvertToIpu(ModulePass):
 
     name = "ipu-convert-to-ipu"
 
+    drop_asserts: bool = field(
+        default=False, metadata={"help": "erase cf.assert (torch-mlir's run-time checks, e.g. no division by zero) instead of rejecting it"}
+    )
+
     def run(self, module: ir.Operation) -> None:
+        run_upstream(module, _INLINE)
+        for function in _functions(module):
+            _forget_unused_results(function, self.drop_asserts)
         run_upstream(module, _PREPARE)
         _raise_all(_check_module(module, _check_input_op))
         for function in _functions(module):
             _rewrite_named_ops(function)
         run_upstream(module, _NORMALIZE)
+        for function in _functions(module):
+            _normalize_tensor_ops(function)
         _raise_all(_check_module(module, _check_l1_op))
 
 
@@ -133,6 +148,29 @@ def _raise_all(errors: list[IpuError]) -> None:
 
 def _functions(module: ir.Operation) -> list[ir.OpView]:
     return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)]
+
+
+def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
+    """Yields a constant for each unused result of a multi-result generic, so that
+    canonicalize drops the result and whatever computed it; erases `cf.assert`s if asked."""
+    doomed = []
+    for op in function.regions[0].blocks[0].operations:
+        if op.operation.name == "linalg.generic" and len(op.results) > 1:
+            terminator = list(op.regions[0].blocks[0].operations)[-1]
+            for index, result in enumerate(op.results):
+                if not list(result.uses):
+                    with ir.InsertionPoint(terminator), op.location:
+                        zero = _zero_attr(ir.RankedTensorType(result.type).element_type)
+                        constant = ir.Operation.create("arith.constant", results=[zero.type], attributes={"value": zero})
+                    terminator.operands[index] = constant.results[0]
+        if drop_asserts:
+            op.operation.walk(lambda inner: (doomed.append(inner) if inner.name == "cf.assert" else None, ir.WalkResult.ADVANCE)[1])
+    for assertion in doomed:
+        assertion.erase()
+
+
+def _zero_attr(element_type: ir.Type) -> ir.Attribute:
+    return ir.FloatAttr.get(element_type, 0.0) if isinstance(element_type, ir.FloatType) else ir.IntegerAttr.get(element_type, 0)
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -179,7 +217,7 @@ def _type_problem(type_: ir.Type, scalars: bool) -> str | None:
 def _check_input_op(op: ir.OpView) -> str | None:
     """Before the rewrites: the types of every value, and every op that stays as it is."""
     name = op.operation.name
-    if name.split(".")[0] not in _L0_DIALECTS:
+    if name.split(".")[0] not in _L0_DIALECTS and name != "cf.assert":
         return ""
     if name == "func.return":
         return None  # the function's signature is checked
@@ -193,6 +231,8 @@ def _check_input_op(op: ir.OpView) -> str | None:
         return _check_l1_op(op)
     if name == "func.call":
         return "a call that could not be inlined (a function without body)"
+    if name == "cf.assert":
+        return _ASSERT
     if name.startswith("linalg."):
         # Named ops become ipu ops or are generalized; ops that are not structured cannot be.
         return None if name in CONTRACTIONS or name in CONV_FORMS or linalg.get_indexing_maps(op) is not None else ""
@@ -250,6 +290,8 @@ def _check_generic(op: ir.OpView) -> str | None:
         inner_name = inner.operation.name
         if inner_name == "linalg.index":
             return "linalg.index in the body"
+        if inner_name == "cf.assert":
+            return _ASSERT
         if inner_name != "linalg.yield" and inner_name.split(".")[0] not in ("arith", "math"):
             return f"'{inner_name}' in the body (only arith and math)"
         if len(inner.regions):
@@ -478,6 +520,82 @@ def _is_zero_tensor(value: ir.Value) -> bool:
         scalar = owner.operands[0].owner
         return not isinstance(scalar, ir.Block) and scalar.name == "arith.constant" and _is_zero(scalar.attributes["value"])
     return owner.name == "arith.constant" and _is_zero(owner.attributes["value"])
+
+
+# --- normalization of the L1 output ------------------------------------------------------------
+
+
+def _normalize_tensor_ops(function: ir.OpView) -> None:
+    for op in list(function.regions[0].blocks[0].operations):
+        name = op.operation.name
+        with ir.InsertionPoint(op), op.location:
+            if name == "tensor.empty":
+                _replace_empty_inputs(op)
+            elif name == "ipu.conv":
+                _fold_pad_into_conv(op)
+            elif name == "tensor.extract_slice" and _rank_drop(op) and len(op.operands) == 1:
+                full = ir.RankedTensorType.get(_sizes(op), ir.RankedTensorType(op.results[0].type).element_type)
+                whole = tensor.ExtractSliceOp(full, op.operands[0], [], [], [], *_static(op)).result
+                op.results[0].replace_all_uses_with(_squeeze(whole, _rank_drop(op)))
+                op.operation.erase()
+            elif name == "tensor.insert_slice" and _rank_drop(op) and len(op.operands) == 2:
+                source = _unsqueeze(op.operands[0], _rank_drop(op))
+                whole = tensor.InsertSliceOp(source, op.operands[1], [], [], [], *_static(op)).result
+                op.results[0].replace_all_uses_with(whole)
+                op.operation.erase()
+
+
+def _fold_pad_into_conv(conv: ipu.ConvOp) -> None:
+    """A zero pad that reaches an ipu.conv only after canonicalization (torch-mlir pads, then
+    splits the channels into groups) becomes part of its padding too."""
+    folded = _zero_pad_source(conv.input, (2, 3))
+    if folded is None:
+        return
+    source, padding = folded
+    pad = conv.input.owner
+    total = [a + b for a, b in zip(conv.padding, padding)]
+    new = ipu.conv(source, conv.filter, strides=conv.strides, dilations=conv.dilations, padding=total, groups=conv.groups,
+                   element_type=ir.RankedTensorType(conv.result.type).element_type)  # fmt: skip
+    conv.result.replace_all_uses_with(new.result)
+    conv.operation.erase()
+    if not list(pad.results[0].uses):
+        pad.erase()
+
+
+def _replace_empty_inputs(empty: ir.OpView) -> None:
+    """A `tensor.empty` that a generic reads as an input (pooling's window shape: the body
+    never looks at it) has no storage for the planner to place: read zeros instead."""
+    readers = [use for use in empty.results[0].uses if use.owner.name == "linalg.generic" and use.operand_number < len(use.owner.operands) - len(use.owner.results)]
+    if not readers:
+        return
+    result = ir.RankedTensorType(empty.results[0].type)
+    zero = ir.DenseElementsAttr.get_splat(result, _zero_attr(result.element_type))
+    constant = ir.Operation.create("arith.constant", results=[result], attributes={"value": zero})
+    for use in readers:
+        use.owner.operands[use.operand_number] = constant.results[0]
+    if not list(empty.results[0].uses):
+        empty.operation.erase()
+
+
+def _sizes(op: ir.OpView) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+
+
+def _static(op: ir.OpView) -> list[ir.DenseI64ArrayAttr]:
+    return [ir.DenseI64ArrayAttr(op.attributes[name]) for name in ("static_offsets", "static_sizes", "static_strides")]
+
+
+def _rank_drop(op: ir.OpView) -> set[int]:
+    """The unit dims of a slice's sizes that its (rank-reduced) tensor lacks."""
+    sizes = _sizes(op)
+    sliced = ir.RankedTensorType((op.results[0] if op.operation.name == "tensor.extract_slice" else op.operands[0]).type).shape
+    dropped, kept = set(), 0
+    for d, size in enumerate(sizes):
+        if kept < len(sliced) and sliced[kept] == size:  # only unit dims can be dropped
+            kept += 1
+        else:
+            dropped.add(d)
+    return dropped
 
 
 # --- builders ---------------------------------------------------------------------------------

@@ -96,6 +96,10 @@ class Space:
     result: tuple[int, ...]  # the loop of each result dimension
     element_type: ir.Type
     combiner: str | None  # how partial results of split reductions combine, None: never split
+    multiples: tuple[int, ...] | None = None  # a cut loop's blocks must be multiples of these
+
+    def multiple(self, loop: int) -> int:
+        return self.multiples[loop] if self.multiples else 1
 
     @property
     def parallel(self) -> tuple[int, ...]:
@@ -159,6 +163,8 @@ def _conv(op: ipu.ConvOp) -> Space:
         result=(0, 1, 2, 3),
         element_type=ir.RankedTensorType(op.result.type).element_type,
         combiner=SUM,
+        # A tile's output channels are whole groups, so it reads whole groups of input channels.
+        multiples=(1, f // groups, 1, 1, 1, 1, 1),
     )
 
 

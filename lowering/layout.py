@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ipu_mlir.dialects.attrs import BlockMapping, TileGrid
+from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, TileGrid
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,10 @@ class Layout:
         return Layout(tuple(shape), first_tile, tuple(Parts.blocks(s, b, st) for s, b, st in zip(shape, block, strides)))
 
     @staticmethod
-    def from_mapping(shape: tuple[int, ...], mapping: BlockMapping) -> Layout:
+    def from_mapping(shape: tuple[int, ...], mapping: BlockMapping | LinearMapping) -> Layout:
         grid = mapping.tiles
+        if not shape:  # a scalar: one element on one tile, a linear mapping (blocks need a rank)
+            return Layout((), grid.first, ())
         return Layout.blocks(shape, mapping.block, grid.first, tuple(grid.strides))
 
     @property
@@ -74,8 +76,10 @@ class Layout:
     def is_block(self) -> bool:
         return not self.replicate and all(d.is_block_split(s) for d, s in zip(self.dims, self.shape))
 
-    def mapping(self) -> BlockMapping:
+    def mapping(self) -> BlockMapping | LinearMapping:
         assert self.is_block
+        if not self.shape:
+            return LinearMapping(1, TileGrid(self.first_tile, (1,), (1,)))
         return BlockMapping(
             tuple(d.intervals[0][1] - d.intervals[0][0] for d in self.dims),
             TileGrid(self.first_tile, tuple(d.count for d in self.dims), tuple(d.stride for d in self.dims)),

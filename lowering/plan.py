@@ -47,12 +47,15 @@ class Partition:
         return tuple(Parts.blocks(e, b, s) for e, b, s in zip(space.extents, self.blocks, self.strides))
 
     def grid(self, space: Space) -> TileGrid:
+        if not space.extents:  # an op on scalars runs on one tile
+            return TileGrid(self.first, (1,), (0,))
         return TileGrid(self.first, tuple(-(-e // b) for e, b in zip(space.extents, self.blocks)), self.strides)
 
     @staticmethod
     def of(op: ir.OpView) -> Partition:
         grid = TileGrid.decode(op.attributes[TILES_ATTR])
-        return Partition(tuple(ir.DenseI64ArrayAttr(op.attributes[PARTITION_ATTR])), grid.first, grid.strides)
+        blocks = tuple(ir.DenseI64ArrayAttr(op.attributes[PARTITION_ATTR]))
+        return Partition(blocks, grid.first, grid.strides[: len(blocks)])
 
 
 @register_pass
@@ -182,7 +185,7 @@ class _Planner:
         """Row-major cut into at most one block per tile, with at least `grain` elements of
         `work` (default: the elements of the tensor) per tile."""
         if not shape:
-            raise ValueError("rank-0 tensors are not supported by ipu-plan")
+            return Layout((), self.place(1), ())
         tiles = max(1, min(self.target.num_tiles, (work or math.prod(shape)) // self.grain))
         blocks = []
         for size, can in zip(shape, splittable or (True,) * len(shape)):
@@ -297,7 +300,7 @@ def result_layout(space: Space, partition: Partition) -> Layout:
     shape = tuple(space.extents[d] for d in space.result)
     dims = [parts[d] for d in space.result]
     reduced = math.prod(parts[d].count for d in space.reductions)
-    if reduced > 1:
+    if reduced > 1 and dims:
         last = dims[-1]
         inner_step = min(parts[d].stride for d in space.reductions if parts[d].count > 1)
         if last.count > 1 and last.stride != reduced * inner_step:
@@ -346,7 +349,10 @@ def _search(space: Space, target: Target, budget: int) -> Partition:
 
     element_bytes = ipu.element_bytes(space.element_type)
     loops = range(len(space.extents))
-    options = [_candidates(e, target.num_tiles) if space.splittable[d] else (1,) for d, e in zip(loops, space.extents)]
+    options = [
+        tuple(p for p in _candidates(e, target.num_tiles) if -(-e // p) % space.multiple(d) == 0 or p == 1) if space.splittable[d] else (1,)
+        for d, e in zip(loops, space.extents)
+    ]
     best = None
     for counts in _products(options, target.num_tiles):
         blocks = tuple(-(-e // p) for e, p in zip(space.extents, counts))

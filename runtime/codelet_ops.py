@@ -79,9 +79,19 @@ def _integer(fn: Kernel, dtype: np.dtype, signedness: str) -> Kernel:
 def _convert(source: np.dtype, target: np.dtype, signedness: str) -> Kernel:
     """An integer extension or truncation (or index cast) from `source` to `target`."""
     if target == np.bool_:
-        return (lambda x: x) if source == np.bool_ else (lambda x: (x & 1).astype(np.bool_))
+        return _identity if source == np.bool_ else lambda x: (x & 1).astype(np.bool_)
     view = _view(source, signedness)
-    return lambda x: view(x).astype(target)
+    return lambda x: view(x).astype(target, copy=False)
+
+
+def cast_signed(source: np.dtype, target: np.dtype) -> Kernel:
+    """linalg's `cast_signed` (linalg.fill, and the operands of products): integers sign-extend
+    or truncate, floats round, integers and floats convert as signed."""
+    if source == target:
+        return _identity
+    if target.kind == "f":
+        return _cast("arith.sitofp" if source.kind != "f" else "arith.extf", source, target)
+    return _cast("arith.fptosi", source, target) if source.kind == "f" else _convert(source, target, "s")
 
 
 def _div_trunc(a: np.ndarray, b: np.ndarray) -> np.ndarray:

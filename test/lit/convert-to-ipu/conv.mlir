@@ -1,8 +1,8 @@
 // RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-convert-to-ipu)' | FileCheck %s
 // RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-convert-to-ipu)' | %mlir-opt-ipu --split-input-file > /dev/null
 
-// CHECK lines say `ipu.conv"`, without the opening quote: test_differential.py runs every
-// case that does not mention `"ipu.` as an L0 program against the reference.
+// CHECK lines match the opening quote of `ipu.conv"` with {{.}}: test_differential.py runs the
+// cases whose text has no quoted ipu op as L0 programs against the reference.
 
 // torch-mlir's Conv2d(3, 4, 3, stride=2, padding=1): a zero tensor.pad, and the bias
 // broadcast as `outs`. The pad becomes the conv's padding; the bias is added after it.

@@ -2,8 +2,8 @@
 // The L1 output is plain MLIR for mlir-opt with the ipu dialect loaded from IRDL.
 // RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-convert-to-ipu)' | %mlir-opt-ipu --split-input-file > /dev/null
 
-// CHECK lines say `ipu.matmul"`, without the opening quote: test_differential.py runs every
-// case that does not mention `"ipu.` as an L0 program against the reference.
+// CHECK lines match the opening quote of `ipu.matmul"` with {{.}}: test_differential.py runs the
+// cases whose text has no quoted ipu op as L0 programs against the reference.
 
 // A zero fill as `outs` is the ipu.matmul's own zero start: nothing is added.
 
@@ -66,13 +66,15 @@ func.func @linear(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
 
 // -----
 
+// f16 x f16 accumulating in f32: the ipu.matmul reads f16 and yields f32.
+
 // CHECK-LABEL: func.func @batch_matmul
-// CHECK-NEXT: %[[P:.*]] = {{.}}ipu.matmul"(%arg0, %arg1) : (tensor<3x4x8xf16>, tensor<3x8x16xf16>) -> tensor<3x4x16xf16>
+// CHECK-NEXT: %[[P:.*]] = {{.}}ipu.matmul"(%arg0, %arg1) : (tensor<3x4x8xf16>, tensor<3x8x16xf16>) -> tensor<3x4x16xf32>
 // CHECK-NEXT: return %[[P]]
-func.func @batch_matmul(%a: tensor<3x4x8xf16>, %b: tensor<3x8x16xf16>) -> tensor<3x4x16xf16> {
-  %zero = arith.constant dense<0.0> : tensor<3x4x16xf16>
-  %m = linalg.batch_matmul ins(%a, %b : tensor<3x4x8xf16>, tensor<3x8x16xf16>) outs(%zero : tensor<3x4x16xf16>) -> tensor<3x4x16xf16>
-  return %m : tensor<3x4x16xf16>
+func.func @batch_matmul(%a: tensor<3x4x8xf16>, %b: tensor<3x8x16xf16>) -> tensor<3x4x16xf32> {
+  %zero = arith.constant dense<0.0> : tensor<3x4x16xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<3x4x8xf16>, tensor<3x8x16xf16>) outs(%zero : tensor<3x4x16xf32>) -> tensor<3x4x16xf32>
+  return %m : tensor<3x4x16xf32>
 }
 
 // -----
@@ -162,8 +164,10 @@ func.func @matmul_i8(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) -> tensor<4x16xi32
 // CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: {{.}}ipu.matmul"(%[[A]], %[[B]]) : (tensor<4x8xi32>, tensor<8x16xi32>) -> tensor<4x16xi32>
 func.func @matmul_unsigned(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) -> tensor<4x16xi32> {
+  %zero = arith.constant 0 : i32
   %empty = tensor.empty() : tensor<4x16xi32>
-  %m = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<4x8xi8>, tensor<8x16xi8>) outs(%empty : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %fill = linalg.fill ins(%zero : i32) outs(%empty : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %m = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<4x8xi8>, tensor<8x16xi8>) outs(%fill : tensor<4x16xi32>) -> tensor<4x16xi32>
   return %m : tensor<4x16xi32>
 }
 

@@ -1,0 +1,282 @@
+"""The reference: L0 programs run by upstream MLIR's ExecutionEngine (a JIT), to check the
+simulator against.
+
+    outputs = run_reference("model.mlir", [x, w], entry="main")
+
+The module is parsed again, from text, in a fresh `ir.Context`: the caller's module is never
+changed and the project's dialects and passes play no part, only upstream's.
+
+Lowering, one pass at a time so that a failure names its pass (`file:line:col` of the op, the
+pass, the message):
+
+- `convert-elementwise-to-linalg`: `arith` / `math` ops on whole tensors become
+  `linalg.generic` (one-shot-bufferize does not bufferize them).
+- `one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=
+  identity-layout-map}`: tensors become memrefs, signatures included; identity layouts make
+  arguments and results plain row-major buffers, which is what the arrays handed over are
+  (inputs are copied in C order for each run: a transposed view would be misread, and the
+  program may write into its arguments).
+- `buffer-results-to-out-params{modify-public-functions hoist-static-allocs}`: results become
+  arguments the caller allocates, so numpy owns every output and nothing needs copying out of
+  or freeing in the JIT's heap. `modify-public-functions` is essential and off by default:
+  without it the public entry keeps its results, its C interface then takes the result
+  descriptor as its *first* argument, the first input's descriptor is overwritten by it, the
+  outputs stay zero, and a result of higher rank than that input writes past the ctypes struct
+  (measured: a segfault, or "corrupted double-linked list" at exit). `_check_out_params`
+  therefore checks the signature after this pass.
+- `buffer-deallocation-pipeline`, `convert-bufferization-to-memref`: temporaries are freed.
+- `convert-linalg-to-loops` (also the `linalg.map` that `tensor.pad` bufferizes into): plain
+  loops in iteration order, so reductions accumulate sequentially.
+- `lower-affine`, `convert-scf-to-cf`, `expand-strided-metadata` (subviews and reshapes as
+  pointer arithmetic).
+- `_store_booleans_as_bytes`: this LLVM 22 build *aborts the process* when
+  finalize-memref-to-llvm meets a load or store of `i1` (assertion `integralElementType.
+  getWidth() >= 8`), so boolean buffers become `i8` ones holding 0 / 1 (numpy's bool layout).
+- `arith-expand` (e.g. `ceildivsi`), `convert-math-to-llvm` (ops with an LLVM intrinsic),
+  `convert-math-to-libm` (the rest: `tanh`, `erf`, ... call the process's libm),
+  `finalize-memref-to-llvm`, `convert-arith-to-llvm`, `convert-cf-to-llvm`,
+  `convert-func-to-llvm` (`llvm.emit_c_interface` on the entry gives the `_mlir_ciface_`
+  wrapper that `ExecutionEngine.invoke` calls), `reconcile-unrealized-casts`.
+
+`dense_resource` blobs survive all of it as LLVM global initializers (except boolean ones: the
+bindings can neither read nor retype a blob, so those are refused with a clear error).
+
+Running: each argument is passed as `pointer(pointer(descriptor))`; `libmlir_c_runner_utils.so`
+provides `memrefCopy` (copies of strided buffers, e.g. a returned `extract_slice`); without it
+the JIT fails to link ("Symbols not found: [ memrefCopy ]"). The program runs twice, into
+outputs filled with 0x00 bytes and then 0xFF bytes: an output element the program does not
+write (returning a `tensor.empty`, accumulating into one) differs between the runs and is an
+error rather than a plausible zero. Everything runs in this process: once out-params are
+checked, the JIT writes only into numpy-owned buffers of the right size, and 300 runs in one
+process exit cleanly (measured), so no subprocess is needed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import mlir
+import numpy as np
+from mlir import ir, passmanager
+from mlir.dialects import arith
+from mlir.execution_engine import ExecutionEngine
+from mlir.runtime import np_to_memref
+
+from ipu_mlir.dialects.diagnostics import IpuError
+
+TO_BUFFERS = (
+    "func.func(convert-elementwise-to-linalg)",
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}",
+)
+TO_LOOPS = (
+    "buffer-deallocation-pipeline",
+    "convert-bufferization-to-memref",
+    "func.func(convert-linalg-to-loops)",
+    "lower-affine",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+)
+TO_LLVM = (
+    "arith-expand",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "finalize-memref-to-llvm",
+    "convert-arith-to-llvm",
+    "convert-cf-to-llvm",
+    "convert-func-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+# Signless integers read as signed, as arith's signed ops and torch-mlir take them.
+DTYPES = {
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+}
+
+_LIB = Path(list(mlir.__path__)[0]) / "lib"
+SHARED_LIBS = (str(_LIB / "libmlir_c_runner_utils.so"), str(_LIB / "libmlir_runner_utils.so"))
+
+Source = str | os.PathLike | ir.Module
+Signature = list[tuple[tuple[int, ...], np.dtype]]
+
+
+class ReferenceRunError(IpuError):
+    """The reference cannot run the program: unreadable, no such entry, unsupported types, a
+    lowering failure, or outputs the program does not write."""
+
+
+class ReferenceInputError(ReferenceRunError, ValueError):
+    """Inputs that do not match the entry's arguments in number, shape or element type."""
+
+
+def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "main") -> list[np.ndarray]:
+    """Runs function `entry` of an L0 module (an `ir.Module`, MLIR text, or a file path) on
+    `inputs`, in argument order, and returns its results as new numpy arrays of the results'
+    shapes and element types. The inputs are not modified."""
+    with ir.Context(), ir.Location.unknown():
+        clone = _parse(module)
+        func = _find_entry(clone, entry)
+        function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        arguments = _signature(function_type.inputs, "argument", entry, func)
+        results = _signature(function_type.results, "result", entry, func)
+        arrays = _check_inputs(inputs, arguments, entry)
+        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        if "sym_visibility" in func.attributes:
+            del func.attributes["sym_visibility"]  # a private entry would get no C interface
+        _run_passes(clone, TO_BUFFERS)
+        _check_out_params(clone, entry, len(arguments) + len(results))
+        _run_passes(clone, TO_LOOPS)
+        _store_booleans_as_bytes(clone)
+        _run_passes(clone, TO_LLVM)
+        try:
+            engine = ExecutionEngine(clone, opt_level=2, shared_libs=list(SHARED_LIBS), enable_object_dump=False)
+            first = _invoke(engine, entry, arrays, results, fill=0x00)
+        except RuntimeError as error:
+            raise ReferenceRunError(f"the JIT cannot compile or link @{entry}: {error} (unresolved symbols are on stderr)") from None
+        second = _invoke(engine, entry, arrays, results, fill=0xFF)
+    for index, (a, b) in enumerate(zip(first, second)):
+        if a.tobytes() != b.tobytes():
+            raise ReferenceRunError(
+                f"result #{index} of @{entry} is not entirely written by the program: it depends on the initial contents "
+                "of its buffer (a tensor.empty returned, or read as the `outs` of an accumulation?)"
+            )
+    return second
+
+
+def _parse(source: Source) -> ir.Module:
+    try:
+        if isinstance(source, ir.Module):
+            return ir.Module.parse(source.operation.get_asm(enable_debug_info=True))
+        text = os.fspath(source)
+        if isinstance(source, os.PathLike) or not ("{" in text or "\n" in text):
+            try:
+                Path(text).read_bytes()  # a clear message for a missing or unreadable file
+            except OSError as error:
+                raise ReferenceRunError(f"cannot read '{text}': {error.strerror}") from None
+            return ir.Module.parseFile(text)
+        return ir.Module.parse(text)
+    except ir.MLIRError as error:
+        raise _from_mlir(error, "cannot parse the module") from None
+
+
+def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
+    names = []
+    for op in module.body.operations:
+        if op.operation.name != "func.func":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if name == entry:
+            if len(op.regions[0].blocks) == 0:
+                raise ReferenceRunError(f"@{entry} is only a declaration: it has no body to run", op.location)
+            return op.operation
+        names.append(f"@{name}")
+    raise ReferenceRunError(f"no function @{entry} in the module (functions: {', '.join(names) or 'none'})")
+
+
+def _signature(types: Sequence[ir.Type], what: str, entry: str, func: ir.Operation) -> Signature:
+    signature = []
+    for index, type_ in enumerate(types):
+        ranked = isinstance(type_, ir.RankedTensorType) and type_.has_static_shape and type_.encoding is None
+        dtype = DTYPES.get(str(type_.element_type)) if ranked else None
+        if dtype is None:
+            supported = ", ".join(DTYPES)
+            raise ReferenceRunError(f"{what} #{index} of @{entry} has type {type_}: the reference runs statically shaped tensors of {supported} only", func.location)
+        signature.append((tuple(type_.shape), dtype))
+    return signature
+
+
+def _check_inputs(inputs: Sequence[np.ndarray], arguments: Signature, entry: str) -> list[np.ndarray]:
+    if len(inputs) != len(arguments):
+        raise ReferenceInputError(f"@{entry} takes {len(arguments)} input{'s' * (len(arguments) != 1)}, got {len(inputs)}")
+    arrays = []
+    for index, (value, (shape, dtype)) in enumerate(zip(inputs, arguments)):
+        array = np.asarray(value)
+        if array.shape != shape or array.dtype != dtype:
+            raise ReferenceInputError(f"input #{index} of @{entry}: expected shape {shape} {dtype}, got shape {array.shape} {array.dtype}")
+        arrays.append(array)
+    return arrays
+
+
+def _run_passes(module: ir.Module, passes: Sequence[str]) -> None:
+    for name in passes:
+        try:
+            passmanager.PassManager.parse(f"builtin.module({name})").run(module.operation)
+        except ir.MLIRError as error:
+            raise _from_mlir(error, f"lowering to LLVM failed in pass '{name}'") from None
+
+
+def _check_out_params(module: ir.Module, entry: str, expected_arguments: int) -> None:
+    function_type = ir.FunctionType(ir.TypeAttr(_find_entry(module, entry).attributes["function_type"]).value)
+    if function_type.results or len(function_type.inputs) != expected_arguments:
+        raise ReferenceRunError(f"internal error: @{entry} does not return its results through out-params: {function_type}")
+
+
+def _store_booleans_as_bytes(module: ir.Module) -> None:
+    """Retypes every `memref<...xi1>` to `i8` elements; loads are truncated, stores extended."""
+    i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
+
+    def widen(type_: ir.Type) -> ir.Type:
+        if isinstance(type_, ir.MemRefType) and type_.element_type == i1:
+            return ir.MemRefType.get(type_.shape, i8, type_.layout, type_.memory_space)
+        if isinstance(type_, ir.FunctionType):
+            return ir.FunctionType.get([widen(t) for t in type_.inputs], [widen(t) for t in type_.results])
+        return type_
+
+    ops: list[ir.Operation] = []
+    module.operation.walk(lambda op: ops.append(op) or ir.WalkResult.ADVANCE)  # rewritten after the walk
+    for op in ops:
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    argument.set_type(widen(argument.type))
+        for result in op.results:
+            result.set_type(widen(result.type))
+        if op.name in ("func.func", "memref.global"):
+            key = "function_type" if op.name == "func.func" else "type"
+            op.attributes[key] = ir.TypeAttr.get(widen(ir.TypeAttr(op.attributes[key]).value))
+        if op.name == "memref.global" and "initial_value" in op.attributes:
+            value = op.attributes["initial_value"]
+            if isinstance(value.type, ir.RankedTensorType) and value.type.element_type == i1:
+                if not isinstance(value, ir.DenseIntElementsAttr):
+                    raise ReferenceRunError("a boolean dense_resource constant is not supported by the reference: use dense<...>", op.location)
+                op.attributes["initial_value"] = ir.DenseElementsAttr.get(np.array(value).astype(np.int8), context=op.context)
+        elif op.name == "memref.load" and op.results[0].type == i1:
+            op.results[0].set_type(i8)
+            with ir.InsertionPoint.after(op), op.location:
+                boolean = arith.trunci(i1, op.results[0])
+            op.results[0].replace_all_uses_except(boolean, boolean.owner.operation)
+        elif op.name == "memref.store" and op.operands[0].type == i1:
+            with ir.InsertionPoint(op), op.location:
+                op.operands[0] = arith.extui(i8, op.operands[0])
+    try:
+        module.operation.verify()
+    except ir.MLIRError as error:
+        raise _from_mlir(error, "internal error: storing booleans as bytes broke the module") from None
+
+
+def _invoke(engine: ExecutionEngine, entry: str, inputs: list[np.ndarray], results: Signature, fill: int) -> list[np.ndarray]:
+    arrays = [np.array(array, order="C") for array in inputs]  # fresh copies: see the module docstring
+    outputs = [np.full(int(np.prod(shape)) * dtype.itemsize, fill, np.uint8).view(dtype).reshape(shape) for shape, dtype in results]
+    # The descriptors point into `arrays` and `outputs`, which outlive the call.
+    descriptors = [ctypes.pointer(ctypes.pointer(np_to_memref.get_ranked_memref_descriptor(a))) for a in arrays + outputs]
+    engine.invoke(entry, *descriptors)
+    return outputs
+
+
+def _from_mlir(error: ir.MLIRError, what: str) -> ReferenceRunError:
+    diagnostics = list(error.error_diagnostics)
+    if not diagnostics:
+        return ReferenceRunError(f"{what}: {error}")
+    first = diagnostics[0]
+    notes = "".join(f"\n  note: {note.message}" for note in first.notes)
+    return ReferenceRunError(f"{what}: {first.message}{notes}", first.location)

@@ -1,0 +1,77 @@
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-convert-to-ipu)' | FileCheck %s
+
+// linalg.generic with parallel and reduction iterators, permutation, broadcast and
+// projection maps and arith / math bodies is L1 already: it is kept as written.
+
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2) -> (0, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d1, d0)>
+// CHECK-LABEL: func.func @reduce_transposed
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[BIAS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<6x4x5xf32>, tensor<1x5xf32>) outs(%arg2 : tensor<5x4xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[B:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[E]], %[[B]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[S]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[R]] : f32
+func.func @reduce_transposed(%x: tensor<6x4x5xf32>, %b: tensor<1x5xf32>, %init: tensor<5x4xf32>) -> tensor<5x4xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (k, i, j)>, affine_map<(i, j, k) -> (0, j)>, affine_map<(i, j, k) -> (j, i)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %b : tensor<6x4x5xf32>, tensor<1x5xf32>) outs(%init : tensor<5x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %e = math.exp %a : f32
+    %m = arith.mulf %e, %c : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}
+
+// -----
+
+// Reductions over several dims, interleaved with parallel ones; integer max.
+
+// CHECK-LABEL: func.func @reduce_interleaved
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "parallel", "reduction", "parallel"]
+// CHECK: arith.maxsi
+func.func @reduce_interleaved(%x: tensor<2x3x4x5xi32>, %init: tensor<3x5xi32>) -> tensor<3x5xi32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (b, d)>], iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%x : tensor<2x3x4x5xi32>) outs(%init : tensor<3x5xi32>) {
+  ^bb0(%a: i32, %acc: i32):
+    %m = arith.maxsi %a, %acc : i32
+    linalg.yield %m : i32
+  } -> tensor<3x5xi32>
+  return %r : tensor<3x5xi32>
+}
+
+// -----
+
+// linalg.reduce with a combiner region; a mean (sum, then divide).
+
+// CHECK-LABEL: func.func @mean
+// CHECK-DAG: %[[N:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}}ins(%[[SUM]] : tensor<4xf32>)
+// CHECK: arith.divf %{{.*}}, %[[N]] : f32
+func.func @mean(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant dense<8.0> : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.reduce { arith.addf } ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+  %m = arith.divf %s, %n : tensor<4xf32>
+  return %m : tensor<4xf32>
+}
+
+// -----
+
+// Input that is already L1 (ipu ops, generics) is left alone: the pass can run twice.
+
+// CHECK-LABEL: func.func @already_l1
+// CHECK-NEXT: %[[P:.*]] = {{.}}ipu.matmul"(%arg0, %arg1)
+// CHECK-NEXT: %[[C:.*]] = {{.}}ipu.conv"(%arg2, %arg3)
+// CHECK-NEXT: return %[[P]], %[[C]]
+func.func @already_l1(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> (tensor<4x2xf32>, tensor<1x1x2x2xf32>) {
+  %p = "ipu.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %c = "ipu.conv"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
+  return %p, %c : tensor<4x2xf32>, tensor<1x1x2x2xf32>
+}
