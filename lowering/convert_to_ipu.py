@@ -14,8 +14,9 @@ Steps, in order:
    2-d convolutions (NCHW, NHWC, depthwise, grouped) to `ipu.conv`, with `linalg.generic`
    transposes, casts and reshapes around them;
 4. upstream `convert-elementwise-to-linalg` (arith and math on tensors),
-   `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`,
-   `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
+   `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`;
+   outputs indexed by a constant (keepdim reductions) are computed squeezed and expanded;
+   then `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
 5. give the planner data it can place: a `tensor.empty` read by a generic (the window-shape
    operand of a pooling) becomes a zero splat constant, and rank-reducing slices become
    full-rank slices and reshapes; zero pads that now feed an ipu.conv join its padding;
@@ -40,10 +41,8 @@ PASS_NAME = "ipu-convert-to-ipu"
 
 _INLINE = "builtin.module(inline,symbol-dce)"
 _PREPARE = "builtin.module(canonicalize)"
-_NORMALIZE = (
-    "builtin.module(func.func(convert-elementwise-to-linalg,linalg-generalize-named-ops),"
-    "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse)"
-)
+_GENERALIZE = "builtin.module(func.func(convert-elementwise-to-linalg,linalg-generalize-named-ops),canonicalize)"
+_FUSE = "builtin.module(linalg-fuse-elementwise-ops,canonicalize,cse)"
 
 # docs/contracts.md: element types numpy can run (bf16 is not one of them).
 ELEMENT_TYPES = frozenset({"f32", "f16", "f64", "i1", "i8", "i32", "i64"})
@@ -70,8 +69,11 @@ class ConvertToIpu(ModulePass):
     convolution becomes its `padding`. An `outs` that is not a zero fill is added by an
     element-wise `linalg.generic`; operands are cast when their element types differ. All other
     named ops (element-wise, fill, transpose, broadcast, reduce, map, pooling) are generalized,
-    then element-wise ops are fused. Anything outside L1 (docs/contracts.md) stops the pass with
-    `'op.name' is not supported by ipu-convert-to-ipu`, at the op, for every such op.
+    then element-wise ops are fused. For the planner, keepdim reductions compute the squeezed
+    tensor, unread results of multi-result generics are not computed, pooling windows read a
+    zero constant instead of a `tensor.empty`, and rank-reducing slices become reshapes.
+    Anything outside L1 (docs/contracts.md) stops the pass with `'op.name' is not supported by
+    ipu-convert-to-ipu`, at the op, for every such op; `cf.assert` too, unless `drop-asserts`.
 
     Before:
 
@@ -110,7 +112,10 @@ class ConvertToIpu(ModulePass):
         _raise_all(_check_module(module, _check_input_op))
         for function in _functions(module):
             _rewrite_named_ops(function)
-        run_upstream(module, _NORMALIZE)
+        run_upstream(module, _GENERALIZE)
+        for function in _functions(module):
+            _squeeze_unit_outputs(function)  # before fusion, which moves the reshapes it adds
+        run_upstream(module, _FUSE)
         for function in _functions(module):
             _normalize_tensor_ops(function)
         _raise_all(_check_module(module, _check_l1_op))
@@ -412,7 +417,9 @@ def _convolution(op: ir.OpView, form: ConvForm) -> ir.Value | None:
     out_type = ir.RankedTensorType(op.results[0].type)
     if str(out_type.element_type) == "i1":
         return None
-    sizes = {**_letters(filter, form.filter), **_letters(init, form.output), **_letters(input, form.input)}
+    sizes = {}
+    for value, layout in ((filter, form.filter), (init, form.output), (input, form.input)):
+        sizes.update(zip(layout, ir.RankedTensorType(value.type).shape))
     padding = [0, 0, 0, 0]
     folded = _zero_pad_source(input, (form.input.index("h"), form.input.index("w")))
     if folded is not None:
@@ -444,10 +451,6 @@ def _convolution(op: ir.OpView, form: ConvForm) -> ir.Value | None:
     if "g" in order and "f" in order:
         y = _expand(y, [[0], [1, 2], [3], [4]], [sizes[d] for d in order])
     return add_init(relayout(y, order, list(form.output), out_type.element_type, unsigned), init)
-
-
-def _letters(value: ir.Value, layout: str) -> dict[str, int]:
-    return dict(zip(layout, ir.RankedTensorType(value.type).shape))
 
 
 def _dims_of(amap: ir.AffineMap) -> list[int] | None:
@@ -560,6 +563,33 @@ def _fold_pad_into_conv(conv: ipu.ConvOp) -> None:
     conv.operation.erase()
     if not list(pad.results[0].uses):
         pad.erase()
+
+
+def _squeeze_unit_outputs(function: ir.OpView) -> None:
+    """torch-mlir reduces with keepdim: outputs indexed by a constant 0 on unit dims. The
+    planner wants outputs indexed by loops only: the generic computes the squeezed tensor and
+    an expand_shape restores the unit dims (fusion then makes the unit dims loops of extent 1)."""
+    for op in list(function.regions[0].blocks[0].operations):
+        if op.operation.name == "linalg.generic":
+            with ir.InsertionPoint(op), op.location:
+                _squeeze_generic_outputs(op)
+
+
+def _squeeze_generic_outputs(generic: ir.OpView) -> None:
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    first = len(generic.operands) - len(generic.results)
+    for index, result in enumerate(generic.results):
+        amap = maps[first + index]
+        units = {d for d, expr in enumerate(amap.results) if isinstance(expr, ir.AffineConstantExpr)}
+        if not units or not all(_access_ok(amap.results[d], ir.RankedTensorType(result.type).shape[d], False) for d in units):
+            continue
+        generic.operands[first + index] = _squeeze(generic.operands[first + index], units)
+        maps[first + index] = ir.AffineMap.get(amap.n_dims, 0, [e for d, e in enumerate(amap.results) if d not in units])
+        result.set_type(generic.operands[first + index].type)
+        with ir.InsertionPoint.after(generic):
+            expanded = _unsqueeze(result, units)
+        result.replace_all_uses_except(expanded, expanded.owner.operation)
+    generic.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
 def _replace_empty_inputs(empty: ir.OpView) -> None:

@@ -260,9 +260,12 @@ class _Planner:
 
 
 def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partition:
-    """Tile strides row-major over the loops: result loops first, summed loops innermost, so
-    the partial results of one output box sit on consecutive tiles."""
-    order = list(space.result) + [d for d in range(len(space.extents)) if d not in space.result]
+    """Tile strides row-major over the loops: result loops first, the one a cut reduction's
+    second stage splits further (`_shared_loop`) last among them, summed loops innermost; so
+    the partial results of one output block sit on consecutive tiles."""
+    shared = _shared_loop(space, blocks)
+    result = [d for d in space.result if d != shared] + ([shared] if shared is not None else [])
+    order = result + [d for d in range(len(space.extents)) if d not in space.result]
     counts = {d: -(-space.extents[d] // blocks[d]) for d in order}
     strides = [0] * len(blocks)
     step = 1
@@ -270,6 +273,14 @@ def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partiti
         strides[d] = step if counts[d] > 1 else 0
         step *= counts[d]
     return Partition(blocks, first, tuple(strides))
+
+
+def _shared_loop(space: Space, blocks: tuple[int, ...]) -> int | None:
+    """The result loop whose blocks the tiles of a cut reduction share out: the one with the
+    largest blocks, so that the shares are whole rows where possible."""
+    if not space.result:
+        return None
+    return max(space.result, key=lambda d: (blocks[d], -space.result.index(d)))
 
 
 def operand_layout(space: Space, partition: Partition, accesses) -> Layout:
@@ -294,19 +305,20 @@ def replicas(space: Space, partition: Partition, used) -> tuple[tuple[int, int],
 
 
 def result_layout(space: Space, partition: Partition) -> Layout:
-    """Where the op's result lives: its parallel parts; with a cut summed dimension, the last
-    result dimension is cut further so each partial-sum tile owns a share of the sum."""
+    """Where the op's result lives: its parallel parts; with a cut summed dimension, one result
+    dimension (`_shared_loop`) is cut further so each partial-result tile owns a share."""
     parts = partition.parts(space)
     shape = tuple(space.extents[d] for d in space.result)
     dims = [parts[d] for d in space.result]
     reduced = math.prod(parts[d].count for d in space.reductions)
-    if reduced > 1 and dims:
-        last = dims[-1]
+    shared = _shared_loop(space, partition.blocks)
+    if reduced > 1 and shared is not None:
+        k = space.result.index(shared)
         inner_step = min(parts[d].stride for d in space.reductions if parts[d].count > 1)
-        if last.count > 1 and last.stride != reduced * inner_step:
+        if dims[k].count > 1 and dims[k].stride != reduced * inner_step:
             raise AssertionError("partial results must sit on consecutive tiles")
-        count = last.count * reduced
-        dims[-1] = Parts.blocks(shape[-1], balanced_block(shape[-1], count), inner_step)
+        count = dims[k].count * reduced
+        dims[k] = Parts.blocks(shape[k], balanced_block(shape[k], count), inner_step)
     return Layout(shape, partition.first, tuple(dims))
 
 

@@ -22,8 +22,8 @@ pass, the message):
   without it the public entry keeps its results, its C interface then takes the result
   descriptor as its *first* argument, the first input's descriptor is overwritten by it, the
   outputs stay zero, and a result of higher rank than that input writes past the ctypes struct
-  (measured: a segfault, or "corrupted double-linked list" at exit). `_check_out_params`
-  therefore checks the signature after this pass.
+  (measured: a segfault; the cause of the "corrupted double-linked list" at exit seen before).
+  `_check_out_params` therefore checks the signature after this pass.
 - `buffer-deallocation-pipeline`, `convert-bufferization-to-memref`: temporaries are freed.
 - `convert-linalg-to-loops` (also the `linalg.map` that `tensor.pad` bufferizes into): plain
   loops in iteration order, so reductions accumulate sequentially.
@@ -190,7 +190,8 @@ def _signature(types: Sequence[ir.Type], what: str, entry: str, func: ir.Operati
         dtype = DTYPES.get(str(type_.element_type)) if ranked else None
         if dtype is None:
             supported = ", ".join(DTYPES)
-            raise ReferenceRunError(f"{what} #{index} of @{entry} has type {type_}: the reference runs statically shaped tensors of {supported} only", func.location)
+            message = f"{what} #{index} of @{entry} has type {type_}: the reference runs statically shaped tensors of {supported} only"
+            raise ReferenceRunError(message, func.location)
         signature.append((tuple(type_.shape), dtype))
     return signature
 

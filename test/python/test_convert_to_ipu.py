@@ -74,7 +74,8 @@ func.func @main(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>, %c: tensor<4x16xi32>) -
     # i8 x i8 accumulates in the outs' i32.
     assert str(ir.RankedTensorType(matmul.lhs.type).element_type) == "i8"
     assert str(ir.RankedTensorType(matmul.result.type).element_type) == "i32"
-    assert list(add.operands)[:2] == [matmul.result, module.regions[0].blocks[0].operations[0].regions[0].blocks[0].arguments[2]]
+    init = module.regions[0].blocks[0].operations[0].regions[0].blocks[0].arguments[2]
+    assert list(add.operands)[:2] == [matmul.result, init]
     assert [op.operation.name for op in add.regions[0].blocks[0].operations] == ["arith.addi", "linalg.yield"]
 
 
@@ -287,5 +288,5 @@ def test_torch_model(context: ir.Context) -> None:
     ops = names(module.operation)
     assert set(ops) <= L1_OPS
     assert ops.count("ipu.conv") == 1 and ops.count("ipu.matmul") == 1
-    assert "tensor.pad" not in ops or next(op for op in body(module.operation) if isinstance(op, ipu.ConvOp)).padding == (0, 0, 0, 0)
+    assert "tensor.pad" not in ops and next(op for op in body(module.operation) if isinstance(op, ipu.ConvOp)).padding == (1, 1, 1, 1)
     assert verifier.verify(module.operation) == []

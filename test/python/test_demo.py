@@ -1,5 +1,6 @@
 """`make demo` runs `ipu-demo`; examples/ stays valid input for ipu-opt."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,10 @@ REPO = Path(__file__).resolve().parents[2]
 def test_demo_runs_and_reports_what_it_did(capsys):
     assert demo.main() == 0
     out = capsys.readouterr().out
+    # The main job: the example CNN, compiled for gc200, simulated and checked.
+    assert "The main job: cnn.mlir (linalg on tensors) compiled for gc200 and simulated" in out
+    assert re.search(r"simulator vs upstream ExecutionEngine: max relative error \S+ \(ok\)", out)
+    assert "supersteps:" in out and "memory per tile:" in out
     assert "IRDL constraints + Python verifier (ipu_mlir.dialects.verifier): 0 errors" in out
     assert "upstream mlir-opt --irdl-file=dialects/ipu.irdl.mlir: exit 0" in out
     # The same number of ops whatever the tile count: the compact SPMD form.

@@ -238,3 +238,28 @@ func.func @conv_1d(%x: tensor<1x8x3xf32>, %w: tensor<3x3x4xf32>) -> tensor<1x6x4
   %c = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>} ins(%x, %w : tensor<1x8x3xf32>, tensor<3x3x4xf32>) outs(%fill : tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
   return %c : tensor<1x6x4xf32>
 }
+
+// -----
+
+// torch-mlir's grouped Conv2d(4, 8, 3, padding=1, groups=4): a zero pad, then the channels
+// split into groups by expand_shape, then conv_2d_ngchw_gfchw. The pad reaches the ipu.conv
+// once the reshapes cancel, and joins its padding there.
+
+// CHECK-LABEL: func.func @torch_grouped
+// CHECK-NOT: tensor.pad
+// CHECK: {{.}}ipu.conv"(%arg0, %{{.*}}) {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32>
+func.func @torch_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+  %empty = tensor.empty() : tensor<1x8x8x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %xg = tensor.expand_shape %padded [[0], [1, 2], [3], [4]] output_shape [1, 4, 1, 10, 10] : tensor<1x4x10x10xf32> into tensor<1x4x1x10x10xf32>
+  %wg = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [4, 2, 1, 3, 3] : tensor<8x1x3x3xf32> into tensor<4x2x1x3x3xf32>
+  %og = tensor.expand_shape %fill [[0], [1, 2], [3], [4]] output_shape [1, 4, 2, 8, 8] : tensor<1x8x8x8xf32> into tensor<1x4x2x8x8xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xg, %wg : tensor<1x4x1x10x10xf32>, tensor<4x2x1x3x3xf32>) outs(%og : tensor<1x4x2x8x8xf32>) -> tensor<1x4x2x8x8xf32>
+  %y = tensor.collapse_shape %c [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x8xf32> into tensor<1x8x8x8xf32>
+  return %y : tensor<1x8x8x8xf32>
+}

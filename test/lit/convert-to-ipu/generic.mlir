@@ -75,3 +75,57 @@ func.func @already_l1(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %x: tensor<1x1x4
   %c = "ipu.conv"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
   return %p, %c : tensor<4x2xf32>, tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// torch-mlir's keepdim reductions index the output with a constant 0 on the kept unit dim.
+// The planner wants outputs indexed by loops: the unit dim becomes a loop of extent 1 (the
+// generic computes the squeezed tensor, then fusion moves the restoring reshape to the input).
+
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @sum_keepdim
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2], [3]] output_shape [2, 5, 1, 16] : tensor<2x5x16xf32> into tensor<2x5x1x16xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[X]] : tensor<2x5x1x16xf32>) outs(%arg1 : tensor<2x5x1xf32>)
+// CHECK: return %[[SUM]]
+func.func @sum_keepdim(%x: tensor<2x5x16xf32>, %init: tensor<2x5x1xf32>) -> tensor<2x5x1xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x5x16xf32>) outs(%init : tensor<2x5x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x5x1xf32>
+  return %r : tensor<2x5x1xf32>
+}
+
+// -----
+
+// torch-mlir's softmax takes the row maximum with its index (a second result computed with
+// linalg.index); the index is never read, so it is not computed.
+
+// CHECK-LABEL: func.func @max_with_unused_index
+// CHECK-NOT: linalg.index
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[X]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[M]] : f32
+// CHECK: return %[[MAX]]
+func.func @max_with_unused_index(%x: tensor<4x10xf32>) -> tensor<4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ei = tensor.empty() : tensor<4xi64>
+  %i0 = linalg.fill ins(%c0 : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x10xf32>) outs(%m0, %i0 : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %j = linalg.index 1 : index
+    %j64 = arith.index_cast %j : index to i64
+    %m = arith.maximumf %in, %acc : f32
+    %gt = arith.cmpf ogt, %in, %acc : f32
+    %k = arith.select %gt, %j64, %idx : i64
+    linalg.yield %m, %k : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#0 : tensor<4xf32>
+}

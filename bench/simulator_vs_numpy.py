@@ -1,0 +1,104 @@
+"""Simulator cost against numpy on a deep model (issue 4, performance).
+
+    .venv/bin/python bench/simulator_vs_numpy.py [--layers 12] [--batch 256] [--width 512] [--target gc200]
+
+An MLP of `layers` blocks (matmul, bias add, ReLU) is compiled once for the target; then the
+same inputs run (a) directly in numpy, the same math layer by layer, and (b) on the BSP
+simulator (the run phase: host streams, every exchange and every vertex group). Both are timed
+side by side in one process, best of `--repeat`. Memory: the simulator's peak traced
+allocation during a run against the SRAM the program uses on the target (the sum over tiles
+of each tile's peak) plus the host arrays (inputs, weights, outputs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+
+import numpy as np
+
+from ipu_mlir.runtime.api import load_simulator
+
+MLP = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+module attributes {{ipu.target = "{target}"}} {{
+  func.func @main(%x: tensor<{b}x{w}xf32>{weight_args}) -> tensor<{b}x{w}xf32> {{
+    %zero = arith.constant 0.0 : f32
+    %empty = tensor.empty() : tensor<{b}x{w}xf32>
+{layers}
+    return %y{last} : tensor<{b}x{w}xf32>
+  }}
+}}
+"""
+
+LAYER = """
+    %f{i} = linalg.fill ins(%zero : f32) outs(%empty : tensor<{b}x{w}xf32>) -> tensor<{b}x{w}xf32>
+    %m{i} = linalg.matmul ins({source}, %w{i} : tensor<{b}x{w}xf32>, tensor<{w}x{w}xf32>) outs(%f{i} : tensor<{b}x{w}xf32>) -> tensor<{b}x{w}xf32>
+    %y{i} = linalg.generic {{indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}}
+        ins(%m{i}, %b{i} : tensor<{b}x{w}xf32>, tensor<{w}xf32>) outs(%empty : tensor<{b}x{w}xf32>) {{
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %s = arith.addf %a, %c : f32
+      %r = arith.maximumf %s, %zero : f32
+      linalg.yield %r : f32
+    }} -> tensor<{b}x{w}xf32>"""
+
+
+def model(layers: int, b: int, w: int, target: str) -> str:
+    weight_args = "".join(f", %w{i}: tensor<{w}x{w}xf32>, %b{i}: tensor<{w}xf32>" for i in range(layers))
+    body = "".join(LAYER.format(i=i, b=b, w=w, source="%x" if i == 0 else f"%y{i - 1}") for i in range(layers))
+    return MLP.format(target=target, b=b, w=w, weight_args=weight_args, layers=body, last=layers - 1)
+
+
+def numpy_mlp(inputs: list[np.ndarray]) -> np.ndarray:
+    y = inputs[0]
+    for weight, bias in zip(inputs[1::2], inputs[2::2]):
+        y = np.maximum(y @ weight + bias, np.float32(0))
+    return y
+
+
+def best(function, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--width", type=int, default=512)
+    parser.add_argument("--target", default="gc200")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    simulator = load_simulator(model(args.layers, args.batch, args.width, args.target))
+    compile_seconds = time.perf_counter() - start
+    rng = np.random.default_rng(0)
+    inputs = [(rng.standard_normal(shape, dtype=np.float32) / np.sqrt(args.width)).astype(dtype) for shape, dtype in simulator.arguments]
+    (simulated,) = simulator.run(inputs)
+    expected = numpy_mlp(inputs)
+    error = float(np.abs(simulated - expected).max() / max(1e-30, float(np.abs(expected).max())))
+
+    numpy_seconds = best(lambda: numpy_mlp(inputs), args.repeat)
+    simulator_seconds = best(lambda: simulator.run(inputs), args.repeat)
+
+    tracemalloc.start()
+    simulator.run(inputs)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    profile = simulator.profile
+    sram = int(profile.memory_per_tile.sum())
+    host = sum(a.nbytes for a in inputs) + simulated.nbytes
+    print(f"model: {args.layers} x (matmul {args.batch}x{args.width}x{args.width} + bias + ReLU) on {args.target}; compile + plan {compile_seconds:.2f} s")
+    print(f"estimated device time: {profile.cycles:,} cycles, {profile.supersteps} supersteps; max rel error vs numpy {error:.1e}")
+    print(f"wall time, best of {args.repeat}: numpy {numpy_seconds * 1e3:.1f} ms, simulator {simulator_seconds * 1e3:.1f} ms, ratio {simulator_seconds / numpy_seconds:.2f}x")
+    print(f"memory: simulator peak {peak / 2**20:.1f} MiB; SRAM used {sram / 2**20:.1f} MiB + host arrays {host / 2**20:.1f} MiB = {(sram + host) / 2**20:.1f} MiB; ratio {peak / (sram + host):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
