@@ -169,9 +169,15 @@ def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
                         constant = ir.Operation.create("arith.constant", results=[zero.type], attributes={"value": zero})
                     terminator.operands[index] = constant.results[0]
         if drop_asserts:
-            op.operation.walk(lambda inner: (doomed.append(inner) if inner.name == "cf.assert" else None, ir.WalkResult.ADVANCE)[1])
+            op.operation.walk(lambda inner: _collect(inner, "cf.assert", doomed))
     for assertion in doomed:
         assertion.erase()
+
+
+def _collect(op: ir.Operation, name: str, into: list) -> ir.WalkResult:
+    if op.name == name:
+        into.append(op)
+    return ir.WalkResult.ADVANCE
 
 
 def _zero_attr(element_type: ir.Type) -> ir.Attribute:

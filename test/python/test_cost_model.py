@@ -12,7 +12,6 @@ from ipu_mlir.dialects import make_context
 from ipu_mlir.runtime import cost_model
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.runtime.target import load_target
-from test_simulator import codelets  # noqa: F401  (a fixture: planning compiles codelets)
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = load_target("tiny")

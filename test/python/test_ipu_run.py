@@ -10,7 +10,6 @@ import pytest
 from ipu_mlir.lowering import lookup_pass
 from ipu_mlir.runtime import api
 from ipu_mlir.tools import ipu_run
-from test_simulator import codelets  # noqa: F401  (a fixture: a codelet stand-in until runtime/codelet.py lands)
 
 REPO = Path(__file__).resolve().parents[2]
 RELU = REPO / "examples/relu.mlir"

@@ -1,7 +1,6 @@
 """`ipu-memory-plan`: offsets never overlap where buffers meet (brute force, random cases), the
 simulator finds no clobbered data in planned programs, reuse lowers the peak, the report."""
 
-import importlib
 import itertools
 import json
 import sys
@@ -15,15 +14,7 @@ from ipu_mlir.dialects.diagnostics import IpuError
 from ipu_mlir.lowering.memory_plan import MIN_ALIGNMENT, MemoryPlan, analyze_liveness, assign_offsets
 from ipu_mlir.runtime.simulator import Simulator
 
-from test_simulator import _stub_codelet_module, buffer, compute_set, d2h, execute, group, h2d, program, sync
-
-
-@pytest.fixture(autouse=True)
-def codelets(monkeypatch):
-    try:
-        importlib.import_module("ipu_mlir.runtime.codelet")
-    except ModuleNotFoundError:
-        monkeypatch.setitem(sys.modules, "ipu_mlir.runtime.codelet", _stub_codelet_module())
+from test_simulator import buffer, compute_set, d2h, execute, group, h2d, program, sync
 
 
 def plan(text: str, **options) -> ir.Module:

@@ -1,9 +1,6 @@
 """The BSP simulator on hand-written L3 programs for the `tiny` target (16 tiles): results
 against numpy, and every BSP error with its message, op, location and tile."""
 
-import importlib
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -18,49 +15,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 # --- A stand-in for runtime.codelet ---------------------------------------------------------
-
-
-def _stub_codelet_module() -> types.ModuleType:
-    """Runs the codelets these tests use (tensor arith, ipu.matmul) until runtime/codelet.py,
-    written in parallel, lands; then the real one is used."""
-    module = types.ModuleType("ipu_mlir.runtime.codelet")
-
-    class CodeletError(Exception):
-        pass
-
-    binary = {"arith.maximumf": np.maximum, "arith.addf": np.add, "arith.mulf": np.multiply, "arith.addi": np.add}
-
-    def compile_codelet(function):
-        block = function.regions[0].blocks[0]
-
-        def run(inputs):
-            values = dict(zip(block.arguments, inputs))
-            for op in block.operations:
-                name = op.operation.name
-                if name == "arith.constant":
-                    values[op.results[0]] = np.array(op.attributes["value"])
-                elif name in binary:
-                    a, b = (values[v] for v in op.operands)
-                    values[op.results[0]] = binary[name](a, b).astype(a.dtype)
-                elif name == "ipu.matmul":
-                    values[op.results[0]] = np.matmul(*(values[v] for v in op.operands))
-                elif name == "func.return":
-                    return [values[v] for v in op.operands]
-                else:
-                    raise CodeletError(f"the test stand-in cannot run {name}")
-
-        return run
-
-    module.CodeletError, module.compile_codelet = CodeletError, compile_codelet
-    return module
-
-
-@pytest.fixture(autouse=True)
-def codelets(monkeypatch):
-    try:
-        importlib.import_module("ipu_mlir.runtime.codelet")
-    except ModuleNotFoundError:
-        monkeypatch.setitem(sys.modules, "ipu_mlir.runtime.codelet", _stub_codelet_module())
 
 
 # --- Building programs ------------------------------------------------------------------------
