@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/compile_scaling.py [--layers 25 50 100] [--targets tiny gc2 gc200]
 
-An MLP of `layers` blocks (matmul 128x256 @ 256x256, bias add, ReLU), at L1, is planned and
-scheduled (`ipu-plan`, `ipu-schedule`, `ipu-memory-plan` when present) for each target; the
-table shows wall time, the ratio to half the layers, and the op count of the L3 module.
+An MLP of `layers` blocks (matmul 128x256 @ 256x256, bias add, ReLU), at L1, goes through
+the default pipeline's passes after conversion (plan, schedule, fuse, merge, memory plan,
+verify) for each target; the table shows wall time, the ratio to the previous row, the op
+count of the L3 module and the time per pass.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import time
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.lowering.pass_registry import build_pass_manager, lookup_pass
+from ipu_mlir.lowering.pass_registry import build_pass_manager
 from mlir import ir
 
 BATCH, WIDTH = 128, 256
@@ -48,13 +49,20 @@ def mlp(layers: int, target: str) -> str:
     return "\n".join(lines)
 
 
-def compile_seconds(layers: int, target: str) -> tuple[float, int]:
-    steps = ["ipu-plan", "ipu-schedule"] + (["ipu-memory-plan"] if lookup_pass("ipu-memory-plan") else [])
+STEPS = ("ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
+
+
+def compile_seconds(layers: int, target: str) -> tuple[float, int, dict[str, float]]:
+    """Seconds for the default pipeline after conversion (the input is L1 already), the L3 op
+    count, and seconds per pass."""
+    per_pass = {}
     with make_context() as context:
         module = ir.Module.parse(mlp(layers, target))
-        start = time.perf_counter()
-        build_pass_manager("builtin.module(" + ",".join(steps) + ")", context).run(module.operation)
-        seconds = time.perf_counter() - start
+        for step in STEPS:
+            start = time.perf_counter()
+            build_pass_manager(f"builtin.module({step})", context).run(module.operation)
+            per_pass[step] = time.perf_counter() - start
+        seconds = sum(per_pass.values())
         ops = 0
 
         def count(op):
@@ -63,7 +71,7 @@ def compile_seconds(layers: int, target: str) -> tuple[float, int]:
             return ir.WalkResult.ADVANCE
 
         module.operation.walk(count)
-        return seconds, ops
+        return seconds, ops, per_pass
 
 
 def main() -> None:
@@ -71,13 +79,14 @@ def main() -> None:
     parser.add_argument("--layers", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--targets", nargs="+", default=["gc2", "gc200"])
     args = parser.parse_args()
-    print(f"{'target':<8}{'layers':>8}{'seconds':>10}{'x prev':>8}{'L3 ops':>9}{'ops/layer':>10}")
+    print(f"{'target':<8}{'layers':>8}{'seconds':>10}{'x prev':>8}{'L3 ops':>9}{'ops/layer':>10}  seconds per pass")
     for target in args.targets:
         previous = None
         for layers in args.layers:
-            seconds, ops = compile_seconds(layers, target)
+            seconds, ops, per_pass = compile_seconds(layers, target)
             ratio = f"{seconds / previous:.2f}" if previous else "-"
-            print(f"{target:<8}{layers:>8}{seconds:>10.2f}{ratio:>8}{ops:>9}{ops / layers:>10.1f}")
+            passes = " ".join(f"{name.removeprefix('ipu-')}={t:.2f}" for name, t in per_pass.items())
+            print(f"{target:<8}{layers:>8}{seconds:>10.2f}{ratio:>8}{ops:>9}{ops / layers:>10.1f}  {passes}")
             previous = seconds
 
 

@@ -17,16 +17,16 @@ Steps, in order:
    `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`;
    outputs indexed by a constant (keepdim reductions) are computed squeezed and expanded;
    then `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
-5. give the planner data it can place: a `tensor.empty` read by a generic (the window-shape
-   operand of a pooling) becomes a zero splat constant, and rank-reducing slices become
-   full-rank slices and reshapes; zero pads that now feed an ipu.conv join its padding;
+5. give the planner data it can place: slices inserted into a `tensor.empty` side by side
+   become a `tensor.concat`; other reads of a `tensor.empty` (the window-shape operand of a
+   pooling) read a zero splat constant; rank-reducing slices become full-rank slices and
+   reshapes; zero pads that now feed an ipu.conv join its padding;
 6. check every op against the L1 whitelist (a safety net: step 2 rejects what it can see).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlir import ir, passmanager
@@ -35,6 +35,7 @@ from mlir.dialects import linalg, tensor
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.diagnostics import IpuError
 
+from . import tensor_builders as tb
 from .pass_registry import ModulePass, register_pass
 
 PASS_NAME = "ipu-convert-to-ipu"
@@ -165,7 +166,7 @@ def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
             for index, result in enumerate(op.results):
                 if not list(result.uses):
                     with ir.InsertionPoint(terminator), op.location:
-                        zero = _zero_attr(ir.RankedTensorType(result.type).element_type)
+                        zero = tb.zero_attr(ir.RankedTensorType(result.type).element_type)
                         constant = ir.Operation.create("arith.constant", results=[zero.type], attributes={"value": zero})
                     terminator.operands[index] = constant.results[0]
         if drop_asserts:
@@ -178,10 +179,6 @@ def _collect(op: ir.Operation, name: str, into: list) -> ir.WalkResult:
     if op.name == name:
         into.append(op)
     return ir.WalkResult.ADVANCE
-
-
-def _zero_attr(element_type: ir.Type) -> ir.Attribute:
-    return ir.FloatAttr.get(element_type, 0.0) if isinstance(element_type, ir.FloatType) else ir.IntegerAttr.get(element_type, 0)
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -406,14 +403,14 @@ def _contraction(op: ir.OpView) -> ir.Value | None:
         extents.update(zip(value_dims, ir.RankedTensorType(value.type).shape))
     unsigned = _is_unsigned(op)
     element_type = _input_type(lhs, rhs, out_type.element_type, unsigned)
-    a = relayout(lhs, maps[0], batch + m + k, element_type, unsigned, extents)
-    b = relayout(rhs, maps[1], batch + k + n, element_type, unsigned, extents)
+    a = tb.relayout(lhs, maps[0], batch + m + k, element_type, unsigned, extents)
+    b = tb.relayout(rhs, maps[1], batch + k + n, element_type, unsigned, extents)
     units = len(batch) + 1  # where the missing m (in a) or n (in b) goes
-    a = a if m else _unsqueeze(a, {units - 1})
-    b = b if n else _unsqueeze(b, {units})
+    a = a if m else tb.unsqueeze(a, {units - 1})
+    b = b if n else tb.unsqueeze(b, {units})
     product = ipu.matmul(a, b, element_type=out_type.element_type).result
-    product = _squeeze(product, ({units - 1} if not m else set()) | ({units} if not n else set()))
-    return add_init(relayout(product, batch + m + n, maps[2], out_type.element_type, unsigned), init)
+    product = tb.squeeze(product, ({units - 1} if not m else set()) | ({units} if not n else set()))
+    return add_init(tb.relayout(product, batch + m + n, maps[2], out_type.element_type, unsigned), init)
 
 
 def _convolution(op: ir.OpView, form: ConvForm) -> ir.Value | None:
@@ -434,16 +431,16 @@ def _convolution(op: ir.OpView, form: ConvForm) -> ir.Value | None:
     element_type = _input_type(input, filter, out_type.element_type, unsigned)
     # input: n (g c) h w
     order = [d for d in "ngchw" if d in form.input]
-    x = relayout(input, list(form.input), order, element_type, unsigned)
+    x = tb.relayout(input, list(form.input), order, element_type, unsigned)
     if "g" in order and "c" in order:
-        x = _collapse(x, [[0], [1, 2], [3], [4]])
+        x = tb.collapse(x, [[0], [1, 2], [3], [4]])
     # filter: (g f) c kh kw
     order = [d for d in "gfcyx" if d in form.filter]
-    w = relayout(filter, list(form.filter), order, element_type, unsigned)
+    w = tb.relayout(filter, list(form.filter), order, element_type, unsigned)
     if "g" in order and "f" in order:
-        w = _collapse(w, [[0, 1]] + [[d] for d in range(2, len(order))])
+        w = tb.collapse(w, [[0, 1]] + [[d] for d in range(2, len(order))])
     if "c" not in order:
-        w = _unsqueeze(w, {1})
+        w = tb.unsqueeze(w, {1})
     conv = ipu.conv(
         x, w, strides=_pair(op, "strides"), dilations=_pair(op, "dilations"), padding=padding,
         groups=sizes["g"] if "g" in form.input else 1, element_type=out_type.element_type,
@@ -452,11 +449,11 @@ def _convolution(op: ir.OpView, form: ConvForm) -> ir.Value | None:
     # A linalg convolution may leave the last rows of its input unread; ipu.conv reads them.
     shape = ir.RankedTensorType(y.type).shape
     if shape[2:] != [sizes["p"], sizes["q"]]:
-        y = _slice(y, [*shape[:2], sizes["p"], sizes["q"]])
+        y = tb.leading_slice(y, [*shape[:2], sizes["p"], sizes["q"]])
     order = [d for d in "ngfpq" if d in form.output]
     if "g" in order and "f" in order:
-        y = _expand(y, [[0], [1, 2], [3], [4]], [sizes[d] for d in order])
-    return add_init(relayout(y, order, list(form.output), out_type.element_type, unsigned), init)
+        y = tb.expand(y, [[0], [1, 2], [3], [4]], [sizes[d] for d in order])
+    return add_init(tb.relayout(y, order, list(form.output), out_type.element_type, unsigned), init)
 
 
 def _dims_of(amap: ir.AffineMap) -> list[int] | None:
@@ -531,24 +528,33 @@ def _is_zero_tensor(value: ir.Value) -> bool:
     return owner.name == "arith.constant" and _is_zero(owner.attributes["value"])
 
 
+def add_init(value: ir.Value, init: ir.Value) -> ir.Value:
+    """`value + init` element-wise, or `value` when `init` is zero."""
+    return value if _is_zero_tensor(init) else tb.elementwise_add(value, init)
+
+
 # --- normalization of the L1 output ------------------------------------------------------------
 
 
 def _normalize_tensor_ops(function: ir.OpView) -> None:
-    for op in list(function.regions[0].blocks[0].operations):
+    block = function.regions[0].blocks[0]
+    # First the empties: turning inserts into a concat erases ops later in the block.
+    for op in [op for op in block.operations if op.operation.name == "tensor.empty"]:
+        with ir.InsertionPoint(op), op.location:
+            if not _inserts_to_concat(op):
+                _replace_empty_inputs(op)
+    for op in list(block.operations):
         name = op.operation.name
         with ir.InsertionPoint(op), op.location:
-            if name == "tensor.empty":
-                _replace_empty_inputs(op)
-            elif name == "ipu.conv":
+            if name == "ipu.conv":
                 _fold_pad_into_conv(op)
             elif name == "tensor.extract_slice" and _rank_drop(op) and len(op.operands) == 1:
                 full = ir.RankedTensorType.get(_sizes(op), ir.RankedTensorType(op.results[0].type).element_type)
                 whole = tensor.ExtractSliceOp(full, op.operands[0], [], [], [], *_static(op)).result
-                op.results[0].replace_all_uses_with(_squeeze(whole, _rank_drop(op)))
+                op.results[0].replace_all_uses_with(tb.squeeze(whole, _rank_drop(op)))
                 op.operation.erase()
             elif name == "tensor.insert_slice" and _rank_drop(op) and len(op.operands) == 2:
-                source = _unsqueeze(op.operands[0], _rank_drop(op))
+                source = tb.unsqueeze(op.operands[0], _rank_drop(op))
                 whole = tensor.InsertSliceOp(source, op.operands[1], [], [], [], *_static(op)).result
                 op.results[0].replace_all_uses_with(whole)
                 op.operation.erase()
@@ -589,23 +595,59 @@ def _squeeze_generic_outputs(generic: ir.OpView) -> None:
         units = {d for d, expr in enumerate(amap.results) if isinstance(expr, ir.AffineConstantExpr)}
         if not units or not all(_access_ok(amap.results[d], ir.RankedTensorType(result.type).shape[d], False) for d in units):
             continue
-        generic.operands[first + index] = _squeeze(generic.operands[first + index], units)
+        generic.operands[first + index] = tb.squeeze(generic.operands[first + index], units)
         maps[first + index] = ir.AffineMap.get(amap.n_dims, 0, [e for d, e in enumerate(amap.results) if d not in units])
         result.set_type(generic.operands[first + index].type)
         with ir.InsertionPoint.after(generic):
-            expanded = _unsqueeze(result, units)
+            expanded = tb.unsqueeze(result, units)
         result.replace_all_uses_except(expanded, expanded.owner.operation)
     generic.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
+def _inserts_to_concat(empty: ir.OpView) -> bool:
+    """Slices inserted one after the other into a `tensor.empty`, side by side along one dim
+    and covering it (TOSA's concat), become the `tensor.concat` they are."""
+    chain, value = [], empty.results[0]
+    while len(uses := list(value.uses)) == 1 and uses[0].owner.name == "tensor.insert_slice" and uses[0].operand_number == 1:
+        chain.append(uses[0].owner.opview)
+        value = chain[-1].results[0]
+    shape = ir.RankedTensorType(empty.results[0].type).shape
+    if not chain or any(len(op.operands) != 2 or _rank_drop(op) for op in chain):
+        return False
+    pieces = [(list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"])), _sizes(op), op.operands[0]) for op in chain]
+    for dim in range(len(shape)):
+        others = [k for k in range(len(shape)) if k != dim]
+        if any(offsets[k] or sizes[k] != shape[k] for offsets, sizes, _ in pieces for k in others):
+            continue
+        pieces.sort(key=lambda piece: piece[0][dim])
+        ends = [offsets[dim] + sizes[dim] for offsets, sizes, _ in pieces]
+        if [offsets[dim] for offsets, _, _ in pieces] != [0, *ends[:-1]] or ends[-1] != shape[dim] or any(
+            ir.DenseI64ArrayAttr(op.attributes["static_strides"])[dim] != 1 for op in chain
+        ):
+            return False
+        with ir.InsertionPoint(chain[-1]), chain[-1].location:
+            concat = tensor.ConcatOp(value.type, dim, [source for _, _, source in pieces]).result
+        value.replace_all_uses_with(concat)
+        for op in reversed(chain):
+            op.operation.erase()
+        empty.operation.erase()
+        return True
+    return False
+
+
 def _replace_empty_inputs(empty: ir.OpView) -> None:
     """A `tensor.empty` that a generic reads as an input (pooling's window shape: the body
-    never looks at it) has no storage for the planner to place: read zeros instead."""
-    readers = [use for use in empty.results[0].uses if use.owner.name == "linalg.generic" and use.operand_number < len(use.owner.operands) - len(use.owner.results)]
+    never looks at it), or that slices are inserted into, has no storage for the planner to
+    place: read zeros instead."""
+    readers = [
+        use for use in empty.results[0].uses
+        if (use.owner.name == "linalg.generic" and use.operand_number < len(use.owner.operands) - len(use.owner.results))
+        or (use.owner.name == "tensor.insert_slice" and use.operand_number == 1)
+    ]  # fmt: skip
     if not readers:
         return
     result = ir.RankedTensorType(empty.results[0].type)
-    zero = ir.DenseElementsAttr.get_splat(result, _zero_attr(result.element_type))
+    zero = ir.DenseElementsAttr.get_splat(result, tb.zero_attr(result.element_type))
     constant = ir.Operation.create("arith.constant", results=[result], attributes={"value": zero})
     for use in readers:
         use.owner.operands[use.operand_number] = constant.results[0]
@@ -632,134 +674,3 @@ def _rank_drop(op: ir.OpView) -> set[int]:
         else:
             dropped.add(d)
     return dropped
-
-
-# --- builders ---------------------------------------------------------------------------------
-
-_ITERATOR = "#linalg.iterator_type<{}>"
-
-
-def generic(
-    inputs: Sequence[ir.Value], init: ir.Value, maps: Sequence[ir.AffineMap], body: Callable[..., ir.Value], reductions: Sequence[int] = ()
-) -> ir.Value:
-    """A `linalg.generic` at the current insertion point; `body(*scalars)` builds the value it
-    yields from the block arguments (inputs, then the init)."""
-    loops = maps[-1].n_dims
-    iterators = [ir.Attribute.parse(_ITERATOR.format("reduction" if d in reductions else "parallel")) for d in range(loops)]
-    op = linalg.GenericOp(
-        [init.type], list(inputs), [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iterators)
-    )
-    block = op.regions[0].blocks.append(*[ir.RankedTensorType(v.type).element_type for v in (*inputs, init)])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([body(*block.arguments)])
-    return op.results[0]
-
-
-def relayout(
-    value: ir.Value,
-    value_dims: Sequence[Hashable],
-    target_dims: Sequence[Hashable],
-    element_type: ir.Type,
-    unsigned: bool,
-    extents: dict | None = None,
-) -> ir.Value:
-    """`value`, whose axes are the loops `value_dims`, with axes `target_dims` instead
-    (transposed, and broadcast along loops it lacks, of sizes `extents`), its elements cast to
-    `element_type`; `value` itself when nothing changes."""
-    source = ir.RankedTensorType(value.type)
-    if list(value_dims) == list(target_dims) and source.element_type == element_type:
-        return value
-    sizes = {**(extents or {}), **dict(zip(value_dims, source.shape))}
-    target = list(target_dims)
-    init = tensor.empty([sizes[d] for d in target], element_type)
-    read = ir.AffineMap.get(len(target), 0, [ir.AffineDimExpr.get(target.index(d)) for d in value_dims])
-    return generic([value], init, [read, ir.AffineMap.get_identity(len(target))], lambda x, _: cast(x, element_type, unsigned))
-
-
-def cast(value: ir.Value, to: ir.Type, unsigned: bool) -> ir.Value:
-    """A scalar converted as linalg's `cast_signed` / `cast_unsigned` do."""
-    source = value.type
-    if source == to:
-        return value
-    if isinstance(source, ir.FloatType) and isinstance(to, ir.FloatType):
-        name = "arith.extf" if to.width > source.width else "arith.truncf"
-    elif isinstance(source, ir.FloatType):
-        name = "arith.fptoui" if unsigned else "arith.fptosi"
-    elif isinstance(to, ir.FloatType):
-        name = "arith.uitofp" if unsigned else "arith.sitofp"
-    elif to.width > source.width:
-        name = "arith.extui" if unsigned else "arith.extsi"
-    else:
-        name = "arith.trunci"
-    return ir.Operation.create(name, results=[to], operands=[value]).result
-
-
-def add_init(value: ir.Value, init: ir.Value) -> ir.Value:
-    """`value + init` element-wise, or `value` when `init` is zero."""
-    if _is_zero_tensor(init):
-        return value
-    result = ir.RankedTensorType(value.type)
-    add = "arith.addf" if isinstance(result.element_type, ir.FloatType) else "arith.addi"
-    identity = ir.AffineMap.get_identity(result.rank)
-    empty = tensor.empty(result.shape, result.element_type)
-    return generic(
-        [value, init], empty, [identity] * 3, lambda x, y, _: ir.Operation.create(add, results=[x.type], operands=[x, y]).result
-    )
-
-
-def _reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group]) for group in groups])
-
-
-def _collapse(value: ir.Value, groups: Sequence[Sequence[int]]) -> ir.Value:
-    source = ir.RankedTensorType(value.type)
-    shape = [math.prod(source.shape[d] for d in group) for group in groups]
-    result = ir.RankedTensorType.get(shape, source.element_type)
-    return tensor.CollapseShapeOp(result, value, _reassociation(groups)).result
-
-
-def _expand(value: ir.Value, groups: Sequence[Sequence[int]], shape: Sequence[int]) -> ir.Value:
-    result = ir.RankedTensorType.get(list(shape), ir.RankedTensorType(value.type).element_type)
-    return tensor.ExpandShapeOp(result, value, _reassociation(groups), [], ir.DenseI64ArrayAttr.get(list(shape))).result
-
-
-def _unit_groups(rank: int, units: set[int]) -> list[list[int]]:
-    """Reassociation putting each unit dim with its neighbour: the kept dim before it, or the
-    first kept one; [] when no dim is kept (a rank-0 tensor)."""
-    groups: list[list[int]] = []
-    leading: list[int] = []
-    for d in range(rank):
-        if d not in units:
-            groups.append(leading + [d])
-            leading = []
-        elif groups:
-            groups[-1].append(d)
-        else:
-            leading.append(d)
-    return groups
-
-
-def _squeeze(value: ir.Value, units: set[int]) -> ir.Value:
-    """`value` without its unit dims `units`."""
-    if not units:
-        return value
-    return _collapse(value, _unit_groups(ir.RankedTensorType(value.type).rank, units))
-
-
-def _unsqueeze(value: ir.Value, units: set[int]) -> ir.Value:
-    """`value` with unit dims inserted so that they are at positions `units` of the result."""
-    shape = list(ir.RankedTensorType(value.type).shape)
-    for d in sorted(units):
-        shape.insert(d, 1)
-    return _expand(value, _unit_groups(len(shape), units), shape)
-
-
-def _slice(value: ir.Value, sizes: Sequence[int]) -> ir.Value:
-    """The leading `sizes` block of `value`."""
-    source = ir.RankedTensorType(value.type)
-    result = ir.RankedTensorType.get(list(sizes), source.element_type)
-    rank = len(sizes)
-    return tensor.ExtractSliceOp(
-        result, value, [], [], [], ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(list(sizes)), ir.DenseI64ArrayAttr.get([1] * rank)
-    ).result

@@ -72,6 +72,7 @@ class _Fuser:
         self.module = module
         self.body = module.regions[0].blocks[0]
         self.symbols = {_name(op): op for op in self.body.operations if "sym_name" in op.attributes}
+        self.sequence = Sequence(module)
         # How many times ops name each buffer; fusing keeps the counts of every buffer it keeps.
         self.uses: dict[str, int] = {}
         module.walk(self.count_uses)
@@ -102,23 +103,24 @@ class _Fuser:
                 ipu.vertex_group(codelet, ipu.VertexGroupOp(a).tiles, inputs, _refs(b, "outputs"))
             func.ReturnOp([])
         for copy in copies:
-            copy.move_before(first.operation)
+            self.sequence.move_before(copy, first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(fused_name)
         codelets = {_ref(g, "codelet") for g in groups_a + groups_b}
         for op in (sync, second.operation):
+            self.sequence.remove(op)
             rewriter.erase_op(op)
         for op in replaced + [self.symbols.pop(name) for name in codelets] + [self.symbols.pop(produced)]:
             rewriter.erase_op(op.operation)
         return False
 
     def match(self, first):
-        sync = _next(first.operation)
+        sync = self.sequence.after(first.operation)
         if sync is None or sync.name != "ipu.sync":
             return None
-        copies, op = [], _next(sync)
+        copies, op = [], self.sequence.after(sync)
         while op is not None and op.name == "ipu.copy":
             copies.append(op)
-            op = _next(op)
+            op = self.sequence.after(op)
         if op is None or op.name != "ipu.execute":
             return None
         second = op.opview
@@ -183,14 +185,50 @@ class _Fuser:
         return name
 
 
-def _next(op: ir.Operation):
-    found = False
-    for sibling in op.block.operations:
-        if found:
-            return sibling.operation
-        if sibling.operation == op:
-            found = True
-    return None
+class Sequence:
+    """The order of the ops of the blocks holding `ipu.execute`s, as links: the patterns ask
+    for an op's neighbours in O(1) (the bindings can only list a whole block)."""
+
+    def __init__(self, module: ir.Operation):
+        self.next: dict[ir.Operation, ir.Operation | None] = {}
+        self.previous: dict[ir.Operation, ir.Operation | None] = {}
+        blocks = []
+
+        def visit(op):
+            if op.name == "ipu.execute" and all(op.block != b for b in blocks):
+                blocks.append(op.block)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        for block in blocks:
+            ops = [op.operation for op in block.operations]
+            for before, after in zip([None] + ops, ops + [None]):
+                if after is not None:
+                    self.previous[after] = before
+                if before is not None:
+                    self.next[before] = after
+
+    def after(self, op: ir.Operation) -> ir.Operation | None:
+        return self.next.get(op)
+
+    def before(self, op: ir.Operation) -> ir.Operation | None:
+        return self.previous.get(op)
+
+    def remove(self, op: ir.Operation) -> None:
+        before, after = self.previous.pop(op, None), self.next.pop(op, None)
+        if before is not None:
+            self.next[before] = after
+        if after is not None:
+            self.previous[after] = before
+
+    def move_before(self, op: ir.Operation, anchor: ir.Operation) -> None:
+        self.remove(op)
+        before = self.previous[anchor]
+        self.previous[op], self.next[op] = before, anchor
+        self.previous[anchor] = op
+        if before is not None:
+            self.next[before] = op
+        op.move_before(anchor)
 
 
 def _inline(function, arguments: list[ir.Value]) -> list[ir.Value]:

@@ -14,7 +14,7 @@ from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_
 
 from ipu_mlir.dialects import ipu
 
-from .fuse import _name, _next, _ref, _refs
+from .fuse import Sequence, _name, _ref, _refs
 from .pass_registry import ModulePass, register_pass
 
 
@@ -62,6 +62,16 @@ class _Merger:
     def __init__(self, module: ir.Operation):
         self.body = module.regions[0].blocks[0]
         self.symbols = {_name(op): op for op in self.body.operations if "sym_name" in op.attributes}
+        self.sequence = Sequence(module)
+
+    def previous_copies(self, op: ir.Operation) -> list:
+        """The exchange phase in front of `op`."""
+        copies = []
+        op = self.sequence.before(op)
+        while op is not None and op.name == "ipu.copy":
+            copies.append(op)
+            op = self.sequence.before(op)
+        return copies
 
     def groups(self, execute) -> list:
         compute_set = self.symbols[_ref(execute, "compute_set")]
@@ -69,13 +79,13 @@ class _Merger:
 
     def rewrite(self, first, rewriter) -> bool:
         """Returns True when the pattern does not apply (the bindings' convention)."""
-        sync = _next(first.operation)
+        sync = self.sequence.after(first.operation)
         if sync is None or sync.name != "ipu.sync" or ir.StringAttr(sync.attributes["kind"]).value != "internal":
             return True
-        copies, op = [], _next(sync)
+        copies, op = [], self.sequence.after(sync)
         while op is not None and op.name == "ipu.copy":
             copies.append(op)
-            op = _next(op)
+            op = self.sequence.after(op)
         if op is None or op.name != "ipu.execute":
             return True
         second = op
@@ -85,7 +95,7 @@ class _Merger:
         reads_b = {name for g in groups_b for name in _refs(g, "inputs")} | {_ref(c, "source") for c in copies}
         writes_b = {name for g in groups_b for name in _refs(g, "outputs")} | {_ref(c, "dest") for c in copies}
         # The exchange phase before A: B's copies must not read what it writes, nor write twice.
-        previous = _previous_copies(first.operation)
+        previous = self.previous_copies(first.operation)
         earlier_dests = {_ref(c, "dest") for c in previous}
         earlier_sources = {_ref(c, "source") for c in previous}
         if reads_b & (writes_a | earlier_dests) or writes_b & (reads_a | writes_a | earlier_dests | earlier_sources):
@@ -103,19 +113,13 @@ class _Merger:
         old = [self.symbols.pop(_ref(first, "compute_set")), self.symbols.pop(_ref(second, "compute_set"))]
         self.symbols[name] = merged.operation
         for copy in copies:
-            copy.move_before(first.operation)
+            self.sequence.move_before(copy, first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(name)
-        rewriter.erase_op(sync)
-        rewriter.erase_op(second)
+        for op in (sync, second):
+            self.sequence.remove(op)
+            rewriter.erase_op(op)
         for op in old:
             rewriter.erase_op(op.operation)
         return False
 
 
-def _previous_copies(op: ir.Operation) -> list:
-    copies = []
-    for sibling in op.block.operations:
-        if sibling.operation == op:
-            return copies
-        copies = copies + [sibling.operation] if sibling.operation.name == "ipu.copy" else []
-    return copies

@@ -237,6 +237,44 @@ func.func @main(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tenso
     assert all(str(d.location).startswith('loc("input.mlir"') for d in failure.value.error_diagnostics)
 
 
+def test_asserts_are_rejected_unless_dropped(context: ir.Context) -> None:
+    text = """
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %nz = arith.cmpf one, %in, %zero : f32
+    cf.assert %nz, "division by zero"
+    %q = arith.divf %one, %in : f32
+    linalg.yield %q : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}"""
+    with pytest.raises(ir.MLIRError) as failure:
+        convert(text)
+    assert "drop-asserts" in failure.value.error_diagnostics[0].message
+    module = convert(text, "ipu-convert-to-ipu{drop-asserts}")
+    generic = next(op for op in body(module) if op.operation.name == "linalg.generic")
+    assert [op.operation.name for op in generic.regions[0].blocks[0].operations] == ["arith.divf", "linalg.yield"]
+
+
+def test_keepdim_reduction_output_is_indexed_by_loops(context: ir.Context) -> None:
+    module = convert("""
+func.func @main(%x: tensor<2x5x16xf32>, %init: tensor<2x5x1xf32>) -> tensor<2x5x1xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x5x16xf32>) outs(%init : tensor<2x5x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x5x1xf32>
+  return %r : tensor<2x5x1xf32>
+}""")
+    reduction = next(op for op in body(module) if op.operation.name == "linalg.generic")
+    output_map = ir.AffineMapAttr(list(ir.ArrayAttr(reduction.attributes["indexing_maps"]))[-1]).value
+    assert all(isinstance(expr, ir.AffineDimExpr) for expr in output_map.results)
+
+
 def test_tosa_is_imported_then_converted(context: ir.Context) -> None:
     module = convert(
         """

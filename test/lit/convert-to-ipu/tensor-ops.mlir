@@ -43,3 +43,29 @@ func.func @rank_reducing(%x: tensor<2x3x5xi8>, %y: tensor<4x5xi8>) -> (tensor<5x
   %i = tensor.insert_slice %s into %y[3, 0] [1, 5] [1, 1] : tensor<5xi8> into tensor<4x5xi8>
   return %s, %i : tensor<5xi8>, tensor<4x5xi8>
 }
+
+// -----
+
+// Slices inserted side by side into a tensor.empty, covering it, are a concat (in any
+// order); other inserts into a tensor.empty (here the four quarters of a 4x4) write into
+// zeros instead, which the planner can place.
+
+// CHECK-LABEL: func.func @inserts_into_empty
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %arg1, %arg0 : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<4x4xf32>
+// CHECK: %[[Q0:.*]] = tensor.insert_slice %arg2 into %[[Z]][0, 0] [2, 2] [1, 1]
+// CHECK: %[[Q1:.*]] = tensor.insert_slice %arg2 into %[[Q0]][0, 2] [2, 2] [1, 1]
+// CHECK: %[[Q2:.*]] = tensor.insert_slice %arg2 into %[[Q1]][2, 0] [2, 2] [1, 1]
+// CHECK: %[[Q3:.*]] = tensor.insert_slice %arg2 into %[[Q2]][2, 2] [2, 2] [1, 1]
+// CHECK: return %[[C]], %[[Q3]]
+func.func @inserts_into_empty(%a: tensor<3x4xf32>, %b: tensor<2x4xf32>, %q: tensor<2x2xf32>) -> (tensor<5x4xf32>, tensor<4x4xf32>) {
+  %e = tensor.empty() : tensor<5x4xf32>
+  %0 = tensor.insert_slice %a into %e[2, 0] [3, 4] [1, 1] : tensor<3x4xf32> into tensor<5x4xf32>
+  %1 = tensor.insert_slice %b into %0[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<5x4xf32>
+  %f = tensor.empty() : tensor<4x4xf32>
+  %2 = tensor.insert_slice %q into %f[0, 0] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<4x4xf32>
+  %3 = tensor.insert_slice %q into %2[0, 2] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<4x4xf32>
+  %4 = tensor.insert_slice %q into %3[2, 0] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<4x4xf32>
+  %5 = tensor.insert_slice %q into %4[2, 2] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<4x4xf32>
+  return %1, %5 : tensor<5x4xf32>, tensor<4x4xf32>
+}

@@ -74,14 +74,18 @@ func.func @matmul_i8(%a: tensor<2x4x8xi8>, %b: tensor<2x8x16xi8>) -> tensor<2x4x
 
 // -----
 
-// Slices, concatenation (insert_slice into an empty tensor) and transposes become tensor ops
-// and generics.
+// Slices, concatenation and transposes become tensor ops and generics. (tosa-to-tensor
+// inserts the pieces of a concat into a tensor.empty; they become a tensor.concat again.)
+
+// L0-LABEL: func.func @data_movement
+// L0: tensor.empty() : tensor<4x8xf32>
+// L0: tensor.insert_slice
+// L0: tensor.insert_slice
 
 // CHECK-LABEL: func.func @data_movement
 // CHECK: %[[S:.*]] = tensor.extract_slice %arg0[0, 1] [4, 3] [1, 1]
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
-// CHECK: %[[I:.*]] = tensor.insert_slice %arg0 into %[[E]][0, 0] [4, 5] [1, 1]
-// CHECK: tensor.insert_slice %[[S]] into %[[I]][0, 5] [4, 3] [1, 1]
+// CHECK: %[[C:.*]] = tensor.concat dim(1) %arg0, %[[S]] : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<4x8xf32>
+// CHECK: tensor.extract_slice %[[C]][0, 0] [4, 7] [1, 1]
 // CHECK: linalg.generic
 // CHECK-SAME: outs(%{{.*}} : tensor<7x4xf32>)
 func.func @data_movement(%x: tensor<4x5xf32>) -> tensor<7x4xf32> {
