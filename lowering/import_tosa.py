@@ -42,7 +42,8 @@ class ImportTosa(ModulePass):
     broadcasting, `tosa-to-linalg-named`, `tosa-to-linalg`), then `tosa-to-arith` and
     `tosa-to-tensor`. Convolutions come out as `linalg.conv_2d_nhwc_fhwc` after a `tensor.pad`,
     matmuls as `linalg.batch_matmul`, pools as `linalg.pooling_nhwc_*`. A TOSA op upstream
-    cannot lower stops with `'tosa.op' is not supported by ipu-import-tosa`.
+    cannot lower stops with `'tosa.op' is not supported by ipu-import-tosa`. A module without
+    TOSA ops is left as it is.
 
     Before:
 
@@ -62,10 +63,25 @@ class ImportTosa(ModulePass):
     name = "ipu-import-tosa"
 
     def run(self, module: ir.Operation) -> None:
+        if not _has_tosa(module):
+            return  # nothing to import: leave the module exactly as it is
         try:
             run_upstream(module, TOSA_TO_LINALG)
         except* IpuError as failure:
             raise ExceptionGroup("TOSA import failed", [_reword(error) for error in _leaves(failure)]) from None
+
+
+def _has_tosa(module: ir.Operation) -> bool:
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("tosa."):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return bool(found)
 
 
 def _reword(error: IpuError) -> IpuError:

@@ -3,7 +3,8 @@
     ipu-opt model.mlir -p 'builtin.module(ipu-default-pipeline{target=gc200})'
     ipu-compile model.mlir -o model.l3.mlir --target gc200
 
-Its steps: record the target; convert standard dialects to L1 (`ipu-convert-to-ipu`, which
+Its steps: record the target; lower TOSA to linalg with upstream passes (`ipu-import-tosa`,
+a no-op on other input); convert standard dialects to L1 (`ipu-convert-to-ipu`, which
 also normalizes with upstream passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
 (`ipu-fuse-compute-sets`); run independent work on disjoint tiles in one superstep
@@ -18,7 +19,7 @@ from ipu_mlir.runtime.target import DEFAULT_TARGET, TARGET_ATTRIBUTE
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
-STEPS = ("ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
+STEPS = ("ipu-import-tosa", "ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
 
 
 def default_pipeline(target: str | None = None, memory_report: str | None = None) -> str:
