@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ipu_mlir.dialects.attrs import TileGrid
 
-from .layout import Layout
+from .layout import Layout, product
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def plan_transfers(
     runs_per_dim = [_merge_runs(_runs(_segments(src, dst, k, shift[k], box[k]))) for k in range(rank)]
     if any(not runs for runs in runs_per_dim):
         return []
-    return [_transfer(src, dst, combo) for combo in _product(runs_per_dim)]
+    return [_transfer(src, dst, combo) for combo in product(runs_per_dim)]
 
 
 def _segments(src: Layout, dst: Layout, k: int, shift: int, box: tuple[int, int]) -> dict[_Segment, list[tuple[int, int]]]:
@@ -151,15 +151,6 @@ def _merge_runs(runs: list[_Run]) -> list[_Run]:
             merged.append(dataclasses.replace(group[i], outer=n, outer_src_part=step[0], outer_dst_part=step[1], outer_src_local=step[2], outer_dst_local=step[3]))
             i += n
     return merged
-
-
-def _product(lists):
-    if not lists:
-        yield ()
-        return
-    for head in lists[0]:
-        for tail in _product(lists[1:]):
-            yield (head,) + tail
 
 
 def _row_strides(extents: list[int]) -> list[int]:

@@ -46,13 +46,18 @@ class FuseComputeSets(ModulePass):
     name = "ipu-fuse-compute-sets"
 
     def run(self, module: ir.Operation) -> None:
-        fuser = _Fuser(module)
-        patterns = RewritePatternSet()
-        patterns.add("ipu.execute", fuser.rewrite)
-        config = GreedyRewriteConfig()
-        config.enable_folding = False
-        config.enable_constant_cse = False
-        apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
+        apply_execute_pattern(module, _Fuser(module).rewrite)
+
+
+def apply_execute_pattern(module: ir.Operation, rewrite) -> None:
+    """Applies `rewrite` as a pattern on every `ipu.execute`, until nothing changes; no
+    folding, which would touch codelet bodies."""
+    patterns = RewritePatternSet()
+    patterns.add("ipu.execute", rewrite)
+    config = GreedyRewriteConfig()
+    config.enable_folding = False
+    config.enable_constant_cse = False
+    apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
 
 
 def _name(op) -> str:

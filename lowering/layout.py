@@ -104,7 +104,7 @@ class Layout:
         signatures = signatures or [[hi - lo for lo, hi in d.intervals] for d in self.dims]
         per_dim = [_runs(sig) for sig in signatures]
         result = []
-        for combo in _product(per_dim):
+        for combo in product(per_dim):
             first = self.first_tile + sum(j0 * d.stride for (j0, _), d in zip(combo, self.dims))
             counts = [n for _, n in combo] + [c for c, _ in self.replicate]
             strides = [d.stride for d in self.dims] + [s for _, s in self.replicate]
@@ -123,12 +123,13 @@ def _runs(signature: list) -> list[tuple[int, int]]:
     return runs
 
 
-def _product(lists):
+def product(lists):
+    """Every choice of one element per list (itertools.product, yielding tuples lazily)."""
     if not lists:
         yield ()
         return
     for head in lists[0]:
-        for tail in _product(lists[1:]):
+        for tail in product(lists[1:]):
             yield (head,) + tail
 
 

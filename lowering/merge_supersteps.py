@@ -10,11 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 from mlir.dialects import func
-from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_and_fold_greedily
 
 from ipu_mlir.dialects import ipu
 
-from .fuse import Sequence, _name, _ref, _refs
+from .fuse import Sequence, _name, _ref, _refs, apply_execute_pattern
 from .pass_registry import ModulePass, register_pass
 
 
@@ -49,13 +48,7 @@ class MergeSupersteps(ModulePass):
     name = "ipu-merge-supersteps"
 
     def run(self, module: ir.Operation) -> None:
-        merger = _Merger(module)
-        patterns = RewritePatternSet()
-        patterns.add("ipu.execute", merger.rewrite)
-        config = GreedyRewriteConfig()
-        config.enable_folding = False
-        config.enable_constant_cse = False
-        apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
+        apply_execute_pattern(module, _Merger(module).rewrite)
 
 
 class _Merger:

@@ -83,8 +83,10 @@ def _with_target(chunk: str, target: str) -> str:
     trailing resource section stays outside the module)."""
     body, marker, resources = chunk.partition("{-#")
     match = re.search(r"^module\s*(attributes\s*\{)?", body, re.M)
-    if match is None:
-        body = f'module attributes {{ipu.target = "{target}"}} {{\n{body}\n}}\n'
+    if match is None:  # attribute aliases stay outside the module
+        aliases = "\n".join(line for line in body.splitlines() if re.match(r"\s*#\w+\s*=", line))
+        rest = "\n".join(line for line in body.splitlines() if not re.match(r"\s*#\w+\s*=", line))
+        body = f'{aliases}\nmodule attributes {{ipu.target = "{target}"}} {{\n{rest}\n}}\n'
     elif match.group(1):
         body = body[: match.end()] + f'ipu.target = "{target}", ' + body[match.end() :]
     else:
