@@ -74,16 +74,12 @@ def generic_codelet(name, source: ir.OpView, operand_shapes: list[tuple[int, ...
             "linalg.generic",
             results=[init_type],
             operands=list(block.arguments)[: len(types)] + [outs],
-            attributes={n: source.attributes[n] for n in _names(source.attributes) if not n.startswith("ipu.")},
+            attributes={n: source.attributes[n] for n in source.attributes if not n.startswith("ipu.")},
             regions=1,
             loc=loc,
         )
         _clone_body(source, generic, block)
         func.ReturnOp([generic.results[0]])
-
-
-def _names(attributes) -> list[str]:
-    return [a if isinstance(a, str) else a.name for a in attributes]
 
 
 def _empty(result_type: ir.RankedTensorType) -> ir.Value:

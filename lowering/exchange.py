@@ -38,10 +38,6 @@ class Transfer:
     src_offset: tuple[int, ...]
     dst_offset: tuple[int, ...]
 
-    @property
-    def count(self) -> int:
-        return self.dst_tiles.count
-
 
 @dataclass(frozen=True)
 class _Segment:
@@ -191,12 +187,3 @@ def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
         src_offset=(src_base, *(g[3] for g in grid)),
         dst_offset=(dst_base, *(g[4] for g in grid)),
     )
-
-
-def transferred_elements_per_tile(transfers: list[Transfer]) -> dict[int, int]:
-    """Elements received per destination tile (for cost estimates and tests)."""
-    received: dict[int, int] = {}
-    for t in transfers:
-        for tile in t.dst_tiles.tiles():
-            received[int(tile)] = received.get(int(tile), 0) + t.size
-    return received

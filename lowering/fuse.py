@@ -64,14 +64,6 @@ def _name(op) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-def _ref(op, attribute: str) -> str:
-    return ir.FlatSymbolRefAttr(op.attributes[attribute]).value
-
-
-def _refs(op, attribute: str) -> list[str]:
-    return [ir.FlatSymbolRefAttr(a).value for a in ir.ArrayAttr(op.attributes[attribute])]
-
-
 class _Fuser:
     def __init__(self, module: ir.Operation):
         self.module = module
@@ -97,20 +89,20 @@ class _Fuser:
         if match is None:
             return True
         sync, copies, second, groups_a, groups_b, produced = match
-        replaced = [self.symbols.pop(_ref(first, "compute_set")), self.symbols.pop(_ref(second, "compute_set"))]
-        fused_name = self.fresh(f"{_ref(first, 'compute_set')}_{_ref(second, 'compute_set')}")
+        replaced = [self.symbols.pop(first.compute_set), self.symbols.pop(second.compute_set)]
+        fused_name = self.fresh(f"{first.compute_set}_{second.compute_set}")
         compute_set = ipu.compute_set_function(fused_name, loc=first.location, ip=ir.InsertionPoint(self.body))
         self.symbols[fused_name] = compute_set.operation
         with ir.InsertionPoint(compute_set.regions[0].blocks[0]), first.location:
             for a, b in zip(groups_a, groups_b):
                 codelet = self.fuse_codelets(a, b, produced)
-                inputs = _refs(a, "inputs") + [name for name in _refs(b, "inputs") if name != produced]
-                ipu.vertex_group(codelet, ipu.VertexGroupOp(a).tiles, inputs, _refs(b, "outputs"))
+                inputs = a.inputs + [name for name in b.inputs if name != produced]
+                ipu.vertex_group(codelet, a.tiles, inputs, b.outputs)
             func.ReturnOp([])
         for copy in copies:
             self.sequence.move_before(copy, first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(fused_name)
-        codelets = {_ref(g, "codelet") for g in groups_a + groups_b}
+        codelets = {g.codelet for g in groups_a + groups_b}
         for op in (sync, second.operation):
             self.sequence.remove(op)
             rewriter.erase_op(op)
@@ -133,32 +125,29 @@ class _Fuser:
         groups_b = self.groups(second)
         if not groups_a or len(groups_a) != len(groups_b):
             return None
-        produced = {name for g in groups_a for name in _refs(g, "outputs")}
+        produced = {name for g in groups_a for name in g.outputs}
         if len(produced) != 1:
             return None
         (produced,) = produced
-        read_by_a = {name for g in groups_a for name in _refs(g, "inputs")}
+        read_by_a = {name for g in groups_a for name in g.inputs}
         for a, b in zip(groups_a, groups_b):
-            if a.attributes["tiles"] != b.attributes["tiles"] or produced not in _refs(b, "inputs") or produced in _refs(b, "outputs"):
+            if a.attributes["tiles"] != b.attributes["tiles"] or produced not in b.inputs or produced in b.outputs:
                 return None
-            if set(_refs(b, "outputs")) & (read_by_a | {produced}):
+            if set(b.outputs) & (read_by_a | {produced}):
                 return None
-        for copy in copies:
-            if produced in (_ref(copy, "source"), _ref(copy, "dest")) or _ref(copy, "dest") in read_by_a:
+        for copy in (c.opview for c in copies):
+            if produced in (copy.source, copy.dest) or copy.dest in read_by_a:
                 return None
         if self.other_uses(produced, groups_a + groups_b):
             return None
         return sync, copies, second, groups_a, groups_b, produced
 
-    def groups(self, execute) -> list:
-        compute_set = self.symbols.get(_ref(execute, "compute_set"))
-        if compute_set is None:
-            return []
-        return [op.operation for op in compute_set.regions[0].blocks[0].operations if op.operation.name == "ipu.vertex_group"]
+    def groups(self, execute: ipu.ExecuteOp) -> list[ipu.VertexGroupOp]:
+        return groups_of(self.symbols, execute)
 
     def other_uses(self, buffer: str, allowed: list) -> bool:
         """Whether any op but the vertex groups `allowed` names `buffer`."""
-        return self.uses.get(buffer, 0) > sum(_refs(g, "inputs").count(buffer) + _refs(g, "outputs").count(buffer) for g in allowed)
+        return self.uses.get(buffer, 0) > sum(g.inputs.count(buffer) + g.outputs.count(buffer) for g in allowed)
 
     def fresh(self, stem: str) -> str:
         name, count = stem, 0
@@ -169,9 +158,8 @@ class _Fuser:
 
     def fuse_codelets(self, a, b, produced: str) -> str:
         """A codelet running A's codelet then B's, with A's result for `produced` passed on."""
-        codelet_a, codelet_b = self.symbols[_ref(a, "codelet")], self.symbols[_ref(b, "codelet")]
-        b_inputs = _refs(b, "inputs")
-        kept = [i for i, name in enumerate(b_inputs) if name != produced]
+        codelet_a, codelet_b = self.symbols[a.codelet], self.symbols[b.codelet]
+        kept = [i for i, name in enumerate(b.inputs) if name != produced]
         type_a = ir.FunctionType(ir.TypeAttr(codelet_a.attributes["function_type"]).value)
         type_b = ir.FunctionType(ir.TypeAttr(codelet_b.attributes["function_type"]).value)
         name = self.fresh(f"{_name(codelet_a)}_{_name(codelet_b)}")
@@ -181,13 +169,18 @@ class _Fuser:
         args = list(block.arguments)
         with ir.InsertionPoint(block):
             (result,) = _inline(codelet_a, args[: len(type_a.inputs)])
-            b_args = []
             rest = iter(args[len(type_a.inputs) :])
-            for i, input_name in enumerate(b_inputs):
-                b_args.append(result if input_name == produced else next(rest))
-            results = _inline(codelet_b, b_args)
+            results = _inline(codelet_b, [result if name == produced else next(rest) for name in b.inputs])
             func.ReturnOp(results)
         return name
+
+
+def groups_of(symbols: dict, execute: ipu.ExecuteOp) -> list[ipu.VertexGroupOp]:
+    """The vertex groups of the compute set `execute` runs (none if it is not in `symbols`)."""
+    compute_set = symbols.get(execute.compute_set)
+    if compute_set is None:
+        return []
+    return [op for op in compute_set.regions[0].blocks[0].operations if isinstance(op, ipu.VertexGroupOp)]
 
 
 class Sequence:

@@ -13,7 +13,7 @@ from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu
 
-from .fuse import Sequence, _name, _ref, _refs, apply_execute_pattern
+from .fuse import Sequence, _name, apply_execute_pattern, groups_of
 from .pass_registry import ModulePass, register_pass
 
 
@@ -66,10 +66,6 @@ class _Merger:
             op = self.sequence.before(op)
         return copies
 
-    def groups(self, execute) -> list:
-        compute_set = self.symbols[_ref(execute, "compute_set")]
-        return [op.operation for op in compute_set.regions[0].blocks[0].operations if op.operation.name == "ipu.vertex_group"]
-
     def rewrite(self, first, rewriter) -> bool:
         """Returns True when the pattern does not apply (the bindings' convention)."""
         sync = self.sequence.after(first.operation)
@@ -81,34 +77,34 @@ class _Merger:
             op = self.sequence.after(op)
         if op is None or op.name != "ipu.execute":
             return True
-        second = op
-        groups_a, groups_b = self.groups(first), self.groups(second)
-        writes_a = {name for g in groups_a for name in _refs(g, "outputs")}
-        reads_a = {name for g in groups_a for name in _refs(g, "inputs")}
-        reads_b = {name for g in groups_b for name in _refs(g, "inputs")} | {_ref(c, "source") for c in copies}
-        writes_b = {name for g in groups_b for name in _refs(g, "outputs")} | {_ref(c, "dest") for c in copies}
+        second = op.opview
+        groups_a, groups_b = groups_of(self.symbols, first), groups_of(self.symbols, second)
+        writes_a = {name for g in groups_a for name in g.outputs}
+        reads_a = {name for g in groups_a for name in g.inputs}
+        reads_b = {name for g in groups_b for name in g.inputs} | {c.opview.source for c in copies}
+        writes_b = {name for g in groups_b for name in g.outputs} | {c.opview.dest for c in copies}
         # The exchange phase before A: B's copies must not read what it writes, nor write twice.
         previous = self.previous_copies(first.operation)
-        earlier_dests = {_ref(c, "dest") for c in previous}
-        earlier_sources = {_ref(c, "source") for c in previous}
+        earlier_dests = {c.opview.dest for c in previous}
+        earlier_sources = {c.opview.source for c in previous}
         if reads_b & (writes_a | earlier_dests) or writes_b & (reads_a | writes_a | earlier_dests | earlier_sources):
             return True
-        tiles_a = np.concatenate([ipu.VertexGroupOp(g).tiles.tiles() for g in groups_a])
-        tiles_b = np.concatenate([ipu.VertexGroupOp(g).tiles.tiles() for g in groups_b])
+        tiles_a = np.concatenate([g.tiles.tiles() for g in groups_a])
+        tiles_b = np.concatenate([g.tiles.tiles() for g in groups_b])
         if np.intersect1d(tiles_a, tiles_b).size:
             return True
-        name = f"{_ref(first, 'compute_set')}_{_ref(second, 'compute_set')}"
+        name = f"{first.compute_set}_{second.compute_set}"
         merged = ipu.compute_set_function(name, loc=first.location, ip=ir.InsertionPoint(self.body))
         with ir.InsertionPoint(merged.regions[0].blocks[0]), first.location:
             for group in groups_a + groups_b:
-                group.clone()
+                group.operation.clone()
             func.ReturnOp([])
-        old = [self.symbols.pop(_ref(first, "compute_set")), self.symbols.pop(_ref(second, "compute_set"))]
+        old = [self.symbols.pop(first.compute_set), self.symbols.pop(second.compute_set)]
         self.symbols[name] = merged.operation
         for copy in copies:
             self.sequence.move_before(copy, first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(name)
-        for op in (sync, second):
+        for op in (sync, second.operation):
             self.sequence.remove(op)
             rewriter.erase_op(op)
         for op in old:

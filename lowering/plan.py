@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import TileGrid
+from ipu_mlir.dialects.attrs import TileGrid, decode_mapping
 from ipu_mlir.dialects.diagnostics import op_error
 from ipu_mlir.runtime.target import Target, target_of
 
@@ -31,7 +31,6 @@ TENSOR_OPS = (
     "tensor.expand_shape",
     "tensor.collapse_shape",
     "tensor.concat",
-    "arith.constant",
 )
 
 
@@ -111,8 +110,6 @@ def entry_functions(module: ir.Operation) -> list[ir.OpView]:
 
 def mapping_of(value: ir.Value) -> Layout | None:
     """The block layout recorded for a tensor value at L2 (None for tensor.empty)."""
-    from ipu_mlir.dialects.attrs import decode_mapping
-
     shape = tuple(ir.RankedTensorType(value.type).shape)
     if isinstance(value, ir.BlockArgument):
         function = value.owner.owner
@@ -161,8 +158,7 @@ class _Planner:
             elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
                 self.set_layout(op, self.reshape_layout(op))
             elif name in TENSOR_OPS:
-                if isinstance(op.results[0].type, ir.RankedTensorType):
-                    self.set_layout(op, self.default_layout(_shape(op.results[0])))
+                self.set_layout(op, self.default_layout(_shape(op.results[0])))
             elif name not in ("tensor.empty", "func.return") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
         for value in list(self.unplaced):
@@ -209,7 +205,6 @@ class _Planner:
             return layout
         return collapse_layout(layout, groups, result)
 
-
     def plan_compute(self, op: ir.OpView) -> None:
         space = space_of(op)
         partition = self.reuse_partition(space) if not space.reductions or space.combiner is None else None
@@ -244,9 +239,7 @@ class _Planner:
             size = math.prod(_shape(value))
             if best is None or size > best[0]:
                 best = (size, Partition(tuple(blocks), layout.first_tile, tuple(strides)))
-        if best is None or best[1].grid(space).count < 1:
-            return None
-        return best[1]
+        return best[1] if best else None
 
     def search(self, space: Space) -> Partition:
         if space.combiner is None or not space.reductions:  # cut the parallel loops only

@@ -191,9 +191,8 @@ class _Scheduler:
         # the second stage.
         uses_init = _uses_init(op) and reduced == 1
         combiner = space.combiner if reduced > 1 and space.combiner != SUM else None
-        if uses_init:
-            init_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result))
-            inputs.append(self.bring(op, op.operands[len(op.operands) - 1], init_layout, stem + "_init"))
+        if uses_init:  # uncut: the parts' result boxes are the result's blocks
+            inputs.append(self.bring(op, op.operands[len(op.operands) - 1], final, stem + "_init"))
         element_type = space.element_type
         if reduced > 1:
             box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result), replicas(space, partition, space.result))
@@ -209,9 +208,10 @@ class _Scheduler:
             self.codelet(op, codelet, space, pieces, box, uses_init, combiner)
             groups.append((codelet, grid, inputs, [partial]))
         self.execute(stem, groups)
-        self.stored[op.results[0]] = Stored(partial, final)
         if reduced > 1:
             self.combine_partials(op, stem, space, parts, partial, final, reduced)
+        else:
+            self.stored[op.results[0]] = Stored(partial, final)
 
     @staticmethod
     def signatures(space: Space, parts) -> list[list]:

@@ -38,7 +38,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import LinearMapping, MalformedAttribute, TileGrid
 from ipu_mlir.dialects.diagnostics import IpuError, format_location
 
-from . import cost_model
+from . import codelet_ops, cost_model
 from .profile import Profile, Superstep
 from .target import Target, target_of
 
@@ -72,16 +72,9 @@ def _site(op: ir.OpView) -> _Site:
 
 
 def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
-    """The numpy type holding `element_type` (signless integers as signed), None if none does."""
-    if isinstance(element_type, ir.IntegerType):
-        if element_type.width == 1:
-            return np.dtype(np.bool_)
-        if element_type.width in (8, 16, 32, 64):
-            return np.dtype(f"{'u' if element_type.is_unsigned else ''}int{element_type.width}")
-    for kind, dtype in ((ir.F16Type, np.float16), (ir.F32Type, np.float32), (ir.F64Type, np.float64)):
-        if isinstance(element_type, kind):
-            return np.dtype(dtype)
-    return None
+    """The numpy type holding a buffer of `element_type`, None if none does (nor for index,
+    which has no size in tile memory)."""
+    return None if isinstance(element_type, ir.IndexType) else codelet_ops.numpy_dtype(element_type)
 
 
 def _dtype(element_type: ir.Type, site: _Site) -> np.dtype:
