@@ -227,6 +227,41 @@ def test_memory_plan_reuse_of_dead_bytes_runs():
     assert simulator.profile.peak_memory_per_tile == 512
 
 
+def test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group():
+    # @z's rows follow its readers' tiles, 8-15 then 0-7: the copy into it is affine in two
+    # pieces, and the broadcast of tile 0's @x to every tile's @w is one view.
+    text = program(
+        [*RELU_BUFFERS, buffer("z"), buffer("w"), buffer("v")],
+        [
+            h2d("%arg0", "x"), sync("external"),
+            copy("x", "z", 64, "0, 16, 1", "0, 16, 1", "0, 0", "0, 0"),
+            copy("x", "w", 64, "0, 16, 0", "0, 16, 1", "0, 0", "0, 0"), sync(),
+            execute("halves_cs"), sync(), d2h("%0", "y"), d2h("%1", "v"),
+        ],
+        [compute_set("halves_cs", group("relu", "@z", "@y", "8, 8, 1"), group("add", "@z, @w", "@v", "0, 8, 1"), group("relu", "@z", "@y", "0, 8, 1"), group("add", "@z, @w", "@v", "8, 8, 1"))],
+        results="tensor<1024xf32>, tensor<1024xf32>", returns="%0, %1 : tensor<1024xf32>, tensor<1024xf32>",
+    )  # fmt: skip
+    (y, v), simulator = simulate(text, [X])
+    assert np.array_equal(y, np.maximum(X, 0))
+    assert np.array_equal(v, X + np.tile(X[:64], 16))
+    copies = [step for step in simulator._steps if type(step).__name__ == "_Copy"]
+    assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [[("Strided", "Strided")] * 2, [("Strided", "Strided")]]
+    assert [simulator.run([X])[0].tobytes() for _ in range(2)] == [y.tobytes()] * 2  # unchecked runs: same results
+
+
+def test_reading_never_written_memory_through_a_strided_copy():
+    half = '{grain = 32 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}'
+    text = program(
+        [*RELU_BUFFERS, buffer("z")],
+        [h2d("%arg0", "x", half, "tensor<512xf32>"), sync("external"), copy("x", "z", 16, "0, 16, 1", "0, 16, 1", "24, 0", "0, 0"), sync(), d2h("%0", "z")],
+        args="%arg0: tensor<512xf32>",
+    )
+    simulator = Simulator(ir.Module.parse(text, make_context()))
+    for _ in range(2):  # a run that fails leaves the checks on for the next
+        with pytest.raises(SimulationError, match=r"'ipu.copy' op reads memory on tile 0 at bytes \[128, 160\) of @x, never written"):
+            simulator.run([X[:512]])
+
+
 # --- BSP errors --------------------------------------------------------------------------------
 
 

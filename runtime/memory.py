@@ -1,0 +1,424 @@
+"""Tile memory for the simulator: buffers and the regions of them that ops read and write.
+
+Each `ipu.buffer` is a `Buffer`: an array of (its tiles, its elements) plus a `written` mask,
+not an image of SRAM, allocated at its first use and freed after its last. Its rows follow the
+tiles of the vertex groups using it (`order_rows`), so a vertex group's view is a slice of rows.
+A `Region` is what one op touches: rows (a codelet's view, a stream's slices), windows (a
+copy's side whose offsets differ by tile) or one strided view (a copy's side affine in the
+copy's grid: the copy is then a numpy assignment, a repeated source a broadcast).
+
+    pieces = strided_pieces(source_side, dest_side, size, grid_sizes)   # None: use windows
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.diagnostics import IpuError, format_location
+
+from . import codelet_ops
+from .target import Target
+
+class SimulationError(IpuError):
+    """A program the simulator cannot run, or one breaking a BSP rule."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """An op, remembered for messages and the profile (its attributes are never re-read)."""
+
+    name: str
+    location: ir.Location
+
+    @property
+    def where(self) -> str:
+        return format_location(self.location) or "unknown location"
+
+    def error(self, message: str) -> SimulationError:
+        return SimulationError(f"'{self.name}' op {message}", self.location)
+
+    def record(self, **details: str) -> dict[str, str]:
+        return {"op": self.name, "loc": self.where, **details}
+
+
+def site_of(op: ir.OpView) -> Site:
+    return Site(op.operation.name, op.operation.location)
+
+
+def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
+    """The numpy type holding a buffer of `element_type`, None if none does (nor for index,
+    which has no size in tile memory)."""
+    return None if isinstance(element_type, ir.IndexType) else codelet_ops.numpy_dtype(element_type)
+
+
+def element_dtype(element_type: ir.Type, site: Site) -> np.dtype:
+    dtype = numpy_dtype(element_type)
+    if dtype is None:
+        raise site.error(f"uses element type {element_type}, which the simulator cannot hold (no numpy equivalent)")
+    return dtype
+
+
+# --- Regions of buffers ------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Rows:
+    """Elements [lo, lo + count) of rows `rows` of a buffer, the copies on tiles `tiles`: a
+    codelet's view, a stream's slices, a copy's side. `rows` is a slice when evenly spaced, so
+    reading is then a view."""
+
+    rows: slice | np.ndarray
+    tiles: np.ndarray
+    lo: int
+    count: int
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.count
+
+    def read(self, array: np.ndarray) -> np.ndarray:
+        return array[self.rows, self.lo : self.hi]
+
+    def write(self, array: np.ndarray, values) -> None:
+        array[self.rows, self.lo : self.hi] = values
+
+
+@dataclass(eq=False)
+class Windows:
+    """Elements [lo[i], lo[i] + count) of rows[i]: a copy's side whose offsets differ by tile."""
+
+    rows: np.ndarray
+    tiles: np.ndarray
+    lo: np.ndarray
+    count: int
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self.lo + self.count
+
+    def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
+        rows, length = array.shape
+        shape, strides = (rows, length - self.count + 1, self.count), (array.strides[0], array.strides[1], array.strides[1])
+        return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+
+    def read(self, array: np.ndarray) -> np.ndarray:
+        return self._view(array, False)[self.rows, self.lo]
+
+    def write(self, array: np.ndarray, values) -> None:
+        self._view(array, True)[self.rows, self.lo] = values  # distinct windows: no element written twice
+
+
+@dataclass(eq=False)
+class Strided:
+    """A copy's side whose rows and starts are both affine in the copy's grid index: one strided
+    view of the buffer of shape (*grid sizes, count), so a copy is one numpy assignment with no
+    index arrays, and a source repeated along a grid dimension (stride 0) is broadcast, not
+    gathered. `rows`, `tiles` and `lo` list the same elements, for checks and messages."""
+
+    rows: np.ndarray
+    tiles: np.ndarray
+    lo: np.ndarray
+    count: int
+    shape: tuple[int, ...]
+    base: int  # element index of the first element, in the flat (rows x elements) array
+    strides: tuple[int, ...]  # in elements
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self.lo + self.count
+
+    def _view(self, array: np.ndarray) -> np.ndarray:
+        size = array.itemsize
+        return np.ndarray(self.shape, array.dtype, array, self.base * size, tuple(s * size for s in self.strides))
+
+    def read(self, array: np.ndarray) -> np.ndarray:
+        return self._view(array)
+
+    def write(self, array: np.ndarray, values) -> None:
+        self._view(array)[...] = values
+
+
+Region = Rows | Windows | Strided
+
+
+def copy_region(rows: np.ndarray, tiles: np.ndarray, starts: np.ndarray, count: int) -> Region:
+    """A copy's side as rows, or windows when its starts differ by tile."""
+    if np.any(starts != starts[0]):
+        return Windows(rows, tiles, starts, count)
+    return Rows(as_slice(rows), tiles, int(starts[0]), count)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a copy, per point of its grid (in grid order): the buffer row, the tile and
+    the first element."""
+
+    rows: np.ndarray
+    tiles: np.ndarray
+    starts: np.ndarray
+    elements: int  # per row of the buffer
+    write: bool
+
+    def take(self, axis: int, lo: int, hi: int, sizes: tuple[int, ...]) -> Side:
+        pick = lambda a: np.take(a.reshape(sizes), range(lo, hi), axis=axis).reshape(-1)
+        return Side(pick(self.rows), pick(self.tiles), pick(self.starts), self.elements, self.write)
+
+    def strided(self, count: int, sizes: tuple[int, ...]) -> Strided | None:
+        """The side as one strided view, if rows and starts are affine in the grid index; not
+        for a written side repeating elements (stride 0: left to the checks of the others)."""
+        row_first, row_strides = _affine(self.rows, sizes)
+        start_first, start_strides = _affine(self.starts, sizes)
+        if row_strides is None or start_strides is None:
+            return None
+        strides = tuple(r * self.elements + s for r, s in zip(row_strides, start_strides))
+        if self.write and any(s == 0 and n > 1 for s, n in zip(strides, sizes)):
+            return None
+        return Strided(self.rows, self.tiles, self.starts, count, (*sizes, count), row_first * self.elements + start_first, (*strides, 1))
+
+
+def strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...], limit: int = 32) -> list[tuple[Strided, Strided]] | None:
+    """A copy as at most `limit` pairs of strided views, cutting its grid along axes into runs
+    that are affine on both sides (a buffer's rows follow its vertex groups' tile order, so a
+    copy spanning two of them is affine piecewise); None if it takes more."""
+    whole = source.strided(count, sizes), dest.strided(count, sizes)
+    if None not in whole:
+        return [whole]
+    cuts = []
+    for axis, n in enumerate(sizes):
+        runs = _affine_runs([side.rows for side in (source, dest)] + [side.starts for side in (source, dest)], sizes, axis) if n > 1 else []
+        if 1 < len(runs) <= limit:
+            cuts.append((len(runs), axis, runs))
+    if not cuts:
+        return None
+    _, axis, runs = min(cuts)
+    pieces = []
+    for lo, hi in runs:
+        shape = (*sizes[:axis], hi - lo, *sizes[axis + 1 :])
+        more = strided_pieces(source.take(axis, lo, hi, sizes), dest.take(axis, lo, hi, sizes), count, shape, limit - len(pieces) - (len(runs) - len(pieces) - 1))
+        if more is None:
+            return None
+        pieces += more
+    return pieces
+
+
+def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) -> list[tuple[int, int]] | None:
+    """Runs [lo, hi) of indices along `axis` within which each array steps by one constant from
+    one slab to the next (so it is affine there if its first slab is)."""
+    n = sizes[axis]
+    same = np.ones(n - 1, bool)
+    steps = []
+    for array in arrays:
+        slabs = np.moveaxis(array.reshape(sizes), axis, 0).reshape(n, -1)
+        difference = slabs[1:] - slabs[:-1]
+        same &= np.all(difference == difference[:, :1], axis=1)
+        steps.append(difference[:, 0])
+    step = np.stack(steps, axis=1)
+    runs, lo = [], 0
+    for i in range(n - 1):  # i joins i + 1 if the step is uniform and the run's own
+        if not same[i] or (i > lo and np.any(step[i] != step[lo])):
+            runs.append((lo, i + 1))
+            lo = i + 1
+    runs.append((lo, n))
+    return runs
+
+
+def _affine(values: np.ndarray, sizes: tuple[int, ...]) -> tuple[int, tuple[int, ...] | None]:
+    """`values` in grid order as `first + sum_k i_k * strides[k]`, or strides None if not."""
+    grid = values.reshape(sizes)
+    first = int(grid.flat[0])
+    strides = tuple(int(np.take(grid, 1, axis=k).flat[0]) - first if n > 1 else 0 for k, n in enumerate(sizes))
+    if not np.array_equal(TileGrid(first, sizes, strides).tiles(), values):
+        return first, None
+    return first, strides
+
+
+def as_slice(rows: np.ndarray) -> slice | np.ndarray:
+    step = int(rows[1] - rows[0]) if rows.size > 1 else 1
+    if step > 0 and np.all(np.diff(rows) == step):
+        return slice(int(rows[0]), int(rows[-1]) + 1, step)
+    return rows
+
+
+def _flat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices of the ranges [starts[i], starts[i] + lengths[i]), concatenated."""
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - ends + lengths, lengths) + np.arange(int(ends[-1]) if ends.size else 0)
+
+
+# --- Buffers -------------------------------------------------------------------------------
+
+
+class Buffer:
+    """One `ipu.buffer`: its copies on its tiles as the rows of one array, with a mask of the
+    elements holding data. Overwrites by aliasing buffers are queued in `pending` (one entry
+    per writing region) and applied to the mask before this buffer is next read or written:
+    a buffer long dead costs nothing however often its bytes are reused."""
+
+    def __init__(self, op: ipu.BufferOp, target: Target):
+        self.site = site_of(op)
+        try:
+            memref, grid, self.offset = op.type, op.tiles, op.offset
+        except MalformedAttribute as error:
+            raise self.site.error(str(error)) from None
+        self.name = op.sym_name
+        self.dtype = element_dtype(memref.element_type, self.site)
+        self.elements = math.prod(memref.shape)
+        self.element_bytes = ipu.element_bytes(memref.element_type)
+        self.bytes = self.elements * self.element_bytes
+        self.tiles = grid_tiles(grid, target, self.site, "tiles", distinct=True)
+        self.row_of_tile = np.full(target.num_tiles, -1, dtype=np.int64)
+        self.row_of_tile[self.tiles] = np.arange(self.tiles.size)
+        if self.offset is not None and self.offset + self.bytes > target.tile_memory_bytes:
+            raise self.site.error(
+                f"needs bytes [{self.offset}, {self.offset + self.bytes}) of each of its tiles, outside the "
+                f"{target.tile_memory_bytes} bytes of a {target.name} tile's memory"
+            )
+        self.base = self.offset  # address for race checks; buffers without offset get their own
+        self.aliases: list[Buffer] = []
+        self.pending: dict[int, tuple[Buffer, Region]] = {}
+        self.data = self.written = self.last_write = None
+
+    def rows(self, tiles: np.ndarray, site: Site, verb: str) -> np.ndarray:
+        rows = self.row_of_tile[tiles]
+        if rows.min() < 0:
+            tile = int(tiles[np.argmax(rows < 0)])
+            raise site.error(f"{verb} @{self.name} on tile {tile}, which holds no copy of it: outside the tile's own memory")
+        return rows
+
+    def order_rows(self, tile_lists: list[np.ndarray]) -> None:
+        """Rows for the tiles of `tile_lists` first, in their order, then the others."""
+        listed = np.concatenate([*tile_lists, self.tiles])
+        listed = listed[(listed >= 0) & (listed < self.row_of_tile.size)]
+        listed = listed[self.row_of_tile[listed] >= 0]
+        _, first = np.unique(listed, return_index=True)
+        self.tiles = listed[np.sort(first)]
+        self.row_of_tile[self.tiles] = np.arange(self.tiles.size)
+
+    def describe(self, tile: int, lo: int, hi: int) -> str:
+        """Elements [lo, hi) as tile memory: absolute bytes once the memory plan placed it."""
+        eb = self.element_bytes
+        if self.offset is None:
+            return f"tile {tile} at bytes [{lo * eb}, {hi * eb}) of @{self.name}"
+        return f"tile {tile} at bytes [{self.offset + lo * eb}, {self.offset + hi * eb}) (elements [{lo}, {hi}) of @{self.name})"
+
+    def reset(self) -> None:
+        self.data = self.written = None  # allocated at first use, so freed buffers' memory is reused
+        self.last_write = np.full(self.tiles.size, -1)  # per row: when it was last written, counting writes
+        self.pending.clear()
+
+    def release(self) -> None:
+        self.data = self.written = None  # `last_write` stays, to name who overwrote an alias
+        self.pending.clear()
+
+    def _allocate(self, check: bool) -> None:
+        if self.data is None:
+            self.data = np.empty((self.tiles.size, self.elements), self.dtype)
+        if check and self.written is None:  # the mask exists only while checking
+            self.written = np.zeros((self.tiles.size, self.elements), bool)
+
+    def read(self, region: Region, site: Site, check: bool) -> np.ndarray:
+        self._allocate(check)
+        if check:
+            self._flush()
+            view = region.read(self.written)
+            if not view.all():
+                view = view.reshape(-1, region.count)
+                entry, first = (int(i) for i in np.argwhere(~view)[0])
+                rest = view[entry, first:]
+                lo = int(np.broadcast_to(region.lo, region.tiles.shape)[entry])
+                missing = (int(region.tiles[entry]), lo + first, lo + first + (int(rest.argmax()) if rest.any() else rest.size))
+                writer = self._last_writer(*missing)
+                raise site.error(f"reads memory on {self.describe(*missing)}, {f'last written by @{writer.name}' if writer else 'never written'}")
+        return region.read(self.data)
+
+    def write(self, region: Region, values, check: bool) -> None:
+        self._allocate(check)
+        region.write(self.data, values)
+        if check:
+            self._flush()
+            region.write(self.written, True)
+            self.last_write[region.rows] = next(_WRITES)
+            for alias in self.aliases:
+                if alias.written is not None:  # it holds data to lose
+                    alias.pending[id(region)] = (self, region)
+
+    def _flush(self) -> None:
+        for source, region in self.pending.values():
+            self._clobber(source, region)
+        self.pending.clear()
+
+    def _clobber(self, source: Buffer, region: Region) -> None:
+        """Forgets the data of the elements sharing bytes with `source`'s write of `region`."""
+        rows = self.row_of_tile[region.tiles]
+        shift = source.offset - self.offset
+        lo = np.maximum((shift + region.lo * source.element_bytes) // self.element_bytes, 0)
+        hi = np.minimum(-((-shift - region.hi * source.element_bytes) // self.element_bytes), self.elements)
+        keep = (rows >= 0) & (hi > lo)
+        if not keep.any():
+            return
+        if np.ndim(lo) == 0:
+            self.written[as_slice(rows[keep]), lo:hi] = False
+        else:
+            self.written.reshape(-1)[_flat_ranges(rows[keep] * self.elements + lo[keep], (hi - lo)[keep])] = False
+
+    def _last_writer(self, tile: int, lo: int, hi: int) -> Buffer | None:
+        """Of the aliasing buffers sharing those bytes on `tile`, the last one to write on it
+        (its mask may be gone: buffers are released after their last use)."""
+        start, end = (self.offset or 0) + lo * self.element_bytes, (self.offset or 0) + hi * self.element_bytes
+        when = {b: b.last_write[b.row_of_tile[tile]] for b in self.aliases if b.row_of_tile[tile] >= 0 and b.offset < end and start < b.offset + b.bytes}
+        writer = max(when, key=when.get, default=None)
+        return writer if writer is not None and when[writer] >= 0 else None
+
+
+_WRITES = itertools.count()
+
+
+def order_rows(buffers: dict[str, Buffer], body: ir.Block) -> None:
+    """Puts each buffer's rows in the order of the tiles of the vertex groups using it, so a
+    vertex group's view of its buffers is a slice of rows (no gather). Copies and streams
+    address rows through `row_of_tile` and do not care about the order."""
+    uses: dict[str, list[np.ndarray]] = {}
+    for function in body.operations:
+        if function.operation.name != "func.func" or ipu.COMPUTE_SET_ATTR not in function.attributes:
+            continue
+        for op in function.regions[0].blocks[0].operations:
+            if isinstance(op, ipu.VertexGroupOp):
+                try:
+                    tiles, names = op.tiles.tiles(), [*op.inputs, *op.outputs]
+                except MalformedAttribute:
+                    continue  # reported when the compute set is planned
+                for name in names:
+                    uses.setdefault(name, []).append(tiles)
+    for name, tile_lists in uses.items():
+        if name in buffers:
+            buffers[name].order_rows(tile_lists)
+
+
+def link_aliases(buffers: list[Buffer]) -> None:
+    """Pairs up the placed buffers sharing bytes on some tile (a sweep over sorted offsets)."""
+    placed = sorted((b for b in buffers if b.offset is not None), key=lambda b: b.offset)
+    tile_bits = {id(b): int.from_bytes(np.packbits(b.row_of_tile >= 0, bitorder="little").tobytes(), "little") for b in placed}
+    for i, first in enumerate(placed):
+        for second in placed[i + 1 :]:
+            if second.offset >= first.offset + first.bytes:
+                break
+            if tile_bits[id(first)] & tile_bits[id(second)]:
+                first.aliases.append(second)
+                second.aliases.append(first)
+
+
+def grid_tiles(grid: TileGrid, target: Target, site: Site, role: str, distinct: bool) -> np.ndarray:
+    try:
+        grid.check_within(target.num_tiles)
+    except MalformedAttribute as error:
+        raise site.error(f"'{role}': {error} ({target.name})") from None
+    if distinct and grid.has_repeats():
+        raise site.error(f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
+    return grid.tiles()
