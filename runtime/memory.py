@@ -199,16 +199,17 @@ def strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...],
         return None
     _, axis, runs = min(cuts)
     pieces = []
-    for lo, hi in runs:
+    for index, (lo, hi) in enumerate(runs):
         shape = (*sizes[:axis], hi - lo, *sizes[axis + 1 :])
-        more = strided_pieces(source.take(axis, lo, hi, sizes), dest.take(axis, lo, hi, sizes), count, shape, limit - len(pieces) - (len(runs) - len(pieces) - 1))
+        budget = limit - len(pieces) - (len(runs) - index - 1)  # one piece at least per run left
+        more = strided_pieces(source.take(axis, lo, hi, sizes), dest.take(axis, lo, hi, sizes), count, shape, budget)
         if more is None:
             return None
         pieces += more
     return pieces
 
 
-def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) -> list[tuple[int, int]] | None:
+def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) -> list[tuple[int, int]]:
     """Runs [lo, hi) of indices along `axis` within which each array steps by one constant from
     one slab to the next (so it is affine there if its first slab is)."""
     n = sizes[axis]
@@ -219,10 +220,10 @@ def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) ->
         difference = slabs[1:] - slabs[:-1]
         same &= np.all(difference == difference[:, :1], axis=1)
         steps.append(difference[:, 0])
-    step = np.stack(steps, axis=1)
+    step, same = [tuple(row) for row in np.stack(steps, axis=1).tolist()], same.tolist()
     runs, lo = [], 0
     for i in range(n - 1):  # i joins i + 1 if the step is uniform and the run's own
-        if not same[i] or (i > lo and np.any(step[i] != step[lo])):
+        if not same[i] or (i > lo and step[i] != step[lo]):
             runs.append((lo, i + 1))
             lo = i + 1
     runs.append((lo, n))
@@ -234,7 +235,13 @@ def _affine(values: np.ndarray, sizes: tuple[int, ...]) -> tuple[int, tuple[int,
     grid = values.reshape(sizes)
     first = int(grid.flat[0])
     strides = tuple(int(np.take(grid, 1, axis=k).flat[0]) - first if n > 1 else 0 for k, n in enumerate(sizes))
-    if not np.array_equal(TileGrid(first, sizes, strides).tiles(), values):
+    expected = np.full((1,) * len(sizes), first, np.int64)
+    for axis, (n, stride) in enumerate(zip(sizes, strides)):
+        if n > 1 and stride:
+            shape = [1] * len(sizes)
+            shape[axis] = n
+            expected = expected + stride * np.arange(n, dtype=np.int64).reshape(shape)
+    if not np.array_equal(np.broadcast_to(expected, sizes), grid):
         return first, None
     return first, strides
 
