@@ -6,6 +6,15 @@ Each N x N x N f32 matmul is compiled by the default pipeline's planning steps a
 the simulator's estimated device cycles (compute on the slowest tile + exchange + sync of
 every superstep; host streams are not device cycles) are compared with the roofline bound
 FLOPs / (tiles x FLOPs per cycle per tile). The program's result is checked against numpy.
+
+`bound` is what no one-pass plan (operands exchanged before its compute set, partial sums
+after, as ipu-plan and poplin build them) can beat under the same cost model: some tile does
+at least F = N^3 / tiles FMAs, at the model's matmul rate, and by the Loomis-Whitney
+inequality the A, B and C entries those FMAs touch number at least 3 F^(2/3). If each tile
+starts with at most its 1/tiles share of A and B and ends with its share of C (as the planner
+places them), that tile receives or sends at least 3 F^(2/3) - 3 N^2 / tiles of them through
+exchange phases, which do not overlap compute (BSP). The argument is that of Irony, Toledo
+and Tiskin 2004, "Communication lower bounds for distributed-memory matrix multiplication".
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import numpy as np
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.lowering.pass_registry import build_pass_manager
+from ipu_mlir.runtime import cost_model
 from ipu_mlir.runtime.api import run
 from ipu_mlir.runtime.target import load_target
 from mlir import ir
@@ -34,13 +44,21 @@ def matmul_module(n: int, target: str) -> str:
     )
 
 
+def lower_bound(n: int, target) -> float:
+    """Cycles no one-pass plan of an f32 N^3 matmul can beat under the cost model (module doc)."""
+    fmas = n**3 / target.num_tiles
+    compute = cost_model.VERTEX_OVERHEAD_CYCLES + fmas / (target.fma_per_cycle("f32") * cost_model.MATMUL_EFFICIENCY)
+    elements = 3 * fmas ** (2 / 3) - 3 * n**2 / target.num_tiles
+    return compute + max(0.0, elements) * 4 / target.exchange_bytes_per_cycle
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
     parser.add_argument("--target", default="gc200")
     args = parser.parse_args()
     target = load_target(args.target)
-    print(f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}")
+    print(f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}")
     rng = np.random.default_rng(0)
     for n in args.sizes:
         with make_context() as context:
@@ -54,8 +72,9 @@ def main() -> None:
         expected = a.astype(np.float64) @ b.astype(np.float64)
         error = float(np.abs(c - expected).max() / np.abs(expected).max())
         roofline = 2 * n**3 / (target.num_tiles * 2 * target.fma_per_cycle("f32"))
+        bound = lower_bound(n, target)
         print(
-            f"{n:>6}{profile.cycles:>13,}{roofline:>11,.0f}{profile.cycles / roofline:>7.2f}"
+            f"{n:>6}{profile.cycles:>13,}{roofline:>11,.0f}{profile.cycles / roofline:>7.2f}{bound:>10,.0f}{bound / roofline:>12.2f}"
             f"{profile.compute_cycles:>10,}{profile.exchange_cycles:>10,}{profile.sync_cycles:>6}{compile_seconds:>11.2f}{error:>10.1e}"
         )
 
