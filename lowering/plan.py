@@ -20,6 +20,7 @@ from ipu_mlir.runtime.target import Target, target_of
 from .iteration import Space, space_of
 from .layout import Layout, Parts, balanced_block
 from .pass_registry import ModulePass, register_pass
+from .serialize import split_oversized
 
 PARTITION_ATTR = "ipu.partition"
 TILES_ATTR = "ipu.tiles"
@@ -68,6 +69,8 @@ class Plan(ModulePass):
     `runtime.cost_model` (compute on the slowest tile, exchange of the operand pieces each tile
     needs, and, when the summed dimension is cut, the exchange and sum of partial results),
     keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins.
+    A matmul or convolution that no cut fits is first split serially, as poplin does, into
+    pieces computed one after another (lowering/serialize.py).
     Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
     fits their loops (no exchange), else cut their result row-major with at least `grain`
     elements per tile.
@@ -95,8 +98,10 @@ class Plan(ModulePass):
     def run(self, module: ir.Operation) -> None:
         target = target_of(module, self.target or None)
         fraction = self.memory_fraction if self.memory_fraction > 0 else target.planner_memory_fraction
-        planner = _Planner(target, int(fraction * target.tile_memory_bytes), self.grain)
+        budget = int(fraction * target.tile_memory_bytes)
+        planner = _Planner(target, budget, self.grain)
         for function in entry_functions(module):
+            split_oversized(function, lambda space: cheapest_blocks(space, target, budget), budget)
             planner.plan_function(function)
 
 
@@ -350,6 +355,15 @@ def _candidates(extent: int, tiles: int) -> tuple[int, ...]:
 
 
 def _search(space: Space, target: Target, budget: int) -> Partition:
+    best = cheapest_blocks(space, target, budget)
+    if best is None:
+        raise op_error(space.op, f"does not fit in {budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
+    return _row_major(space, best[1])
+
+
+def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tuple[int, ...]] | None:
+    """The estimated cycles and block sizes of the cheapest cut of `space` whose working set
+    fits `budget` bytes per tile, None if none does."""
     from ipu_mlir.runtime import cost_model
 
     element_bytes = ipu.element_bytes(space.element_type)
@@ -367,9 +381,7 @@ def _search(space: Space, target: Target, budget: int) -> Partition:
         cycles, memory = estimate
         if memory <= budget and (best is None or cycles < best[0]):
             best = (cycles, blocks)
-    if best is None:
-        raise op_error(space.op, f"does not fit in {budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
-    return _row_major(space, best[1])
+    return best
 
 
 def _products(options: list[tuple[int, ...]], limit: int):
