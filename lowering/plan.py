@@ -101,7 +101,7 @@ class Plan(ModulePass):
         budget = int(fraction * target.tile_memory_bytes)
         planner = _Planner(target, budget, self.grain)
         for function in entry_functions(module):
-            split_oversized(function, lambda space: cheapest_blocks(space, target, budget), budget)
+            split_oversized(function, planner.cheapest, budget)
             planner.plan_function(function)
 
 
@@ -134,6 +134,7 @@ class _Planner:
         self.target, self.budget, self.grain = target, budget, grain
         self.layouts: dict[ir.Value, Layout] = {}
         self.cursor = 0
+        self.cheapest_cuts: dict[tuple, tuple[int, tuple[int, ...]] | None] = {}
 
     def place(self, count: int) -> int:
         """First tile for something on `count` tiles: small pieces of work go round the tiles
@@ -253,8 +254,20 @@ class _Planner:
             for d, parts in zip(space.result, layout.dims):
                 blocks[d] = parts.intervals[0][1] - parts.intervals[0][0]
             return _row_major(space, tuple(blocks), layout.first_tile)
-        partition = _search(space, self.target, self.budget)
+        best = self.cheapest(space)
+        if best is None:
+            raise op_error(space.op, f"does not fit in {self.budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
+        partition = _row_major(space, best[1])
         return dataclasses.replace(partition, first=self.place(partition.grid(space).count))
+
+    def cheapest(self, space: Space) -> tuple[int, tuple[int, ...]] | None:
+        """`cheapest_blocks` within the budget, searched once per distinct loop nest (the layers
+        of a deep model are alike)."""
+        key = (space.op.operation.name, space.extents, space.reductions, space.splittable, space.operands, space.result)
+        key += (str(space.element_type), space.combiner, space.multiples, _body_size(space.op))
+        if key not in self.cheapest_cuts:
+            self.cheapest_cuts[key] = cheapest_blocks(space, self.target, self.budget)
+        return self.cheapest_cuts[key]
 
 
 def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partition:
@@ -354,13 +367,6 @@ def _candidates(extent: int, tiles: int) -> tuple[int, ...]:
     return tuple(sorted(by_block.values()))
 
 
-def _search(space: Space, target: Target, budget: int) -> Partition:
-    best = cheapest_blocks(space, target, budget)
-    if best is None:
-        raise op_error(space.op, f"does not fit in {budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
-    return _row_major(space, best[1])
-
-
 def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tuple[int, ...]] | None:
     """The estimated cycles and block sizes of the cheapest cut of `space` whose working set
     fits `budget` bytes per tile, None if none does."""
@@ -420,8 +426,7 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, 
         n, f, oh, ow, c, kh, kw = blocks
         compute = cost_model.conv_cycles(n, f, oh, ow, c, kh, kw, dtype, target)
     else:
-        body_ops = len(list(space.op.regions[0].blocks[0].operations)) - 1
-        compute = cost_model.elementwise_cycles(math.prod(blocks), max(1, body_ops), dtype, target)
+        compute = cost_model.elementwise_cycles(math.prod(blocks), max(1, _body_size(space.op)), dtype, target)
     cycles = compute + cost_model.exchange_cycles(operand_elements * element_bytes, target)
     memory = (operand_elements + result_elements) * element_bytes
     reduced = math.prod(counts[d] for d in space.reductions)
@@ -432,6 +437,11 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, 
         cycles += cost_model.elementwise_cycles(share, 1, dtype, target)
         memory += share * element_bytes
     return cycles, memory
+
+
+def _body_size(op: ir.OpView) -> int:
+    """Ops in a `linalg.generic`'s body before its yield (0 for other ops)."""
+    return len(list(op.regions[0].blocks[0].operations)) - 1 if op.operation.name == "linalg.generic" else 0
 
 
 def _shape(value: ir.Value) -> tuple[int, ...]:
