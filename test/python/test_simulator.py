@@ -227,26 +227,48 @@ def test_memory_plan_reuse_of_dead_bytes_runs():
     assert simulator.profile.peak_memory_per_tile == 512
 
 
+STRIDED_COPIES = program(
+    [*RELU_BUFFERS, buffer("z"), buffer("w"), buffer("v")],
+    [
+        h2d("%arg0", "x"), sync("external"),
+        copy("x", "z", 64, "0, 16, 1", "0, 16, 1", "0, 0", "0, 0"),
+        copy("x", "w", 64, "0, 16, 0", "0, 16, 1", "0, 0", "0, 0"), sync(),
+        execute("halves_cs"), sync(), d2h("%0", "y"), d2h("%1", "v"),
+    ],
+    [compute_set("halves_cs", group("relu", "@z", "@y", "8, 8, 1"), group("add", "@z, @w", "@v", "0, 8, 1"), group("relu", "@z", "@y", "0, 8, 1"), group("add", "@z, @w", "@v", "8, 8, 1"))],
+    results="tensor<1024xf32>, tensor<1024xf32>", returns="%0, %1 : tensor<1024xf32>, tensor<1024xf32>",
+)  # fmt: skip
+
+
 def test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group():
     # @z's rows follow its readers' tiles, 8-15 then 0-7: the copy into it is affine in two
     # pieces, and the broadcast of tile 0's @x to every tile's @w is one view.
-    text = program(
-        [*RELU_BUFFERS, buffer("z"), buffer("w"), buffer("v")],
-        [
-            h2d("%arg0", "x"), sync("external"),
-            copy("x", "z", 64, "0, 16, 1", "0, 16, 1", "0, 0", "0, 0"),
-            copy("x", "w", 64, "0, 16, 0", "0, 16, 1", "0, 0", "0, 0"), sync(),
-            execute("halves_cs"), sync(), d2h("%0", "y"), d2h("%1", "v"),
-        ],
-        [compute_set("halves_cs", group("relu", "@z", "@y", "8, 8, 1"), group("add", "@z, @w", "@v", "0, 8, 1"), group("relu", "@z", "@y", "0, 8, 1"), group("add", "@z, @w", "@v", "8, 8, 1"))],
-        results="tensor<1024xf32>, tensor<1024xf32>", returns="%0, %1 : tensor<1024xf32>, tensor<1024xf32>",
-    )  # fmt: skip
+    text = STRIDED_COPIES
     (y, v), simulator = simulate(text, [X])
     assert np.array_equal(y, np.maximum(X, 0))
     assert np.array_equal(v, X + np.tile(X[:64], 16))
     copies = [step for step in simulator._steps if type(step).__name__ == "_Copy"]
     assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [[("Strided", "Strided")] * 2, [("Strided", "Strided")]]
     assert [simulator.run([X])[0].tobytes() for _ in range(2)] == [y.tobytes()] * 2  # unchecked runs: same results
+
+
+def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
+    # Sides cut into more runs than the limit are left to index arrays; forced here for all
+    # copies, the results are those of the strided views.
+    from ipu_mlir.runtime import memory, simulator as simulator_module
+
+    scrambled = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15])
+    side = memory.Side(scrambled, scrambled, np.zeros(16, np.int64), 64, write=True)
+    identity = memory.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=False)
+    assert len(memory.strided_pieces(identity, side, 64, (16,))) == 8
+    assert memory.strided_pieces(identity, side, 64, (16,), limit=7) is None
+    text = STRIDED_COPIES
+    (expected_y, expected_v), _ = simulate(text, [X])
+    monkeypatch.setattr(simulator_module, "strided_pieces", lambda *args: None)
+    (y, v), simulator = simulate(text, [X])
+    assert y.tobytes() == expected_y.tobytes() and v.tobytes() == expected_v.tobytes()
+    copies = [step for step in simulator._steps if type(step).__name__ == "_Copy"]
+    assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [[("Rows", "Rows")], [("Rows", "Rows")]]
 
 
 def test_reading_never_written_memory_through_a_strided_copy():
