@@ -20,7 +20,8 @@ Steps, in order:
 5. give the planner data it can place: slices inserted into a `tensor.empty` side by side
    become a `tensor.concat`; other reads of a `tensor.empty` (the window-shape operand of a
    pooling) read a zero splat constant; rank-reducing slices become full-rank slices and
-   reshapes; zero pads that now feed an ipu.conv join its padding;
+   reshapes; zero pads that now feed an ipu.conv join its padding; a generic with several
+   independent results becomes one generic per result;
 6. check every op against the L1 whitelist (a safety net: step 2 rejects what it can see).
 """
 
@@ -368,6 +369,46 @@ def _normalize_tensor_ops(function: ir.OpView) -> None:
                 whole = tensor.InsertSliceOp(source, op.operands[1], [], [], [], *_static(op)).result
                 op.results[0].replace_all_uses_with(whole)
                 op.operation.erase()
+            elif name == "linalg.generic" and len(op.results) > 1:
+                _split_results(op)
+
+
+def _split_results(generic: ir.OpView) -> None:
+    """A generic with several results becomes one generic per result, each computing what its
+    yield needs (shared body ops are computed once per result), when no result's value reads
+    another result's accumulator (max-with-index does: it stays, and ipu-plan names it)."""
+    body = generic.regions[0].blocks[0]
+    num_inputs = len(generic.operands) - len(generic.results)
+    *ops, terminator = body.operations
+    maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
+    plans = []
+    for index, value in enumerate(terminator.operands):
+        needed, pending = set(), [value]
+        while pending:
+            current = pending.pop()
+            if isinstance(current.owner, ir.Block):
+                if current.owner == body and current.arg_number >= num_inputs and current.arg_number != num_inputs + index:
+                    return  # reads another result's accumulator
+                continue
+            owner = current.owner.operation
+            if owner.parent == generic.operation and owner not in needed:
+                needed.add(owner)
+                pending.extend(owner.operands)
+        plans.append([op for op in ops if op.operation in needed])
+    for index, (result, needed) in enumerate(zip(generic.results, plans)):
+        inputs, init = list(generic.operands[:num_inputs]), generic.operands[num_inputs + index]
+        single = linalg.GenericOp([result.type], inputs, [init], ir.ArrayAttr.get(maps[:num_inputs] + [maps[num_inputs + index]]), generic.attributes["iterator_types"])
+        block = single.regions[0].blocks.append(*[argument.type for argument in (*body.arguments[:num_inputs], body.arguments[num_inputs + index])])
+        mapped = dict(zip([*body.arguments[:num_inputs], body.arguments[num_inputs + index]], block.arguments))
+        with ir.InsertionPoint(block):
+            for op in needed:
+                clone = op.operation.clone()
+                for position, operand in enumerate(clone.operands):
+                    clone.operands[position] = mapped.get(operand, operand)
+                mapped.update(zip(op.results, clone.results))
+            linalg.YieldOp([mapped.get(terminator.operands[index], terminator.operands[index])])
+        result.replace_all_uses_with(single.results[0])
+    generic.operation.erase()
 
 
 def _fold_pad_into_conv(conv: ipu.ConvOp) -> None:

@@ -172,7 +172,7 @@ def _generic(op: ir.OpView) -> Space:
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
     if len(op.results) != 1:
-        raise op_error(op, f"with {len(op.results)} results is not supported by ipu-plan (one result only)")
+        raise op_error(op, f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits generics whose results do not read each other's accumulators, unlike an arg-max)")
     num_inputs = len(op.operands) - 1
     extents = [0] * maps[0].n_dims
     windows: set[int] = set()

@@ -129,3 +129,60 @@ func.func @max_with_unused_index(%x: tensor<4x10xf32>) -> tensor<4xf32> {
   } -> (tensor<4xf32>, tensor<4xi64>)
   return %r#0 : tensor<4xf32>
 }
+
+// -----
+
+// A generic with several results (row sums and sums of squares in one pass, as fusion or
+// torch-mlir may build them) becomes one generic per result, each with the body ops its
+// yield needs: ipu-plan plans single-result ops.
+
+// CHECK-LABEL: func.func @sum_and_sum_of_squares
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[X:.*]] : tensor<4x10xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[A]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[X]] : tensor<4x10xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %[[ACC2:.*]]: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[B]], %[[B]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.addf %[[P]], %[[ACC2]] : f32
+// CHECK-NEXT: linalg.yield %[[Q]] : f32
+// CHECK: return %[[SUM]], %[[SQ]]
+func.func @sum_and_sum_of_squares(%x: tensor<4x10xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x10xf32>) outs(%z, %z : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%in: f32, %s: f32, %q: f32):
+    %sum = arith.addf %in, %s : f32
+    %sq = arith.mulf %in, %in : f32
+    %sumsq = arith.addf %sq, %q : f32
+    linalg.yield %sum, %sumsq : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A result whose value reads another result's accumulator (an arg-max: the index follows the
+// maximum) cannot be computed on its own: the generic stays whole, and ipu-plan rejects it.
+
+// CHECK-LABEL: func.func @argmax
+// CHECK: %{{.*}}:2 = linalg.generic
+func.func @argmax(%x: tensor<4x10xf32>, %j: tensor<4x10xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ei = tensor.empty() : tensor<4xi64>
+  %i0 = linalg.fill ins(%c0 : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %j : tensor<4x10xf32>, tensor<4x10xi64>) outs(%m0, %i0 : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%in: f32, %jn: i64, %acc: f32, %idx: i64):
+    %m = arith.maximumf %in, %acc : f32
+    %gt = arith.cmpf ogt, %in, %acc : f32
+    %k = arith.select %gt, %jn, %idx : i64
+    linalg.yield %m, %k : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xi64>
+}
