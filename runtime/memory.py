@@ -26,6 +26,7 @@ from ipu_mlir.dialects.diagnostics import IpuError, format_location
 from . import codelet_ops
 from .target import Target
 
+
 class SimulationError(IpuError):
     """A program the simulator cannot run, or one breaking a BSP rule."""
 

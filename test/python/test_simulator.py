@@ -262,6 +262,11 @@ def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
     identity = memory.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=False)
     assert len(memory.strided_pieces(identity, side, 64, (16,))) == 8
     assert memory.strided_pieces(identity, side, 64, (16,), limit=7) is None
+    backwards = memory.Side(np.arange(15, -1, -1), np.arange(15, -1, -1), np.zeros(16, np.int64), 64, write=False)
+    forwards = memory.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=True)
+    ((view, _),) = memory.strided_pieces(backwards, forwards, 64, (16,))
+    data = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    assert np.array_equal(view.read(data), data[::-1])  # a negative stride
     text = STRIDED_COPIES
     (expected_y, expected_v), _ = simulate(text, [X])
     monkeypatch.setattr(simulator_module, "strided_pieces", lambda *args: None)
