@@ -3,22 +3,23 @@
 When no cut of an `ipu.matmul` or `ipu.conv` over the tiles keeps each tile's working set
 within the planner's budget, poplin splits it serially; `ipu-plan` does the same before it
 plans: the op becomes pieces along one output dimension (a matmul's rows or columns, a
-convolution's output channels or images), each small enough for a one-pass plan, joined by
-`tensor.concat`. The fewest pieces that fit win; among cuts with that many, the one the cost
-model prices lowest (pieces of sizes differing by one at most). The pieces are ordinary ops: planned, scheduled and laid out in memory
-like any other, so IR grows with the number of pieces, not with tiles.
+convolution's output channels, in whole groups for a grouped one, or images), each small
+enough for a one-pass plan, joined by `tensor.concat`. The fewest pieces that fit win; among
+cuts with that many, the one the cost model prices lowest (pieces of sizes differing by one at
+most). The pieces are ordinary ops: planned, scheduled and laid out in memory like any other,
+so IR grows with the number of pieces, not with tiles.
 
 Before (gc200, memory-fraction 0.6):
 
     %c = "ipu.matmul"(%a, %b) : (tensor<2048x2048xf32>, tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
 
-After:
+After (two pieces of rows; two of columns cost the same, and ties go to the outer dimension):
 
-    %b0 = tensor.extract_slice %b[0, 0] [2048, 1024] [1, 1] : tensor<2048x2048xf32> to tensor<2048x1024xf32>
-    %c0 = "ipu.matmul"(%a, %b0) : (tensor<2048x2048xf32>, tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
-    %b1 = tensor.extract_slice %b[0, 1024] [2048, 1024] [1, 1] : tensor<2048x2048xf32> to tensor<2048x1024xf32>
-    %c1 = "ipu.matmul"(%a, %b1) : (tensor<2048x2048xf32>, tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
-    %c = tensor.concat dim(1) %c0, %c1 : (tensor<2048x1024xf32>, tensor<2048x1024xf32>) -> tensor<2048x2048xf32>
+    %a0 = tensor.extract_slice %a[0, 0] [1024, 2048] [1, 1] : tensor<2048x2048xf32> to tensor<1024x2048xf32>
+    %c0 = "ipu.matmul"(%a0, %b) : (tensor<1024x2048xf32>, tensor<2048x2048xf32>) -> tensor<1024x2048xf32>
+    %a1 = tensor.extract_slice %a[1024, 0] [1024, 2048] [1, 1] : tensor<2048x2048xf32> to tensor<1024x2048xf32>
+    %c1 = "ipu.matmul"(%a1, %b) : (tensor<1024x2048xf32>, tensor<2048x2048xf32>) -> tensor<1024x2048xf32>
+    %c = tensor.concat dim(0) %c0, %c1 : (tensor<1024x2048xf32>, tensor<1024x2048xf32>) -> tensor<2048x2048xf32>
 """
 
 from __future__ import annotations
@@ -39,13 +40,15 @@ Fits = Callable[[Space], "tuple[int, tuple[int, ...]] | None"]  # cycles and blo
 
 @dataclass(frozen=True)
 class _Cut:
-    """Pieces of an op along one dimension: `operand` is sliced along `operand_dim`, the result
-    concatenated along `result_dim` (both of extent `extent`)."""
+    """Pieces of an op along one dimension, counted in `extent` units: each (operand, dim,
+    size) of `slices` is sliced `size` elements per unit along `dim`, and the pieces' results
+    are concatenated along `result_dim`. `grouped`: the units are a convolution's groups (its
+    input channels and output channels cut together, each piece a convolution of fewer groups)."""
 
-    operand: int
-    operand_dim: int
+    slices: tuple[tuple[int, int, int], ...]
     result_dim: int
     extent: int
+    grouped: bool = False
 
 
 def split_oversized(function: ir.OpView, fits: Fits, budget: int) -> None:
@@ -60,17 +63,21 @@ def _cuts(op: ipu.MatmulOp | ipu.ConvOp) -> list[_Cut]:
     shape = lambda value: list(ir.RankedTensorType(value.type).shape)  # noqa: E731
     if isinstance(op, ipu.MatmulOp):
         lhs, rhs = shape(op.lhs), shape(op.rhs)
-        return [_Cut(1, len(rhs) - 1, len(lhs) - 1, rhs[-1]), _Cut(0, len(lhs) - 2, len(lhs) - 2, lhs[-2])]
-    (n, *_), (f, *_) = shape(op.input), shape(op.filter)
-    cuts = [_Cut(1, 0, 1, f)] if op.groups == 1 else []  # grouped: input channels would follow
-    return cuts + [_Cut(0, 0, 0, n)]
+        return [_Cut(((1, len(rhs) - 1, 1),), len(lhs) - 1, rhs[-1]), _Cut(((0, len(lhs) - 2, 1),), len(lhs) - 2, lhs[-2])]
+    (n, c, *_), (f, *_) = shape(op.input), shape(op.filter)
+    groups = op.groups
+    if groups == 1:
+        channels = _Cut(((1, 0, 1),), 1, f)
+    else:  # whole groups: their input channels and their filters
+        channels = _Cut(((0, 1, c // groups), (1, 0, f // groups)), 1, groups, grouped=True)
+    return [channels, _Cut(((0, 0, 1),), 0, n)]
 
 
 def _split(op: ipu.MatmulOp | ipu.ConvOp, fits: Fits, budget: int) -> None:
     options = [(*found, cut.result_dim, cut) for cut in _cuts(op) if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
     if not options:
-        raise op_error(op, f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column or channel (see ipu-plan memory-fraction)")
-    pieces, _, _, cut = min(options)
+        raise op_error(op, f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)")
+    pieces, _, _, cut = min(options, key=lambda option: option[:3])
     _rewrite(op, cut, pieces)
 
 
@@ -98,26 +105,29 @@ def _fewest_pieces(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, fits: Fits) -> tupl
 
 
 def _piece(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, start: int, size: int) -> ir.OpView:
-    """The op on elements [start, start + size) of `cut`'s dimension, built before `op`."""
+    """The op on units [start, start + size) of `cut`'s dimension, built before `op`."""
     with ir.InsertionPoint(op), op.location:
         operands = list(op.operation.operands)
-        source = ir.RankedTensorType(operands[cut.operand].type)
-        offsets, sizes = [0] * source.rank, list(source.shape)
-        offsets[cut.operand_dim], sizes[cut.operand_dim] = start, size
-        sliced = ir.RankedTensorType.get(sizes, source.element_type)
-        operands[cut.operand] = tensor.ExtractSliceOp(
-            sliced, operands[cut.operand], [], [], [], ir.DenseI64ArrayAttr.get(offsets), ir.DenseI64ArrayAttr.get(sizes), ir.DenseI64ArrayAttr.get([1] * source.rank)
-        ).result
+        for operand, dim, unit in cut.slices:
+            source = ir.RankedTensorType(operands[operand].type)
+            offsets, sizes = [0] * source.rank, list(source.shape)
+            offsets[dim], sizes[dim] = start * unit, size * unit
+            sliced = ir.RankedTensorType.get(sizes, source.element_type)
+            operands[operand] = tensor.ExtractSliceOp(
+                sliced, operands[operand], [], [], [], ir.DenseI64ArrayAttr.get(offsets), ir.DenseI64ArrayAttr.get(sizes), ir.DenseI64ArrayAttr.get([1] * source.rank)
+            ).result
         element_type = ir.RankedTensorType(op.result.type).element_type
         if isinstance(op, ipu.MatmulOp):
             return ipu.matmul(*operands, element_type=element_type)
-        return ipu.conv(*operands, strides=op.strides, dilations=op.dilations, padding=op.padding, groups=op.groups, element_type=element_type)
+        groups = size if cut.grouped else op.groups
+        return ipu.conv(*operands, strides=op.strides, dilations=op.dilations, padding=op.padding, groups=groups, element_type=element_type)
 
 
 def _erase_piece(piece: ir.OpView, cut: _Cut) -> None:
-    sliced = piece.operation.operands[cut.operand].owner  # the piece's tensor.extract_slice
+    slices = [piece.operation.operands[operand].owner for operand, _, _ in cut.slices]  # its tensor.extract_slice ops
     piece.operation.erase()
-    sliced.operation.erase()
+    for sliced in slices:
+        sliced.operation.erase()
 
 
 def _rewrite(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, pieces: int) -> None:

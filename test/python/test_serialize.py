@@ -57,3 +57,22 @@ def test_too_small_for_any_piece_is_a_located_error() -> None:
     text = CASES.read_text().split("\n// -----\n")[0]
     with pytest.raises(ir.MLIRError, match="'ipu.matmul' op does not fit in 655 bytes per tile however it is cut, even computed serially"):
         compile_with_budget(text, 0.01)
+
+
+GROUPED = Path(__file__).resolve().parents[1] / "lit" / "plan" / "serial-split-groups.mlir"
+
+
+@pytest.mark.parametrize("index, x_shape, w_shape, groups", [(0, (1, 32, 32, 32), (32, 1, 3, 3), 32), (1, (1, 16, 32, 32), (32, 4, 3, 3), 4)])
+def test_split_grouped_convs_match_numpy(index: int, x_shape, w_shape, groups: int) -> None:
+    """One image: the pieces are whole groups (depthwise: 4 pieces of 8 groups; 4 groups: 4
+    ordinary convolutions)."""
+    text = GROUPED.read_text().split("\n// -----\n")[index]
+    module = compile_with_budget(text, 0.1)
+    rng = np.random.default_rng(index)
+    x, w = rng.standard_normal(x_shape, dtype=np.float32), rng.standard_normal(w_shape, dtype=np.float32)
+    cg, fg = x_shape[1] // groups, w_shape[0] // groups
+    expected = np.concatenate([conv_nchw(x[:, g * cg : (g + 1) * cg], w[g * fg : (g + 1) * fg]) for g in range(groups)], axis=1)
+    (result,), profile = run(module, [x, w], entry=("depthwise", "grouped")[index])
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    (one_pass,), one_pass_profile = run(compile_with_budget(text, 0.6), [x, w], entry=("depthwise", "grouped")[index])
+    assert profile.supersteps > one_pass_profile.supersteps

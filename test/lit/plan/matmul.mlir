@@ -15,7 +15,7 @@ module attributes {ipu.target = "tiny"} {
     // CHECK-SAME: ipu.mapping = {block = array<i64: 8, 24>, kind = "block", tiles = array<i64: 0, 8, 1, 2, 8>}
     // CHECK-SAME: ipu.partition = array<i64: 32, 24, 24>
     // CHECK-SAME: ipu.tiles = array<i64: 0, 2, 4, 2, 8, 4, 1>
-    // OOM: matmul.mlir:[[@LINE+1]]:10: error: 'ipu.matmul' op does not fit in 655 bytes per tile however it is cut, even computed serially in pieces of one row, column or channel (see ipu-plan memory-fraction)
+    // OOM: matmul.mlir:[[@LINE+1]]:10: error: 'ipu.matmul' op does not fit in 655 bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)
     %c = "ipu.matmul"(%a, %b) : (tensor<64x96xf32>, tensor<96x48xf32>) -> tensor<64x48xf32>
     return %c : tensor<64x48xf32>
   }

@@ -20,7 +20,7 @@ module attributes {ipu.target = "tiny"} {
   // FITS-LABEL: func.func @matmul_columns
   // FITS-NOT: tensor.concat
   // FITS: "ipu.matmul"(%arg0, %arg1)
-  // ERR: serial-split.mlir:[[# @LINE + 2]]:10: error: 'ipu.matmul' op does not fit in 655 bytes per tile however it is cut, even computed serially in pieces of one row, column or channel (see ipu-plan memory-fraction)
+  // ERR: serial-split.mlir:[[# @LINE + 2]]:10: error: 'ipu.matmul' op does not fit in 655 bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)
   func.func @matmul_columns(%a: tensor<64x96xf32>, %b: tensor<96x128xf32>) -> tensor<64x128xf32> {
     %c = "ipu.matmul"(%a, %b) : (tensor<64x96xf32>, tensor<96x128xf32>) -> tensor<64x128xf32>
     return %c : tensor<64x128xf32>
