@@ -389,7 +389,7 @@ class _Planner:
             raise site.error(f"expects grids of equal sizes, a positive size and buffers of one element type; got grids {list(src_grid.sizes)} and {list(dst_grid.sizes)}, size {size}, {source.dtype} and {dest.dtype}")
         sides = []
         for buffer, grid, offset, role, verb in ((source, src_grid, src_offset, "src", "reads"), (dest, dst_grid, dst_offset, "dst", "writes")):
-            tiles = grid_tiles(grid, self.target, site, f"{role}grid_tiles", distinct=False)
+            tiles = grid_tiles(grid, self.target, site, f"{role}_tiles", distinct=False)
             if len(offset) != 1 + len(grid.sizes):
                 raise site.error(f"expects '{role}_offset' to have {1 + len(grid.sizes)} entries, got {len(offset)}")
             starts = TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # affine in the grid index, like tiles

@@ -395,6 +395,14 @@ def test_exchange_overflowing_a_tile():
     assert message == "'ipu.copy' op writes elements [64, 68) of @head on tile 0, which holds 64 per tile: the exchange overflows the tile's copy of it"
 
 
+def test_copy_grid_outside_the_target_names_its_attribute():
+    text = program(
+        [*RELU_BUFFERS, buffer("head", tiles="0, 1, 1")],
+        [h2d("%arg0", "y"), sync("external"), copy("y", "head", 4, "0, 17, 1", "0, 17, 0", "0, 0", "0, 0"), sync(), d2h("%0", "y")],
+    )
+    assert fails(text, [X], '"ipu.copy"').startswith("'ipu.copy' op 'src_tiles': ")
+
+
 def test_two_copies_writing_the_same_bytes_in_one_exchange():
     gather = copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4")
     text = program(
