@@ -24,6 +24,7 @@ After (two pieces of rows; two of columns cost the same, and ties go to the oute
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -86,6 +87,7 @@ def _fewest_pieces(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, fits: Fits) -> tupl
     double until one count fits, then a bisection finds the fewest (smaller pieces fit if
     larger ones do)."""
 
+    @functools.cache  # the bisection ends on a count it has already tried
     def cycles(pieces: int) -> int | None:
         trial = _piece(op, cut, 0, -(-cut.extent // pieces))
         estimate = fits(space_of(trial))
