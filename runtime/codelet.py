@@ -1,31 +1,35 @@
 """Codelets run by numpy, for many tiles at once: the simulator's compute hot path.
 
-    kernel = compile_codelet(func_op)      # walks the IR once into a plan of bound kernels
-    y, = kernel([x])                       # x: (T, *arg shape) -> y: (T, *result shape)
+    kernel = compile_codelet(func_op, batch_rank=2)  # walks the IR once into a plan of bound kernels
+    y, = kernel([x])                                 # x: (*B, *arg shape) -> y: (*B, *result shape)
 
-A vertex group runs one codelet on T tiles; the simulator makes that one call, so every value
-carries the tile axis in front and each op is one numpy operation over all tiles: no Python
-loop over tiles or elements (the one loop left is over the reduction points of a
-`linalg.generic` whose combiner is not associative).
+A vertex group runs one codelet on many tiles; the simulator makes that one call, so every
+value carries `batch_rank` batch axes in front (the tiles, possibly as a grid) and each op is
+one numpy operation over all tiles: no Python loop over tiles or elements (the one loop left is
+over the reduction points of a `linalg.generic` whose combiner is not associative).
 
 **Plan, then run.** `compile_codelet` reads every attribute once and turns each op into a
 closure over slots of a value list; a call only runs the closures. An op the codelet contract
 (docs/contracts.md, L1 and L3) does not list is a `CodeletError` at compile time.
 
-**Values.** A tensor of shape S is an array of shape (T, *S), a scalar one of shape (T,).
-Constants are unbatched: leading axis 1, broadcast by numpy against the tiles' values; a value
-has T rows only if it depends on an input, and results are broadcast to T at the end. Values
-may be read-only views of others (a transpose or broadcast in a `linalg.generic` copies
-nothing); results are writable, and a result passing an input through is that input.
+**Values.** A tensor of shape S is an array of shape (*B, *S), a scalar one of shape B. The
+arguments' batch shapes broadcast by numpy's rules: an argument the same on every tile along a
+grid axis has size 1 there (the left operand of a matmul on an m x n x k grid: (m, 1, k)), so
+numpy broadcasts it inside each op instead of it being copied per tile. Constants have batch
+axes of size 1; a value has the batch shape its inputs broadcast to, and results are broadcast
+to the arguments' at the end. Values may be read-only views of others (a transpose or broadcast
+in a `linalg.generic` copies nothing), arguments too (stride-0 broadcasts: nothing writes into
+a value). Results are C-contiguous and writable: a result passing an input through is that
+input if it already is, else a copy.
 Element-wise semantics (integer wrap-around, division, f16, NaN) are those of
 `runtime/codelet_ops.py`; `ipu.matmul` and `ipu.conv` on f16 accumulate in f32 and round once.
 
 **linalg.generic** views each operand through its indexing map as one strided array over the
-iteration space (tiles, *loops): projected permutations, broadcasts, constant indices and
+iteration space (*batch, *loops): projected permutations, broadcasts, constant indices and
 pooling windows `s * d_out + k * d_win` alike. The body then runs once, element-wise over that
 space. A reduction `yield combine(f(ins), out)` with an associative combiner evaluates `f`
 everywhere and reduces it with the combiner's ufunc; any other body steps through the
-reduction points, still vectorised over tiles and parallel loops.
+reduction points, still vectorised over batch axes and parallel loops.
 """
 
 from __future__ import annotations
@@ -62,22 +66,31 @@ def _unsupported(op: ir.OpView | ir.Operation) -> CodeletError:
 
 @dataclass
 class CompiledCodelet:
-    """A codelet as a plan: call it with one (T, *shape) array per argument."""
+    """A codelet as a plan: call it with one (*B_i, *shape) array per argument, len(B_i) ==
+    batch_rank; the B_i broadcast to B (size-1 axes: the same on every tile along that axis)
+    and each result is a (*B, *shape) array."""
 
     name: str
     arguments: list[tuple[tuple[int, ...], np.dtype]]  # shape and dtype of each argument
     results: list[tuple[int, tuple[int, ...]]]  # slot and shape of each result
     ops: list[tuple[str, str]]  # each op of the body and its result types, for cost models
+    batch_rank: int
     _template: list  # the value list before a call: constants filled in
     _steps: list[Step]
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(inputs) != len(self.arguments):
             raise CodeletError(f"codelet @{self.name} takes {len(self.arguments)} arguments, got {len(inputs)}")
-        tiles = inputs[0].shape[0] if inputs else 1
+        batch = self.batch_rank
+        tiles = (1,) * batch
         for index, (value, (shape, dtype)) in enumerate(zip(inputs, self.arguments)):
-            if value.shape != (tiles, *shape) or value.dtype != dtype:
-                raise CodeletError(f"codelet @{self.name} argument #{index} expects ({tiles}, {shape}) {dtype}, got {value.shape} {value.dtype}")
+            if value.ndim != batch + len(shape) or value.shape[batch:] != shape or value.dtype != dtype:
+                expected = ", ".join(["*"] * batch + [str(size) for size in shape])
+                raise CodeletError(f"codelet @{self.name} argument #{index} expects ({expected}) {dtype} ({batch} batch axes), got {value.shape} {value.dtype}")
+            try:
+                tiles = np.broadcast_shapes(tiles, value.shape[:batch])
+            except ValueError:
+                raise CodeletError(f"codelet @{self.name} argument #{index} expects batch axes broadcasting with {tiles}, got {value.shape[:batch]}") from None
         env = list(self._template)
         env[: len(inputs)] = inputs
         with np.errstate(all="ignore"):  # poison (division by zero, invalid casts) is not an error
@@ -85,15 +98,16 @@ class CompiledCodelet:
                 step(env)
         results = []
         for slot, shape in self.results:
-            value = env[slot] if env[slot].shape[0] == tiles else np.broadcast_to(env[slot], (tiles, *shape))
+            value = env[slot] if env[slot].shape[:batch] == tiles else np.broadcast_to(env[slot], (*tiles, *shape))
             results.append(np.require(value, requirements=["C", "W"]))  # views of constants or broadcasts: copied
         return results
 
 
-def compile_codelet(func_op: ir.OpView) -> CompiledCodelet:
-    """The plan of the codelet `func_op`, a `func.func` on tensors; CodeletError if any op of
-    its body is outside the codelet contract."""
-    return _Compiler().function(func_op)
+def compile_codelet(func_op: ir.OpView, batch_rank: int = 1) -> CompiledCodelet:
+    """The plan of the codelet `func_op`, a `func.func` on tensors, for values with
+    `batch_rank` batch axes in front; CodeletError if any op of its body is outside the
+    codelet contract."""
+    return _Compiler(batch_rank).function(func_op)
 
 
 # --- Helpers on types and attributes -----------------------------------------------------------
@@ -115,12 +129,12 @@ def _segments(op: ir.OpView) -> tuple[int, ...]:
     return tuple(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
 
-def _slices(op: ir.OpView) -> tuple[slice, ...]:
-    """The static slice of an extract_slice / insert_slice, tile axis first."""
+def _slices(op: ir.OpView, batch: int) -> tuple[slice, ...]:
+    """The static slice of an extract_slice / insert_slice, `batch` batch axes first."""
     if any(_segments(op)[-3:]):
         raise _error(op, "has dynamic offsets, sizes or strides, which codelets do not support")
     triples = zip(_i64s(op, "static_offsets"), _i64s(op, "static_sizes"), _i64s(op, "static_strides"))
-    return (slice(None),) + tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in triples)
+    return (slice(None),) * batch + tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in triples)
 
 
 def _resource_bytes(attr: ir.Attribute, op: ir.OpView) -> bytes:
@@ -137,11 +151,11 @@ def _resource_bytes(attr: ir.Attribute, op: ir.OpView) -> bytes:
     return bytes.fromhex(found.group(1))[4:]
 
 
-def _constant(op: ir.OpView, dtype: np.dtype) -> np.ndarray:
-    """The value of an arith.constant, with the leading unbatched axis."""
+def _constant(op: ir.OpView, dtype: np.dtype, batch: int) -> np.ndarray:
+    """The value of an arith.constant, with `batch` leading axes of size 1."""
     attr, shape = op.attributes["value"], _shape(op.results[0])
     if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr)):
-        return np.array([attr.value], dtype)
+        return np.array([attr.value], dtype).reshape((1,) * batch)
     if isinstance(attr, ir.DenseElementsAttr):
         array = np.array(attr)
     else:
@@ -152,7 +166,7 @@ def _constant(op: ir.OpView, dtype: np.dtype) -> np.ndarray:
         array = np.frombuffer(_resource_bytes(resource, op), dtype)
     if array.dtype != dtype or array.size != math.prod(shape):
         raise _error(op, f"has a value the runtime cannot read as {math.prod(shape)} x {dtype}: {attr}")
-    return array.reshape(1, *shape)
+    return array.reshape(*(1,) * batch, *shape)
 
 
 # --- linalg.generic operand views -------------------------------------------------------------
@@ -185,26 +199,26 @@ def _loop_of(form: tuple[list[int], int]) -> int | None:
     return coefficients.index(1) if constant == 0 and sorted(coefficients) == [0] * (len(coefficients) - 1) + [1] else None
 
 
-def _viewer(terms: list[list[tuple[int, int]]], offsets: tuple[int, ...], loops: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
-    """A function viewing an operand (tiles, *shape) as (tiles, *loops): loop `i` steps
+def _viewer(terms: list[list[tuple[int, int]]], offsets: tuple[int, ...], loops: tuple[int, ...], batch: int) -> Callable[[np.ndarray], np.ndarray]:
+    """A function viewing an operand (*batch, *shape) as (*batch, *loops): loop `i` steps
     `sum(c * stride[axis] for axis, c in terms[i])` bytes, from element `offsets`."""
-    start = (slice(None),) + tuple(slice(o, None) for o in offsets) if any(offsets) else None
+    start = (slice(None),) * batch + tuple(slice(o, None) for o in offsets) if any(offsets) else None
 
     def view(x: np.ndarray) -> np.ndarray:
         base = x if start is None else x[start]
         strides = base.strides
         loop_strides = tuple(sum(c * strides[axis] for axis, c in axis_terms) for axis_terms in terms)
-        return as_strided(base, (base.shape[0], *loops), (strides[0], *loop_strides), writeable=False)
+        return as_strided(base, (*base.shape[:batch], *loops), (*strides[:batch], *loop_strides), writeable=False)
 
     return view
 
 
-def _full(value: np.ndarray, loops: tuple[int, ...]) -> np.ndarray:
-    """A body value (broadcastable to (tiles, *loops)) spread over every loop, keeping its
-    own tile axis: reductions must see repeated elements repeated."""
-    if value.ndim < len(loops) + 1:
-        value = value.reshape((1,) * (len(loops) + 1))
-    return np.broadcast_to(value, (value.shape[0], *loops))
+def _full(value: np.ndarray, loops: tuple[int, ...], batch: int) -> np.ndarray:
+    """A body value (broadcastable to (*batch, *loops)) spread over every loop, keeping its
+    own batch axes: reductions must see repeated elements repeated."""
+    if value.ndim < batch + len(loops):
+        value = value.reshape((1,) * (batch + len(loops)))
+    return np.broadcast_to(value, (*value.shape[:batch], *loops))
 
 
 @dataclass
@@ -223,9 +237,11 @@ class _Reduction:
 
 class _Compiler:
     """Walks a codelet once: gives every SSA value a slot of the value list and every op a
-    step; constants go into the template list instead of steps."""
+    step; constants go into the template list instead of steps. Every value has `batch`
+    batch axes in front."""
 
-    def __init__(self) -> None:
+    def __init__(self, batch_rank: int) -> None:
+        self.batch = batch_rank
         self.slots: dict[ir.Value, int] = {}
         self.template: list = []
         self.handlers: dict[str, Callable[[ir.OpView], Step | None]] = {
@@ -255,7 +271,7 @@ class _Compiler:
             ops.append((op.operation.name, ", ".join(str(r.type) for r in op.results)))
             if op.operation.name == "func.return":
                 results = [(self._slot(v, op), _shape(v)) for v in op.operands]
-                return CompiledCodelet(name, arguments, results, ops, self.template, steps)
+                return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps)
             self._op(op, steps, self.handlers)
         raise CodeletError(f"codelet @{name} has no func.return", func_op.operation.location)
 
@@ -291,7 +307,7 @@ class _Compiler:
     # Scalars and element-wise ops.
 
     def _constant(self, op: ir.OpView) -> None:
-        self._define(op.results[0], _constant(op, self._dtype(op.results[0], op)))
+        self._define(op.results[0], _constant(op, self._dtype(op.results[0], op), self.batch))
 
     def _elementwise(self, op: ir.OpView) -> Step:
         name, result = op.operation.name, op.results[0]
@@ -300,8 +316,8 @@ class _Compiler:
         if kernel is None:
             raise _unsupported(op)
         if name == "arith.select" and not isinstance(op.operands[0].type, ir.ShapedType) and isinstance(result.type, ir.ShapedType):
-            ones = (1,) * len(_shape(result))  # a scalar condition choosing whole tensors
-            kernel = lambda c, a, b: np.where(c.reshape(c.shape[0], *ones), a, b)  # noqa: E731
+            ones = (1,) * len(_shape(result))  # a scalar condition (batch axes only) choosing whole tensors
+            kernel = lambda c, a, b: np.where(c.reshape(*c.shape, *ones), a, b)  # noqa: E731
         slots, out = [self._slot(v, op) for v in op.operands], self._define(result)
         if len(slots) == 1:
             (a,) = slots
@@ -316,7 +332,7 @@ class _Compiler:
     def _empty(self, op: ir.OpView) -> None:
         """Zeros: an empty tensor only gives its shape to `outs`, which are overwritten."""
         result = op.results[0]
-        self._define(result, np.broadcast_to(np.zeros((), self._dtype(result, op)), (1, *_shape(result))))
+        self._define(result, np.broadcast_to(np.zeros((), self._dtype(result, op)), (*(1,) * self.batch, *_shape(result))))
 
     def _fill(self, op: ir.OpView) -> Step:
         """The scalar (cast_signed to the element type, as linalg.fill does) broadcast: a view."""
@@ -326,29 +342,29 @@ class _Compiler:
 
         def step(env: Env) -> None:
             scalar = convert(env[source])
-            env[out] = np.broadcast_to(scalar.reshape(scalar.shape[0], *ones), (scalar.shape[0], *shape))
+            env[out] = np.broadcast_to(scalar.reshape(*scalar.shape, *ones), (*scalar.shape, *shape))
 
         return step
 
     def _reshape(self, op: ir.OpView) -> Step:
-        shape, source, out = _shape(op.results[0]), self._slot(op.operands[0], op), self._define(op.results[0])
-        return lambda env: env.__setitem__(out, env[source].reshape(env[source].shape[0], *shape))
+        shape, source, out, batch = _shape(op.results[0]), self._slot(op.operands[0], op), self._define(op.results[0]), self.batch
+        return lambda env: env.__setitem__(out, env[source].reshape(*env[source].shape[:batch], *shape))
 
     def _extract_slice(self, op: ir.OpView) -> Step:
-        index, shape = _slices(op), _shape(op.results[0])
+        index, shape, batch = _slices(op, self.batch), _shape(op.results[0]), self.batch
         source, out = self._slot(op.operands[0], op), self._define(op.results[0])
-        return lambda env: env.__setitem__(out, env[source][index].reshape(env[source].shape[0], *shape))
+        return lambda env: env.__setitem__(out, env[source][index].reshape(*env[source].shape[:batch], *shape))
 
     def _insert_slice(self, op: ir.OpView) -> Step:
-        index, sizes = _slices(op), _i64s(op, "static_sizes")
+        index, sizes, batch = _slices(op, self.batch), _i64s(op, "static_sizes"), self.batch
         dest_shape, dtype = _shape(op.results[0]), self._dtype(op.results[0], op)
         source, dest, out = self._slot(op.operands[0], op), self._slot(op.operands[1], op), self._define(op.results[0])
 
         def step(env: Env) -> None:
             piece, into = env[source], env[dest]
-            result = np.empty((max(piece.shape[0], into.shape[0]), *dest_shape), dtype)
+            result = np.empty((*np.broadcast_shapes(piece.shape[:batch], into.shape[:batch]), *dest_shape), dtype)
             result[...] = into
-            result[index] = piece.reshape(piece.shape[0], *sizes)
+            result[index] = piece.reshape(*piece.shape[:batch], *sizes)
             env[out] = result
 
         return step
@@ -369,29 +385,30 @@ class _Compiler:
             else:
                 self._op(inner, steps, {"arith.constant": self._constant})
         shape, dtype = _shape(op.results[0]), self._dtype(op.results[0], op)
-        interior = (slice(None),) + tuple(slice(lo, size - hi) for lo, size, hi in zip(low, shape, high))
-        ones = (1,) * len(shape)
+        interior = (Ellipsis, *(slice(lo, size - hi) for lo, size, hi in zip(low, shape, high)))
+        ones, batch = (1,) * len(shape), self.batch
         source, out = self._slot(op.operands[0], op), self._define(op.results[0])
 
         def step(env: Env) -> None:
             for inner_step in steps:
                 inner_step(env)
             value, piece = env[pad_value], env[source]
-            result = np.empty((max(value.shape[0], piece.shape[0]), *shape), dtype)
-            result[...] = value.reshape(value.shape[0], *ones)
+            result = np.empty((*np.broadcast_shapes(value.shape, piece.shape[:batch]), *shape), dtype)
+            result[...] = value.reshape(*value.shape, *ones)
             result[interior] = piece
             env[out] = result
 
         return step
 
     def _concat(self, op: ir.OpView) -> Step:
-        axis = 1 + ir.IntegerAttr(op.attributes["dim"]).value
+        batch = self.batch
+        axis = batch + ir.IntegerAttr(op.attributes["dim"]).value
         sources, out = [self._slot(v, op) for v in op.operands], self._define(op.results[0])
 
         def step(env: Env) -> None:
             pieces = [env[s] for s in sources]
-            tiles = max(p.shape[0] for p in pieces)
-            env[out] = np.concatenate([np.broadcast_to(p, (tiles, *p.shape[1:])) for p in pieces], axis=axis)
+            tiles = np.broadcast_shapes(*(p.shape[:batch] for p in pieces))
+            env[out] = np.concatenate([np.broadcast_to(p, (*tiles, *p.shape[batch:])) for p in pieces], axis=axis)
 
         return step
 
@@ -410,10 +427,12 @@ class _Compiler:
         return lambda env: env.__setitem__(out, leave(np.matmul(enter(env[lhs]), enter(env[rhs]))))
 
     def _conv(self, op: ir.OpView) -> Step:
-        """im2col: the input's windows, one strided view, copied into (tiles, n, groups,
+        """im2col: the input's windows, one strided view, copied into (*batch, n, groups,
         c/groups * kh * kw, oh * ow) columns that each group's filter matrix multiplies. This
         layout copies rows of `ow` elements and needs no transpose after the product: twice
-        as fast as (oh * ow, taps) columns on 1,472 tiles."""
+        as fast as (oh * ow, taps) columns on 1,472 tiles. The columns keep the input's own
+        batch shape and the product broadcasts it against the filter's, so neither operand
+        is copied per tile of the other."""
         (sh, sw), (dh, dw), (top, left, bottom, right) = _i64s(op, "strides"), _i64s(op, "dilations"), _i64s(op, "padding")
         groups = ir.IntegerAttr(op.attributes["groups"]).value
         (n, c, h, w), (f, cg, kh, kw), result_shape = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
@@ -424,24 +443,26 @@ class _Compiler:
         fg, taps = f // groups, cg * kh * kw
         padded = (n, c, h + top + bottom, w + left + right)
         source, weights, out = self._slot(op.operands[0], op), self._slot(op.operands[1], op), self._define(op.results[0])
+        batch = self.batch
 
         def step(env: Env) -> None:
             x, k = enter(env[source]), enter(env[weights])
+            tiles = x.shape[:batch]
             if top or left or bottom or right:
-                xp = np.zeros((x.shape[0], *padded), x.dtype)
-                xp[:, :, :, top : top + h, left : left + w] = x
+                xp = np.zeros((*tiles, *padded), x.dtype)
+                xp[..., top : top + h, left : left + w] = x
             else:
                 xp = x
-            s = xp.strides
+            s = xp.strides[batch:]
             windows = as_strided(
                 xp,
-                (x.shape[0], n, groups, cg, kh, kw, oh, ow),
-                (s[0], s[1], cg * s[2], s[2], dh * s[3], dw * s[4], sh * s[3], sw * s[4]),
+                (*tiles, n, groups, cg, kh, kw, oh, ow),
+                (*xp.strides[:batch], s[0], cg * s[1], s[1], dh * s[2], dw * s[3], sh * s[2], sw * s[3]),
                 writeable=False,
             )
-            columns = windows.reshape(x.shape[0], n, groups, taps, oh * ow)
-            product = np.matmul(k.reshape(k.shape[0], 1, groups, fg, taps), columns)  # (tiles, n, groups, fg, oh * ow)
-            env[out] = leave(product.reshape(product.shape[0], n, f, oh, ow))
+            columns = windows.reshape(*tiles, n, groups, taps, oh * ow)
+            product = np.matmul(k.reshape(*k.shape[:batch], 1, groups, fg, taps), columns)  # (*batch, n, groups, fg, oh * ow)
+            env[out] = leave(product.reshape(*product.shape[:batch], n, f, oh, ow))
 
         return step
 
@@ -471,14 +492,15 @@ class _Compiler:
         results = [self._define(r) for r in op.results]
         ones = (1,) * (len(loops) if reductions is not None else len(parallel))
         combiners = [(r.reduce, r.combine, r.init_first) for r in reductions or []]  # no IR in closures
+        batch = self.batch
 
-        def bind(env: Env) -> tuple[list[np.ndarray], int]:
+        def bind(env: Env) -> tuple[list[np.ndarray], tuple[int, ...]]:
             """The inputs over the iteration space, outside values at the body's rank, and
-            the tile count of the results."""
+            the batch shape of the results."""
             views = [env[s] if view is None else view(env[s]) for s, view in zip(inputs, viewers)]
             for outer, inner in adapters:
-                env[inner] = env[outer].reshape(env[outer].shape[0], *ones)
-            tiles = max([v.shape[0] for v in views] + [env[s].shape[0] for s in inits + [outer for outer, _ in adapters]])
+                env[inner] = env[outer].reshape(*env[outer].shape, *ones)
+            tiles = np.broadcast_shapes(*[v.shape[:batch] for v in views], *[env[s].shape[:batch] for s in inits + [outer for outer, _ in adapters]])
             return views, tiles
 
         def clear(env: Env) -> None:
@@ -486,7 +508,7 @@ class _Compiler:
                 env[slot] = None
 
         if reductions is not None:
-            axes = tuple(1 + i for i, kind in enumerate(kinds) if kind != "parallel")
+            axes = tuple(batch + i for i, kind in enumerate(kinds) if kind != "parallel")
 
             def reduce_step(env: Env) -> None:
                 views, _ = bind(env)
@@ -495,7 +517,7 @@ class _Compiler:
                 for step in steps:
                     step(env)
                 for (reduce, combine, init_first), f, init, (to_parallel, from_parallel), out in zip(combiners, wanted_slots, inits, layouts, results):
-                    reduced, start = reduce(_full(env[f], loops), axes), env[init].transpose(to_parallel)
+                    reduced, start = reduce(_full(env[f], loops, batch), axes), env[init].transpose(to_parallel)
                     env[out] = (combine(start, reduced) if init_first else combine(reduced, start)).transpose(from_parallel)
                 clear(env)
 
@@ -503,7 +525,7 @@ class _Compiler:
 
         extents = tuple(loops[i] for i in parallel)
         ranges = [[slice(None)] if kind == "parallel" else range(extent) for extent, kind in zip(loops, kinds)]
-        points = [(slice(None), *point) for point in itertools.product(*ranges)]
+        points = [(*(slice(None),) * batch, *point) for point in itertools.product(*ranges)]
 
         def loop_step(env: Env) -> None:
             views, tiles = bind(env)
@@ -517,7 +539,7 @@ class _Compiler:
                     step(env)
                 accumulators = [env[s] for s in wanted_slots]
             for accumulator, (_, from_parallel), out in zip(accumulators, layouts, results):
-                env[out] = np.broadcast_to(accumulator, (tiles, *extents)).transpose(from_parallel)
+                env[out] = np.broadcast_to(accumulator, (*tiles, *extents)).transpose(from_parallel)
             clear(env)
 
         return loop_step
@@ -543,8 +565,8 @@ class _Compiler:
                 raise _error(op, f"has an indexing map reading outside its operand of shape {shape}")
         if [_loop_of(form) for form in forms] == list(range(len(loops))):
             return None
-        terms = [[(1 + axis, c[loop]) for axis, (c, _) in enumerate(forms) if c[loop]] for loop in range(len(loops))]
-        return _viewer(terms, tuple(constant for _, constant in forms), loops)
+        terms = [[(self.batch + axis, c[loop]) for axis, (c, _) in enumerate(forms) if c[loop]] for loop in range(len(loops))]
+        return _viewer(terms, tuple(constant for _, constant in forms), loops, self.batch)
 
     def _layout(self, op: ir.OpView, forms: list, parallel: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """An output's map as transposes between its dimensions and the parallel loops in
@@ -552,7 +574,8 @@ class _Compiler:
         dims = [_loop_of(form) for form in forms]
         if None in dims or sorted(dims) != parallel:
             raise _error(op, "has an output indexing map that is not a permutation of its parallel loops")
-        return (0, *(1 + dims.index(loop) for loop in parallel)), (0, *(1 + parallel.index(d) for d in dims))
+        batch = self.batch
+        return (*range(batch), *(batch + dims.index(loop) for loop in parallel)), (*range(batch), *(batch + parallel.index(d) for d in dims))
 
     def _reductions(self, block: ir.Block, n_in: int) -> list[_Reduction] | None:
         """Each output's `yield combine(f, out)` if its combiner is associative and `out` is
@@ -576,7 +599,7 @@ class _Compiler:
 
     def _body(self, block: ir.Block, skip: list[ir.Operation], wanted: list[ir.Value]) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int]]:
         """A generic's body as steps (but the ops in `skip`), with the adapters giving values
-        from outside it (scalars of shape (tiles,)) the body's rank, the slots to free after
+        from outside it (scalars: batch axes only) the body's rank, the slots to free after
         a run, and the slots of the `wanted` values."""
         local = set(block.arguments)
         saved: dict[ir.Value, int] = {}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
+from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
@@ -146,7 +147,60 @@ class Strided:
         self._view(array)[...] = values
 
 
-Region = Rows | Windows | Strided
+@dataclass(eq=False)
+class Grid:
+    """Elements [0, count) of a buffer's rows on a vertex group's tiles, as one array of the
+    group's grid sizes by the codelet argument's shape, so the codelet runs over the grid's
+    axes: a strided view when the rows are affine in the grid index, where a row repeated
+    along a grid axis (a replica) is a size-1 axis the codelet broadcasts; else a gather."""
+
+    rows: np.ndarray  # per point of the grid, in grid order
+    tiles: np.ndarray
+    count: int
+    sizes: tuple[int, ...]
+    shape: tuple[int, ...]  # the codelet argument's
+    first: int
+    strides: tuple[int, ...] | None  # rows per step along each grid axis; None: not affine
+    lo = 0
+
+    @property
+    def hi(self) -> int:
+        return self.count
+
+    def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
+        row, item = array.strides
+        inner = tuple(item * math.prod(self.shape[i + 1 :]) for i in range(len(self.shape)))
+        return as_strided(array[self.first :], (*self.sizes, *self.shape), tuple(s * row for s in self.strides) + inner, writeable=writeable)
+
+    def read(self, array: np.ndarray) -> np.ndarray:
+        if self.strides is not None:
+            return self._view(array, False)
+        return array[self.rows.reshape(self.sizes), : self.count].reshape(*self.sizes, *self.shape)
+
+    def write(self, array: np.ndarray, values) -> None:
+        if self.strides is not None:
+            self._view(array, True)[...] = values
+        else:
+            array[self.rows.reshape(self.sizes), : self.count] = np.broadcast_to(values, (*self.sizes, *self.shape)).reshape(*self.sizes, self.count)
+
+
+def grid_region(rows: np.ndarray, tiles: np.ndarray, sizes: tuple[int, ...], shape: tuple[int, ...], kept: tuple[bool, ...]) -> Grid:
+    """A vertex group's edge over its grid (`rows` and `tiles` in grid order), with the axes
+    not `kept` cut to their first point."""
+    pick = tuple(slice(None) if keep else slice(0, 1) for keep in kept)
+    rows, tiles = rows.reshape(sizes)[pick], tiles.reshape(sizes)[pick]
+    first, strides = _affine(rows.reshape(-1), rows.shape)
+    view_sizes = rows.shape if strides is None else tuple(1 if stride == 0 else n for n, stride in zip(rows.shape, strides))
+    return Grid(rows.reshape(-1), tiles.reshape(-1), math.prod(shape), view_sizes, shape, first, strides)
+
+
+def constant_axes(arrays: list[np.ndarray], sizes: tuple[int, ...]) -> tuple[bool, ...]:
+    """For each grid axis, whether every array (in grid order) is constant along it."""
+    grids = [a.reshape(sizes) for a in arrays]
+    return tuple(all(bool(np.all(np.diff(g, axis=axis) == 0)) for g in grids) for axis in range(len(sizes)))
+
+
+Region = Rows | Windows | Strided | Grid
 
 
 def copy_region(rows: np.ndarray, tiles: np.ndarray, starts: np.ndarray, count: int) -> Region:
@@ -269,7 +323,7 @@ class Buffer:
     per writing region) and applied to the mask before this buffer is next read or written:
     a buffer long dead costs nothing however often its bytes are reused."""
 
-    def __init__(self, op: ipu.BufferOp, target: Target):
+    def __init__(self, op: ipu.BufferOp, target: Target, classes: np.ndarray | None = None):
         self.site = site_of(op)
         try:
             memref, grid, self.offset = op.type, op.tiles, op.offset
@@ -281,8 +335,12 @@ class Buffer:
         self.element_bytes = ipu.element_bytes(memref.element_type)
         self.bytes = self.elements * self.element_bytes
         self.tiles = grid_tiles(grid, target, self.site, "tiles", distinct=True)
-        self.row_of_tile = np.full(target.num_tiles, -1, dtype=np.int64)
-        self.row_of_tile[self.tiles] = np.arange(self.tiles.size)
+        if classes is None:  # every tile a row of its own
+            classes = np.full(target.num_tiles, -1, dtype=np.int64)
+            classes[self.tiles] = np.arange(self.tiles.size)
+        self.class_of_tile = classes  # tiles of one class hold the same bytes (runtime/replicas.py): one row
+        self.row_count = int(classes.max(initial=-1)) + 1
+        self.row_of_tile = classes.copy()
         if self.offset is not None and self.offset + self.bytes > target.tile_memory_bytes:
             raise self.site.error(
                 f"needs bytes [{self.offset}, {self.offset + self.bytes}) of each of its tiles, outside the "
@@ -303,11 +361,13 @@ class Buffer:
     def order_rows(self, tile_lists: list[np.ndarray]) -> None:
         """Rows for the tiles of `tile_lists` first, in their order, then the others."""
         listed = np.concatenate([*tile_lists, self.tiles])
-        listed = listed[(listed >= 0) & (listed < self.row_of_tile.size)]
-        listed = listed[self.row_of_tile[listed] >= 0]
-        _, first = np.unique(listed, return_index=True)
-        self.tiles = listed[np.sort(first)]
-        self.row_of_tile[self.tiles] = np.arange(self.tiles.size)
+        listed = listed[(listed >= 0) & (listed < self.class_of_tile.size)]
+        classes = self.class_of_tile[listed]
+        classes = classes[classes >= 0]
+        _, first = np.unique(classes, return_index=True)
+        rank = np.empty(self.row_count, np.int64)
+        rank[classes[np.sort(first)]] = np.arange(self.row_count)
+        self.row_of_tile[self.tiles] = rank[self.class_of_tile[self.tiles]]
 
     def describe(self, tile: int, lo: int, hi: int) -> str:
         """Elements [lo, hi) as tile memory: absolute bytes once the memory plan placed it."""
@@ -318,7 +378,7 @@ class Buffer:
 
     def reset(self) -> None:
         self.data = self.written = None  # allocated at first use, so freed buffers' memory is reused
-        self.last_write = np.full(self.tiles.size, -1)  # per row: when it was last written, counting writes
+        self.last_write = np.full(self.row_count, -1)  # per row: when it was last written, counting writes
         self.pending.clear()
 
     def release(self) -> None:
@@ -327,9 +387,9 @@ class Buffer:
 
     def _allocate(self, check: bool) -> None:
         if self.data is None:
-            self.data = np.empty((self.tiles.size, self.elements), self.dtype)
+            self.data = np.empty((self.row_count, self.elements), self.dtype)
         if check and self.written is None:  # the mask exists only while checking
-            self.written = np.zeros((self.tiles.size, self.elements), bool)
+            self.written = np.zeros((self.row_count, self.elements), bool)
 
     def read(self, region: Region, site: Site, check: bool) -> np.ndarray:
         self._allocate(check)

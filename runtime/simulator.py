@@ -37,7 +37,8 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import LinearMapping, MalformedAttribute, TileGrid
 
 from . import cost_model
-from .memory import Buffer, Region, Rows, Side, SimulationError, Site, Strided, as_slice, copy_region, element_dtype, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, strided_pieces
+from .memory import Buffer, Grid, Region, Rows, Side, SimulationError, Site, Strided, as_slice, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, strided_pieces
+from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .profile import Profile, Superstep
 from .target import Target, target_of
 
@@ -136,28 +137,31 @@ class _Copy:
 
 @dataclass
 class _VertexGroup:
+    """One codelet call over the group's grid: each edge an array of (*grid sizes, *shape)."""
+
     site: Site
     tiles: np.ndarray
     codelet: str
-    kernel: object  # runtime.codelet's CompiledCodelet: list of (T, *shape) arrays -> list
+    kernel: object  # runtime.codelet's CompiledCodelet, compiled for the grid's rank
     codelet_error: type[Exception]
-    inputs: list[tuple[Buffer, Rows, tuple[int, ...]]]
-    outputs: list[tuple[Buffer, Rows, tuple[int, ...]]]
+    inputs: list[tuple[Buffer, Grid]]
+    outputs: list[tuple[Buffer, Grid]]
 
     def run(self, check: bool) -> None:
-        arguments = [buffer.read(region, self.site, check).reshape(shape) for buffer, region, shape in self.inputs]
+        arguments = [buffer.read(region, self.site, check) for buffer, region in self.inputs]
         try:
             results = self.kernel(arguments)
         except self.codelet_error as error:
             raise self.site.error(f"codelet @{self.codelet} failed: {error}") from None
         if len(results) != len(self.outputs):
             raise self.site.error(f"codelet @{self.codelet} returned {len(results)} results, expected {len(self.outputs)}")
-        for (buffer, region, shape), result in zip(self.outputs, results):
-            if not arguments and result.shape != shape:  # no input to take the tile count from
-                result = np.broadcast_to(result, shape)
-            if result.shape != shape or result.dtype != buffer.dtype:
-                raise self.site.error(f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected {shape} {buffer.dtype}")
-            buffer.write(region, result.reshape(len(region.tiles), region.count), check)
+        for (buffer, region), result in zip(self.outputs, results):
+            batch = result.shape[: len(region.sizes)]
+            if result.shape[len(batch) :] != region.shape or result.dtype != buffer.dtype or len(batch) != len(region.sizes):
+                raise self.site.error(f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected {(*region.sizes, *region.shape)} {buffer.dtype}")
+            # a result computed along an axis its buffer replicates: every point holds the same
+            replicated = tuple(slice(0, 1) if n == 1 else slice(None) for n in region.sizes)
+            buffer.write(region, result[replicated], check)
 
 
 @dataclass
@@ -266,19 +270,25 @@ class _ComputeSet:
 
 
 class _Planner:
-    """Walks a module once: buffers, then the program's ops into steps and supersteps."""
+    """Walks a module once: buffers, then the program's ops into steps and supersteps.
 
-    def __init__(self, module: ir.Operation, target: Target, entry: str):
+    Given `classes` (runtime/replicas.py), a buffer keeps one row per class of tiles holding
+    the same bytes, and the plan makes no checks: it is the plan of runs after a checked one."""
+
+    def __init__(self, module: ir.Operation, target: Target, entry: str, classes: dict[str, np.ndarray] | None = None, codelets: dict | None = None):
         self.target = target
+        self.checks = classes is None
         body = module.regions[0].blocks[0]
         self.symbols = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in body.operations if "sym_name" in op.attributes}
-        buffers = [Buffer(op, target) for op in body.operations if isinstance(op, ipu.BufferOp)]
+        buffers = [Buffer(op, target, None if classes is None else classes[op.sym_name]) for op in body.operations if isinstance(op, ipu.BufferOp)]
         self.buffers = {b.name: b for b in buffers}
         order_rows(self.buffers, body)
-        link_aliases(buffers)
+        if self.checks:
+            link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
         self.compute_sets: dict[str, _ComputeSet] = {}
-        self.codelets: dict[str, tuple[object, type[Exception], int]] = {}  # kernel, its error type, cycles
+        self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = {} if codelets is None else codelets  # kernel, its error type, cycles
+        self.writes: list[Write] = []  # for runtime/replicas.py
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
         self.repeat = 1
@@ -351,7 +361,8 @@ class _Planner:
         self.current = Superstep(repeat=self.repeat)
 
     def _end_exchange(self) -> None:
-        _check_races(self.exchange, "this exchange phase")
+        if self.checks:
+            _check_races(self.exchange, "this exchange phase")
         self.exchange = []
 
     # Program ops, one method each (named after the op).
@@ -365,6 +376,8 @@ class _Planner:
 
     def _ipu_host_to_device(self, op: ir.OpView, site: Site) -> _HostToDevice:
         stream = _HostToDevice(self._buffer(op.buffer, site), op, op.source.type, self.slots[op.source], site, self.target)
+        if stream.runs:
+            self.writes.append(StreamWrite(stream.buffer.name, np.concatenate([region.tiles for _, _, region in stream.runs])))
         self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
         return stream
 
@@ -399,8 +412,16 @@ class _Planner:
                 what = "the exchange overflows" if verb == "writes" else "reads beyond"
                 raise site.error(f"{verb} elements [{starts[i]}, {starts[i] + size}) of @{buffer.name} on tile {tiles[i]}, which holds {buffer.elements} per tile: {what} the tile's copy of it")
             sides.append(Side(buffer.rows(tiles, site, verb), tiles, starts, buffer.elements, verb == "writes"))
+        sizes = tuple(src_grid.sizes)
+        if self.checks:
+            self.writes.append(CopyWrite(source.name, dest.name, sides[0].tiles, sides[0].starts, sides[1].tiles, sides[1].starts))
+        else:  # points writing one row (a class of replicas) at one place write the same: once
+            for axis, repeated in enumerate(constant_axes([sides[1].rows, sides[1].starts], sizes)):
+                if repeated and sizes[axis] > 1:
+                    sides = [side.take(axis, 0, 1, sizes) for side in sides]
+                    sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
         reads, writes = (copy_region(side.rows, side.tiles, side.starts, size) for side in sides)
-        pieces = strided_pieces(*sides, size, src_grid.sizes) or [(reads, writes)]
+        pieces = strided_pieces(*sides, size, sizes) or [(reads, writes)]
         # A grid dimension along which neither the source tile nor its offset moves repeats
         # one message to several tiles: exchange multicasts it, so it is sent once.
         once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
@@ -460,9 +481,10 @@ class _Planner:
             group, cost = self._vertex_group(op, site)
             cycles[group.tiles] += cost
             for write, edges in ((False, group.inputs), (True, group.outputs)):
-                accesses += [_Access(buffer, region, write, site, len(groups)) for buffer, region, _ in edges]
+                accesses += [_Access(buffer, region, write, site, len(groups)) for buffer, region in edges]
             groups.append(group)
-        _check_races(accesses, f"compute set @{name}")
+        if self.checks:
+            _check_races(accesses, f"compute set @{name}")
         self.compute_sets[name] = _ComputeSet(groups, cycles, {a.buffer.name for a in accesses})
         return self.compute_sets[name]
 
@@ -476,18 +498,25 @@ class _Planner:
         if function is None or function.operation.name != "func.func" or ipu.CODELET_ATTR not in function.attributes:
             raise site.error(f"'codelet' @{codelet} does not name a func.func marked {ipu.CODELET_ATTR}")
         signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        sizes = tuple(grid.sizes) or (1,)
         edges = {}
         for role, types in (("input", signature.inputs), ("output", signature.results)):
             if len(types) != len(names[role]):
                 raise site.error(f"has {len(names[role])} {role}s but codelet @{codelet} has {len(types)}")
             edges[role] = [self._edge(site, codelet, role, index, self._buffer(name, site), t, tiles) for index, (name, t) in enumerate(zip(names[role], types))]
-        kernel, error_type, cost = self._codelet(codelet, function, site)
+        # grid axes along which every output is one row (replicas) are computed at their first point
+        kept = tuple(not repeated for repeated in constant_axes([rows for _, rows, _ in edges["output"]], sizes))
+        regions = {role: [(buffer, grid_region(rows, tiles, sizes, shape, kept)) for buffer, rows, shape in found] for role, found in edges.items()}
+        kernel, error_type, cost = self._codelet(codelet, function, len(sizes), site)
         self.vertices += tiles.size
         self.edges += tiles.size * (len(edges["input"]) + len(edges["output"]))
-        return _VertexGroup(site, tiles, codelet, kernel, error_type, edges["input"], edges["output"]), cost
+        if self.checks:
+            self.writes.append(ComputeWrite(tiles, tuple(names["input"]), tuple(names["output"])))
+        return _VertexGroup(site, tiles, codelet, kernel, error_type, regions["input"], regions["output"]), cost
 
     def _edge(self, site: Site, codelet: str, role: str, index: int, buffer: Buffer, type_: ir.Type, tiles: np.ndarray):
-        """A codelet argument or result: a view of the leading elements of its buffer."""
+        """A codelet argument or result: the buffer, its rows on the tiles and the shape of the
+        leading elements the codelet sees."""
         if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape or numpy_dtype(type_.element_type) != buffer.dtype:
             raise site.error(f"expects {role} #{index} of codelet @{codelet} to be a static tensor of {buffer.dtype} like @{buffer.name}, got {type_}")
         shape = tuple(type_.shape)
@@ -498,19 +527,19 @@ class _Planner:
                 f"{verb} memory on {buffer.describe(int(tiles[0]), 0, count)} through {role} #{index} of codelet @{codelet} "
                 f"({type_}), but @{buffer.name} holds {buffer.elements} elements per tile: outside the tile's copy of it"
             )
-        rows = buffer.rows(tiles, site, "reads" if role == "input" else "writes")
-        return buffer, Rows(as_slice(rows), tiles, 0, count), (tiles.size, *shape)
+        return buffer, buffer.rows(tiles, site, "reads" if role == "input" else "writes"), shape
 
-    def _codelet(self, name: str, function: ir.OpView, site: Site):
-        if name not in self.codelets:
+    def _codelet(self, name: str, function: ir.OpView, rank: int, site: Site):
+        """The codelet compiled for `rank` grid axes, its error type and its cycles."""
+        if (name, rank) not in self.codelets:
             from .codelet import CodeletError, compile_codelet  # heavy; only when a program runs codelets
 
             try:
-                kernel = compile_codelet(function)
+                kernel = compile_codelet(function, rank)
             except CodeletError as error:
                 raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
-            self.codelets[name] = (kernel, CodeletError, cost_model.codelet_cycles(function, self.target))
-        return self.codelets[name]
+            self.codelets[name, rank] = (kernel, CodeletError, cost_model.codelet_cycles(function, self.target))
+        return self.codelets[name, rank]
 
 
 def _static_tensor(type_: ir.Type, site: Site, what: str) -> tuple[tuple[int, ...], np.dtype]:
@@ -549,7 +578,14 @@ class Simulator:
     """An L3 program planned for a target, ready to run any number of times.
 
     `arguments` lists the (shape, dtype) the entry function takes; `profile` the run's costs
-    (known from shapes alone, so available before `run`)."""
+    (known from shapes alone, so available before `run`).
+
+    Which bytes a step reads and writes is fixed by the plan (no data-dependent control flow:
+    loops have constant bounds), so the memory checks see the same thing on every run: the
+    first run that completes makes them all, on one row of memory per tile. Later runs use a
+    second plan without checks, where tiles proven to hold the same bytes (runtime/replicas.py)
+    share a row: exchange then moves each distinct block once, and codelets read replicated
+    operands as broadcasts."""
 
     def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main"):
         self.target = target or target_of(module.operation)
@@ -562,31 +598,39 @@ class Simulator:
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
         self.profile = Profile.build(self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges)
         self._checked = False
+        self._replicated: tuple[list, list, list[Buffer]] | None = None  # the plan of unchecked runs, once needed
+        self._writes, self._codelets = planner.writes, planner.codelets
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types).
-
-        Which bytes a step reads and writes is fixed by the plan (no data-dependent control
-        flow: loops have constant bounds), so the memory checks see the same thing on every
-        run: the first run that completes has made them all, and later runs skip them."""
+        """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types)."""
         self.check_inputs(inputs)
         check = not self._checked
+        steps, release, buffers = (self._steps, self._release, self._buffers) if check else self._replicated_plan()
         values: list = [None] * self._num_slots
         values[: len(inputs)] = inputs
         for slot, array in self._constants.items():
             values[slot] = array
-        for buffer in self._buffers:
+        for buffer in buffers:
             buffer.reset()
         try:
-            for step, dead in zip(self._steps, self._release):
+            for step, dead in zip(steps, release):
                 step.run(values, check)
                 for buffer in dead:  # past its last use: its memory goes back before the next step
                     buffer.release()
             self._checked = True
         finally:
-            for buffer in self._buffers:
+            for buffer in buffers:
                 buffer.release()
         return [values[slot] for slot in self._results]
+
+    def _replicated_plan(self) -> tuple[list, list, list[Buffer]]:
+        if self._replicated is None:
+            tiles = {buffer.name: buffer.tiles for buffer in self._buffers}
+            classes = tile_classes(tiles, self._writes, self.target.num_tiles)
+            with self._module.context:
+                planner = _Planner(self._module.operation, self.target, self.entry, classes, self._codelets)
+            self._replicated = planner.steps, planner.release, list(planner.buffers.values())
+        return self._replicated
 
     def check_inputs(self, inputs: Sequence[np.ndarray]) -> None:
         if len(inputs) != len(self.arguments):

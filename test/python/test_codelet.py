@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 from mlir import ir
+from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.runtime.codelet import CodeletError, CompiledCodelet, compile_codelet
@@ -24,10 +25,10 @@ TYPES = {np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int8: "i8",
 BITS = {np.int8: 8, np.int16: 16, np.int32: 32, np.int64: 64, np.bool_: 1}
 
 
-def codelet(text: str) -> CompiledCodelet:
+def codelet(text: str, batch_rank: int = 1) -> CompiledCodelet:
     with CONTEXT:
         module = ir.Module.parse(text)
-    return compile_codelet(module.body.operations[0])
+    return compile_codelet(module.body.operations[0], batch_rank)
 
 
 def run(text: str, *inputs: np.ndarray) -> list[np.ndarray]:
@@ -39,15 +40,15 @@ def per_tile(fn, *inputs: np.ndarray) -> np.ndarray:
     return np.stack([fn(*(x[t] for x in inputs)) for t in range(T)])
 
 
-def floats(shape, dtype=np.float32, scale=2.0) -> np.ndarray:
-    return (RNG.standard_normal((T, *shape)) * scale).astype(dtype)
+def floats(shape, dtype=np.float32, scale=2.0, batch=(T,)) -> np.ndarray:
+    return (RNG.standard_normal((*batch, *shape)) * scale).astype(dtype)
 
 
-def ints(shape, dtype) -> np.ndarray:
+def ints(shape, dtype, batch=(T,)) -> np.ndarray:
     if dtype == np.bool_:
-        return RNG.integers(0, 2, (T, *shape)).astype(bool)
+        return RNG.integers(0, 2, (*batch, *shape)).astype(bool)
     info = np.iinfo(dtype)
-    values = RNG.integers(info.min, info.max, (T, *shape), dtype=dtype, endpoint=True)
+    values = RNG.integers(info.min, info.max, (*batch, *shape), dtype=dtype, endpoint=True)
     values.reshape(-1)[:4] = [info.min, info.max, -1, 0]  # the edges wrap-around is about
     return values
 
@@ -159,15 +160,17 @@ def test_max_min_nan_semantics(op):
     np.testing.assert_array_equal(got, want)
 
 
-def test_fma_and_fpowi():
-    a, b, c = floats((6,)), floats((6,)), floats((6,))
-    n = RNG.integers(-3, 4, (T, 6)).astype(np.int32)
-    text = """func.func @f(%a: tensor<6xf32>, %b: tensor<6xf32>, %c: tensor<6xf32>, %n: tensor<6xi32>) -> (tensor<6xf32>, tensor<6xf32>) {
+FMA_FPOWI = """func.func @f(%a: tensor<6xf32>, %b: tensor<6xf32>, %c: tensor<6xf32>, %n: tensor<6xi32>) -> (tensor<6xf32>, tensor<6xf32>) {
   %0 = math.fma %a, %b, %c : tensor<6xf32>
   %1 = math.fpowi %a, %n : tensor<6xf32>, tensor<6xi32>
   return %0, %1 : tensor<6xf32>, tensor<6xf32>
 }"""
-    fma, powi = run(text, a, b, c, n)
+
+
+def test_fma_and_fpowi():
+    a, b, c = floats((6,)), floats((6,)), floats((6,))
+    n = RNG.integers(-3, 4, (T, 6)).astype(np.int32)
+    fma, powi = run(FMA_FPOWI, a, b, c, n)
     np.testing.assert_allclose(fma, per_tile(lambda x, y, z: x * y + z, a, b, c), rtol=1e-6)
     np.testing.assert_allclose(powi, per_tile(lambda x, k: x.astype(np.float64) ** k, a, n), rtol=1e-5)
 
@@ -274,16 +277,18 @@ def test_shifts_below_the_width(op, dtype):
     np.testing.assert_array_equal(got, per_tile(lambda x, y: _int_reference(reference[op], dtype, x, y), a, s))
 
 
-def test_integer_power_and_abs():
-    base = RNG.integers(-5, 6, (T, 16)).astype(np.int8)
-    exponent = RNG.integers(0, 9, (T, 16)).astype(np.int8)
-    exponent[:, :3], base[:, :3] = -2, [1, -1, 3]  # negative exponents: 1, 1, 0
-    text = """func.func @f(%b: tensor<16xi8>, %e: tensor<16xi8>) -> (tensor<16xi8>, tensor<16xi8>) {
+POWER_ABS = """func.func @f(%b: tensor<16xi8>, %e: tensor<16xi8>) -> (tensor<16xi8>, tensor<16xi8>) {
   %0 = math.ipowi %b, %e : tensor<16xi8>
   %1 = math.absi %b : tensor<16xi8>
   return %0, %1 : tensor<16xi8>, tensor<16xi8>
 }"""
-    power, absolute = run(text, base, exponent)
+
+
+def test_integer_power_and_abs():
+    base = RNG.integers(-5, 6, (T, 16)).astype(np.int8)
+    exponent = RNG.integers(0, 9, (T, 16)).astype(np.int8)
+    exponent[:, :3], base[:, :3] = -2, [1, -1, 3]  # negative exponents: 1, 1, 0
+    power, absolute = run(POWER_ABS, base, exponent)
     reference = lambda b, e, ub, ue: b**e if e >= 0 else (1 if b == 1 else (-1) ** e if b == -1 else 0)  # noqa: E731
     np.testing.assert_array_equal(power, per_tile(lambda x, y: _int_reference(reference, np.int8, x, y), base, exponent))
     np.testing.assert_array_equal(absolute, np.abs(base))
@@ -348,9 +353,7 @@ def test_casts(op, source, target, reference):
     np.testing.assert_array_equal(got, per_tile(reference, x))
 
 
-def test_index_casts_and_scalar_index_arithmetic():
-    x = ints((8,), np.int8)
-    text = """func.func @f(%a: tensor<8xi8>) -> (tensor<8xi32>, tensor<8xi32>) {
+INDEX_CASTS_FILL = """func.func @f(%a: tensor<8xi8>) -> (tensor<8xi32>, tensor<8xi32>) {
   %0 = arith.index_cast %a : tensor<8xi8> to tensor<8xindex>
   %1 = arith.index_cast %0 : tensor<8xindex> to tensor<8xi32>
   %2 = arith.index_castui %a : tensor<8xi8> to tensor<8xindex>
@@ -364,14 +367,16 @@ def test_index_casts_and_scalar_index_arithmetic():
   %4 = arith.addi %3, %f : tensor<8xi32>
   return %1, %4 : tensor<8xi32>, tensor<8xi32>
 }"""
-    signed, unsigned = run(text, x)
+
+
+def test_index_casts_and_scalar_index_arithmetic():
+    x = ints((8,), np.int8)
+    signed, unsigned = run(INDEX_CASTS_FILL, x)
     np.testing.assert_array_equal(signed, x.astype(np.int32))
     np.testing.assert_array_equal(unsigned, x.view(np.uint8).astype(np.int32) + 12)
 
 
-def test_select_elementwise_and_with_a_scalar_condition():
-    c, a, b = ints((4, 5), np.bool_), floats((4, 5)), floats((4, 5))
-    text = """func.func @f(%c: tensor<4x5xi1>, %a: tensor<4x5xf32>, %b: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+SELECT = """func.func @f(%c: tensor<4x5xi1>, %a: tensor<4x5xf32>, %b: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
   %0 = arith.select %c, %a, %b : tensor<4x5xi1>, tensor<4x5xf32>
   %t = arith.constant 1.0 : f32
   %u = arith.constant 2.0 : f32
@@ -379,7 +384,11 @@ def test_select_elementwise_and_with_a_scalar_condition():
   %1 = arith.select %k, %b, %a : tensor<4x5xf32>
   return %0, %1 : tensor<4x5xf32>, tensor<4x5xf32>
 }"""
-    chosen, whole = run(text, c, a, b)
+
+
+def test_select_elementwise_and_with_a_scalar_condition():
+    c, a, b = ints((4, 5), np.bool_), floats((4, 5)), floats((4, 5))
+    chosen, whole = run(SELECT, c, a, b)
     np.testing.assert_array_equal(chosen, per_tile(np.where, c, a, b))
     np.testing.assert_array_equal(whole, b)
 
@@ -387,28 +396,32 @@ def test_select_elementwise_and_with_a_scalar_condition():
 # --- ipu.matmul and ipu.conv -------------------------------------------------------------------
 
 
-def test_matmul_batched_f32_with_a_constant_operand():
-    a, b = floats((2, 4, 8)), floats((2, 8, 3))
-    text = """func.func @f(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x4x2xf32>) {
+MATMUL_BATCHED = """func.func @f(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x4x2xf32>) {
   %0 = "ipu.matmul"(%a, %b) : (tensor<2x4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
   %w = arith.constant dense<0.5> : tensor<2x8x2xf32>
   %1 = "ipu.matmul"(%a, %w) : (tensor<2x4x8xf32>, tensor<2x8x2xf32>) -> tensor<2x4x2xf32>
   return %0, %1 : tensor<2x4x3xf32>, tensor<2x4x2xf32>
 }"""
-    product, constant = run(text, a, b)
+
+
+def test_matmul_batched_f32_with_a_constant_operand():
+    a, b = floats((2, 4, 8)), floats((2, 8, 3))
+    product, constant = run(MATMUL_BATCHED, a, b)
     np.testing.assert_allclose(product, per_tile(np.matmul, a, b), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(constant, per_tile(lambda x: x @ np.full((2, 8, 2), 0.5), a), rtol=1e-5, atol=1e-5)
 
 
-def test_matmul_accumulates_i8_in_i32_and_f16_in_f32():
-    a, b = ints((4, 16), np.int8), ints((16, 3), np.int8)
-    text = """func.func @f(%a: tensor<4x16xi8>, %b: tensor<16x3xi8>, %c: tensor<4x16xf16>, %d: tensor<16x3xf16>) -> (tensor<4x3xi32>, tensor<4x3xf16>) {
+MATMUL_WIDENING = """func.func @f(%a: tensor<4x16xi8>, %b: tensor<16x3xi8>, %c: tensor<4x16xf16>, %d: tensor<16x3xf16>) -> (tensor<4x3xi32>, tensor<4x3xf16>) {
   %0 = "ipu.matmul"(%a, %b) : (tensor<4x16xi8>, tensor<16x3xi8>) -> tensor<4x3xi32>
   %1 = "ipu.matmul"(%c, %d) : (tensor<4x16xf16>, tensor<16x3xf16>) -> tensor<4x3xf16>
   return %0, %1 : tensor<4x3xi32>, tensor<4x3xf16>
 }"""
+
+
+def test_matmul_accumulates_i8_in_i32_and_f16_in_f32():
+    a, b = ints((4, 16), np.int8), ints((16, 3), np.int8)
     c, d = floats((4, 16), np.float16), floats((16, 3), np.float16)
-    wide, half = run(text, a, b, c, d)
+    wide, half = run(MATMUL_WIDENING, a, b, c, d)
     np.testing.assert_array_equal(wide, per_tile(lambda x, y: x.astype(np.int32) @ y.astype(np.int32), a, b))
     assert half.dtype == np.float16
     np.testing.assert_allclose(half, per_tile(lambda x, y: (x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16), c, d), rtol=1e-3)
@@ -452,28 +465,33 @@ CONVS = [  # input, filter, strides, dilations, padding, groups
 ]
 
 
-@pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", CONVS)
-def test_conv_strides_dilations_padding_groups(input_shape, filter_shape, strides, dilations, padding, groups):
-    x, w = floats(input_shape), floats(filter_shape)
-    result = _conv_reference(x[0], w[0], strides, dilations, padding, groups).shape
+def conv(input_shape, filter_shape, strides, dilations, padding, groups) -> str:
+    result = _conv_reference(np.zeros(input_shape), np.zeros(filter_shape), strides, dilations, padding, groups).shape
     array = lambda v: ", ".join(map(str, v))  # noqa: E731
-    text = f"""func.func @f(%x: {tensor(input_shape, np.float32)}, %w: {tensor(filter_shape, np.float32)}) -> {tensor(result, np.float32)} {{
+    return f"""func.func @f(%x: {tensor(input_shape, np.float32)}, %w: {tensor(filter_shape, np.float32)}) -> {tensor(result, np.float32)} {{
   %0 = "ipu.conv"(%x, %w) {{strides = array<i64: {array(strides)}>, dilations = array<i64: {array(dilations)}>, padding = array<i64: {array(padding)}>, groups = {groups} : i64}}
        : ({tensor(input_shape, np.float32)}, {tensor(filter_shape, np.float32)}) -> {tensor(result, np.float32)}
   return %0 : {tensor(result, np.float32)}
 }}"""
-    (got,) = run(text, x, w)
+
+
+@pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", CONVS)
+def test_conv_strides_dilations_padding_groups(input_shape, filter_shape, strides, dilations, padding, groups):
+    x, w = floats(input_shape), floats(filter_shape)
+    (got,) = run(conv(input_shape, filter_shape, strides, dilations, padding, groups), x, w)
     np.testing.assert_allclose(got, per_tile(lambda a, b: _conv_reference(a, b, strides, dilations, padding, groups), x, w), rtol=1e-4, atol=1e-4)
 
 
-def test_conv_i8_into_i32():
-    x, w = ints((1, 2, 5, 5), np.int8), ints((3, 2, 2, 2), np.int8)
-    text = """func.func @f(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x2x2xi8>) -> tensor<1x3x4x4xi32> {
+CONV_I8 = """func.func @f(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x2x2xi8>) -> tensor<1x3x4x4xi32> {
   %0 = "ipu.conv"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, groups = 1 : i64}
        : (tensor<1x2x5x5xi8>, tensor<3x2x2x2xi8>) -> tensor<1x3x4x4xi32>
   return %0 : tensor<1x3x4x4xi32>
 }"""
-    (got,) = run(text, x, w)
+
+
+def test_conv_i8_into_i32():
+    x, w = ints((1, 2, 5, 5), np.int8), ints((3, 2, 2, 2), np.int8)
+    (got,) = run(CONV_I8, x, w)
     np.testing.assert_array_equal(got, per_tile(lambda a, b: _conv_reference(a, b, (1, 1), (1, 1), (0, 0, 0, 0), 1).round().astype(np.int32), x, w))
 
 
@@ -489,30 +507,32 @@ def generic(maps: list[str], iterators: list[str], ins: list[tuple[str, str]], o
     return f"linalg.generic {{indexing_maps = [{maps_text}], iterator_types = [{kinds}]}} {ins_text}{outs_text} {{\n{body}\n  }} -> {results}"
 
 
-def test_generic_broadcast_transpose_constant_index_and_captured_scalar():
-    x, bias = floats((4, 6)), floats((6,))
-    body = """  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+GENERIC_VIEWS_BODY = """  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
     %0 = arith.addf %a, %b : f32
     %1 = arith.mulf %0, %s : f32
     %2 = arith.subf %1, %c : f32
     linalg.yield %2 : f32"""
-    op = generic(
-        ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d1)", "(d0, d1) -> (d0, 0)", "(d0, d1) -> (d1, d0)"],
-        ["parallel", "parallel"],
-        [("%x", "tensor<4x6xf32>"), ("%bias", "tensor<6xf32>"), ("%x", "tensor<4x6xf32>")],
-        [("%e", "tensor<6x4xf32>")],
-        body,
-        "tensor<6x4xf32>",
-    )
-    text = f"""func.func @f(%x: tensor<4x6xf32>, %bias: tensor<6xf32>) -> tensor<6x4xf32> {{
+GENERIC_VIEWS_OP = generic(
+    ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d1)", "(d0, d1) -> (d0, 0)", "(d0, d1) -> (d1, d0)"],
+    ["parallel", "parallel"],
+    [("%x", "tensor<4x6xf32>"), ("%bias", "tensor<6xf32>"), ("%x", "tensor<4x6xf32>")],
+    [("%e", "tensor<6x4xf32>")],
+    GENERIC_VIEWS_BODY,
+    "tensor<6x4xf32>",
+)
+GENERIC_VIEWS = f"""func.func @f(%x: tensor<4x6xf32>, %bias: tensor<6xf32>) -> tensor<6x4xf32> {{
   %two = arith.constant 2.0 : f32
   %one = arith.constant 1.0 : f32
   %s = arith.addf %two, %one : f32
   %e = tensor.empty() : tensor<6x4xf32>
-  %r = {op}
+  %r = {GENERIC_VIEWS_OP}
   return %r : tensor<6x4xf32>
 }}"""
-    (got,) = run(text, x, bias)
+
+
+def test_generic_broadcast_transpose_constant_index_and_captured_scalar():
+    x, bias = floats((4, 6)), floats((6,))
+    (got,) = run(GENERIC_VIEWS, x, bias)
     np.testing.assert_allclose(got, per_tile(lambda a, b: ((a + b) * 3 - a[:, :1]).T, x, bias), rtol=1e-6)
 
 
@@ -574,24 +594,26 @@ def test_integer_reductions_with_each_combiner(combiner, dtype):
     np.testing.assert_array_equal(got, want)
 
 
-def test_matmul_as_a_generic_with_a_filled_init():
-    a, b = floats((4, 8)), floats((8, 3))
-    op = generic(
-        ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
-        ["parallel", "parallel", "reduction"],
-        [("%a", "tensor<4x8xf32>"), ("%b", "tensor<8x3xf32>")],
-        [("%z", "tensor<4x3xf32>")],
-        "  ^bb0(%x: f32, %y: f32, %o: f32):\n    %p = arith.mulf %x, %y : f32\n    %s = arith.addf %o, %p : f32\n    linalg.yield %s : f32",
-        "tensor<4x3xf32>",
-    )
-    text = f"""func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {{
+MATMUL_GENERIC_OP = generic(
+    ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    ["parallel", "parallel", "reduction"],
+    [("%a", "tensor<4x8xf32>"), ("%b", "tensor<8x3xf32>")],
+    [("%z", "tensor<4x3xf32>")],
+    "  ^bb0(%x: f32, %y: f32, %o: f32):\n    %p = arith.mulf %x, %y : f32\n    %s = arith.addf %o, %p : f32\n    linalg.yield %s : f32",
+    "tensor<4x3xf32>",
+)
+MATMUL_GENERIC = f"""func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {{
   %c = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x3xf32>
   %z = linalg.fill ins(%c : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
-  %r = {op}
+  %r = {MATMUL_GENERIC_OP}
   return %r : tensor<4x3xf32>
 }}"""
-    (got,) = run(text, a, b)
+
+
+def test_matmul_as_a_generic_with_a_filled_init():
+    a, b = floats((4, 8)), floats((8, 3))
+    (got,) = run(MATMUL_GENERIC, a, b)
     np.testing.assert_allclose(got, per_tile(np.matmul, a, b), rtol=1e-5, atol=1e-5)
 
 
@@ -633,26 +655,32 @@ def test_reduction_of_a_constant_counts_the_points():
     np.testing.assert_array_equal(got, start + 6)
 
 
+def stepping(body: str) -> str:
+    """`reduction` with the body `body`, which may use a constant %half."""
+    text = reduction("arith.addf", np.float32).replace("%0 = arith.addf %a, %o : f32\n    linalg.yield %0 : f32", body)
+    return text.replace("  %r = linalg", "  %half = arith.constant 0.5 : f32\n  %r = linalg")
+
+
+DECAY = "%h = arith.mulf %o, %half : f32\n    %0 = arith.addf %h, %a : f32\n    linalg.yield %0 : f32"
+
+
 @pytest.mark.parametrize(
     "body,step",
     [
         ("%0 = arith.subf %a, %o : f32\n    linalg.yield %0 : f32", lambda a, o: a - o),  # not associative
-        ("%h = arith.mulf %o, %half : f32\n    %0 = arith.addf %h, %a : f32\n    linalg.yield %0 : f32", lambda a, o: o * 0.5 + a),
+        (DECAY, lambda a, o: o * 0.5 + a),
         ("linalg.yield %a : f32", lambda a, o: a),  # the last point wins
     ],
     ids=["subf", "decay", "last"],
 )
 def test_non_associative_reductions_step_through_the_points(body, step):
     x, init = floats((4, 5, 3, 2)), floats((3, 2, 4))
-    text = reduction("arith.addf", np.float32).replace("%0 = arith.addf %a, %o : f32\n    linalg.yield %0 : f32", body)
-    text = text.replace("  %r = linalg", "  %half = arith.constant 0.5 : f32\n  %r = linalg")
-    (got,) = run(text, x, init)
+    (got,) = run(stepping(body), x, init)
     np.testing.assert_allclose(got, per_tile(lambda a, i: _sequential(step, a, i), x, init), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("stride,dilation,window", [(2, 1, 2), (1, 2, 3)])
-def test_pooling_window_maps(stride, dilation, window):
-    x = floats((2, 3, 9, 9))
+def pooling(stride: int, dilation: int, window: int) -> str:
+    """A max pooling of a 2x3x9x9 input by a `window` x `window` window."""
     out = (9 - dilation * (window - 1) - 1) // stride + 1
     op = generic(
         [f"(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * {stride} + d4 * {dilation}, d3 * {stride} + d5 * {dilation})", "(d0, d1, d2, d3, d4, d5) -> (d4, d5)", "(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)"],
@@ -662,7 +690,7 @@ def test_pooling_window_maps(stride, dilation, window):
         "  ^bb0(%a: f32, %b: f32, %o: f32):\n    %0 = arith.maximumf %o, %a : f32\n    linalg.yield %0 : f32",
         f"tensor<2x3x{out}x{out}xf32>",
     )
-    text = f"""func.func @f(%x: tensor<2x3x9x9xf32>) -> tensor<2x3x{out}x{out}xf32> {{
+    return f"""func.func @f(%x: tensor<2x3x9x9xf32>) -> tensor<2x3x{out}x{out}xf32> {{
   %ninf = arith.constant 0xFF800000 : f32
   %e = tensor.empty() : tensor<2x3x{out}x{out}xf32>
   %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<2x3x{out}x{out}xf32>) -> tensor<2x3x{out}x{out}xf32>
@@ -671,32 +699,40 @@ def test_pooling_window_maps(stride, dilation, window):
   return %r : tensor<2x3x{out}x{out}xf32>
 }}"""
 
+
+@pytest.mark.parametrize("stride,dilation,window", [(2, 1, 2), (1, 2, 3)])
+def test_pooling_window_maps(stride, dilation, window):
+    x = floats((2, 3, 9, 9))
+    out = (9 - dilation * (window - 1) - 1) // stride + 1
+
     def pool(a):
         reach = dilation * (window - 1) + 1
         return np.array([[[[a[n, c, i * stride : i * stride + reach : dilation, j * stride : j * stride + reach : dilation].max() for j in range(out)] for i in range(out)] for c in range(3)] for n in range(2)])
 
-    (got,) = run(text, x)
+    (got,) = run(pooling(stride, dilation, window), x)
     np.testing.assert_array_equal(got, per_tile(pool, x))
+
+
+TWO_OUTPUTS_OP = generic(
+    ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0, d1)", "(d0, d1) -> (d1, d0)"],
+    ["parallel", "parallel"],
+    [("%x", "tensor<4x6xi8>")],
+    [("%e", "tensor<4x6xi32>"), ("%m", "tensor<6x4xi1>")],
+    "  ^bb0(%a: i8, %o: i32, %p: i1):\n    %w = arith.extsi %a : i8 to i32\n    %s = arith.muli %w, %w : i32\n"
+    "    %z = arith.constant 0 : i8\n    %n = arith.cmpi slt, %a, %z : i8\n    linalg.yield %s, %n : i32, i1",
+    "(tensor<4x6xi32>, tensor<6x4xi1>)",
+)
+TWO_OUTPUTS = f"""func.func @f(%x: tensor<4x6xi8>) -> (tensor<4x6xi32>, tensor<6x4xi1>) {{
+  %e = tensor.empty() : tensor<4x6xi32>
+  %m = tensor.empty() : tensor<6x4xi1>
+  %r:2 = {TWO_OUTPUTS_OP}
+  return %r#0, %r#1 : tensor<4x6xi32>, tensor<6x4xi1>
+}}"""
 
 
 def test_generic_with_two_outputs_and_integer_body():
     x = ints((4, 6), np.int8)
-    op = generic(
-        ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0, d1)", "(d0, d1) -> (d1, d0)"],
-        ["parallel", "parallel"],
-        [("%x", "tensor<4x6xi8>")],
-        [("%e", "tensor<4x6xi32>"), ("%m", "tensor<6x4xi1>")],
-        "  ^bb0(%a: i8, %o: i32, %p: i1):\n    %w = arith.extsi %a : i8 to i32\n    %s = arith.muli %w, %w : i32\n"
-        "    %z = arith.constant 0 : i8\n    %n = arith.cmpi slt, %a, %z : i8\n    linalg.yield %s, %n : i32, i1",
-        "(tensor<4x6xi32>, tensor<6x4xi1>)",
-    )
-    text = f"""func.func @f(%x: tensor<4x6xi8>) -> (tensor<4x6xi32>, tensor<6x4xi1>) {{
-  %e = tensor.empty() : tensor<4x6xi32>
-  %m = tensor.empty() : tensor<6x4xi1>
-  %r:2 = {op}
-  return %r#0, %r#1 : tensor<4x6xi32>, tensor<6x4xi1>
-}}"""
-    squares, negative = run(text, x)
+    squares, negative = run(TWO_OUTPUTS, x)
     np.testing.assert_array_equal(squares, x.astype(np.int32) ** 2)
     np.testing.assert_array_equal(negative, per_tile(lambda a: (a < 0).T, x))
 
@@ -704,9 +740,7 @@ def test_generic_with_two_outputs_and_integer_body():
 # --- Tensor ops and constants ------------------------------------------------------------------
 
 
-def test_slices_pad_reshapes_concat_fill():
-    x, y = floats((4, 6)), floats((2, 3))
-    text = """func.func @f(%x: tensor<4x6xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x6xf32>, tensor<4x7xf32>, tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x2xf32>) {
+SLICES = """func.func @f(%x: tensor<4x6xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x6xf32>, tensor<4x7xf32>, tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x2xf32>) {
   %0 = tensor.extract_slice %x[1, 0] [2, 3] [2, 2] : tensor<4x6xf32> to tensor<2x3xf32>
   %1 = tensor.insert_slice %y into %x[2, 1] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<4x6xf32>
   %2 = tensor.pad %0 low[1, 2] high[1, 2] {
@@ -725,7 +759,11 @@ def test_slices_pad_reshapes_concat_fill():
   %6 = tensor.expand_shape %5 [[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
   return %0, %1, %2, %3, %4, %6 : tensor<2x3xf32>, tensor<4x6xf32>, tensor<4x7xf32>, tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x2xf32>
 }"""
-    sliced, inserted, padded, reshaped, joined, reduced = run(text, x, y)
+
+
+def test_slices_pad_reshapes_concat_fill():
+    x, y = floats((4, 6)), floats((2, 3))
+    sliced, inserted, padded, reshaped, joined, reduced = run(SLICES, x, y)
 
     def insert(a, b):
         a = a.copy()
@@ -740,9 +778,8 @@ def test_slices_pad_reshapes_concat_fill():
     np.testing.assert_array_equal(reduced, x[:, 0, 1:5].reshape(T, 2, 2))
 
 
-def test_constants_dense_splat_i1_and_dense_resource():
-    blob = np.array([1.5, -2.0, 3.25, 4.0], np.float32)
-    text = f"""module {{
+BLOB = np.array([1.5, -2.0, 3.25, 4.0], np.float32)
+CONSTANTS = f"""module {{
   func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x2xi8>) {{
     %r = arith.constant dense_resource<weights> : tensor<4xf32>
     %s = arith.constant dense<2.0> : tensor<4xf32>
@@ -757,26 +794,31 @@ def test_constants_dense_splat_i1_and_dense_resource():
 {{-#
   dialect_resources: {{
     builtin: {{
-      weights: "0x04000000{blob.tobytes().hex()}"
+      weights: "0x04000000{BLOB.tobytes().hex()}"
     }}
   }}
 #-}}"""
+
+
+def test_constants_dense_splat_i1_and_dense_resource():
     x = floats((4,))
-    added, doubled, chosen, constant = run(text, x)
-    np.testing.assert_array_equal(added, x + blob)
+    added, doubled, chosen, constant = run(CONSTANTS, x)
+    np.testing.assert_array_equal(added, x + BLOB)
     np.testing.assert_array_equal(doubled, 2 * x)
-    np.testing.assert_array_equal(chosen, np.where([True, False, False, True], x, blob))
+    np.testing.assert_array_equal(chosen, np.where([True, False, False, True], x, BLOB))
     assert constant.shape == (T, 2, 2) and constant.dtype == np.int8
     np.testing.assert_array_equal(constant[2], [[1, -2], [127, -128]])
 
 
-def test_a_codelet_without_inputs_runs_once():
-    text = """func.func @f() -> tensor<3xi32> {
+NO_INPUTS = """func.func @f() -> tensor<3xi32> {
   %c = arith.constant dense<[1, 2, 3]> : tensor<3xi32>
   %0 = arith.muli %c, %c : tensor<3xi32>
   return %0 : tensor<3xi32>
 }"""
-    (got,) = run(text)
+
+
+def test_a_codelet_without_inputs_runs_once():
+    (got,) = run(NO_INPUTS)
     np.testing.assert_array_equal(got, [[1, 4, 9]])
 
 
@@ -862,3 +904,133 @@ def test_calls_with_wrong_inputs_are_errors():
         kernel([floats((4, 5))])
     with pytest.raises(CodeletError, match="argument #1 expects"):
         kernel([floats((4, 5)), floats((5, 4))])
+
+
+# --- Batch axes --------------------------------------------------------------------------------
+
+SHIFT_BY_SCALAR = generic(
+    ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0, d1)"],
+    ["parallel", "parallel"],
+    [("%x", "tensor<4x6xf32>")],
+    [("%e", "tensor<4x6xf32>")],
+    "  ^bb0(%a: f32, %o: f32):\n    %0 = arith.addf %a, %t : f32\n    linalg.yield %0 : f32",
+    "tensor<4x6xf32>",
+)
+SCALED_ROW_SUMS = generic(
+    ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0)"],
+    ["parallel", "reduction"],
+    [("%x", "tensor<4x6xf32>")],
+    [("%f", "tensor<4xf32>")],
+    "  ^bb0(%a: f32, %o: f32):\n    %p = arith.mulf %a, %t : f32\n    %0 = arith.addf %p, %o : f32\n    linalg.yield %0 : f32",
+    "tensor<4xf32>",
+)
+CAPTURED_SCALAR = f"""func.func @f(%x: tensor<4x6xf32>, %s: f32) -> (tensor<4x6xf32>, tensor<4xf32>) {{
+  %t = arith.mulf %s, %s : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %r = {SHIFT_BY_SCALAR}
+  %z = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%s : f32) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+  %q = {SCALED_ROW_SUMS}
+  return %r, %q : tensor<4x6xf32>, tensor<4xf32>
+}}"""  # a scalar argument, and a value computed from it used in generic bodies
+
+BATCH_CASES = {  # a representative codelet of each kind
+    "addf": elementwise("arith.addf", [np.float32, np.float32], np.float32),
+    "muli-i8": elementwise("arith.muli", [np.int8, np.int8], np.int8, shape=(16,)),
+    "fma-fpowi": FMA_FPOWI,
+    "ipowi-absi": POWER_ABS,
+    "index-casts-fill": INDEX_CASTS_FILL,
+    "select": SELECT,
+    "slices-pad-reshape-concat-insert": SLICES,
+    "constants": CONSTANTS,
+    "no-inputs": NO_INPUTS,
+    "generic-views": GENERIC_VIEWS,
+    "generic-captured-scalar": CAPTURED_SCALAR,
+    "generic-two-outputs": TWO_OUTPUTS,
+    "reduction-addf": reduction("arith.addf", np.float32),
+    "reduction-maxui-i8": reduction("arith.maxui", np.int8, body_first_out=True),
+    "reduction-stepping": stepping(DECAY),
+    "matmul-generic": MATMUL_GENERIC,
+    "pooling": pooling(2, 1, 2),
+    "pooling-dilated": pooling(1, 2, 3),
+    "matmul-batched": MATMUL_BATCHED,
+    "matmul-f16-i8": MATMUL_WIDENING,
+    **{f"conv-{i}": conv(*shapes) for i, shapes in enumerate(CONVS)},
+    "conv-i8": CONV_I8,
+}
+BATCHES = {  # argument i has batch shape batches[i % len(batches)]
+    "2": [(2, 3)],
+    "3": [(2, 1, 3)],
+    "2-broadcast": [(2, 3), (1, 3), (2, 1)],
+    "3-broadcast": [(2, 1, 3), (1, 4, 3), (2, 4, 1)],
+}
+
+
+def random_array(batch: tuple[int, ...], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    return floats(shape, dtype, batch=batch) if dtype.kind == "f" else ints(shape, dtype, batch=batch)
+
+
+def check_results(got: list[np.ndarray], want: list[np.ndarray], kernel: CompiledCodelet, tiles: tuple[int, ...]) -> None:
+    """`got` are `kernel`'s results on `tiles` and hold `want` (exactly: the same numpy ops)."""
+    assert len(got) == len(want) == len(kernel.results)
+    for g, w, (_, shape) in zip(got, want, kernel.results):
+        assert g.shape == (*tiles, *shape) and g.dtype == w.dtype and g.flags.c_contiguous and g.flags.writeable
+        np.testing.assert_array_equal(g.reshape(w.shape), w)
+
+
+@pytest.mark.parametrize("batches", BATCHES.values(), ids=BATCHES)
+@pytest.mark.parametrize("case", BATCH_CASES)
+def test_batch_axes_give_the_results_of_the_flattened_tiles(case, batches):
+    rank = len(batches[0])
+    kernel, flat = codelet(BATCH_CASES[case], rank), codelet(BATCH_CASES[case])
+    inputs = [random_array(batches[i % len(batches)], shape, dtype) for i, (shape, dtype) in enumerate(kernel.arguments)]
+    tiles = np.broadcast_shapes((1,) * rank, *(x.shape[:rank] for x in inputs))
+    flattened = [np.broadcast_to(x, (*tiles, *shape)).reshape(-1, *shape) for x, (shape, _) in zip(inputs, kernel.arguments)]
+    check_results(kernel(inputs), flat(flattened), kernel, tiles)
+
+
+def presented(kind: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An argument over batch (2, 3) as a view of the `kind` the simulator may pass."""
+    if kind == "broadcast_to":  # stride 0, read-only
+        return np.broadcast_to(random_array((1, 3), shape, dtype), (2, 3, *shape))
+    if kind == "zero strides":
+        base = random_array((2, 1), shape, dtype)
+        return as_strided(base, (2, 3, *shape), (base.strides[0], 0, *base.strides[2:]), writeable=False)
+    if kind == "size 1":  # writable: it must stay as it was
+        return random_array((1, 1), shape, dtype)
+    view = random_array((3, 2), shape, dtype).swapaxes(0, 1)[::-1]  # "reversed": negative strides, read-only
+    view.flags.writeable = False
+    return view
+
+
+KINDS = ["broadcast_to", "zero strides", "size 1", "reversed"]
+
+
+@pytest.mark.parametrize("first", KINDS)
+@pytest.mark.parametrize("case", BATCH_CASES)
+def test_views_as_arguments_are_read_not_written(case, first):
+    kernel = codelet(BATCH_CASES[case], 2)
+    kinds = KINDS[KINDS.index(first) :] + KINDS[: KINDS.index(first)]
+    inputs = [presented(kinds[i % len(kinds)], shape, dtype) for i, (shape, dtype) in enumerate(kernel.arguments)]
+    before = [x.copy() for x in inputs]
+    tiles = np.broadcast_shapes((1, 1), *(x.shape[:2] for x in inputs))
+    materialised = [np.ascontiguousarray(np.broadcast_to(x, (*tiles, *x.shape[2:]))) for x in inputs]
+    check_results(kernel(inputs), kernel(materialised), kernel, tiles)
+    for x, old in zip(inputs, before):
+        np.testing.assert_array_equal(x, old)
+
+
+@pytest.mark.parametrize(
+    "shapes,message",
+    [
+        ([(2, 3, 4, 5), (3, 3, 4, 5), (2, 3, 4, 5)], r"argument #1 expects batch axes broadcasting with \(2, 3\), got \(3, 3\)$"),
+        ([(2, 1, 4, 5), (1, 3, 4, 5), (2, 2, 4, 5)], r"argument #2 expects batch axes broadcasting with \(2, 3\), got \(2, 2\)$"),
+        ([(2, 3, 4, 5), (3, 4, 5), (2, 3, 4, 5)], r"argument #1 expects \(\*, \*, 4, 5\) float32 \(2 batch axes\), got \(3, 4, 5\) float32$"),
+        ([(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 1, 4, 5)], r"argument #2 expects \(\*, \*, 4, 5\) float32 \(2 batch axes\), got \(2, 3, 1, 4, 5\) float32$"),
+    ],
+    ids=["sizes", "against-two", "too-few-axes", "too-many-axes"],
+)
+def test_batch_axes_that_do_not_broadcast_or_are_not_there_are_errors(shapes, message):
+    kernel = codelet(elementwise("math.fma", [np.float32] * 3, np.float32), 2)
+    with pytest.raises(CodeletError, match=rf"^error: codelet @f {message}"):
+        kernel([np.zeros(shape, np.float32) for shape in shapes])

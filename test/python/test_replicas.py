@@ -1,0 +1,137 @@
+"""Replica classes (`runtime/replicas.py`): which tiles of a buffer always hold the same bytes,
+and the simulator's unchecked runs that store each class once."""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects import make_context
+from ipu_mlir.runtime.replicas import ComputeWrite, CopyWrite, StreamWrite, tile_classes
+from ipu_mlir.runtime.simulator import Simulator
+
+TILES = 8
+ALL = np.arange(TILES)
+
+
+def partition(labels: np.ndarray) -> list[list[int]]:
+    """The classes as sorted lists of tiles, for comparing partitions whatever their numbers."""
+    classes: dict[int, list[int]] = {}
+    for tile in np.flatnonzero(labels >= 0):
+        classes.setdefault(int(labels[tile]), []).append(int(tile))
+    return sorted(classes.values())
+
+
+def broadcast(source: str, dest: str, src_tile: int, dst_tiles: np.ndarray, start: int = 0) -> CopyWrite:
+    zeros = np.zeros(dst_tiles.size, np.int64)
+    return CopyWrite(source, dest, np.full(dst_tiles.size, src_tile), zeros + start, dst_tiles, zeros)
+
+
+def test_a_broadcast_copy_makes_one_class_and_a_stream_none():
+    writes = [StreamWrite("x", ALL), broadcast("x", "w", 0, ALL)]
+    classes = tile_classes({"x": ALL, "w": ALL}, writes, TILES)
+    assert partition(classes["x"]) == [[t] for t in range(TILES)]
+    assert partition(classes["w"]) == [list(range(TILES))]
+
+
+def test_tiles_written_from_different_sources_or_places_differ():
+    halves = [broadcast("x", "w", 0, ALL[:4]), broadcast("x", "w", 1, ALL[4:])]
+    shifted = [broadcast("x", "v", 0, ALL[:4]), broadcast("x", "v", 0, ALL[4:], start=16)]
+    classes = tile_classes({"x": ALL, "w": ALL, "v": ALL}, [StreamWrite("x", ALL), *halves, *shifted], TILES)
+    assert partition(classes["w"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert partition(classes["v"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_a_later_write_to_some_tiles_splits_their_class():
+    writes = [StreamWrite("x", ALL), broadcast("x", "w", 0, ALL), broadcast("x", "w", 3, ALL[:2], start=8)]
+    classes = tile_classes({"x": ALL, "w": ALL}, writes, TILES)
+    assert partition(classes["w"]) == [[0, 1], [2, 3, 4, 5, 6, 7]]
+
+
+def test_a_tile_written_at_several_points_is_known_by_all_of_them():
+    # Tiles 0-3 receive messages from tiles 0 and 1, tiles 4-7 from tiles 0 and 2: in the same
+    # order of points, but not the same set.
+    src = np.array([0, 1] * 4 + [0, 2] * 4)
+    dst = np.repeat(ALL, 2)
+    starts = np.tile([0, 16], TILES)
+    writes = [StreamWrite("x", ALL), CopyWrite("x", "p", src, np.zeros(16, np.int64), dst, starts)]
+    classes = tile_classes({"x": ALL, "p": ALL}, writes, TILES)
+    assert partition(classes["p"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_vertex_groups_keep_replicas_of_replicated_inputs_and_split_by_their_inputs():
+    grid = np.arange(TILES)
+    writes = [
+        StreamWrite("x", ALL),
+        broadcast("x", "a", 0, ALL[:4]),
+        broadcast("x", "a", 5, ALL[4:]),
+        CopyWrite("x", "b", ALL, np.zeros(TILES, np.int64), ALL, np.zeros(TILES, np.int64)),
+        ComputeWrite(grid, ("a",), ("y",)),  # replicated input: replicated result
+        ComputeWrite(grid, ("a", "b"), ("z",)),  # one distinct input: distinct results
+    ]
+    classes = tile_classes({name: ALL for name in "xabyz"}, writes, TILES)
+    assert partition(classes["y"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert partition(classes["z"]) == [[t] for t in range(TILES)]
+
+
+def test_classes_flow_around_a_cycle_of_copies():
+    # u -> w -> u: the fixed point splits u by what w brings back, and w by u, until stable.
+    writes = [
+        StreamWrite("x", ALL[:2]),
+        broadcast("x", "u", 0, ALL[:4]),
+        broadcast("x", "u", 1, ALL[4:]),
+        CopyWrite("u", "w", ALL, np.zeros(TILES, np.int64), ALL[::-1].copy(), np.zeros(TILES, np.int64)),
+        CopyWrite("w", "u", np.array([0, 0, 0, 0, 0, 0, 0, 7]), np.zeros(TILES, np.int64), ALL, np.full(TILES, 32)),
+    ]
+    classes = tile_classes({"x": ALL[:2], "u": ALL, "w": ALL}, writes, TILES)
+    assert partition(classes["u"]) == [[0, 1, 2, 3], [4, 5, 6], [7]]
+    assert partition(classes["w"]) == [[0], [1, 2, 3], [4, 5, 6, 7]]
+
+
+MLP = """
+module attributes {ipu.target = "tiny"} {
+  func.func @main(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<16x32xf32> {
+    %zero = arith.constant 0.0 : f32
+    %empty = tensor.empty() : tensor<16x32xf32>
+    %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %m = linalg.matmul ins(%x, %w : tensor<16x32xf32>, tensor<32x32xf32>) outs(%fill : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%m, %b : tensor<16x32xf32>, tensor<32xf32>) outs(%empty : tensor<16x32xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %s = arith.addf %a, %c : f32
+      %r = arith.maximumf %s, %zero : f32
+      linalg.yield %r : f32
+    } -> tensor<16x32xf32>
+    return %y : tensor<16x32xf32>
+  }
+}
+"""
+
+
+def test_unchecked_runs_store_replicas_once_and_give_the_same_bytes():
+    from ipu_mlir.runtime.api import load_simulator
+
+    simulator = load_simulator(MLP)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape).astype(dtype) for shape, dtype in simulator.arguments]
+    (checked,) = simulator.run(inputs)
+    x, w, b = inputs
+    np.testing.assert_allclose(checked, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
+    (unchecked,) = simulator.run(inputs)
+    assert unchecked.tobytes() == checked.tobytes()
+    _, _, buffers = simulator._replicated_plan()
+    exact = {buffer.name: buffer.row_count for buffer in simulator._buffers}
+    shared = {buffer.name: buffer.row_count for buffer in buffers}
+    assert all(shared[name] <= rows for name, rows in exact.items())
+    assert sum(shared.values()) < sum(exact.values())  # the matmul's operands are replicated on tiny too
+
+
+def test_unchecked_runs_of_a_hand_written_broadcast():
+    from test_simulator import STRIDED_COPIES, X
+
+    simulator = Simulator(ir.Module.parse(STRIDED_COPIES, make_context()))
+    checked = [a.tobytes() for a in simulator.run([X])]
+    assert [a.tobytes() for a in simulator.run([X])] == checked
+    _, _, buffers = simulator._replicated_plan()
+    assert {b.name: b.row_count for b in buffers}["w"] == 1  # tile 0's @x on every tile: one row
