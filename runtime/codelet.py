@@ -19,8 +19,9 @@ numpy broadcasts it inside each op instead of it being copied per tile. Constant
 axes of size 1; a value has the batch shape its inputs broadcast to, and results are broadcast
 to the arguments' at the end. Values may be read-only views of others (a transpose or broadcast
 in a `linalg.generic` copies nothing), arguments too (stride-0 broadcasts: nothing writes into
-a value). Results are C-contiguous and writable: a result passing an input through is that
-input if it already is, else a copy.
+a value). Results are (*B, *shape) arrays, possibly read-only views (of an input passed
+through, a constant, a broadcast, a transpose): the simulator copies each into its buffer, so
+making them contiguous first would copy twice.
 Element-wise semantics (integer wrap-around, division, f16, NaN) are those of
 `runtime/codelet_ops.py`; `ipu.matmul` and `ipu.conv` on f16 accumulate in f32 and round once.
 
@@ -98,8 +99,7 @@ class CompiledCodelet:
                 step(env)
         results = []
         for slot, shape in self.results:
-            value = env[slot] if env[slot].shape[:batch] == tiles else np.broadcast_to(env[slot], (*tiles, *shape))
-            results.append(np.require(value, requirements=["C", "W"]))  # views of constants or broadcasts: copied
+            results.append(env[slot] if env[slot].shape[:batch] == tiles else np.broadcast_to(env[slot], (*tiles, *shape)))
         return results
 
 

@@ -67,6 +67,12 @@ def element_dtype(element_type: ir.Type, site: Site) -> np.dtype:
     return dtype
 
 
+def static_tensor(type_: ir.Type, site: Site, what: str) -> tuple[tuple[int, ...], np.dtype]:
+    if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape:
+        raise site.error(f"expects {what} to be a statically shaped tensor, got {type_}")
+    return tuple(type_.shape), element_dtype(type_.element_type, site)
+
+
 # --- Regions of buffers ------------------------------------------------------------------
 
 

@@ -34,11 +34,12 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import LinearMapping, MalformedAttribute, TileGrid
+from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 
 from . import cost_model
-from .memory import Buffer, Grid, Region, Rows, Side, SimulationError, Site, Strided, as_slice, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, strided_pieces
+from .memory import Buffer, Grid, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, static_tensor, strided_pieces
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
+from .streams import DeviceToHost, HostToDevice
 from .profile import Profile, Superstep
 from .target import Target, target_of
 
@@ -46,78 +47,6 @@ PROGRAM_OPS = ("arith.constant", "ipu.host_to_device", "ipu.device_to_host", "ip
 
 
 # --- Steps of the plan ---------------------------------------------------------------------
-
-
-class _Stream:
-    """A host stream's layout. A tile's slice is its elements in flat order, so sorting the host
-    tensor by tile lays the slices end to end, and tiles with equal slice lengths next to each
-    other form a run: one 2-D assignment per run, not per tile. Linear mappings over increasing
-    tiles need no sorting (nor listing their elements); others are sorted by (slice length,
-    tile), so that a run is a class of alike tiles (full blocks, edge blocks)."""
-
-    def __init__(self, buffer: Buffer, op: ir.OpView, tensor: ir.RankedTensorType, value: int, site: Site, target: Target):
-        self.buffer, self.value, self.site = buffer, value, site  # value: the host tensor's slot
-        self.shape, dtype = _static_tensor(tensor, site, "the streamed tensor")
-        if dtype != buffer.dtype:
-            raise site.error(f"streams {tensor} but @{buffer.name} holds {buffer.dtype}")
-        numel = math.prod(self.shape)
-        self.bytes = numel * buffer.element_bytes
-        try:
-            mapping = op.mapping
-            mapping.check_shape(self.shape)
-            mapping.all_tiles().check_within(target.num_tiles)
-        except MalformedAttribute as error:
-            raise site.error(f"'mapping': {error}") from None
-        self.order = None
-        if isinstance(mapping, LinearMapping) and np.all(np.diff(mapping.tiles.tiles()) > 0):
-            tile_of, counts = None, _linear_counts(mapping, numel, target.num_tiles)  # without listing the elements
-        else:
-            tile_of = mapping.tile_of_elements(self.shape)
-            counts = np.bincount(tile_of, minlength=target.num_tiles)
-        tiles = np.flatnonzero(counts)
-        groups = np.split(tiles, np.flatnonzero(np.diff(counts[tiles])) + 1) if tiles.size else []
-        classes = np.unique(counts[tiles])
-        if tile_of is not None and (np.any(tile_of[1:] < tile_of[:-1]) or len(groups) > classes.size):
-            order = np.argsort(counts[tile_of] * target.num_tiles + tile_of, kind="stable")
-            self.order = order.astype(np.int32 if numel < 2**31 else np.int64)
-            groups = [tiles[counts[tiles] == count] for count in classes]
-        self.runs: list[tuple[int, int, Rows]] = []
-        position = 0
-        for run_tiles in groups:
-            count = int(counts[run_tiles[0]])
-            if count > buffer.elements:
-                raise site.error(f"maps {count} elements to tile {run_tiles[0]}, but @{buffer.name} holds {buffer.elements} per tile: the stream overflows it")
-            region = Rows(as_slice(buffer.rows(run_tiles, site, "streams")), run_tiles, 0, count)
-            self.runs.append((position, position + count * run_tiles.size, region))
-            position += count * run_tiles.size
-
-
-def _linear_counts(mapping: LinearMapping, numel: int, num_tiles: int) -> np.ndarray:
-    """Elements per tile of a linear mapping: `ceil(grains / tiles)` grains each, in grid order."""
-    grains = -(-numel // mapping.grain)
-    per_tile = max(1, -(-grains // mapping.tiles.count)) * mapping.grain
-    counts = np.zeros(num_tiles, np.int64)
-    counts[mapping.tiles.tiles()] = np.clip(numel - np.arange(mapping.tiles.count) * per_tile, 0, per_tile)
-    return counts
-
-
-class _HostToDevice(_Stream):
-    def run(self, values: list, check: bool) -> None:
-        flat = values[self.value].reshape(-1)
-        ordered = flat if self.order is None else flat[self.order]
-        for start, end, region in self.runs:
-            self.buffer.write(region, ordered[start:end].reshape(-1, region.count), check)
-
-
-class _DeviceToHost(_Stream):
-    def run(self, values: list, check: bool) -> None:
-        ordered = np.empty(math.prod(self.shape), self.buffer.dtype)
-        for start, end, region in self.runs:
-            ordered[start:end].reshape(-1, region.count)[...] = self.buffer.read(region, self.site, check)
-        if self.order is not None:
-            flat, ordered = ordered, np.empty_like(ordered)
-            ordered[self.order] = flat
-        values[self.value] = ordered.reshape(self.shape)
 
 
 @dataclass
@@ -297,7 +226,7 @@ class _Planner:
         program = _program(body, entry)
         block = program.regions[0].blocks[0]
         self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
-        self.arguments = [_static_tensor(a.type, site_of(program), f"argument #{a.arg_number}") for a in block.arguments]
+        self.arguments = [static_tensor(a.type, site_of(program), f"argument #{a.arg_number}") for a in block.arguments]
         self.constants: dict[int, np.ndarray] = {}
         self.indices: dict[ir.Value, int] = {}
         self.results: list[int] = []
@@ -374,15 +303,14 @@ class _Planner:
         elif isinstance(value, ir.IntegerAttr):
             self.indices[result] = value.value
 
-    def _ipu_host_to_device(self, op: ir.OpView, site: Site) -> _HostToDevice:
-        stream = _HostToDevice(self._buffer(op.buffer, site), op, op.source.type, self.slots[op.source], site, self.target)
-        if stream.runs:
-            self.writes.append(StreamWrite(stream.buffer.name, np.concatenate([region.tiles for _, _, region in stream.runs])))
+    def _ipu_host_to_device(self, op: ir.OpView, site: Site) -> HostToDevice:
+        stream = HostToDevice(self._buffer(op.buffer, site), op, op.source.type, self.slots[op.source], site, self.target)
+        self.writes.append(StreamWrite(stream.buffer.name, stream.tiles))
         self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
         return stream
 
-    def _ipu_device_to_host(self, op: ir.OpView, site: Site) -> _DeviceToHost:
-        stream = _DeviceToHost(self._buffer(op.buffer, site), op, op.result.type, self._slot(op.result), site, self.target)
+    def _ipu_device_to_host(self, op: ir.OpView, site: Site) -> DeviceToHost:
+        stream = DeviceToHost(self._buffer(op.buffer, site), op, op.result.type, self._slot(op.result), site, self.target)
         self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
         return stream
 
@@ -540,12 +468,6 @@ class _Planner:
                 raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
             self.codelets[name, rank] = (kernel, CodeletError, cost_model.codelet_cycles(function, self.target))
         return self.codelets[name, rank]
-
-
-def _static_tensor(type_: ir.Type, site: Site, what: str) -> tuple[tuple[int, ...], np.dtype]:
-    if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape:
-        raise site.error(f"expects {what} to be a statically shaped tensor, got {type_}")
-    return tuple(type_.shape), element_dtype(type_.element_type, site)
 
 
 def _program(body: ir.Block, entry: str) -> ir.OpView:

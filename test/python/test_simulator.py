@@ -172,6 +172,25 @@ def test_streams_place_each_tiles_elements_in_flat_order_at_the_buffer_start():
     assert np.array_equal(ragged_back, ragged) and np.array_equal(ints_back, ints)
 
 
+def test_block_streams_over_a_column_major_grid_and_their_overflow():
+    column_major = '{block = array<i64: 2, 2>, kind = "block", tiles = array<i64: 0, 2, 1, 2, 2>}'  # block (i, j) on tile i + 2 j
+    by_tile = '{grain = 4 : i64, kind = "linear", tiles = array<i64: 0, 4, 1>}'
+    text = program(
+        [buffer("t", 4, "0, 4, 1")],
+        [h2d("%arg0", "t", column_major, "tensor<4x4xf32>"), sync("external"), d2h("%0", "t", column_major, "tensor<4x4xf32>"), d2h("%1", "t", by_tile, "tensor<16xf32>")],
+        args="%arg0: tensor<4x4xf32>",
+        results="tensor<4x4xf32>, tensor<16xf32>",
+        returns="%0, %1 : tensor<4x4xf32>, tensor<16xf32>",
+    )
+    square = np.arange(16, dtype=np.float32).reshape(4, 4)
+    (back, tiles), _ = simulate(text, [square])
+    assert np.array_equal(back, square)
+    assert tiles.tolist() == [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15]
+    wide = '{block = array<i64: 2, 4>, kind = "block", tiles = array<i64: 0, 2, 1, 1, 0>}'
+    text = program([buffer("t", 4, "0, 4, 1")], [h2d("%arg0", "t", wide, "tensor<4x4xf32>"), sync("external")], args="%arg0: tensor<4x4xf32>", results="", returns="")
+    assert fails(text, [square], "ipu.host_to_device") == "'ipu.host_to_device' op maps 8 elements to tile 0, but @t holds 4 per tile: the stream overflows it"
+
+
 def test_weights_from_dense_and_dense_resource_constants():
     mapping = '{grain = 4 : i64, kind = "linear", tiles = array<i64: 0, 1, 1>}'
     text = program(
