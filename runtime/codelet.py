@@ -48,6 +48,7 @@ from numpy.lib.stride_tricks import as_strided
 from ipu_mlir.dialects.diagnostics import IpuError
 
 from .codelet_ops import Kernel, cast_signed, elementwise_kernel, numpy_dtype, reducer
+from .memory import assign
 
 Env = list  # the values of a call, by slot
 Step = Callable[[Env], None]
@@ -460,7 +461,8 @@ class _Compiler:
                 (*xp.strides[:batch], s[0], cg * s[1], s[1], dh * s[2], dw * s[3], sh * s[2], sw * s[3]),
                 writeable=False,
             )
-            columns = windows.reshape(*tiles, n, groups, taps, oh * ow)
+            columns = np.empty((*tiles, n, groups, taps, oh * ow), x.dtype)
+            assign(columns.reshape(windows.shape), windows)
             product = np.matmul(k.reshape(*k.shape[:batch], 1, groups, fg, taps), columns)  # (*batch, n, groups, fg, oh * ow)
             env[out] = leave(product.reshape(*product.shape[:batch], n, f, oh, ow))
 

@@ -23,7 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, MalformedAttribute, TileGrid
 
-from .memory import Buffer, Grid, Rows, Site, as_slice, grid_region, static_tensor
+from .memory import Buffer, Grid, Rows, Site, as_slice, assign, grid_region, static_tensor
 from .target import Target
 
 
@@ -141,11 +141,11 @@ class DeviceToHost(Stream):
     def run(self, values: list, check: bool) -> None:
         result = np.empty(self.shape, self.buffer.dtype)
         for piece in self.blocks:
-            piece.host(result, writeable=True)[...] = self.buffer.read(piece.region, self.site, check)
+            assign(piece.host(result, writeable=True), self.buffer.read(piece.region, self.site, check))
         if self.runs:
             ordered = result.reshape(-1) if self.order is None else np.empty(result.size, result.dtype)
             for start, end, region in self.runs:
-                ordered[start:end].reshape(-1, region.count)[...] = self.buffer.read(region, self.site, check)
+                assign(ordered[start:end].reshape(-1, region.count), self.buffer.read(region, self.site, check))
             if self.order is not None:
                 result.reshape(-1)[self.order] = ordered
         values[self.value] = result

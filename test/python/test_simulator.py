@@ -461,3 +461,26 @@ def test_inputs_must_match_the_entry_signature():
         simulator.run([X.reshape(32, 32)])
     with pytest.raises(SimulationError, match="input #0 of @main: expected 1024 float32, got 1024 float64"):
         simulator.run([X.astype(np.float64)])
+
+
+# --- Copies of short rows ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dst_index,src",
+    [
+        ((slice(None), slice(None), slice(0, 3)), lambda a: a[:, :, 2:5]),  # runs of 3 on both sides
+        ((slice(None), slice(None, None, 2)), lambda a: a[:, 1::2]),  # whole rows, every other one
+        ((Ellipsis,), lambda a: a[:1]),  # a broadcast source
+        ((Ellipsis,), lambda a: a[:, :, ::-1]),  # reversed: nothing contiguous
+        ((slice(1, None),), lambda a: a[:-1]),  # overlapping the destination
+    ],
+)
+def test_assign_moves_runs_as_items_and_equals_numpy(dst_index, src):
+    from ipu_mlir.runtime.memory import assign
+
+    base = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    got, want = base.copy(), base.copy()
+    assign(got[dst_index], src(got))
+    want[dst_index] = src(want.copy())
+    assert np.array_equal(got, want)
