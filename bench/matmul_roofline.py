@@ -15,6 +15,14 @@ starts with at most its 1/tiles share of A and B and ends with its share of C (a
 places them), that tile receives or sends at least 3 F^(2/3) - 3 N^2 / tiles of them through
 exchange phases, which do not overlap compute (BSP). The argument is that of Irony, Toledo
 and Tiskin 2004, "Communication lower bounds for distributed-memory matrix multiplication".
+
+`any plan` drops the one-pass shape: a plan may run many supersteps, each tile sending and
+receiving at once (a phase costs its busiest tile's max(received, sent), so a tile's traffic
+costs at least half its bytes), and may load some tiles with more than N^3 / tiles FMAs. If
+the busiest tile does F_max FMAs, the tiles together touch at least 3 N^3 / F_max^(1/3)
+entries (x^(2/3) is concave: fewest when every working tile does F_max), of which 3 N^2 start
+or end in place, and some tile moves at least the average of the rest. The bound is the
+least, over F_max >= N^3 / tiles, of F_max at the model's matmul rate plus half that traffic.
 """
 
 from __future__ import annotations
@@ -52,13 +60,23 @@ def lower_bound(n: int, target) -> float:
     return compute + max(0.0, elements) * 4 / target.exchange_bytes_per_cycle
 
 
+def any_plan_bound(n: int, target) -> float:
+    """Cycles no plan of an f32 N^3 matmul, in any number of supersteps, can beat under the
+    cost model (module doc)."""
+    rate = target.fma_per_cycle("f32") * cost_model.MATMUL_EFFICIENCY
+    busiest = np.geomspace(n**3 / target.num_tiles, n**3, 4096)  # FMAs on the busiest tile
+    moved = np.maximum(0.0, 3 * n**3 / np.cbrt(busiest) - 3 * n**2) / target.num_tiles
+    cycles = cost_model.VERTEX_OVERHEAD_CYCLES + busiest / rate + moved * 4 / target.exchange_bytes_per_cycle / 2
+    return float(cycles.min())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
     parser.add_argument("--target", default="gc200")
     args = parser.parse_args()
     target = load_target(args.target)
-    print(f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}")
+    print(f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'any plan':>10}{'ratio':>7}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}")
     rng = np.random.default_rng(0)
     for n in args.sizes:
         with make_context() as context:
@@ -72,9 +90,10 @@ def main() -> None:
         expected = a.astype(np.float64) @ b.astype(np.float64)
         error = float(np.abs(c - expected).max() / np.abs(expected).max())
         roofline = 2 * n**3 / (target.num_tiles * 2 * target.fma_per_cycle("f32"))
-        bound = lower_bound(n, target)
+        bound, any_plan = lower_bound(n, target), any_plan_bound(n, target)
         print(
             f"{n:>6}{profile.cycles:>13,}{roofline:>11,.0f}{profile.cycles / roofline:>7.2f}{bound:>10,.0f}{bound / roofline:>12.2f}"
+            f"{any_plan:>10,.0f}{any_plan / roofline:>7.2f}"
             f"{profile.compute_cycles:>10,}{profile.exchange_cycles:>10,}{profile.sync_cycles:>6}{compile_seconds:>11.2f}{error:>10.1e}"
         )
 

@@ -68,52 +68,79 @@ def tile_classes(tiles: dict[str, np.ndarray], writes: Iterable[Write], num_tile
     for name, holders in tiles.items():
         classes[name] = np.full(num_tiles, -1, np.int64)
         classes[name][holders] = 0
+    versions = dict.fromkeys(tiles, 0)  # how often each buffer's classes split
     writes = list(writes)
+    seen: list[tuple | None] = [None] * len(writes)  # the versions of its sources a write last saw
     changed = True
-    while changed:  # each pass refines or ends: at most one pass per class there can be, plus one
+    while changed:  # each pass splits a class or ends
         changed = False
         for index, write in enumerate(writes):
-            for buffer, written, signature in _signatures(index, write, classes):
-                changed |= _refine(classes[buffer], tiles[buffer], written, signature)
+            sources = tuple(versions[name] for name in _sources(write))
+            if seen[index] == sources:
+                continue  # refining again by the same signature splits nothing
+            seen[index] = sources
+            for buffer, written, signature in _signatures(write, classes):
+                if _refine(classes[buffer], tiles[buffer], written, signature):
+                    versions[buffer] += 1
+                    changed = True
     return classes
 
 
-def _signatures(index: int, write: Write, classes: dict[str, np.ndarray]):
-    """(buffer, tiles written, a row of integers per tile written): tiles written alike get
-    equal rows, within one write."""
+def _sources(write: Write) -> tuple[str, ...]:
+    if isinstance(write, CopyWrite):
+        return (write.source,)
+    return write.inputs if isinstance(write, ComputeWrite) else ()
+
+
+def _signatures(write: Write, classes: dict[str, np.ndarray]):
+    """(buffer, tiles written, an id per tile written): tiles written alike get equal ids,
+    within one write."""
     if isinstance(write, StreamWrite):
-        yield write.buffer, write.tiles, write.tiles[:, None]
+        yield write.buffer, write.tiles, write.tiles
     elif isinstance(write, ComputeWrite):
-        inputs = [classes[name][write.tiles] for name in write.inputs]
-        signature = np.stack([np.full(write.tiles.size, index), *inputs], axis=1)
+        signature = _ids([classes[name][write.tiles] for name in write.inputs]) if write.inputs else np.zeros(write.tiles.size, np.int64)
         for name in write.outputs:
             yield name, write.tiles, signature
     else:
-        points = np.stack([write.dst_starts, classes[write.source][write.src_tiles], write.src_starts], axis=1)
+        points = _ids([write.dst_starts, classes[write.source][write.src_tiles], write.src_starts], dense=False)
         yield (write.dest, *_per_tile(write.dst_tiles, points))
 
 
 def _per_tile(tiles: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct `tiles` and, for each, the sorted list of its points' rows as one row
-    (padded with -1): a tile written at several grid points is identified by all of them."""
-    _, point_ids = np.unique(points, axis=0, return_inverse=True)
-    order = np.lexsort((point_ids.reshape(-1), tiles))
-    tiles, point_ids = tiles[order], point_ids.reshape(-1)[order]
+    """The distinct `tiles` and an id per tile of the list of its points' ids (in grid order:
+    two tiles sent the same messages in another order count as different, which only keeps
+    them apart): a tile written at several grid points is identified by all of them."""
+    order = np.argsort(tiles.astype(np.uint16) if tiles.max(initial=0) < 2**16 else tiles, kind="stable")  # 16 bits: a radix sort
+    tiles, points = tiles[order], points[order]
+    if tiles.size < 2 or np.all(tiles[1:] != tiles[:-1]):
+        return tiles, points
     starts = np.flatnonzero(np.r_[True, tiles[1:] != tiles[:-1]])
     counts = np.diff(np.r_[starts, tiles.size])
     rows = np.full((starts.size, int(counts.max())), -1, np.int64)
-    rows[np.repeat(np.arange(starts.size), counts), np.arange(tiles.size) - np.repeat(starts, counts)] = point_ids
-    return tiles[starts], rows
+    rows[np.repeat(np.arange(starts.size), counts), np.arange(tiles.size) - np.repeat(starts, counts)] = points
+    return tiles[starts], np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)  # few rows: one per tile
+
+
+def _ids(columns: list[np.ndarray], dense: bool = True) -> np.ndarray:
+    """Equal ids for equal rows of the integer `columns` and only for them: the columns combined
+    in mixed radix, re-numbered 0, 1, ... when the next one could overflow (and at the end if
+    `dense`)."""
+    ids = np.zeros(columns[0].size, np.int64)
+    for column in columns:
+        low = int(column.min(initial=0))
+        radix = int(column.max(initial=0)) - low + 1
+        if int(ids.max(initial=0)) + 1 > (2**62) // radix:
+            ids = np.unique(ids, return_inverse=True)[1].reshape(-1)
+        ids = ids * radix + (column - low)
+    return np.unique(ids, return_inverse=True)[1].reshape(-1) if dense else ids
 
 
 def _refine(labels: np.ndarray, holders: np.ndarray, written: np.ndarray, signature: np.ndarray) -> bool:
     """Splits the classes of `labels` (over the buffer's `holders`) so that tiles of a class
     were written alike; True if any class split."""
-    _, ids = np.unique(signature, axis=0, return_inverse=True)
     key = np.full(labels.size, -1, np.int64)
-    key[written] = ids.reshape(-1)
+    key[written] = signature
     before = labels[holders]
-    _, after = np.unique(np.stack([before, key[holders]], axis=1), axis=0, return_inverse=True)
-    after = after.reshape(-1)
+    after = _ids([before, key[holders]])
     labels[holders] = after
     return int(after.max(initial=-1)) > int(before.max(initial=-1))
