@@ -430,8 +430,8 @@ class _Compiler:
     def _conv(self, op: ir.OpView) -> Step:
         """im2col: the input's windows, one strided view, copied into (*batch, n, groups,
         c/groups * kh * kw, oh * ow) columns that each group's filter matrix multiplies. This
-        layout copies rows of `ow` elements and needs no transpose after the product: twice
-        as fast as (oh * ow, taps) columns on 1,472 tiles. The columns keep the input's own
+        layout copies rows of `ow` elements (each row one item: `memory.assign`) and needs no
+        transpose after the product: twice as fast as (oh * ow, taps) columns on 1,472 tiles. The columns keep the input's own
         batch shape and the product broadcasts it against the filter's, so neither operand
         is copied per tile of the other."""
         (sh, sw), (dh, dw), (top, left, bottom, right) = _i64s(op, "strides"), _i64s(op, "dilations"), _i64s(op, "padding")

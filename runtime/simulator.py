@@ -433,7 +433,8 @@ class _Planner:
                 raise site.error(f"has {len(names[role])} {role}s but codelet @{codelet} has {len(types)}")
             edges[role] = [self._edge(site, codelet, role, index, self._buffer(name, site), t, tiles) for index, (name, t) in enumerate(zip(names[role], types))]
         # grid axes along which every output is one row (replicas) are computed at their first point
-        kept = tuple(not repeated for repeated in constant_axes([rows for _, rows, _ in edges["output"]], sizes))
+        outputs = [rows for _, rows, _ in edges["output"]]
+        kept = tuple(not repeated for repeated in constant_axes(outputs, sizes)) if outputs else (True,) * len(sizes)
         regions = {role: [(buffer, grid_region(rows, tiles, sizes, shape, kept)) for buffer, rows, shape in found] for role, found in edges.items()}
         kernel, error_type, cost = self._codelet(codelet, function, len(sizes), site)
         self.vertices += tiles.size
