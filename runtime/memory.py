@@ -165,15 +165,26 @@ class Strided:
     """A copy's side whose rows and starts are both affine in the copy's grid index: one strided
     view of the buffer of shape (*grid sizes, count), so a copy is one numpy assignment with no
     index arrays, and a source repeated along a grid dimension (stride 0) is broadcast, not
-    gathered. `rows`, `tiles` and `lo` list the same elements, for checks and messages."""
+    gathered. `rows`, `tiles` and `lo` list the same elements, for checks and messages: listed
+    when asked, from their affine forms, so a plan keeps no per-tile arrays for its copies."""
 
-    rows: np.ndarray
-    tiles: np.ndarray
-    lo: np.ndarray
+    forms: tuple[TileGrid, TileGrid, TileGrid]  # rows, tiles and starts over the copy's grid
     count: int
     shape: tuple[int, ...]
     base: int  # element index of the first element, in the flat (rows x elements) array
     strides: tuple[int, ...]  # in elements
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.forms[0].tiles()
+
+    @property
+    def tiles(self) -> np.ndarray:
+        return self.forms[1].tiles()
+
+    @property
+    def lo(self) -> np.ndarray:
+        return self.forms[2].tiles()
 
     @property
     def hi(self) -> np.ndarray:
@@ -271,14 +282,14 @@ class Side:
     def strided(self, count: int, sizes: tuple[int, ...]) -> Strided | None:
         """The side as one strided view, if rows and starts are affine in the grid index; not
         for a written side repeating elements (stride 0: left to the checks of the others)."""
-        row_first, row_strides = _affine(self.rows, sizes)
-        start_first, start_strides = _affine(self.starts, sizes)
-        if row_strides is None or start_strides is None:
+        (row_first, row_strides), (tile_first, tile_strides), (start_first, start_strides) = (_affine(a, sizes) for a in (self.rows, self.tiles, self.starts))
+        if row_strides is None or tile_strides is None or start_strides is None:
             return None
         strides = tuple(r * self.elements + s for r, s in zip(row_strides, start_strides))
         if self.write and any(s == 0 and n > 1 for s, n in zip(strides, sizes)):
             return None
-        return Strided(self.rows, self.tiles, self.starts, count, (*sizes, count), row_first * self.elements + start_first, (*strides, 1))
+        forms = (TileGrid(row_first, sizes, row_strides), TileGrid(tile_first, sizes, tile_strides), TileGrid(start_first, sizes, start_strides))
+        return Strided(forms, count, (*sizes, count), row_first * self.elements + start_first, (*strides, 1))
 
 
 def strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...], limit: int = 32) -> list[tuple[Strided, Strided]] | None:
@@ -360,14 +371,34 @@ def _flat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 # --- Buffers -------------------------------------------------------------------------------
 
 
+class Pool:
+    """The arrays of released buffers, by size, for the next buffers of that size: once a run
+    has taken the sizes it needs, later runs allocate nothing and fault in no fresh pages
+    (about 5,000 minor page faults per run of a 12-layer MLP without it). A pool that does not
+    `keep` frees what it is given: the checked run's per-tile arrays are not needed again."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.free: dict[int, list[np.ndarray]] = {}
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        size = math.prod(shape) * dtype.itemsize
+        spare = self.free.get(size)
+        return (spare.pop() if spare else np.empty(size, np.uint8)).view(dtype).reshape(shape)
+
+    def give(self, array: np.ndarray) -> None:
+        if self.keep:
+            self.free.setdefault(array.nbytes, []).append(array.base)
+
+
 class Buffer:
     """One `ipu.buffer`: its copies on its tiles as the rows of one array, with a mask of the
     elements holding data. Overwrites by aliasing buffers are queued in `pending` (one entry
     per writing region) and applied to the mask before this buffer is next read or written:
     a buffer long dead costs nothing however often its bytes are reused."""
 
-    def __init__(self, op: ipu.BufferOp, target: Target, classes: np.ndarray | None = None):
-        self.site = site_of(op)
+    def __init__(self, op: ipu.BufferOp, target: Target, pool: Pool, classes: np.ndarray | None = None):
+        self.site, self.pool = site_of(op), pool
         try:
             memref, grid, self.offset = op.type, op.tiles, op.offset
         except MalformedAttribute as error:
@@ -420,19 +451,22 @@ class Buffer:
         return f"tile {tile} at bytes [{self.offset + lo * eb}, {self.offset + hi * eb}) (elements [{lo}, {hi}) of @{self.name})"
 
     def reset(self) -> None:
-        self.data = self.written = None  # allocated at first use, so freed buffers' memory is reused
+        self.release()  # arrays are taken at first use, so freed buffers' memory is reused
         self.last_write = np.full(self.row_count, -1)  # per row: when it was last written, counting writes
-        self.pending.clear()
 
     def release(self) -> None:
+        for array in (self.data, self.written):
+            if array is not None:
+                self.pool.give(array)
         self.data = self.written = None  # `last_write` stays, to name who overwrote an alias
         self.pending.clear()
 
     def _allocate(self, check: bool) -> None:
         if self.data is None:
-            self.data = np.empty((self.row_count, self.elements), self.dtype)
+            self.data = self.pool.take((self.row_count, self.elements), self.dtype)
         if check and self.written is None:  # the mask exists only while checking
-            self.written = np.zeros((self.row_count, self.elements), bool)
+            self.written = self.pool.take((self.row_count, self.elements), np.dtype(bool))
+            self.written.fill(False)
 
     def read(self, region: Region, site: Site, check: bool) -> np.ndarray:
         self._allocate(check)

@@ -28,17 +28,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_mlir.dialects.attrs import TileGrid
+
 
 @dataclass(frozen=True)
 class CopyWrite:
-    """An `ipu.copy`, per point of its grid: source tile and element, dest tile and element."""
+    """An `ipu.copy`: over its grid, source tile and first element, dest tile and first element
+    (affine forms, so a recorded program costs no per-tile arrays)."""
 
     source: str
     dest: str
-    src_tiles: np.ndarray
-    src_starts: np.ndarray
-    dst_tiles: np.ndarray
-    dst_starts: np.ndarray
+    src_tiles: TileGrid
+    src_starts: TileGrid
+    dst_tiles: TileGrid
+    dst_starts: TileGrid
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,8 @@ def _signatures(write: Write, classes: dict[str, np.ndarray]):
         for name in write.outputs:
             yield name, write.tiles, signature
     else:
-        points = _ids([write.dst_starts, classes[write.source][write.src_tiles], write.src_starts], dense=False)
-        yield (write.dest, *_per_tile(write.dst_tiles, points))
+        points = _ids([write.dst_starts.tiles(), classes[write.source][write.src_tiles.tiles()], write.src_starts.tiles()], dense=False)
+        yield (write.dest, *_per_tile(write.dst_tiles.tiles(), points))
 
 
 def _per_tile(tiles: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

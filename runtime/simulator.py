@@ -37,7 +37,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 
 from . import cost_model
-from .memory import Buffer, Grid, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, static_tensor, strided_pieces
+from .memory import Buffer, Grid, Pool, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, static_tensor, strided_pieces
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .streams import DeviceToHost, HostToDevice
 from .profile import Profile, Superstep
@@ -139,20 +139,22 @@ def _check_races(accesses: list[_Access], phase: str) -> None:
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
 
+    width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
+
     def table(selected: list[int]):
-        parts = []
+        """Each access's intervals (start, end, access), sorted by start; ends derive from
+        widths, which are one per access: a phase can hold millions of intervals."""
+        lo, who = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
         for index in selected:
             a = accesses[index]
-            eb, tiles = a.buffer.element_bytes, a.region.tiles
-            lo = np.broadcast_to(a.buffer.base + a.region.lo * eb, tiles.shape)
-            hi = np.broadcast_to(a.buffer.base + a.region.hi * eb, tiles.shape)
             if a.region.count:
-                parts.append((tiles * span + lo, tiles * span + hi, np.full(tiles.shape, index)))
-        if not parts:
-            return (np.zeros(0, np.int64),) * 3
-        lo, hi, who = (np.concatenate(column) for column in zip(*parts))
+                tiles = a.region.tiles
+                lo.append(tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes))
+                who.append(np.full(tiles.shape, index, np.int32))
+        lo, who = np.concatenate(lo), np.concatenate(who)
         order = np.argsort(lo, kind="stable")
-        return lo[order], hi[order], who[order]
+        lo, who = lo[order], who[order]
+        return lo, lo + width[who], who
 
     def fail(index: int, other: int, key_lo: int, key_hi: int, verb: str):
         a, b = accesses[index], accesses[other]
@@ -209,7 +211,8 @@ class _Planner:
         self.checks = classes is None
         body = module.regions[0].blocks[0]
         self.symbols = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in body.operations if "sym_name" in op.attributes}
-        buffers = [Buffer(op, target, None if classes is None else classes[op.sym_name]) for op in body.operations if isinstance(op, ipu.BufferOp)]
+        self.pool = Pool(keep=not self.checks)
+        buffers = [Buffer(op, target, self.pool, None if classes is None else classes[op.sym_name]) for op in body.operations if isinstance(op, ipu.BufferOp)]
         self.buffers = {b.name: b for b in buffers}
         order_rows(self.buffers, body)
         if self.checks:
@@ -342,7 +345,8 @@ class _Planner:
             sides.append(Side(buffer.rows(tiles, site, verb), tiles, starts, buffer.elements, verb == "writes"))
         sizes = tuple(src_grid.sizes)
         if self.checks:
-            self.writes.append(CopyWrite(source.name, dest.name, sides[0].tiles, sides[0].starts, sides[1].tiles, sides[1].starts))
+            starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]
+            self.writes.append(CopyWrite(source.name, dest.name, src_grid, starts[0], dst_grid, starts[1]))
         else:  # points writing one row (a class of replicas) at one place write the same: once
             for axis, repeated in enumerate(constant_axes([sides[1].rows, sides[1].starts], sizes)):
                 if repeated and sizes[axis] > 1:

@@ -7,6 +7,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.runtime.replicas import ComputeWrite, CopyWrite, StreamWrite, tile_classes
 from ipu_mlir.runtime.simulator import Simulator
 
@@ -22,52 +23,54 @@ def partition(labels: np.ndarray) -> list[list[int]]:
     return sorted(classes.values())
 
 
-def broadcast(source: str, dest: str, src_tile: int, dst_tiles: np.ndarray, start: int = 0) -> CopyWrite:
-    zeros = np.zeros(dst_tiles.size, np.int64)
-    return CopyWrite(source, dest, np.full(dst_tiles.size, src_tile), zeros + start, dst_tiles, zeros)
+def grid(first: int, count: int, stride: int = 1) -> TileGrid:
+    return TileGrid(first, (count,), (stride,))
+
+
+def broadcast(source: str, dest: str, src_tile: int, first: int, count: int, start: int = 0) -> CopyWrite:
+    """Tile `src_tile`'s elements from `start` on to tiles first, first + 1, ... at element 0."""
+    return CopyWrite(source, dest, grid(src_tile, count, 0), grid(start, count, 0), grid(first, count), grid(0, count, 0))
 
 
 def test_a_broadcast_copy_makes_one_class_and_a_stream_none():
-    writes = [StreamWrite("x", ALL), broadcast("x", "w", 0, ALL)]
+    writes = [StreamWrite("x", ALL), broadcast("x", "w", 0, 0, TILES)]
     classes = tile_classes({"x": ALL, "w": ALL}, writes, TILES)
     assert partition(classes["x"]) == [[t] for t in range(TILES)]
     assert partition(classes["w"]) == [list(range(TILES))]
 
 
 def test_tiles_written_from_different_sources_or_places_differ():
-    halves = [broadcast("x", "w", 0, ALL[:4]), broadcast("x", "w", 1, ALL[4:])]
-    shifted = [broadcast("x", "v", 0, ALL[:4]), broadcast("x", "v", 0, ALL[4:], start=16)]
+    halves = [broadcast("x", "w", 0, 0, 4), broadcast("x", "w", 1, 4, 4)]
+    shifted = [broadcast("x", "v", 0, 0, 4), broadcast("x", "v", 0, 4, 4, start=16)]
     classes = tile_classes({"x": ALL, "w": ALL, "v": ALL}, [StreamWrite("x", ALL), *halves, *shifted], TILES)
     assert partition(classes["w"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert partition(classes["v"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 
 def test_a_later_write_to_some_tiles_splits_their_class():
-    writes = [StreamWrite("x", ALL), broadcast("x", "w", 0, ALL), broadcast("x", "w", 3, ALL[:2], start=8)]
+    writes = [StreamWrite("x", ALL), broadcast("x", "w", 0, 0, TILES), broadcast("x", "w", 3, 0, 2, start=8)]
     classes = tile_classes({"x": ALL, "w": ALL}, writes, TILES)
     assert partition(classes["w"]) == [[0, 1], [2, 3, 4, 5, 6, 7]]
 
 
 def test_a_tile_written_at_several_points_is_known_by_all_of_them():
-    # Tiles 0-3 receive messages from tiles 0 and 1, tiles 4-7 from tiles 0 and 2: in the same
-    # order of points, but not the same set.
-    src = np.array([0, 1] * 4 + [0, 2] * 4)
-    dst = np.repeat(ALL, 2)
-    starts = np.tile([0, 16], TILES)
-    writes = [StreamWrite("x", ALL), CopyWrite("x", "p", src, np.zeros(16, np.int64), dst, starts)]
+    # A grid (half, tile, point): each tile receives the elements of tiles 0 and 1 at 0 and 16,
+    # from element 0 in the first half and from element 8 in the second.
+    sizes = (2, 4, 2)
+    write = CopyWrite("x", "p", TileGrid(0, sizes, (0, 0, 1)), TileGrid(0, sizes, (8, 0, 0)), TileGrid(0, sizes, (4, 1, 0)), TileGrid(0, sizes, (0, 0, 16)))
+    writes = [StreamWrite("x", ALL), write]
     classes = tile_classes({"x": ALL, "p": ALL}, writes, TILES)
     assert partition(classes["p"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 
 def test_vertex_groups_keep_replicas_of_replicated_inputs_and_split_by_their_inputs():
-    grid = np.arange(TILES)
     writes = [
         StreamWrite("x", ALL),
-        broadcast("x", "a", 0, ALL[:4]),
-        broadcast("x", "a", 5, ALL[4:]),
-        CopyWrite("x", "b", ALL, np.zeros(TILES, np.int64), ALL, np.zeros(TILES, np.int64)),
-        ComputeWrite(grid, ("a",), ("y",)),  # replicated input: replicated result
-        ComputeWrite(grid, ("a", "b"), ("z",)),  # one distinct input: distinct results
+        broadcast("x", "a", 0, 0, 4),
+        broadcast("x", "a", 5, 4, 4),
+        CopyWrite("x", "b", grid(0, TILES), grid(0, TILES, 0), grid(0, TILES), grid(0, TILES, 0)),
+        ComputeWrite(ALL, ("a",), ("y",)),  # replicated input: replicated result
+        ComputeWrite(ALL, ("a", "b"), ("z",)),  # one distinct input: distinct results
     ]
     classes = tile_classes({name: ALL for name in "xabyz"}, writes, TILES)
     assert partition(classes["y"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
@@ -78,10 +81,11 @@ def test_classes_flow_around_a_cycle_of_copies():
     # u -> w -> u: the fixed point splits u by what w brings back, and w by u, until stable.
     writes = [
         StreamWrite("x", ALL[:2]),
-        broadcast("x", "u", 0, ALL[:4]),
-        broadcast("x", "u", 1, ALL[4:]),
-        CopyWrite("u", "w", ALL, np.zeros(TILES, np.int64), ALL[::-1].copy(), np.zeros(TILES, np.int64)),
-        CopyWrite("w", "u", np.array([0, 0, 0, 0, 0, 0, 0, 7]), np.zeros(TILES, np.int64), ALL, np.full(TILES, 32)),
+        broadcast("x", "u", 0, 0, 4),
+        broadcast("x", "u", 1, 4, 4),
+        CopyWrite("u", "w", grid(0, TILES), grid(0, TILES, 0), grid(7, TILES, -1), grid(0, TILES, 0)),
+        CopyWrite("w", "u", grid(0, 7, 0), grid(0, 7, 0), grid(0, 7), grid(32, 7, 0)),
+        CopyWrite("w", "u", grid(7, 1), grid(0, 1), grid(7, 1), grid(32, 1)),
     ]
     classes = tile_classes({"x": ALL[:2], "u": ALL, "w": ALL}, writes, TILES)
     assert partition(classes["u"]) == [[0, 1, 2, 3], [4, 5, 6], [7]]
