@@ -412,7 +412,7 @@ class Buffer:
         if classes is None:  # every tile a row of its own
             classes = np.full(target.num_tiles, -1, dtype=np.int64)
             classes[self.tiles] = np.arange(self.tiles.size)
-        self.class_of_tile = classes  # tiles of one class hold the same bytes (runtime/replicas.py): one row
+        # tiles of one class hold the same bytes (runtime/replicas.py): one row per class
         self.row_count = int(classes.max(initial=-1)) + 1
         self.row_of_tile = classes.copy()
         if self.offset is not None and self.offset + self.bytes > target.tile_memory_bytes:
@@ -435,13 +435,13 @@ class Buffer:
     def order_rows(self, tile_lists: list[np.ndarray]) -> None:
         """Rows for the tiles of `tile_lists` first, in their order, then the others."""
         listed = np.concatenate([*tile_lists, self.tiles])
-        listed = listed[(listed >= 0) & (listed < self.class_of_tile.size)]
-        classes = self.class_of_tile[listed]
-        classes = classes[classes >= 0]
-        _, first = np.unique(classes, return_index=True)
+        listed = listed[(listed >= 0) & (listed < self.row_of_tile.size)]
+        rows = self.row_of_tile[listed]
+        rows = rows[rows >= 0]
+        _, first = np.unique(rows, return_index=True)
         rank = np.empty(self.row_count, np.int64)
-        rank[classes[np.sort(first)]] = np.arange(self.row_count)
-        self.row_of_tile[self.tiles] = rank[self.class_of_tile[self.tiles]]
+        rank[rows[np.sort(first)]] = np.arange(self.row_count)
+        self.row_of_tile[self.tiles] = rank[self.row_of_tile[self.tiles]]
 
     def describe(self, tile: int, lo: int, hi: int) -> str:
         """Elements [lo, hi) as tile memory: absolute bytes once the memory plan placed it."""

@@ -134,23 +134,27 @@ class _Access:
 def _check_races(accesses: list[_Access], phase: str) -> None:
     """No two writes to the same bytes of a tile in one phase, and no read of bytes another op
     writes in it: BSP gives the ops of a phase no order. Intervals of all accesses are keyed
-    `tile * span + address` and sorted, so each check is a few vectorized passes."""
+    `tile * span + address` and sorted, so each check is a few vectorized passes; a phase of
+    many intervals is checked a range of tiles at a time (no interval crosses a tile), which
+    bounds the tables (an exchange phase of a CNN layer holds half a million messages)."""
     if not any(a.write and a.region.count for a in accesses):
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
-
     width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
+    keys = [a.region.tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes) if a.region.count else np.zeros(0, np.int64) for a in accesses]
+    points = sum(k.size for k in keys)
+    tiles = max(int(k.max(initial=0)) for k in keys) // span + 1
+    step = -(-tiles // -(-points // _CHECK_CHUNK))
 
-    def table(selected: list[int]):
-        """Each access's intervals (start, end, access), sorted by start; ends derive from
-        widths, which are one per access: a phase can hold millions of intervals."""
+    def table(selected: list[int], lo_key: int, hi_key: int):
+        """The intervals (start, end, access) of the `selected` accesses whose keys lie in
+        [lo_key, hi_key), sorted by start; ends derive from the accesses' widths."""
         lo, who = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
         for index in selected:
-            a = accesses[index]
-            if a.region.count:
-                tiles = a.region.tiles
-                lo.append(tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes))
-                who.append(np.full(tiles.shape, index, np.int32))
+            key = keys[index]
+            key = key[(key >= lo_key) & (key < hi_key)] if step < tiles else key
+            lo.append(key)
+            who.append(np.full(key.shape, index, np.int32))
         lo, who = np.concatenate(lo), np.concatenate(who)
         order = np.argsort(lo, kind="stable")
         lo, who = lo[order], who[order]
@@ -166,28 +170,34 @@ def _check_races(accesses: list[_Access], phase: str) -> None:
         also = " also" if verb == "writes" else ""
         raise a.site.error(f"{verb} memory on {where}, which {by}{also} writes{via} in {phase}: BSP leaves their order undefined")
 
-    w_lo, w_hi, w_who = table([i for i, a in enumerate(accesses) if a.write])
-    reach = np.maximum.accumulate(w_hi)
-    clash = np.flatnonzero(w_lo[1:] < reach[:-1])
-    if clash.size:
-        i = clash[0] + 1
-        j = int(np.flatnonzero(w_hi[:i] > w_lo[i])[0])
-        fail(int(w_who[i]), int(w_who[j]), int(w_lo[i]), int(min(w_hi[i], w_hi[j])), "writes")
+    writes = [i for i, a in enumerate(accesses) if a.write]
     reads = [i for i, a in enumerate(accesses) if not a.write]
-    if not reads:
-        return
-    r_lo, r_hi, r_who = table(reads)
     actor = np.array([a.actor for a in accesses])
-    position = np.searchsorted(w_hi, r_lo, side="right")  # the first write ending after each read starts
-    active = np.ones(r_lo.shape, bool)
-    while active.any():
-        p = np.minimum(position, w_lo.size - 1)
-        overlap = active & (position < w_lo.size) & (w_lo[p] < r_hi)
-        race = np.flatnonzero(overlap & (actor[w_who[p]] != actor[r_who]))
-        if race.size:
-            k = race[0]
-            fail(int(r_who[k]), int(w_who[p[k]]), int(max(r_lo[k], w_lo[p[k]])), int(min(r_hi[k], w_hi[p[k]])), "reads")
-        active, position = overlap, position + 1  # the op's own write: look at the next one
+    for first in range(0, tiles, step):
+        lo_key, hi_key = first * span, (first + step) * span
+        w_lo, w_hi, w_who = table(writes, lo_key, hi_key)
+        reach = np.maximum.accumulate(w_hi)
+        clash = np.flatnonzero(w_lo[1:] < reach[:-1])
+        if clash.size:
+            i = clash[0] + 1
+            j = int(np.flatnonzero(w_hi[:i] > w_lo[i])[0])
+            fail(int(w_who[i]), int(w_who[j]), int(w_lo[i]), int(min(w_hi[i], w_hi[j])), "writes")
+        if not reads or not w_lo.size:
+            continue
+        r_lo, r_hi, r_who = table(reads, lo_key, hi_key)
+        position = np.searchsorted(w_hi, r_lo, side="right")  # the first write ending after each read starts
+        active = np.ones(r_lo.shape, bool)
+        while active.any():
+            p = np.minimum(position, w_lo.size - 1)
+            overlap = active & (position < w_lo.size) & (w_lo[p] < r_hi)
+            race = np.flatnonzero(overlap & (actor[w_who[p]] != actor[r_who]))
+            if race.size:
+                k = race[0]
+                fail(int(r_who[k]), int(w_who[p[k]]), int(max(r_lo[k], w_lo[p[k]])), int(min(r_hi[k], w_hi[p[k]])), "reads")
+            active, position = overlap, position + 1  # the op's own write: look at the next one
+
+
+_CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once
 
 
 # --- Planning -----------------------------------------------------------------------------
@@ -352,15 +362,15 @@ class _Planner:
                 if repeated and sizes[axis] > 1:
                     sides = [side.take(axis, 0, 1, sizes) for side in sides]
                     sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
-        reads, writes = (copy_region(side.rows, side.tiles, side.starts, size) for side in sides)
-        pieces = strided_pieces(*sides, size, sizes) or [(reads, writes)]
+        pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
         # A grid dimension along which neither the source tile nor its offset moves repeats
         # one message to several tiles: exchange multicasts it, so it is sent once.
         once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
         senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
-        self.current.add_exchange(senders, writes.tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name))
-        actor = len(self.exchange)
-        self.exchange += [_Access(source, reads, False, site, actor), _Access(dest, writes, True, site, actor)]
+        self.current.add_exchange(senders, sides[1].tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name))
+        if self.checks:  # the pieces' regions, compact while the phase's other copies are planned
+            actor = len(self.exchange)
+            self.exchange += [_Access(buffer, region, write, site, actor) for piece in pieces for buffer, region, write in zip((source, dest), piece, (False, True))]
         return _Copy(site, source, dest, pieces)
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> _Execute:
@@ -525,14 +535,16 @@ class Simulator:
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
         self.profile = Profile.build(self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges)
         self._checked = False
-        self._replicated: tuple[list, list, list[Buffer]] | None = None  # the plan of unchecked runs, once needed
+        self._shares_replicas = False  # whether the plan above is already the one of unchecked runs
         self._writes, self._codelets = planner.writes, planner.codelets
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types)."""
         self.check_inputs(inputs)
         check = not self._checked
-        steps, release, buffers = (self._steps, self._release, self._buffers) if check else self._replicated_plan()
+        if not check and not self._shares_replicas:
+            self._share_replicas()
+        steps, release, buffers = self._steps, self._release, self._buffers
         values: list = [None] * self._num_slots
         values[: len(inputs)] = inputs
         for slot, array in self._constants.items():
@@ -550,14 +562,14 @@ class Simulator:
                 buffer.release()
         return [values[slot] for slot in self._results]
 
-    def _replicated_plan(self) -> tuple[list, list, list[Buffer]]:
-        if self._replicated is None:
-            tiles = {buffer.name: buffer.tiles for buffer in self._buffers}
-            classes = tile_classes(tiles, self._writes, self.target.num_tiles)
-            with self._module.context:
-                planner = _Planner(self._module.operation, self.target, self.entry, classes, self._codelets)
-            self._replicated = planner.steps, planner.release, list(planner.buffers.values())
-        return self._replicated
+    def _share_replicas(self) -> None:
+        """Replaces the checked plan by the plan of unchecked runs (the module docstring)."""
+        tiles = {buffer.name: buffer.tiles for buffer in self._buffers}
+        classes = tile_classes(tiles, self._writes, self.target.num_tiles)
+        with self._module.context:
+            planner = _Planner(self._module.operation, self.target, self.entry, classes, self._codelets)
+        self._steps, self._release, self._buffers = planner.steps, planner.release, list(planner.buffers.values())
+        self._writes, self._shares_replicas = [], True
 
     def check_inputs(self, inputs: Sequence[np.ndarray]) -> None:
         if len(inputs) != len(self.arguments):

@@ -436,6 +436,23 @@ def test_two_copies_writing_the_same_bytes_in_one_exchange():
     assert message.endswith("also writes in this exchange phase: BSP leaves their order undefined")
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        test_two_vertices_writing_the_same_bytes_in_one_compute_set,
+        test_reading_what_another_vertex_writes_in_the_same_compute_set,
+        test_two_copies_writing_the_same_bytes_in_one_exchange,
+        test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group,  # no race
+        lambda: simulate(program([*RELU_BUFFERS, buffer("head", 64, "0, 1, 1")], [h2d("%arg0", "y"), sync("external"), copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4"), sync()], results="", returns=""), [X]),  # tiles 1-15: reads, no writes
+    ],
+)
+def test_race_checks_a_few_tiles_at_a_time(case, monkeypatch):
+    from ipu_mlir.runtime import simulator as simulator_module
+
+    monkeypatch.setattr(simulator_module, "_CHECK_CHUNK", 2)  # 16 tiles in up to 8 ranges
+    case()
+
+
 def test_exchange_after_compute_needs_a_sync():
     text = program(
         [*RELU_BUFFERS, buffer("head", tiles="0, 1, 1")],
