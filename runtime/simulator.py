@@ -6,13 +6,14 @@
 
 **Plan, then run.** The constructor reads every attribute once and turns the program into
 steps holding strided views, index arrays and compiled codelets; `run` never looks at the IR.
-A vertex group is one batched codelet call over all its tiles, an `ipu.copy` a few strided
-numpy assignments (a gather and a scatter when its sides are not affine in its grid), a host
-stream a few slice assignments. Costs depend on shapes only, so the profile is built while
-planning.
+A vertex group is one codelet call over the axes of its tile grid, an `ipu.copy` a few
+strided numpy assignments (a gather and a scatter when its sides are not affine in its grid), a
+host stream a few strided assignments (runtime/streams.py). Costs depend on shapes only, so the
+profile is built while planning.
 
-**Memory** (runtime/memory.py). Each `ipu.buffer` is an array of (its tiles, its elements)
-plus a `written` mask. Buffers with `offset`s (the memory plan) whose tiles intersect and whose
+**Memory** (runtime/memory.py). Each `ipu.buffer` is an array of rows, one per tile in the
+checked first run, one per class of tiles holding the same bytes afterwards
+(runtime/replicas.py), plus a `written` mask while checking. Buffers with `offset`s (the memory plan) whose tiles intersect and whose
 byte ranges overlap alias: writing one forgets the other's data over the shared bytes, so
 reading it afterwards is an error naming the buffer that overwrote it.
 
