@@ -34,9 +34,9 @@ import numpy as np
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.lowering.pass_registry import build_pass_manager
-from ipu_mlir.runtime import cost_model
-from ipu_mlir.runtime.api import run
-from ipu_mlir.runtime.target import load_target
+from ipu_mlir.target import cost_model
+from ipu_mlir.frontends.api import run
+from ipu_mlir.target import load_target
 from mlir import ir
 
 STEPS = "builtin.module(ipu-plan,ipu-schedule,ipu-fuse-compute-sets,ipu-merge-supersteps,ipu-memory-plan,ipu-verify)"

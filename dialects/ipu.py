@@ -371,11 +371,10 @@ def vertex_group(
     return _create("ipu.vertex_group", attributes=attributes, loc=loc, ip=ip)
 
 
-# Unit attributes marking the roles of `func.func`s and the target of a module.
+# Unit attributes marking the roles of `func.func`s.
 COMPUTE_SET_ATTR = "ipu.compute_set"
 CODELET_ATTR = "ipu.codelet"
 PROGRAM_ATTR = "ipu.program"
-TARGET_ATTR = "ipu.target"
 
 
 def _marked_function(

@@ -16,17 +16,15 @@ import math
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from mlir import ir
 
+from ipu_mlir.target import TARGET_ATTR, Target, target_of
+from ipu_mlir.target.diagnostics import IpuError, op_error
+
 from . import ipu
 from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, elements_per_tile
-from .diagnostics import IpuError, op_error
-
-if TYPE_CHECKING:
-    from ipu_mlir.runtime.target import Target
 
 
 class _ReportedElsewhere(Exception):
@@ -376,11 +374,9 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
     """Checks every `ipu` op under `root`; returns the errors found, empty if valid.
 
     Symbols resolve in each op's nearest enclosing module, as MLIR's symbol tables do. The
-    target is `target` (a `runtime.target.Target`) if given, else the nearest enclosing
+    target is `target` (a `ipu_mlir.target.Target`) if given, else the nearest enclosing
     module's `ipu.target` attribute, else the default target.
     """
-    from ipu_mlir.runtime.target import target_of  # runtime imports the dialect, not the reverse
-
     errors: list[IpuError] = []
     scopes: dict[ir.Operation, _Scope | None] = {}
 
@@ -392,7 +388,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
             try:
                 if target is not None:
                     chosen = target
-                elif ipu.TARGET_ATTR in module.attributes or outer is None:
+                elif TARGET_ATTR in module.attributes or outer is None:
                     chosen = target_of(module)
                 else:
                     chosen = outer.target

@@ -34,7 +34,7 @@ from mlir import ir, passmanager
 from mlir.dialects import linalg, tensor
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.target.diagnostics import IpuError
 
 from . import tensor_builders as tb
 from .named_ops import CONTRACTIONS, CONV_FORMS, pad_value, rewrite_named_ops, zero_pad_source

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.target.diagnostics import IpuError
 
 from .convert_to_ipu import run_upstream
 from .pass_registry import ModulePass, register_pass

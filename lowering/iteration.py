@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.diagnostics import op_error
+from ipu_mlir.target.diagnostics import op_error
 
 # Ops that combine partial results of a reduction cut across tiles (associative and
 # commutative), with their identity: floats as Python floats, integers as signed values.

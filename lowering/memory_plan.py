@@ -20,9 +20,9 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
-from ipu_mlir.dialects.diagnostics import IpuError, op_error
+from ipu_mlir.target.diagnostics import IpuError, op_error
 
-from ipu_mlir.runtime.target import Target, target_of
+from ipu_mlir.target import Target, target_of
 
 from .pass_registry import ModulePass, register_pass
 

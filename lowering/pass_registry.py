@@ -42,7 +42,7 @@ from typing import ClassVar
 
 from mlir import ir, passmanager
 
-from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.target.diagnostics import IpuError
 
 _OPTION_TYPES = (str, int, float, bool)
 _TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ipu_mlir.runtime.target import DEFAULT_TARGET, TARGET_ATTRIBUTE
+from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
@@ -46,7 +46,7 @@ def compile_module(module: ir.Module, target: str | None = None) -> ir.Module:
     """Runs the default pipeline on `module` in place (a target given here wins over the
     module's `ipu.target`; neither: gc200) and returns it."""
     operation = module.operation
-    if target is None and TARGET_ATTRIBUTE not in operation.attributes:
+    if target is None and TARGET_ATTR not in operation.attributes:
         target = DEFAULT_TARGET
     build_pass_manager(default_pipeline(target), module.context).run(operation)
     return module

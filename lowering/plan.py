@@ -14,8 +14,8 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid, decode_mapping
-from ipu_mlir.dialects.diagnostics import op_error
-from ipu_mlir.runtime.target import Target, target_of
+from ipu_mlir.target.diagnostics import op_error
+from ipu_mlir.target import Target, cost_model, target_of
 
 from .iteration import Space, space_of
 from .layout import Layout, Parts, balanced_block
@@ -370,8 +370,6 @@ def _candidates(extent: int, tiles: int) -> tuple[int, ...]:
 def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tuple[int, ...]] | None:
     """The estimated cycles and block sizes of the cheapest cut of `space` whose working set
     fits `budget` bytes per tile, None if none does."""
-    from ipu_mlir.runtime import cost_model
-
     element_bytes = ipu.element_bytes(space.element_type)
     loops = range(len(space.extents))
     options = [

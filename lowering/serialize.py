@@ -32,7 +32,7 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.diagnostics import op_error
+from ipu_mlir.target.diagnostics import op_error
 
 from .iteration import Space, space_of
 

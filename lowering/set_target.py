@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ipu_mlir.target import TARGET_ATTR, load_target
+
 from .pass_registry import ModulePass, register_pass
 
 
@@ -37,7 +39,5 @@ class SetTarget(ModulePass):
     target: str = field(metadata={"help": "built-in target name (gc200, gc2, tiny) or path of a target .toml file"})
 
     def run(self, module: ir.Operation) -> None:
-        from ipu_mlir.runtime.target import TARGET_ATTRIBUTE, load_target
-
         load_target(self.target)
-        module.attributes[TARGET_ATTRIBUTE] = ir.StringAttr.get(self.target, module.context)
+        module.attributes[TARGET_ATTR] = ir.StringAttr.get(self.target, module.context)

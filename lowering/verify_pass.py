@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ipu_mlir.dialects import verifier
+from ipu_mlir.target import target_of
 
 from .pass_registry import ModulePass, register_pass
 
@@ -40,8 +41,6 @@ class VerifyIpu(ModulePass):
     name = "ipu-verify"
 
     def run(self, module: ir.Operation) -> None:
-        from ipu_mlir.runtime.target import target_of
-
         errors = verifier.verify(module, target_of(module))
         if errors:
             raise ExceptionGroup(f"{len(errors)} ipu verifier error(s)", errors)

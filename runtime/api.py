@@ -1,10 +1,9 @@
-"""Running programs from Python: the library face of `ipu-run`.
+"""Loading L3 programs into the simulator: parse, verify, plan the runs.
 
-    outputs, profile = run("model.mlir", [x, w], target="tiny")
-    print(profile.summary()); profile.to_json()
+    simulator = load_simulator("model.l3.mlir", target="tiny")
+    outputs = simulator.run([x, w]); print(simulator.profile.summary())
 
-An L3 program (a function marked `ipu.program`) runs as it is, after verification; anything
-else is taken as L0/L1 and compiled with the default pipeline first.
+The runtime takes L3 only; `ipu_mlir.frontends.api.run` compiles L0/L1 input first.
 """
 
 from __future__ import annotations
@@ -17,32 +16,24 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu, make_context, verifier
-from ipu_mlir.dialects.diagnostics import IpuError, format_location
+from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from .profile import Profile
 from .simulator import Simulator
-from .target import target_of
+from ipu_mlir.target import target_of
 
 Source = str | os.PathLike | ir.Module
 
 
-def run(module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str = "main") -> tuple[list[np.ndarray], Profile]:
-    """Simulates `entry` of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
-    the order of the entry's arguments. `target` (a name or a .toml path) overrides the
-    module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations."""
-    simulator = load_simulator(module_or_path, target, entry)
-    return simulator.run(list(inputs)), simulator.profile
-
-
 def load_simulator(module_or_path: Source, target: str | None = None, entry: str = "main") -> Simulator:
-    """The program planned and ready to run: parsed, compiled if not L3 yet, verified."""
+    """An L3 program ready to run: parsed, verified, planned for the simulator. L0/L1 input is
+    the caller's to compile first (`ipu_mlir.frontends.api` does both)."""
     module = load_module(module_or_path)
     if not is_program(module, entry):
-        module = compile_to_program(module, target)
-    else:
-        errors = [e for e in verifier.verify(module.operation, target_of(module.operation, target)) if e.severity == "error"]
-        if errors:  # one error, the others listed after its message
-            raise IpuError(errors[0].message + "".join(f"\n{e}" for e in errors[1:]), errors[0].location)
+        raise IpuError(f"not an L3 program: no function @{entry} marked '{ipu.PROGRAM_ATTR}' (compile it first: ipu-compile)")
+    errors = [e for e in verifier.verify(module.operation, target_of(module.operation, target)) if e.severity == "error"]
+    if errors:  # one error, the others listed after its message
+        raise IpuError(errors[0].message + "".join(f"\n{e}" for e in errors[1:]), errors[0].location)
     return Simulator(module, target_of(module.operation, target), entry)
 
 
@@ -63,7 +54,7 @@ def load_module(source: Source) -> ir.Module:
         except OSError as error:
             raise IpuError(f"cannot read '{text}': {error.strerror}") from None
         except ir.MLIRError as error:
-            raise _from_mlir(error, "cannot parse" + ("" if looks_like_text else f" '{text}'")) from None
+            raise from_mlir(error, "cannot parse" + ("" if looks_like_text else f" '{text}'")) from None
 
 
 def is_program(module: ir.Module, entry: str = "main") -> bool:
@@ -73,21 +64,6 @@ def is_program(module: ir.Module, entry: str = "main") -> bool:
             if ir.StringAttr(op.attributes["sym_name"]).value == entry:
                 return True
     return False
-
-
-def compile_to_program(module: ir.Module, target: str | None) -> ir.Module:
-    """The default pipeline on a copy of `module` (the caller's module is left alone)."""
-    from ipu_mlir.lowering.pass_registry import PipelineError  # the compiler, only for L0/L1 input
-    from ipu_mlir.lowering.pipelines import compile_module
-
-    with module.context:
-        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-        try:
-            return compile_module(copy, target)
-        except ir.MLIRError as error:
-            raise _from_mlir(error, "compilation failed") from None
-        except PipelineError as error:
-            raise IpuError(f"cannot compile with the default pipeline: {error.message}") from None
 
 
 def random_inputs(arguments: Sequence[tuple[tuple[int, ...], np.dtype]], seed: int) -> list[np.ndarray]:
@@ -108,7 +84,7 @@ def random_inputs(arguments: Sequence[tuple[tuple[int, ...], np.dtype]], seed: i
     return inputs
 
 
-def _from_mlir(error: ir.MLIRError, what: str) -> IpuError:
+def from_mlir(error: ir.MLIRError, what: str) -> IpuError:
     diagnostics = list(error.error_diagnostics)
     if not diagnostics:
         return IpuError(f"{what}: {error}")

@@ -45,7 +45,7 @@ import numpy as np
 from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
-from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.target.diagnostics import IpuError
 
 from .codelet_ops import Kernel, cast_signed, elementwise_kernel, numpy_dtype, reducer
 from .memory import assign

@@ -22,10 +22,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
-from ipu_mlir.dialects.diagnostics import IpuError, format_location
+from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from . import codelet_ops
-from .target import Target
+from ipu_mlir.target import Target
 
 
 class SimulationError(IpuError):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import cost_model
-from .target import Target
+from ipu_mlir.target import cost_model
+from ipu_mlir.target import Target
 
 PROFILE_VERSION = 1
 

@@ -65,7 +65,7 @@ from mlir.dialects import arith
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
-from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.target.diagnostics import IpuError
 
 TO_BUFFERS = (
     "func.func(convert-elementwise-to-linalg)",

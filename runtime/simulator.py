@@ -37,12 +37,13 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 
-from . import cost_model
+from .codelet import CodeletError, compile_codelet
+from ipu_mlir.target import cost_model
 from .memory import Buffer, Grid, Pool, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, static_tensor, strided_pieces
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .streams import DeviceToHost, HostToDevice
 from .profile import Profile, Superstep
-from .target import Target, target_of
+from ipu_mlir.target import Target, target_of
 
 PROGRAM_OPS = ("arith.constant", "ipu.host_to_device", "ipu.device_to_host", "ipu.sync", "ipu.copy", "ipu.execute", "scf.for", "func.return")
 
@@ -476,8 +477,6 @@ class _Planner:
     def _codelet(self, name: str, function: ir.OpView, rank: int, site: Site):
         """The codelet compiled for `rank` grid axes, its error type and its cycles."""
         if (name, rank) not in self.codelets:
-            from .codelet import CodeletError, compile_codelet  # heavy; only when a program runs codelets
-
             try:
                 kernel = compile_codelet(function, rank)
             except CodeletError as error:

@@ -24,7 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, MalformedAttribute, TileGrid
 
 from .memory import Buffer, Grid, Rows, Site, as_slice, assign, grid_region, static_tensor
-from .target import Target
+from ipu_mlir.target import Target
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,21 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
+from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import IRDL_PATH, ipu, make_context
 from ipu_mlir.dialects.attrs import LinearMapping, TileGrid
-from ipu_mlir.dialects.diagnostics import format_location
+from ipu_mlir.target.diagnostics import format_location
 from ipu_mlir.dialects.verifier import verify
 from ipu_mlir.lowering.pass_registry import build_pass_manager
-from ipu_mlir.runtime.target import Target, load_target
+from ipu_mlir.lowering.pipelines import compile_module
+from ipu_mlir.runtime.api import load_module, random_inputs
+from ipu_mlir.runtime.reference import run_reference
+from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.target import Target, load_target
 
 PER_TILE = 64
 HEAD = 4  # elements of each tile's result gathered onto tile 0
@@ -45,7 +51,7 @@ def build_relu_program(target: Target) -> ir.Module:
     layout = LinearMapping(grain=per_tile, tiles=on_tiles)
 
     module = ir.Module.create()
-    module.operation.attributes[ipu.TARGET_ATTR] = ir.StringAttr.get(target.name)
+    module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
     with ir.InsertionPoint(module.body):
         ipu.buffer("x", slice_memref, on_tiles)
         ipu.buffer("y", slice_memref, on_tiles)
@@ -99,13 +105,6 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cnn.mlir"
 
 def run_example(target_name: str = "gc200") -> bool:
     """Compiles and simulates examples/cnn.mlir; True when it matches the reference."""
-    import numpy as np
-
-    from ipu_mlir.lowering.pipelines import compile_module
-    from ipu_mlir.runtime.api import load_module, random_inputs
-    from ipu_mlir.runtime.reference import run_reference
-    from ipu_mlir.runtime.simulator import Simulator
-
     _section(f"The main job: {EXAMPLE.name} (linalg on tensors) compiled for {target_name} and simulated")
     source = load_module(str(EXAMPLE))
     with source.context:
@@ -168,7 +167,7 @@ def main() -> int:
         _section(f"An ipu-opt pipeline mixing Python and upstream passes:\n   {pipeline}")
         retargeted = ir.Module.parse(str(module))
         build_pass_manager(pipeline).run(retargeted.operation)
-        print(f"module attributes: {retargeted.operation.attributes[ipu.TARGET_ATTR]}; the 16-tile program verifies on gc2")
+        print(f"module attributes: {retargeted.operation.attributes[TARGET_ATTR]}; the 16-tile program verifies on gc2")
         too_big = ir.Operation.parse(str(build_relu_program(load_target("gc200"))), source_name="relu-gc200.mlir")
         try:
             build_pass_manager("builtin.module(ipu-set-target{target=gc2},ipu-verify)").run(too_big)

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from mlir import ir
 
-from ipu_mlir.dialects.diagnostics import IpuError, format_location
+from ipu_mlir.target.diagnostics import IpuError, format_location
 
 _EXPECTED = re.compile(
     r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|[0-9]+|above|below|unknown))? *\{\{(.*)\}\}$"

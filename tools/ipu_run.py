@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ipu_mlir.dialects.diagnostics import IpuError, format_location
-from ipu_mlir.runtime import api
+from ipu_mlir.target.diagnostics import IpuError, format_location
+from ipu_mlir.frontends import api
+from ipu_mlir.runtime.reference import run_reference
 from ipu_mlir.runtime.simulator import Simulator
 
 from .ipu_opt import write_atomically
@@ -85,8 +86,6 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
 
 def _check(args: argparse.Namespace, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
     """Compares with the L0 program run by upstream MLIR's ExecutionEngine; True if it fails."""
-    from ipu_mlir.runtime.reference import run_reference
-
     expected = run_reference(args.file, inputs, args.entry)
     failed = False
     for index, (got, want) in enumerate(zip(outputs, expected)):

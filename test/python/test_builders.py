@@ -12,6 +12,7 @@ import pytest
 from mlir import ir
 from mlir.dialects import arith, func
 
+from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import ipu, make_context, verifier
 from ipu_mlir.dialects.attrs import BlockMapping, IntervalMapping, LinearMapping, TileGrid
 
@@ -35,7 +36,7 @@ def in_function(input_types, body, *, target: str | None = None, before=None):
     returns the op under test. `before()` builds module-level ops (buffers) first."""
     module = ir.Module.create()
     if target:
-        module.operation.attributes[ipu.TARGET_ATTR] = ir.StringAttr.get(target)
+        module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target)
     with ir.InsertionPoint(module.body):
         if before:
             before()
@@ -337,7 +338,7 @@ def _l3_module(body):
     """A tiny-target module with buffers x, y (64 floats on tiles 0..15) and a program `body`."""
     f32 = ir.F32Type.get()
     module = ir.Module.create()
-    module.operation.attributes[ipu.TARGET_ATTR] = ir.StringAttr.get("tiny")
+    module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get("tiny")
     with ir.InsertionPoint(module.body):
         ipu.buffer("x", ir.MemRefType.get([64], f32), TileGrid.range(0, 16), offset=0)
         ipu.buffer("y", ir.MemRefType.get([64], f32), TileGrid.range(0, 16))

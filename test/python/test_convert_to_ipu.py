@@ -332,7 +332,7 @@ def test_torch_model(context: ir.Context) -> None:
     assert verifier.verify(module.operation) == []
 
     # End to end: the imported model compiled for gc200 and simulated matches PyTorch itself.
-    from ipu_mlir.runtime.api import run
+    from ipu_mlir.frontends.api import run
 
     (got,), profile = run(str(imported), [x.numpy()], target="gc200")
     with torch.no_grad():

@@ -9,9 +9,9 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.runtime import cost_model
+from ipu_mlir.target import cost_model
 from ipu_mlir.runtime.simulator import Simulator
-from ipu_mlir.runtime.target import load_target
+from ipu_mlir.target import load_target
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = load_target("tiny")

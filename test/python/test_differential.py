@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ipu_mlir.frontends import api
+from ipu_mlir.runtime import reference
 from ipu_mlir.tools.ipu_opt import SPLIT_MARKER
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,9 +41,6 @@ def _cases():
 
 @pytest.mark.parametrize("path,index,chunk", list(_cases()))
 def test_lit_input_matches_reference(path: Path, index: int, chunk: str) -> None:
-    reference = pytest.importorskip("ipu_mlir.runtime.reference")
-    api = pytest.importorskip("ipu_mlir.runtime.api")
-    pytest.importorskip("ipu_mlir.runtime.codelet")
     if "ipu.target" not in chunk:
         chunk = _with_target(chunk, "tiny")
     entry = re.search(r"func\.func @([\w$.]+)", chunk).group(1)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from ipu_mlir.dialects.diagnostics import IpuError, op_error
+from ipu_mlir.target.diagnostics import IpuError, op_error
 from ipu_mlir.lowering import ModulePass, register_pass
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ipu_mlir.lowering import lookup_pass
-from ipu_mlir.runtime import api
+from ipu_mlir.frontends import api
 from ipu_mlir.tools import ipu_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -175,9 +175,9 @@ def test_check_fails_beyond_tolerance(tmp_path, capsys, monkeypatch):
     _needs_compiler_and_reference()
     source = tmp_path / "relu.mlir"
     source.write_text(L0_RELU)
-    import ipu_mlir.runtime.reference as reference
+    import ipu_mlir.tools.ipu_run as ipu_run
 
-    monkeypatch.setattr(reference, "run_reference", lambda module, inputs, entry: [np.maximum(inputs[0], 0) + 1e-2])
+    monkeypatch.setattr(ipu_run, "run_reference", lambda module, inputs, entry: [np.maximum(inputs[0], 0) + 1e-2])
     code, out, _ = ipu_run_main(capsys, source, "--random-inputs", 0, "--check", "--output-dir", tmp_path / "out")
     assert code == 1 and "check output 0: max abs error 0.01," in out and "(rtol 0.0001): FAILED" in out
 

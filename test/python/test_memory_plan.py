@@ -10,7 +10,7 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.dialects.diagnostics import IpuError
+from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.lowering.memory_plan import MIN_ALIGNMENT, MemoryPlan, analyze_liveness, assign_offsets
 from ipu_mlir.runtime.simulator import Simulator
 

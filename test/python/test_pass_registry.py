@@ -9,7 +9,7 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.dialects.diagnostics import IpuError, op_error
+from ipu_mlir.target.diagnostics import IpuError, op_error
 from ipu_mlir.lowering import pass_registry, verify_pass
 from ipu_mlir.lowering.pass_registry import (
     ModulePass,

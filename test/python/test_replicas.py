@@ -114,7 +114,7 @@ module attributes {ipu.target = "tiny"} {
 
 
 def test_unchecked_runs_store_replicas_once_and_give_the_same_bytes():
-    from ipu_mlir.runtime.api import load_simulator
+    from ipu_mlir.frontends.api import load_simulator
 
     simulator = load_simulator(MLP)
     rng = np.random.default_rng(0)

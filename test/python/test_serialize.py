@@ -13,7 +13,7 @@ from mlir import ir
 from ipu_mlir.dialects import make_context
 from ipu_mlir.lowering.pass_registry import build_pass_manager
 from ipu_mlir.lowering.pipelines import STEPS
-from ipu_mlir.runtime.api import run
+from ipu_mlir.frontends.api import run
 
 CASES = Path(__file__).resolve().parents[1] / "lit" / "plan" / "serial-split.mlir"
 

@@ -8,7 +8,7 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.dialects.diagnostics import format_location
+from ipu_mlir.target.diagnostics import format_location
 from ipu_mlir.runtime.simulator import SimulationError, Simulator
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from mlir import ir
 
-from ipu_mlir.dialects.diagnostics import IpuError
-from ipu_mlir.runtime.target import (
+from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target import (
     BUILTIN_TARGETS_DIR,
     Target,
     builtin_targets,

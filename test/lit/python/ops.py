@@ -7,6 +7,7 @@
 from mlir import ir
 from mlir.dialects import arith, func
 
+from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import ipu, make_context, verifier
 from ipu_mlir.dialects.attrs import BlockMapping, IntervalMapping, LinearMapping, TileGrid
 
@@ -35,7 +36,7 @@ def tensor(shape, element_type=None):
 def new_module(target=None):
     module = ir.Module.create()
     if target:
-        module.operation.attributes[ipu.TARGET_ATTR] = ir.StringAttr.get(target)
+        module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target)
     return module
 
 

@@ -12,6 +12,7 @@ import sys
 from mlir import ir
 from mlir.dialects import arith, func
 
+from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import ipu, make_context, verifier
 from ipu_mlir.dialects.attrs import LinearMapping, TileGrid
 
@@ -31,7 +32,7 @@ def build_relu_program() -> ir.Module:
     layout = LinearMapping(grain=64, tiles=tiles)
 
     module = ir.Module.create()
-    module.operation.attributes[ipu.TARGET_ATTR] = ir.StringAttr.get("tiny")
+    module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get("tiny")
     with ir.InsertionPoint(module.body):
         ipu.buffer("x", ir.MemRefType.get([64], f32), tiles, offset=0)
         ipu.buffer("y", ir.MemRefType.get([64], f32), tiles, offset=256)

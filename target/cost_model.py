@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from .target import Target
+from . import Target
 
 # --- Assumptions (not in any target file) ----------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Machine descriptions: one TOML file per target, every figure with where it comes from.
 
-A target file (`runtime/targets/<name>.toml`, or any file in the same schema) holds a `name`, a
+A target file (`target/targets/<name>.toml`, or any file in the same schema) holds a `name`, a
 `description` and one table per figure of `Target`:
 
     num_tiles = { value = 1472, source = "GC200 datasheet: 1472 IPU-Tiles" }
@@ -26,11 +26,11 @@ from typing import Any
 
 from mlir import ir
 
-from ipu_mlir.dialects.diagnostics import IpuError
+from .diagnostics import IpuError
 
 BUILTIN_TARGETS_DIR = Path(str(resources.files(__package__).joinpath("targets")))
 DEFAULT_TARGET = "gc200"
-TARGET_ATTRIBUTE = "ipu.target"
+TARGET_ATTR = "ipu.target"
 
 
 @dataclass(frozen=True)
@@ -129,12 +129,12 @@ def target_of(module_op: ir.Module | ir.Operation | ir.OpView, override: str | N
     if override is not None:
         return load_target(override)
     operation = module_op.operation
-    if TARGET_ATTRIBUTE not in operation.attributes:
+    if TARGET_ATTR not in operation.attributes:
         return load_target(DEFAULT_TARGET)
-    attribute = operation.attributes[TARGET_ATTRIBUTE]
+    attribute = operation.attributes[TARGET_ATTR]
     if not isinstance(attribute, ir.StringAttr):
         raise IpuError(
-            f"'{TARGET_ATTRIBUTE}' must be a string naming a target or a .toml file, got {attribute}",
+            f"'{TARGET_ATTR}' must be a string naming a target or a .toml file, got {attribute}",
             operation.location,
         )
     try:

@@ -1,0 +1,54 @@
+"""Running programs from Python: the library face of `ipu-run`, compiling when needed.
+
+    outputs, profile = run("model.mlir", [x, w], target="tiny")
+    print(profile.summary()); profile.to_json()
+
+An L3 program (a function marked `ipu.program`) runs as it is, after verification; anything
+else is taken as L0/L1 and compiled with the default pipeline first. This is the one place
+(with the tools) that chains the compiler and the simulator: `runtime` takes L3 only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.lowering.pass_registry import PipelineError
+from ipu_mlir.lowering.pipelines import compile_module
+from ipu_mlir.runtime import api as runtime_api
+from ipu_mlir.runtime.api import Source, from_mlir, is_program, load_module, random_inputs
+from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["compile_to_program", "load_module", "load_simulator", "random_inputs", "run"]
+
+
+def run(module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str = "main") -> tuple[list[np.ndarray], Profile]:
+    """Simulates `entry` of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
+    the order of the entry's arguments. `target` (a name or a .toml path) overrides the
+    module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations."""
+    simulator = load_simulator(module_or_path, target, entry)
+    return simulator.run(list(inputs)), simulator.profile
+
+
+def load_simulator(module_or_path: Source, target: str | None = None, entry: str = "main") -> Simulator:
+    """The program planned and ready to run: parsed, compiled if not L3 yet, verified."""
+    module = load_module(module_or_path)
+    if not is_program(module, entry):
+        module = compile_to_program(module, target)
+    return runtime_api.load_simulator(module, target, entry)
+
+
+def compile_to_program(module: ir.Module, target: str | None) -> ir.Module:
+    """The default pipeline on a copy of `module` (the caller's module is left alone)."""
+    with module.context:
+        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        try:
+            return compile_module(copy, target)
+        except ir.MLIRError as error:
+            raise from_mlir(error, "compilation failed") from None
+        except PipelineError as error:
+            raise IpuError(f"cannot compile with the default pipeline: {error.message}") from None
