@@ -17,37 +17,41 @@ from mlir import ir
 
 from ipu_mlir.lowering.pass_registry import PipelineError
 from ipu_mlir.lowering.pipelines import compile_module
+from ipu_mlir.lowering.select_entry import resolve_entry
 from ipu_mlir.runtime import api as runtime_api
-from ipu_mlir.runtime.api import Source, from_mlir, is_program, load_module, random_inputs
+from ipu_mlir.runtime.api import Source, from_mlir, is_program, load_module, program_names, random_inputs
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["compile_to_program", "load_module", "load_simulator", "random_inputs", "run"]
+__all__ = ["compile_to_program", "is_program", "load_module", "load_simulator", "random_inputs", "run"]
 
 
-def run(module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str = "main") -> tuple[list[np.ndarray], Profile]:
-    """Simulates `entry` of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
+def run(module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str | None = None) -> tuple[list[np.ndarray], Profile]:
+    """Simulates `entry` (default: main, or the only public function) of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
     the order of the entry's arguments. `target` (a name or a .toml path) overrides the
     module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations."""
     simulator = load_simulator(module_or_path, target, entry)
     return simulator.run(list(inputs)), simulator.profile
 
 
-def load_simulator(module_or_path: Source, target: str | None = None, entry: str = "main") -> Simulator:
-    """The program planned and ready to run: parsed, compiled if not L3 yet, verified."""
+def load_simulator(module_or_path: Source, target: str | None = None, entry: str | None = None) -> Simulator:
+    """The program planned and ready to run: parsed, compiled if not L3 yet, verified. `entry`
+    names the function (default: main, or the only public function, or the only program)."""
     module = load_module(module_or_path)
-    if not is_program(module, entry):
-        module = compile_to_program(module, target)
-    return runtime_api.load_simulator(module, target, entry)
+    programs = program_names(module)
+    if entry in programs or (entry is None and len(programs) == 1):
+        return runtime_api.load_simulator(module, target, entry or programs[0])
+    entry = resolve_entry(module.operation, entry)
+    return runtime_api.load_simulator(compile_to_program(module, target, entry), target, entry)
 
 
-def compile_to_program(module: ir.Module, target: str | None) -> ir.Module:
+def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None) -> ir.Module:
     """The default pipeline on a copy of `module` (the caller's module is left alone)."""
     with module.context:
         copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
         try:
-            return compile_module(copy, target)
+            return compile_module(copy, target, entry)
         except ir.MLIRError as error:
             raise from_mlir(error, "compilation failed") from None
         except PipelineError as error:

@@ -148,7 +148,7 @@ def lookup_pass(name: str) -> type[ModulePass] | None:
 
 def did_you_mean(name: str) -> str:
     """`; did you mean 'x'?` naming registered passes spelled like `name`, or ''."""
-    close = difflib.get_close_matches(name, _REGISTRY, n=3)
+    close = difflib.get_close_matches(name, _REGISTRY, n=3, cutoff=0.8)  # names share "ipu-"
     return f"; did you mean {' or '.join(repr(candidate) for candidate in close)}?" if close else ""
 
 

@@ -3,7 +3,8 @@
     ipu-opt model.mlir -p 'builtin.module(ipu-default-pipeline{target=gc200})'
     ipu-compile model.mlir -o model.l3.mlir --target gc200
 
-Its steps: record the target; lower TOSA to linalg with upstream passes (`ipu-import-tosa`,
+Its steps: record the target; keep the entry function (`ipu-select-entry`, then upstream
+`symbol-dce` drops the functions it does not call); lower TOSA to linalg with upstream passes (`ipu-import-tosa`,
 a no-op on other input); convert standard dialects to L1 (`ipu-convert-to-ipu`, which
 also normalizes with upstream passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
@@ -19,34 +20,37 @@ from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
-STEPS = ("ipu-import-tosa", "ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
+STEPS = ("ipu-select-entry", "symbol-dce", "ipu-import-tosa", "ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
 
 
-def default_pipeline(target: str | None = None, memory_report: str | None = None) -> str:
+def default_pipeline(target: str | None = None, memory_report: str | None = None, entry: str | None = None) -> str:
     steps = ([f"ipu-set-target{{target={target}}}"] if target else []) + list(STEPS)
+    if entry:
+        steps[steps.index("ipu-select-entry")] = f"ipu-select-entry{{entry={entry}}}"
     if memory_report:
         steps[steps.index("ipu-memory-plan")] = f"ipu-memory-plan{{report={memory_report}}}"
     return "builtin.module(" + ",".join(steps) + ")"
 
 
 def _expand(options: str) -> str:
-    target = None
+    chosen = {"target": None, "entry": None}
     for option in filter(None, (o.strip() for o in options.split())):
         key, _, value = option.partition("=")
-        if key != "target" or not value:
-            raise PipelineError(f"unknown option '{option}' (ipu-default-pipeline takes target=NAME_OR_FILE)")
-        target = value
-    return default_pipeline(target)
+        if key not in chosen or not value:
+            raise PipelineError(f"unknown option '{option}' (ipu-default-pipeline takes target=NAME_OR_FILE entry=FUNCTION)")
+        chosen[key] = value
+    return default_pipeline(chosen["target"], entry=chosen["entry"])
 
 
 register_pipeline(NamedPipeline("ipu-default-pipeline", "L0 (linalg on tensors) to an L3 ipu program: " + ", ".join(STEPS), _expand))
 
 
-def compile_module(module: ir.Module, target: str | None = None) -> ir.Module:
+def compile_module(module: ir.Module, target: str | None = None, entry: str | None = None) -> ir.Module:
     """Runs the default pipeline on `module` in place (a target given here wins over the
-    module's `ipu.target`; neither: gc200) and returns it."""
+    module's `ipu.target`; neither: gc200) and returns it. `entry` names the public function
+    compiled (default: main, or the only public function; `lowering/select_entry.py`)."""
     operation = module.operation
     if target is None and TARGET_ATTR not in operation.attributes:
         target = DEFAULT_TARGET
-    build_pass_manager(default_pipeline(target), module.context).run(operation)
+    build_pass_manager(default_pipeline(target, entry=entry), module.context).run(operation)
     return module

@@ -57,13 +57,19 @@ def load_module(source: Source) -> ir.Module:
             raise from_mlir(error, "cannot parse" + ("" if looks_like_text else f" '{text}'")) from None
 
 
-def is_program(module: ir.Module, entry: str = "main") -> bool:
-    """Whether `module` is already L3: `entry` is a function marked `ipu.program`."""
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ipu.PROGRAM_ATTR in op.attributes:
-            if ir.StringAttr(op.attributes["sym_name"]).value == entry:
-                return True
-    return False
+def program_names(module: ir.Module) -> list[str]:
+    """The functions of `module` marked `ipu.program` (L3 entry points), in order."""
+    return [
+        ir.StringAttr(op.attributes["sym_name"]).value
+        for op in module.body.operations
+        if op.operation.name == "func.func" and ipu.PROGRAM_ATTR in op.attributes
+    ]
+
+
+def is_program(module: ir.Module, entry: str | None = None) -> bool:
+    """Whether `module` is already L3: `entry` (default: any function) is marked `ipu.program`."""
+    names = program_names(module)
+    return entry in names if entry else bool(names)
 
 
 def random_inputs(arguments: Sequence[tuple[tuple[int, ...], np.dtype]], seed: int) -> list[np.ndarray]:

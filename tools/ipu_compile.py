@@ -22,8 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
     parser.add_argument("--memory-report", default=None, metavar="FILE", help="write the memory plan report (JSON), '-' for a table on stderr")
+    parser.add_argument("--entry", default=None, metavar="NAME", help="the public function to compile (default: main, or the only one)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    pipeline = default_pipeline(args.target, args.memory_report)
+    pipeline = default_pipeline(args.target, args.memory_report, args.entry)
     return ipu_opt.main([args.input, "-o", args.output, "--pass-pipeline", pipeline])
 
 

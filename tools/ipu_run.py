@@ -47,13 +47,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.input and args.random_inputs is not None:
         raise IpuError("give either --input files or --random-inputs, not both")
     module = api.load_module(Path(args.file))
-    if args.check and api.is_program(module, args.entry):
+    if args.check and api.is_program(module):
         raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
     simulator = api.load_simulator(module, args.target, args.entry)
     inputs = _inputs(args, simulator)
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
-    check_failed = _check(args, inputs, outputs) if args.check else False
+    check_failed = _check(args, simulator.entry, inputs, outputs) if args.check else False
     if args.output_dir:
         _write_outputs(Path(args.output_dir), outputs)
     if args.profile:
@@ -72,7 +72,7 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
     if args.random_inputs is not None:
         return api.random_inputs(simulator.arguments, args.random_inputs)
     if not args.input and simulator.arguments:
-        raise IpuError(f"@{args.entry} takes {len(simulator.arguments)} inputs: give them with --input A.npy ... or use --random-inputs SEED")
+        raise IpuError(f"@{simulator.entry} takes {len(simulator.arguments)} inputs: give them with --input A.npy ... or use --random-inputs SEED")
     inputs = []
     for path in args.input:
         try:
@@ -84,9 +84,9 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
     return inputs
 
 
-def _check(args: argparse.Namespace, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
+def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
     """Compares with the L0 program run by upstream MLIR's ExecutionEngine; True if it fails."""
-    expected = run_reference(args.file, inputs, args.entry)
+    expected = run_reference(args.file, inputs, entry)
     failed = False
     for index, (got, want) in enumerate(zip(outputs, expected)):
         want = np.asarray(want)
@@ -141,7 +141,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ipu-run", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("file", help="the program: L3, or L0/L1 to compile with the default pipeline")
     parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
-    parser.add_argument("--entry", default="main", help="the entry function (default: main)")
+    parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
     parser.add_argument("--input", nargs="+", action="extend", default=[], metavar="A.npy", help="inputs, in the order of the entry's arguments")
     parser.add_argument("--random-inputs", type=int, default=None, metavar="SEED", help="deterministic random inputs: floats in [-1, 1), small integers")
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
