@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lit pytest docs clean
+.PHONY: demo test lit pytest fuzz docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,13 @@ lit: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q
+
+# The differential fuzzer (test/fuzz/run_fuzz.py): simulator against ExecutionEngine on random
+# programs, e.g. `make fuzz FUZZ_SEEDS=5000 FUZZ_START=10000`; reproducers go to build/fuzz/.
+FUZZ_SEEDS ?= 2000
+FUZZ_START ?= 0
+fuzz: $(STAMP)
+	$(BIN)/python test/fuzz/run_fuzz.py --seeds $(FUZZ_SEEDS) --start $(FUZZ_START)
 
 docs: $(STAMP)
 	$(BIN)/ipu-dialect-doc -o docs/dialect.md

@@ -86,7 +86,7 @@ def random_inputs(arguments: Sequence[tuple[tuple[int, ...], np.dtype]], seed: i
             values = rng.integers(0, 2, shape).astype(bool)
         else:
             values = rng.integers(0 if dtype.kind == "u" else -8, 16 if dtype.kind == "u" else 8, shape).astype(dtype)
-        inputs.append(values)
+        inputs.append(np.asarray(values))  # rank 0: np.minimum gives a numpy scalar, not an array
     return inputs
 
 

@@ -1,0 +1,162 @@
+"""One fuzz case: generate, compile, simulate twice, run the reference, compare.
+
+`check(seed)` returns an `Outcome`: `ok`, `refused` (the compiler said no with a clean
+`IpuError`; the reason is the message's first line with numbers and shapes blanked, so refusals
+count by kind), `mismatch` (wrong numbers, shapes, dtypes, or a second simulator run that
+differs from the first in any byte) or `crash` (anything else raised, by the compiler, the
+simulator, or a reference that cannot run a program the generator meant to be well-formed).
+On `mismatch` and `crash` a reproducer is written: `<dir>/seed-<N>.mlir`, the program with the
+seed, the verdict and the first lines of the error in comments on top.
+
+Comparison:
+- integers (i32, i8): exact, since both sides wrap the same way;
+- f32: |sim - ref| <= 1e-4 * max(1, max |ref|) elementwise, the `ipu-run --check` figure;
+- f16: the simulator's f16 results against the *f32 twin* of the program (the same text on
+  f32, on the same inputs widened), since a reference summing sequentially in f16 drifts
+  further from the truth than the simulator does (issue 10, point 9). The bound grows with
+  the rounding steps a result went through: |sim - ref32| <= 2^-10 * (8 + ops + sqrt(n) * 4)
+  * max(1, max |ref32|), n the longest sum (products of reduction lengths along a chain), i.e.
+  about 1 % for a short program; a result of f16 out of range (inf) must be inf on both sides.
+NaNs must sit at the same places (the generator avoids them; this only keeps a NaN from
+passing unnoticed).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from fuzz_gen import Program, generate
+
+from ipu_mlir.frontends import api
+from ipu_mlir.runtime import reference
+from ipu_mlir.target.diagnostics import IpuError
+
+F32_RTOL = 1e-4
+
+
+@dataclass
+class Outcome:
+    seed: int
+    status: str  # ok, refused, mismatch, crash
+    reason: str = ""
+    detail: str = ""
+    program: Program | None = None
+    reproducer: Path | None = None
+
+
+def refusal_kind(message: str) -> str:
+    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
+    first = re.sub(r"^\S+:\d+:\d+: (error: )?", "", first)
+    first = re.sub(r"tensor<[^>]*>", "tensor<...>", first)
+    first = re.sub(r"\d+", "N", first)
+    return first[:160]
+
+
+def check(seed: int, reproducer_dir: Path | None = None) -> Outcome:
+    program = generate(seed)
+    outcome = _check(program)
+    outcome.program = program
+    if outcome.status in ("mismatch", "crash") and reproducer_dir is not None:
+        outcome.reproducer = write_reproducer(outcome, reproducer_dir)
+    return outcome
+
+
+def write_reproducer(outcome: Outcome, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"seed-{outcome.seed}.mlir"
+    header = [f"// fuzz seed {outcome.seed}: {outcome.status}: {outcome.reason}",
+              f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --start {outcome.seed} --seeds 1",
+              f"// inputs: ipu_mlir.frontends.api.random_inputs(arguments, seed={outcome.seed})"]
+    header += [f"// {line}" for line in outcome.detail.splitlines()[-25:]]
+    path.write_text("\n".join(header) + "\n" + outcome.program.text)
+    return path
+
+
+def _check(program: Program) -> Outcome:
+    seed = program.seed
+    # 1. well-formed: it parses, and the reference runs it (a generator bug otherwise)
+    try:
+        module = api.load_module(program.text)
+    except Exception as error:  # noqa: BLE001  (every failure is reported, as a crash)
+        return Outcome(seed, "crash", "generator: program does not parse", _trace(error))
+    try:
+        simulator = api.load_simulator(module, entry="main")
+    except IpuError as error:
+        return Outcome(seed, "refused", refusal_kind(str(error)), str(error))
+    except Exception as error:  # noqa: BLE001
+        return Outcome(seed, "crash", f"compiler: {type(error).__name__}: {_first(error)}", _trace(error))
+    inputs = api.random_inputs(simulator.arguments, seed=seed)
+    try:
+        outputs = simulator.run(inputs)
+        again = simulator.run(inputs)
+    except Exception as error:  # noqa: BLE001  (an IpuError from the simulator is a BSP violation: a bug too)
+        return Outcome(seed, "crash", f"simulator: {type(error).__name__}: {_first(error)}", _trace(error))
+    try:
+        if program.dtype == "f16":
+            wide = [x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs]
+            expected = reference.run_reference(program.f32_twin(), wide, entry="main")
+        else:
+            expected = reference.run_reference(program.text, inputs, entry="main")
+    except Exception as error:  # noqa: BLE001
+        return Outcome(seed, "crash", f"reference: {type(error).__name__}: {_first(error)}", _trace(error))
+    if len(outputs) != len(expected):
+        return Outcome(seed, "mismatch", f"{len(outputs)} outputs, reference {len(expected)}")
+    for index, (got, second) in enumerate(zip(outputs, again)):
+        if got.tobytes() != second.tobytes():
+            return Outcome(seed, "mismatch", f"output {index}: the second simulator run differs from the first")
+    for index, (got, want) in enumerate(zip(outputs, expected)):
+        problem = compare(got, want, program)
+        if problem:
+            return Outcome(seed, "mismatch", f"output {index}: {problem}")
+    return Outcome(seed, "ok")
+
+
+def tolerance(program: Program, dtype: np.dtype) -> float:
+    if dtype == np.float16:
+        return 2.0**-10 * (8 + program.depth + 4 * math.sqrt(program.max_sum))
+    return F32_RTOL
+
+
+def compare(got: np.ndarray, want: np.ndarray, program: Program) -> str | None:
+    wide = program.dtype == "f16"
+    expected_dtype = np.dtype(np.float16) if wide and want.dtype == np.float32 and got.dtype == np.float16 else want.dtype
+    if got.shape != want.shape or got.dtype != expected_dtype:
+        return f"shape/dtype {got.shape} {got.dtype}, reference {want.shape} {want.dtype}"
+    if got.dtype.kind != "f":
+        if not np.array_equal(got, want):
+            bad = np.argwhere(got != want)
+            first = tuple(bad[0])
+            return f"{len(bad)} of {got.size} elements differ (exact), first at {first}: {got[first]} vs {want[first]}"
+        return None
+    g, w = np.atleast_1d(got).astype(np.float64), np.atleast_1d(want).astype(np.float64)
+    if wide and got.dtype == np.float16:
+        w = w.astype(np.float16).astype(np.float64)  # out of f16's range: inf on both sides
+    if not np.array_equal(np.isnan(g), np.isnan(w)):
+        return "NaNs at different places"
+    inf_g, inf_w = np.isinf(g), np.isinf(w)
+    if not np.array_equal(inf_g, inf_w) or not np.array_equal(g[inf_g], w[inf_w]):
+        return "infinities at different places"
+    finite = np.isfinite(w)
+    rtol = tolerance(program, got.dtype)
+    scale = max(1.0, float(np.abs(w[finite]).max(initial=0)))
+    error = np.abs(g - w)
+    error[~finite] = 0
+    if error.max(initial=0) > rtol * scale:
+        worst = np.unravel_index(int(np.argmax(error)), error.shape)
+        return (f"max abs error {error.max():.4g} > {rtol:.3g} x {scale:.4g} at {tuple(int(i) for i in worst)}: "
+                f"{g[worst]} vs {w[worst]}")
+    return None
+
+
+def _first(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else ""
+
+
+def _trace(error: BaseException) -> str:
+    return "".join(traceback.format_exception(error))

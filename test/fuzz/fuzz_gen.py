@@ -1,0 +1,553 @@
+"""Seeded random L0 programs in the subset `ipu-convert-to-ipu` accepts, for the differential fuzzer.
+
+`generate(seed)` returns a `Program`: MLIR text (one function `@main`, module attribute
+`ipu.target`), the target, and what the comparison needs (the kinds of op it holds, the longest
+chain of summed terms). The same seed always gives the same text.
+
+Coverage (each program chains one to four of these, on values of one element type, f32 / f16 /
+i32 / i8; a f16 matmul may accumulate into f32):
+
+- named ops: `linalg.matmul`, `batch_matmul`, `matvec`, `conv_2d_nchw_fchw`,
+  `conv_2d_nhwc_hwcf` (strides, dilations), `depthwise_conv_2d_nchw_chw` / `_nhwc_hwc`,
+  `pooling_nchw_max` / `nhwc_max` / `nchw_sum` / `nhwc_sum`, `linalg.transpose`;
+- `linalg.generic`: element-wise with one to three inputs read through identity, permuted and
+  broadcast maps (dropped dims and constant-0 dims), bodies of random arith / math trees with
+  scalar constants; reductions with parallel and reduction iterators interleaved, permuted
+  input and output maps, an optional second (broadcast) operand multiplied in, and an
+  initial value that is either a fill of the combiner's identity or a tensor argument;
+- tensor ops: `extract_slice` (also rank-reducing), `insert_slice`, `pad` with a constant,
+  `expand_shape` / `collapse_shape`, `concat`;
+- shapes from a pool of awkward sizes: 1, primes, sizes just over a power of two and over the
+  planner's grain of 64 elements a tile.
+
+Floats stay finite by construction: division is by `|y| + 1`, `sqrt` and `log1p` take `|x|`,
+`exp` takes `tanh(x)`. Integer ops wrap (no overflow flags), shifts and divisions use small
+constants (never by 0 or -1), so both sides have one defined answer.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+TYPES = ("f32", "f16", "i32", "i8")
+TYPE_WEIGHTS = (4, 2, 3, 2)
+# Awkward extents: 1, primes, just over powers of two; weighted toward small ones.
+DIMS = (1, 1, 2, 3, 3, 4, 5, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33, 65)
+NEG_INF = {"f32": "0xFF800000", "f16": "0xFC00"}
+INT_MIN = {"i32": "-2147483648", "i8": "-128"}
+INT_MAX = {"i32": "2147483647", "i8": "127"}
+
+
+@dataclass
+class Program:
+    seed: int
+    target: str
+    dtype: str
+    text: str
+    kinds: list[str] = field(default_factory=list)
+    max_sum: int = 1  # the longest sum (reduction / contraction length) on any path, multiplied along chains
+    depth: int = 0  # ops in the program
+
+    def f32_twin(self) -> str:
+        """The same program on f32 (for a f16 program): the reference in wider precision."""
+        text = self.text.replace("0xFC00 : f16", "0xFF800000 : f32").replace("0x7C00 : f16", "0x7F800000 : f32")
+        assert "0x" not in text.replace("0xFF800000 : f32", "").replace("0x7F800000 : f32", ""), "a f16 bit pattern left"
+        return text.replace("xf16>", "xf32>").replace(": f16", ": f32").replace("<f16>", "<f32>").replace(" f16", " f32")
+
+
+@dataclass
+class Value:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    sums: int = 1  # terms summed into one element so far
+
+
+def _ty(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def _map(n, exprs):
+    dims = ", ".join(f"d{i}" for i in range(n))
+    return f"affine_map<({dims}) -> ({', '.join(exprs)})>"
+
+
+class Gen:
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.target = "gc200" if self.rng.random() < 0.12 else "tiny"
+        self.dtype = self.rng.choices(TYPES, TYPE_WEIGHTS)[0]
+        self.is_float = self.dtype.startswith("f")
+        self.args: list[Value] = []
+        self.lines: list[str] = []
+        self.values: list[Value] = []
+        self.kinds: list[str] = []
+        self.count = 0
+        self.budget = 4096 if self.target == "tiny" else 20000  # elements per tensor
+
+    # -- helpers -------------------------------------------------------------------------
+    def fresh(self, prefix="v"):
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def dim(self, small=False):
+        return self.rng.choice(DIMS[:12] if small else DIMS)
+
+    def shape(self, rank, small=False):
+        while True:
+            shape = tuple(self.dim(small) for _ in range(rank))
+            if _numel(shape) <= self.budget:
+                return shape
+
+    def arg(self, shape, dtype=None):
+        value = Value(f"%arg{len(self.args)}", tuple(shape), dtype or self.dtype)
+        self.args.append(value)
+        return value
+
+    def operand(self, shape, dtype=None):
+        """An existing value of this shape and type (often), else a new argument."""
+        dtype = dtype or self.dtype
+        same = [v for v in self.values if v.shape == tuple(shape) and v.dtype == dtype]
+        if same and self.rng.random() < 0.7:
+            return self.rng.choice(same)
+        return self.arg(shape, dtype)
+
+    def source(self, ranks, check=None):
+        """A value to work on: the newest one of a fitting rank (mostly), else a new argument."""
+        fits = [v for v in self.values if len(v.shape) in ranks and v.dtype == self.dtype and (check is None or check(v.shape))]
+        if fits and self.rng.random() < 0.8:
+            return fits[-1] if self.rng.random() < 0.7 else self.rng.choice(fits)
+        while True:
+            shape = self.shape(self.rng.choice(ranks))
+            if check is None or check(shape):
+                return self.arg(shape)
+
+    def emit(self, line):
+        self.lines.append("  " + line)
+
+    def result(self, name, shape, dtype=None, sums=1):
+        value = Value(name, tuple(shape), dtype or self.dtype, sums)
+        self.values.append(value)
+        return value
+
+    def const(self, text, dtype=None):
+        name = self.fresh("c")
+        self.emit(f"{name} = arith.constant {text} : {dtype or self.dtype}")
+        return name
+
+    def scalar(self, dtype=None):
+        dtype = dtype or self.dtype
+        if dtype.startswith("f"):
+            return self.rng.choice(["0.0", "1.0", "-0.5", "2.5", "0.125", "-3.0"])
+        return str(self.rng.choice([0, 1, -1, 3, -7, 5]))
+
+    def filled(self, shape, value_text, dtype=None):
+        dtype = dtype or self.dtype
+        c = self.const(value_text, dtype)
+        e, f = self.fresh("e"), self.fresh("f")
+        self.emit(f"{e} = tensor.empty() : {_ty(shape, dtype)}")
+        self.emit(f"{f} = linalg.fill ins({c} : {dtype}) outs({e} : {_ty(shape, dtype)}) -> {_ty(shape, dtype)}")
+        return f
+
+    # -- scalar bodies ---------------------------------------------------------------------
+    def body(self, ins: list[str], dtype: str, ops: int) -> tuple[list[str], str]:
+        """Lines of a random scalar computation of `ins`; returns (lines, result)."""
+        rng, lines, pool = self.rng, [], list(ins)
+        counter = [0]
+
+        def new():
+            counter[0] += 1
+            return f"%t{counter[0]}"
+
+        def emit(expr):
+            name = new()
+            lines.append(f"    {name} = {expr}")
+            return name
+
+        for _ in range(ops):
+            a, b = rng.choice(pool), rng.choice(pool)
+            if dtype.startswith("f"):
+                kind = rng.choice(["addf", "subf", "mulf", "maximumf", "minimumf", "div", "neg", "abs", "tanh", "exp", "sqrt",
+                                   "log1p", "select", "const", "sin"])
+                if kind in ("addf", "subf", "mulf", "maximumf", "minimumf"):
+                    out = emit(f"arith.{kind} {a}, {b} : {dtype}")
+                elif kind == "div":
+                    ab = emit(f"math.absf {b} : {dtype}")
+                    one = emit(f"arith.constant 1.0 : {dtype}")
+                    den = emit(f"arith.addf {ab}, {one} : {dtype}")
+                    out = emit(f"arith.divf {a}, {den} : {dtype}")
+                elif kind == "neg":
+                    out = emit(f"arith.negf {a} : {dtype}")
+                elif kind in ("abs", "tanh", "sin"):
+                    out = emit(f"math.{ {'abs': 'absf'}.get(kind, kind)} {a} : {dtype}")
+                elif kind == "exp":
+                    t = emit(f"math.tanh {a} : {dtype}")
+                    out = emit(f"math.exp {t} : {dtype}")
+                elif kind in ("sqrt", "log1p"):
+                    ab = emit(f"math.absf {a} : {dtype}")
+                    out = emit(f"math.{kind} {ab} : {dtype}")
+                elif kind == "select":
+                    pred = rng.choice(["ogt", "olt", "oge", "ule"])
+                    cond = emit(f"arith.cmpf {pred}, {a}, {b} : {dtype}")
+                    out = emit(f"arith.select {cond}, {a}, {b} : {dtype}")
+                else:
+                    c = emit(f"arith.constant {self.scalar(dtype)} : {dtype}")
+                    out = emit(f"arith.{rng.choice(['addf', 'mulf', 'maximumf'])} {a}, {c} : {dtype}")
+            else:
+                kind = rng.choice(["addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori", "shli", "shrsi", "divsi",
+                                   "remsi", "select", "const"])
+                if kind in ("addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori"):
+                    out = emit(f"arith.{kind} {a}, {b} : {dtype}")
+                elif kind in ("shli", "shrsi"):
+                    c = emit(f"arith.constant {rng.randint(1, 3)} : {dtype}")
+                    out = emit(f"arith.{kind} {a}, {c} : {dtype}")
+                elif kind in ("divsi", "remsi"):
+                    c = emit(f"arith.constant {rng.choice([2, 3, -3, 5, 7])} : {dtype}")
+                    out = emit(f"arith.{kind} {a}, {c} : {dtype}")
+                elif kind == "select":
+                    pred = rng.choice(["sgt", "slt", "eq", "ne", "sle"])
+                    cond = emit(f"arith.cmpi {pred}, {a}, {b} : {dtype}")
+                    out = emit(f"arith.select {cond}, {a}, {b} : {dtype}")
+                else:
+                    c = emit(f"arith.constant {self.scalar(dtype)} : {dtype}")
+                    out = emit(f"arith.{rng.choice(['addi', 'muli', 'maxsi'])} {a}, {c} : {dtype}")
+            pool.append(out)
+        return lines, pool[-1]
+
+    # -- op generators ---------------------------------------------------------------------
+    def elementwise(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4))
+        shape = src.shape
+        n = len(shape)
+        operands = [(src, _map(n, [f"d{i}" for i in range(n)]))]
+        for _ in range(rng.randint(0, 2)):
+            style = rng.choice(["same", "perm", "bcast", "zero"])
+            if style == "perm" and n > 1:
+                perm = list(range(n))
+                rng.shuffle(perm)
+                v = self.operand(tuple(shape[p] for p in perm))
+                operands.append((v, _map(n, [f"d{p}" for p in perm])))
+            elif style == "bcast" and n > 1:
+                keep = sorted(rng.sample(range(n), rng.randint(0, n - 1)))
+                v = self.operand(tuple(shape[k] for k in keep))
+                operands.append((v, _map(n, [f"d{k}" for k in keep])))
+            elif style == "zero":
+                exprs = [("0" if rng.random() < 0.5 else f"d{i}") for i in range(n)]
+                v = self.operand(tuple(1 if e == "0" else shape[i] for i, e in enumerate(exprs)))
+                operands.append((v, _map(n, exprs)))
+            else:
+                operands.append((self.operand(shape), _map(n, [f"d{i}" for i in range(n)])))
+        if rng.random() < 0.3:
+            rng.shuffle(operands)
+        ins = [f"%in{i}" for i in range(len(operands))]
+        lines, out = self.body(ins, self.dtype, rng.randint(1, 4))
+        init = self.fresh("e")
+        self.emit(f"{init} = tensor.empty() : {_ty(shape, self.dtype)}")
+        name = self.fresh()
+        maps = ", ".join(m for _, m in operands) + ", " + _map(n, [f"d{i}" for i in range(n)])
+        parallel = ", ".join(['"parallel"'] * n)
+        args = ", ".join(f"{a}: {self.dtype}" for a in ins)
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{parallel}]}} "
+                  f"ins({', '.join(v.name for v, _ in operands)} : {', '.join(_ty(v.shape, v.dtype) for v, _ in operands)}) "
+                  f"outs({init} : {_ty(shape, self.dtype)}) {{")
+        self.lines.append(f"  ^bb0({args}, %out: {self.dtype}):")
+        self.lines.extend(lines)
+        self.lines.append(f"    linalg.yield {out} : {self.dtype}")
+        self.emit(f"}} -> {_ty(shape, self.dtype)}")
+        self.kinds.append("generic-elementwise")
+        return self.result(name, shape, sums=max(v.sums for v, _ in operands))
+
+    def reduction(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4))
+        n = len(src.shape)
+        # loops: a permutation of the source dims
+        perm = list(range(n))
+        rng.shuffle(perm)
+        loop_extent = [src.shape[p] for p in perm]
+        red = set(rng.sample(range(n), rng.randint(1, n)))
+        par = [i for i in range(n) if i not in red]
+        if len(par) > 1 and rng.random() < 0.5:
+            rng.shuffle(par)
+        out_shape = tuple(loop_extent[i] for i in par)
+        in_exprs = [None] * n
+        for loop, d in enumerate(perm):
+            in_exprs[d] = f"d{loop}"
+        maps = [_map(n, in_exprs)]
+        operands = [src]
+        second = None
+        if rng.random() < 0.35:  # a broadcast weight over a subset of the loops, multiplied in
+            keep = sorted(rng.sample(range(n), rng.randint(1, n)))
+            second = self.operand(tuple(loop_extent[k] for k in keep))
+            operands.append(second)
+            maps.append(_map(n, [f"d{k}" for k in keep]))
+        maps.append(_map(n, [f"d{i}" for i in par]))
+        if self.is_float:
+            combiner = rng.choice(["addf", "addf", "maximumf", "minimumf", "mulf"] if len(red) == 1 else ["addf", "maximumf"])
+            identity = {"addf": "0.0", "mulf": "1.0", "maximumf": NEG_INF[self.dtype], "minimumf": "0x7F800000" if self.dtype == "f32"
+                        else "0x7C00"}[combiner]
+        else:
+            combiner = rng.choice(["addi", "addi", "maxsi", "minsi", "xori", "ori", "andi"])
+            identity = {"addi": "0", "maxsi": INT_MIN[self.dtype], "minsi": INT_MAX[self.dtype], "xori": "0", "ori": "0",
+                        "andi": "-1"}[combiner]
+        if rng.random() < 0.35:
+            init = self.operand(out_shape).name
+        else:
+            init = self.filled(out_shape, identity)
+        ins = [f"%in{i}" for i in range(len(operands))]
+        pre_lines, pre = self.body(ins, self.dtype, rng.randint(0, 2)) if rng.random() < 0.5 else ([], ins[0])
+        lines = list(pre_lines)
+        term = pre
+        if second is not None:
+            lines.append(f"    %w = arith.{'mulf' if self.is_float else 'muli'} {term}, %in1 : {self.dtype}")
+            term = "%w"
+        lines.append(f"    %r = arith.{combiner} {term}, %acc : {self.dtype}")
+        name = self.fresh()
+        iters = ", ".join('"reduction"' if i in red else '"parallel"' for i in range(n))
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{iters}]}} "
+                  f"ins({', '.join(v.name for v in operands)} : {', '.join(_ty(v.shape, v.dtype) for v in operands)}) "
+                  f"outs({init} : {_ty(out_shape, self.dtype)}) {{")
+        self.lines.append(f"  ^bb0({', '.join(f'{a}: {self.dtype}' for a in ins)}, %acc: {self.dtype}):")
+        self.lines.extend(lines)
+        self.lines.append(f"    linalg.yield %r : {self.dtype}")
+        self.emit(f"}} -> {_ty(out_shape, self.dtype)}")
+        self.kinds.append(f"generic-reduction-{combiner}")
+        length = _numel([loop_extent[i] for i in red]) if combiner in ("addf", "addi") else 1
+        return self.result(name, out_shape, sums=max(v.sums for v in operands) * length + (1 if combiner == "addf" else 0))
+
+    def _acc(self, shape):
+        """The output operand of a contraction: zeros, or a tensor to accumulate into."""
+        if self.rng.random() < 0.3:
+            return self.operand(shape, self.out_dtype).name
+        return self.filled(shape, "0.0" if self.out_dtype.startswith("f") else "0", self.out_dtype)
+
+    def matmul(self):
+        rng = self.rng
+        kind = rng.choice(["matmul", "matmul", "batch_matmul", "matvec"])
+        self.out_dtype = "f32" if self.dtype == "f16" and rng.random() < 0.3 else self.dtype
+        if kind == "matmul":
+            a = self.source((2,), lambda s: _numel(s) * 33 <= self.budget * 8)
+            m, k = a.shape
+            b = self.operand((k, self.dim()))
+            out = (m, b.shape[1])
+        elif kind == "batch_matmul":
+            a = self.source((3,), lambda s: _numel(s) * 17 <= self.budget * 8)
+            bs, m, k = a.shape
+            b = self.operand((bs, k, self.dim(small=True)))
+            out = (bs, m, b.shape[2])
+        else:
+            a = self.source((2,))
+            m, k = a.shape
+            b = self.operand((k,))
+            out = (m,)
+        if _numel(out) > self.budget:
+            return self.elementwise()
+        acc = self._acc(out)
+        name = self.fresh()
+        self.emit(f"{name} = linalg.{kind} ins({a.name}, {b.name} : {_ty(a.shape, a.dtype)}, {_ty(b.shape, b.dtype)}) "
+                  f"outs({acc} : {_ty(out, self.out_dtype)}) -> {_ty(out, self.out_dtype)}")
+        self.kinds.append(kind + ("-f16-f32" if self.out_dtype != self.dtype else ""))
+        return self.result(name, out, self.out_dtype, sums=max(a.sums, b.sums) * a.shape[-1] + 1)
+
+    def _window(self, size):
+        """(kernel, stride, dilation) with an output of at least 1 along an input of `size`."""
+        rng = self.rng
+        while True:
+            kernel, stride, dilation = rng.choice([1, 2, 3, 3, 5]), rng.choice([1, 1, 2, 3]), rng.choice([1, 1, 2])
+            if dilation * (kernel - 1) + 1 <= size:
+                return kernel, stride, dilation, (size - dilation * (kernel - 1) - 1) // stride + 1
+
+    def conv(self):
+        rng = self.rng
+        kind = rng.choice(["conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "depthwise_conv_2d_nchw_chw", "depthwise_conv_2d_nhwc_hwc",
+                           "pooling_nchw_max", "pooling_nhwc_max", "pooling_nchw_sum", "pooling_nhwc_sum"])
+        nchw = "nchw" in kind
+        self.out_dtype = self.dtype
+        x = self.source((4,), lambda s: min(s[2:] if nchw else s[1:3]) >= 2 and _numel(s) <= 3000)
+        if nchw:
+            n, c, h, w = x.shape
+        else:
+            n, h, w, c = x.shape
+        kh, sh, dh, oh = self._window(h)
+        kw, sw, dw, ow = self._window(w)
+        attrs = (f"{{dilations = dense<[{dh}, {dw}]> : tensor<2xi64>, strides = dense<[{sh}, {sw}]> : tensor<2xi64>}}")
+        if kind.startswith("conv"):
+            f = rng.choice([1, 2, 3, 4, 5, 8])
+            wshape = (f, c, kh, kw) if nchw else (kh, kw, c, f)
+            out = (n, f, oh, ow) if nchw else (n, oh, ow, f)
+        elif kind.startswith("depthwise"):
+            wshape = (c, kh, kw) if nchw else (kh, kw, c)
+            out = (n, c, oh, ow) if nchw else (n, oh, ow, c)
+        else:
+            wshape = (kh, kw)
+            out = (n, c, oh, ow) if nchw else (n, oh, ow, c)
+        if kind.startswith("pooling"):
+            weight = self.fresh("k")
+            self.emit(f"{weight} = tensor.empty() : {_ty(wshape, self.dtype)}")
+            if kind.endswith("max"):
+                init = self.filled(out, NEG_INF[self.dtype] if self.is_float else INT_MIN[self.dtype])
+            else:
+                init = self._acc(out)
+            sums = x.sums * (kh * kw if kind.endswith("sum") else 1)
+        else:
+            weight = self.operand(wshape).name
+            init = self._acc(out)
+            sums = x.sums * kh * kw * (c if kind.startswith("conv") else 1) + 1
+        name = self.fresh()
+        self.emit(f"{name} = linalg.{kind} {attrs} ins({x.name}, {weight} : {_ty(x.shape, self.dtype)}, {_ty(wshape, self.dtype)}) "
+                  f"outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}")
+        self.kinds.append(kind)
+        return self.result(name, out, sums=sums)
+
+    def transpose(self):
+        src = self.source((2, 3, 4))
+        perm = list(range(len(src.shape)))
+        self.rng.shuffle(perm)
+        out = tuple(src.shape[p] for p in perm)
+        e, name = self.fresh("e"), self.fresh()
+        self.emit(f"{e} = tensor.empty() : {_ty(out, self.dtype)}")
+        self.emit(f"{name} = linalg.transpose ins({src.name} : {_ty(src.shape, self.dtype)}) outs({e} : {_ty(out, self.dtype)}) "
+                  f"permutation = [{', '.join(map(str, perm))}]")
+        self.kinds.append("transpose")
+        return self.result(name, out, sums=src.sums)
+
+    def extract_slice(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4))
+        sizes = [rng.randint(1, d) for d in src.shape]
+        offsets = [rng.randint(0, d - s) for d, s in zip(src.shape, sizes)]
+        out = [s for s in sizes]
+        if rng.random() < 0.3 and 1 in sizes and len(sizes) > 1:  # rank-reducing
+            drop = rng.choice([i for i, s in enumerate(sizes) if s == 1])
+            out = [s for i, s in enumerate(sizes) if i != drop]
+        name = self.fresh()
+        self.emit(f"{name} = tensor.extract_slice {src.name}[{', '.join(map(str, offsets))}] [{', '.join(map(str, sizes))}] "
+                  f"[{', '.join('1' for _ in sizes)}] : {_ty(src.shape, self.dtype)} to {_ty(out, self.dtype)}")
+        self.kinds.append("extract_slice")
+        return self.result(name, out, sums=src.sums)
+
+    def insert_slice(self):
+        rng = self.rng
+        dest = self.source((1, 2, 3))
+        sizes = [rng.randint(1, d) for d in dest.shape]
+        offsets = [rng.randint(0, d - s) for d, s in zip(dest.shape, sizes)]
+        piece = self.operand(sizes)
+        name = self.fresh()
+        self.emit(f"{name} = tensor.insert_slice {piece.name} into {dest.name}[{', '.join(map(str, offsets))}] "
+                  f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}] : {_ty(piece.shape, self.dtype)} into "
+                  f"{_ty(dest.shape, self.dtype)}")
+        self.kinds.append("insert_slice")
+        return self.result(name, dest.shape, sums=max(dest.sums, piece.sums))
+
+    def pad(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4), lambda s: _numel(s) * 4 <= self.budget)
+        low = [rng.choice([0, 0, 1, 2]) for _ in src.shape]
+        high = [rng.choice([0, 0, 1, 3]) for _ in src.shape]
+        out = tuple(d + a + b for d, a, b in zip(src.shape, low, high))
+        c = self.const(self.scalar())
+        name = self.fresh()
+        idx = ", ".join(f"%i{i}: index" for i in range(len(out)))
+        self.emit(f"{name} = tensor.pad {src.name} low[{', '.join(map(str, low))}] high[{', '.join(map(str, high))}] {{")
+        self.lines.append(f"  ^bb0({idx}):")
+        self.lines.append(f"    tensor.yield {c} : {self.dtype}")
+        self.emit(f"}} : {_ty(src.shape, self.dtype)} to {_ty(out, self.dtype)}")
+        self.kinds.append("pad")
+        return self.result(name, out, sums=src.sums)
+
+    def reshape(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4))
+        shape = list(src.shape)
+        collapse = len(shape) > 1 and rng.random() < 0.5
+        name = self.fresh()
+        if collapse:
+            i = rng.randrange(len(shape) - 1)
+            j = rng.randint(i + 1, len(shape) - 1)
+            groups = [[k] for k in range(i)] + [list(range(i, j + 1))] + [[k] for k in range(j + 1, len(shape))]
+            out = shape[:i] + [_numel(shape[i:j + 1])] + shape[j + 1:]
+            self.emit(f"{name} = tensor.collapse_shape {src.name} {groups} : {_ty(shape, self.dtype)} into {_ty(out, self.dtype)}")
+            self.kinds.append("collapse_shape")
+        else:
+            i = rng.randrange(len(shape))
+            d = shape[i]
+            factors = [f for f in range(1, d + 1) if d % f == 0]
+            a = rng.choice(factors)
+            parts = [a, d // a]
+            if rng.random() < 0.3:
+                parts.insert(rng.randint(0, 2), 1)
+            groups, k = [], 0
+            for axis in range(len(shape)):
+                width = len(parts) if axis == i else 1
+                groups.append(list(range(k, k + width)))
+                k += width
+            out = shape[:i] + parts + shape[i + 1:]
+            if len(out) > 5:
+                return self.extract_slice()
+            self.emit(f"{name} = tensor.expand_shape {src.name} {groups} output_shape [{', '.join(map(str, out))}] : "
+                      f"{_ty(shape, self.dtype)} into {_ty(out, self.dtype)}")
+            self.kinds.append("expand_shape")
+        return self.result(name, out, sums=src.sums)
+
+    def concat(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4), lambda s: _numel(s) * 3 <= self.budget)
+        axis = rng.randrange(len(src.shape))
+        pieces = [src]
+        for _ in range(rng.randint(1, 2)):
+            shape = list(src.shape)
+            shape[axis] = self.dim(small=True)
+            pieces.append(self.operand(shape))
+        rng.shuffle(pieces)
+        out = list(src.shape)
+        out[axis] = sum(p.shape[axis] for p in pieces)
+        name = self.fresh()
+        self.emit(f"{name} = tensor.concat dim({axis}) {', '.join(p.name for p in pieces)} : "
+                  f"({', '.join(_ty(p.shape, self.dtype) for p in pieces)}) -> {_ty(out, self.dtype)}")
+        self.kinds.append("concat")
+        return self.result(name, out, sums=max(p.sums for p in pieces))
+
+    # -- the program -----------------------------------------------------------------------
+    def program(self) -> Program:
+        rng = self.rng
+        makers = [(self.elementwise, 5), (self.reduction, 4), (self.matmul, 3), (self.conv, 3), (self.transpose, 1),
+                  (self.extract_slice, 2), (self.insert_slice, 1), (self.pad, 2), (self.reshape, 2), (self.concat, 1)]
+        for _ in range(rng.choice([1, 1, 2, 2, 3, 4])):
+            maker = rng.choices([m for m, _ in makers], [w for _, w in makers])[0]
+            maker()
+        results = [self.values[-1]]
+        others = [v for v in self.values[:-1] if v not in results]
+        if others and rng.random() < 0.3:
+            results.append(rng.choice(others))
+        signature = ", ".join(f"{a.name}: {_ty(a.shape, a.dtype)}" for a in self.args)
+        result_types = ", ".join(_ty(v.shape, v.dtype) for v in results)
+        text = "\n".join([
+            f'module attributes {{ipu.target = "{self.target}"}} {{',
+            f"func.func @main({signature}) -> ({result_types}) {{",
+            *self.lines,
+            f"  return {', '.join(v.name for v in results)} : {result_types}",
+            "}",
+            "}",
+            "",
+        ])
+        return Program(self.seed, self.target, self.dtype, text, self.kinds, max(v.sums for v in results), len(self.kinds))
+
+
+def _numel(shape):
+    total = 1
+    for d in shape:
+        total *= d
+    return total
+
+
+def generate(seed: int) -> Program:
+    return Gen(seed).program()
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(generate(int(sys.argv[1])).text)

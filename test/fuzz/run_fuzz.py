@@ -1,0 +1,81 @@
+"""The differential fuzzer from the command line (`make fuzz`).
+
+    .venv/bin/python test/fuzz/run_fuzz.py --seeds 2000 --start 0 [--out build/fuzz] [--jobs 4]
+
+Runs seeds start .. start+seeds-1 (see fuzz_check.py), prints a progress line, a reproducer
+path for every mismatch and crash, and at the end the counts, the refusals by reason and the op
+kinds covered. Exit status 1 if any seed gave a mismatch or a crash that is not in the
+expected-failure list (`known_failures.py`), or if a listed seed now passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fuzz_check import check  # noqa: E402
+from known_failures import KNOWN  # noqa: E402
+
+
+def _one(args):
+    seed, out = args
+    outcome = check(seed, Path(out))
+    return (outcome.seed, outcome.status, outcome.reason, str(outcome.reproducer or ""), outcome.program.kinds,
+            outcome.program.dtype, outcome.program.target)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=1000, help="how many seeds (default 1000)")
+    parser.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument("--out", default="build/fuzz", help="directory for reproducers (default build/fuzz)")
+    parser.add_argument("--jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)), help="worker processes")
+    options = parser.parse_args(argv)
+    seeds = range(options.start, options.start + options.seeds)
+    counts, refusals, kinds, types = collections.Counter(), collections.Counter(), collections.Counter(), collections.Counter()
+    new_failures, fixed = [], []
+    begin = time.time()
+    work = [(seed, options.out) for seed in seeds]
+    with ProcessPoolExecutor(options.jobs) as pool:
+        for done, (seed, status, reason, repro, op_kinds, dtype, target) in enumerate(pool.map(_one, work, chunksize=4), 1):
+            counts[status] += 1
+            kinds.update(op_kinds)
+            types[f"{dtype}/{target}"] += 1
+            if status == "refused":
+                refusals[reason] += 1
+            elif status in ("mismatch", "crash"):
+                listed = " (known: xfail)" if seed in KNOWN else ""
+                print(f"\nseed {seed}: {status}: {reason}{listed}\n  reproducer: {repro}", flush=True)
+                if seed not in KNOWN:
+                    new_failures.append(seed)
+            elif seed in KNOWN:
+                fixed.append(seed)
+            if done % 10 == 0 or done == len(work):
+                rate = done / max(time.time() - begin, 1e-9)
+                line = " ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                print(f"\r[{done}/{len(work)}] {line}  ({rate:.1f} seeds/s)", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    print(f"seeds {options.start}..{options.start + options.seeds - 1}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(f"time {time.time() - begin:.0f} s")
+    if refusals:
+        print("refusals by reason:")
+        for reason, n in refusals.most_common():
+            print(f"  {n:5d}  {reason}")
+    print("types/targets: " + ", ".join(f"{k} {v}" for k, v in sorted(types.items())))
+    print("op kinds: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    if fixed:
+        print(f"listed as known failures but passing now (remove from known_failures.py): {fixed}")
+    if new_failures:
+        print(f"new failures: {new_failures}")
+    return 1 if new_failures or fixed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The differential fuzzer's share of `make test`: a few dozen seeds (`make fuzz` runs thousands).
+
+Each seed's program (fuzz_gen.py) is compiled, simulated twice and checked against the
+ExecutionEngine (fuzz_check.py). A refusal by the compiler (a clean `IpuError`) passes here:
+the generator stays in the supported subset, and `make fuzz` counts refusals by reason. Seeds
+in known_failures.py are strict expected failures: fixing the bug turns them red until they are
+taken off the list. A failing seed leaves its reproducer in build/fuzz/seed-<N>.mlir.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fuzz_check import Outcome, check, compare
+from fuzz_gen import generate
+from known_failures import KNOWN
+
+from ipu_mlir.frontends import api
+
+REPO = Path(__file__).resolve().parents[2]
+REPRODUCERS = REPO / "build" / "fuzz"
+SEEDS = 40  # about 15 s; make fuzz runs thousands
+
+
+def _params():
+    for seed in sorted(set(range(SEEDS)) | set(KNOWN)):
+        marks = [pytest.mark.xfail(reason=KNOWN[seed], strict=True)] if seed in KNOWN else []
+        yield pytest.param(seed, marks=marks, id=f"seed{seed}")
+
+
+@pytest.mark.parametrize("seed", list(_params()))
+def test_seed(seed: int) -> None:
+    outcome = check(seed, REPRODUCERS)
+    assert outcome.status in ("ok", "refused"), _report(outcome)
+
+
+def _report(outcome: Outcome) -> str:
+    return f"seed {outcome.seed}: {outcome.status}: {outcome.reason}\nreproducer: {outcome.reproducer}\n{outcome.detail[-3000:]}"
+
+
+def test_generator_is_deterministic_and_well_formed() -> None:
+    for seed in range(200):
+        program = generate(seed)
+        assert program.text == generate(seed).text
+        api.load_module(program.text)  # parses and verifies
+        if program.dtype == "f16":
+            api.load_module(program.f32_twin())
+
+
+def test_comparison_can_fail() -> None:
+    """The comparison is not vacuous: one wrong integer, one float beyond the tolerance, a NaN."""
+    for seed in range(50):
+        program = generate(seed)
+        if program.dtype == "i32":
+            break
+    want = np.arange(12, dtype=np.int32).reshape(3, 4)
+    got = want.copy()
+    assert compare(got, want, program) is None
+    got[2, 1] += 1
+    assert "1 of 12 elements differ" in compare(got, want, program)
+    program.dtype = "f32"
+    want = np.linspace(-1, 1, 12, dtype=np.float32)
+    assert compare(want * (1 + 5e-5), want, program) is None
+    assert "max abs error" in compare(want + 2e-4, want, program)
+    nan = want.copy()
+    nan[3] = np.nan
+    assert "NaN" in compare(nan, want, program)
+
+
+def test_random_inputs_of_rank_0_are_arrays() -> None:
+    """Found by the fuzzer (seed 16): a rank-0 f16/f32 argument got a numpy scalar, which the
+    simulator refuses ("expected a numpy array (scalar float16)")."""
+    inputs = api.random_inputs([((), np.dtype(np.float16)), ((), np.dtype(np.float32)), ((), np.dtype(np.int8))], seed=0)
+    assert all(isinstance(x, np.ndarray) and x.shape == () for x in inputs)
