@@ -24,6 +24,8 @@ from ipu_mlir.target import TARGET_ATTR, Target, target_of
 from ipu_mlir.target.diagnostics import IpuError, op_error
 
 from . import ipu
+from .ops import REGISTRY, record_of
+from .ops.registry import static_tensor
 from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, elements_per_tile
 
 
@@ -68,63 +70,12 @@ class _Scope:
             raise op_error(op, f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
 
 
-def _tensor(op: ir.OpView, value_type: ir.Type, role: str) -> ir.RankedTensorType:
-    tensor = ir.RankedTensorType(value_type)
-    if not tensor.has_static_shape:
-        raise op_error(op, f"expects a statically shaped {role}, got {tensor}")
-    return tensor
-
-
-def _shape(shape) -> str:
-    return "x".join(str(d) for d in shape)
-
-
 # --- L1 -------------------------------------------------------------------------------------
 
 
-def _verify_matmul(op: ipu.MatmulOp, scope: _Scope) -> None:
-    lhs = _tensor(op, op.lhs.type, "lhs")
-    rhs = _tensor(op, op.rhs.type, "rhs")
-    result = _tensor(op, op.result.type, "result")
-    ranks = (lhs.rank, rhs.rank, result.rank)
-    if len(set(ranks)) != 1 or lhs.rank < 2:
-        raise op_error(op, f"expects lhs, rhs and result of the same rank, at least 2; got ranks {', '.join(map(str, ranks))}")
-    batches = [list(t.shape[:-2]) for t in (lhs, rhs, result)]
-    if not batches[0] == batches[1] == batches[2]:
-        raise op_error(op, f"expects equal batch dimensions, got {batches[0]}, {batches[1]} and {batches[2]}")
-    if lhs.shape[-1] != rhs.shape[-2]:
-        raise op_error(op, f"expects the contraction sizes to match, got lhs K = {lhs.shape[-1]} and rhs K = {rhs.shape[-2]}")
-    expected = [*lhs.shape[:-1], rhs.shape[-1]]
-    if list(result.shape) != expected:
-        raise op_error(op, f"expects result shape {_shape(expected)}, got {_shape(result.shape)}")
-    if lhs.element_type != rhs.element_type:
-        raise op_error(op, f"expects lhs and rhs of the same element type, got {lhs.element_type} and {rhs.element_type}")
-
-
-def _verify_conv(op: ipu.ConvOp, scope: _Scope) -> None:
-    input = _tensor(op, op.input.type, "input")
-    filter = _tensor(op, op.filter.type, "filter")
-    result = _tensor(op, op.result.type, "result")
-    if (input.rank, filter.rank, result.rank) != (4, 4, 4):
-        raise op_error(op, f"expects input, filter and result of rank 4, got ranks {input.rank}, {filter.rank}, {result.rank}")
-    for name in ("strides", "dilations"):
-        values = getattr(op, name)
-        if len(values) != 2 or min(values) <= 0:
-            raise op_error(op, f"expects '{name}' to have two positive entries, got {list(values)}")
-    if len(op.padding) != 4 or min(op.padding) < 0:
-        raise op_error(op, f"expects 'padding' to have four non-negative entries (top, left, bottom, right), got {list(op.padding)}")
-    groups, channels, filters = op.groups, input.shape[1], filter.shape[0]
-    if groups <= 0 or channels % groups or filters % groups:
-        raise op_error(op, f"expects 'groups' ({groups}) to be positive and divide the input channels ({channels}) and the filter count ({filters})")
-    if filter.shape[1] * groups != channels:
-        raise op_error(op, f"expects {channels // groups} channels per filter (input channels {channels} / groups {groups}), got {filter.shape[1]}")
-    expected = ipu.conv_output_shape(input.shape, filter.shape, op.strides, op.dilations, op.padding)
-    if min(expected[2:]) <= 0:
-        raise op_error(op, f"expects the dilated filter to fit in the padded input, got an output of {_shape(expected[2:])}")
-    if list(result.shape) != expected:
-        raise op_error(op, f"expects result shape {_shape(expected)}, got {_shape(result.shape)}")
-    if input.element_type != filter.element_type:
-        raise op_error(op, f"expects input and filter of the same element type, got {input.element_type} and {filter.element_type}")
+def _verify_compute(op: ir.OpView, scope: _Scope) -> None:
+    """A compute op: the rules of its record (`dialects/ops/`)."""
+    record_of(op).verify(op)
 
 
 # --- L2 -------------------------------------------------------------------------------------
@@ -147,7 +98,7 @@ def _verify_mapping_attribute(op: ir.OpView, scope: _Scope) -> None:
     results = list(op.results)
     if len(results) != 1 or not isinstance(results[0].type, ir.RankedTensorType):
         raise op_error(op, f"has '{ipu.MAPPING_ATTR}' but does not produce exactly one ranked tensor")
-    shape = _tensor(op, results[0].type, "result").shape
+    shape = static_tensor(op, results[0].type, "result").shape
     _check_mapping(op, f"'{ipu.MAPPING_ATTR}'", _decode(op, op.attributes[ipu.MAPPING_ATTR]), shape, scope)
 
 
@@ -162,7 +113,7 @@ def _verify_argument_mappings(op: ir.OpView, scope: _Scope) -> None:
         if not isinstance(argument_type, ir.RankedTensorType):
             raise op_error(op, f"has '{ipu.MAPPING_ATTR}' on argument {index}, which is not a ranked tensor")
         mapping = _decode(op, attrs[ipu.MAPPING_ATTR])
-        shape = _tensor(op, argument_type, f"argument {index}").shape
+        shape = static_tensor(op, argument_type, f"argument {index}").shape
         _check_mapping(op, f"'{ipu.MAPPING_ATTR}' of argument {index}", mapping, shape, scope)
 
 
@@ -176,7 +127,7 @@ def _decode(op: ir.OpView, attr: ir.Attribute) -> TileMapping:
 def _verify_exchange(op: ipu.ExchangeOp, scope: _Scope) -> None:
     if op.source.type != op.result.type:
         raise op_error(op, f"expects the result type to equal the source type, got {op.result.type} and {op.source.type}")
-    _check_mapping(op, "'mapping'", op.mapping, _tensor(op, op.source.type, "source").shape, scope)
+    _check_mapping(op, "'mapping'", op.mapping, static_tensor(op, op.source.type, "source").shape, scope)
 
 
 # --- L3 -------------------------------------------------------------------------------------
@@ -210,7 +161,7 @@ def _verify_buffer(op: ipu.BufferOp, scope: _Scope) -> None:
 
 
 def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
-    tensor = _tensor(op, tensor_type, "tensor")
+    tensor = static_tensor(op, tensor_type, "tensor")
     buffer = scope.buffer(op, "buffer", op.buffer)
     if buffer.type.element_type != tensor.element_type:
         raise op_error(op, f"expects @{op.buffer}'s element type {buffer.type.element_type}, got {tensor.element_type}")
@@ -342,8 +293,6 @@ def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Typ
 
 
 _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
-    "ipu.matmul": _verify_matmul,
-    "ipu.conv": _verify_conv,
     "ipu.exchange": _verify_exchange,
     "ipu.buffer": _verify_buffer,
     "ipu.host_to_device": _verify_host_to_device,
@@ -404,7 +353,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
     def collect(op: ir.Operation) -> ir.WalkResult:
         if op.name == "builtin.module":
             scope_of(op)  # reports a bad `ipu.target` even on a module without ipu ops
-        elif op.name in _RULES or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
+        elif op.name in _RULES or op.name in REGISTRY or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
             ops.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -415,7 +364,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
             if scope is None:
                 continue  # its module's target is already reported
             view = op.opview
-            rules = [_RULES[op.name]] if op.name in _RULES else []
+            rules = [_RULES[op.name]] if op.name in _RULES else [_verify_compute] if op.name in REGISTRY else []
             if op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
                 rules.append(_verify_mapping_attribute)
             for rule in rules:

@@ -1,9 +1,6 @@
-"""Codelets: the per-tile programs of vertex groups, as `func.func`s on one tile's pieces.
-
-A codelet runs the same op as the L2 compute op, on the shapes one class of tiles holds:
-`ipu.matmul` on a block of rows and columns, `ipu.conv` on a halo'd piece of the input with
-the padding that tile needs, `linalg.generic` cloned with its body onto smaller tensors; and
-the second stage of a cut reduction, summing the partial results over their leading dim.
+"""Codelets that belong to no compute op: the second stage of a cut reduction and the fill of
+a `tensor.pad`. A compute op's own codelet is built by its record (`ComputeOp.codelet` in
+`ipu_mlir.dialects.ops`).
 """
 
 from __future__ import annotations
@@ -14,9 +11,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.target.diagnostics import op_error
-
-from .iteration import COMBINERS, SUM
+from ipu_mlir.dialects.ops.generic import combiner_of, filled, identity_constant
 
 
 def tensor(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
@@ -26,127 +21,6 @@ def tensor(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
 def _codelet(name: str, inputs: list[ir.Type], results: list[ir.Type], ip: ir.InsertionPoint, loc) -> tuple[func.FuncOp, ir.Block]:
     function = ipu.codelet_function(name, inputs, results, loc=loc, ip=ip)
     return function, function.regions[0].blocks[0]
-
-
-def matmul_codelet(name, lhs, rhs, result, element_type, ip, loc) -> None:
-    function, block = _codelet(name, [tensor(lhs[0], lhs[1]), tensor(rhs[0], rhs[1])], [tensor(result, element_type)], ip, loc)
-    with ir.InsertionPoint(block), loc:
-        product = ipu.matmul(block.arguments[0], block.arguments[1], element_type=element_type)
-        func.ReturnOp([product.result])
-
-
-def conv_codelet(name, source: ipu.ConvOp, input_shape, filter_shape, padding, groups, result_shape, ip, loc) -> None:
-    element_type = ir.RankedTensorType(source.result.type).element_type
-    in_type = ir.RankedTensorType(source.input.type).element_type
-    function, block = _codelet(
-        name, [tensor(input_shape, in_type), tensor(filter_shape, in_type)], [tensor(result_shape, element_type)], ip, loc
-    )
-    with ir.InsertionPoint(block), loc:
-        result = ipu.conv(
-            block.arguments[0],
-            block.arguments[1],
-            strides=source.strides,
-            dilations=source.dilations,
-            padding=padding,
-            groups=groups,
-            element_type=element_type,
-        )
-        if tuple(ir.RankedTensorType(result.result.type).shape) != tuple(result_shape):
-            raise op_error(source, f"tile piece gives {result.result.type}, expected {result_shape}: planner bug")
-        func.ReturnOp([result.result])
-
-
-def generic_codelet(name, source: ir.OpView, operand_shapes: list[tuple[int, ...]], init_shape, uses_init: bool, ip, loc, combiner: str | None = None) -> None:
-    """`source` (a linalg.generic) on pieces: the same maps and body, smaller tensors. Scalars
-    the body captures from outside (constants) are cloned in. With `combiner`, the piece of a
-    reduction cut across tiles starts from the combiner's identity instead of the init."""
-    inputs = list(source.operands)[:-1]
-    init = source.operands[len(source.operands) - 1]
-    types = [tensor(shape, ir.RankedTensorType(v.type).element_type) for shape, v in zip(operand_shapes, inputs)]
-    init_type = tensor(init_shape, ir.RankedTensorType(init.type).element_type)
-    function, block = _codelet(name, types + ([init_type] if uses_init else []), [init_type], ip, loc)
-    with ir.InsertionPoint(block), loc:
-        if combiner is not None:
-            outs = filled(init_shape, init_type.element_type, identity_constant(combiner, init_type.element_type))
-        else:
-            outs = block.arguments[len(types)] if uses_init else _empty(init_type)
-        generic = ir.Operation.create(
-            "linalg.generic",
-            results=[init_type],
-            operands=list(block.arguments)[: len(types)] + [outs],
-            attributes={n: source.attributes[n] for n in source.attributes if not n.startswith("ipu.")},
-            regions=1,
-            loc=loc,
-        )
-        _clone_body(source, generic, block)
-        func.ReturnOp([generic.results[0]])
-
-
-def _empty(result_type: ir.RankedTensorType) -> ir.Value:
-    return ir.Operation.create("tensor.empty", results=[result_type]).results[0]
-
-
-def _clone_body(source: ir.OpView, target: ir.Operation, function_block: ir.Block) -> None:
-    old = source.regions[0].blocks[0]
-    new = target.regions[0].blocks.append(*[a.type for a in old.arguments])
-    mapping = {old.arguments[i]: new.arguments[i] for i in range(len(old.arguments))}
-    captured: dict = {}
-    with ir.InsertionPoint(new):
-        for op in old.operations:
-            copy = op.operation.clone()
-            for index, operand in enumerate(op.operands):
-                if operand in mapping:
-                    copy.operands[index] = mapping[operand]
-                else:
-                    copy.operands[index] = _capture(source, operand, function_block, captured)
-            for old_result, new_result in zip(op.results, copy.results):
-                mapping[old_result] = new_result
-
-
-def _capture(source: ir.OpView, value: ir.Value, function_block: ir.Block, captured: dict) -> ir.Value:
-    if value in captured:
-        return captured[value]
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        raise op_error(source, "uses a value from outside its body that is not a constant; ipu-schedule cannot copy it to tiles")
-    copy = owner.clone(ip=ir.InsertionPoint.at_block_begin(function_block))
-    captured[value] = copy.results[0]
-    return copy.results[0]
-
-
-def _is_float(element_type: ir.Type) -> bool:
-    return isinstance(element_type, (ir.F32Type, ir.F16Type, ir.BF16Type, ir.F64Type))
-
-
-def identity_constant(combiner: str, element_type: ir.Type) -> ir.Value:
-    """The scalar constant that `combiner` leaves unchanged (0 for a sum...)."""
-    value = COMBINERS[combiner_of(combiner, element_type)] if combiner != SUM else 0
-    if _is_float(element_type):
-        attr = ir.FloatAttr.get(element_type, float(value))
-    else:
-        width = ir.IntegerType(element_type).width
-        value = {"min": -(2 ** (width - 1)), "max": 2 ** (width - 1) - 1}.get(value, value)
-        attr = ir.IntegerAttr.get(element_type, int(value))
-    return ir.Operation.create("arith.constant", results=[element_type], attributes={"value": attr}).results[0]
-
-
-def filled(shape, element_type: ir.Type, value: ir.Value) -> ir.Value:
-    result_type = tensor(shape, element_type)
-    fill = ir.Operation.create(
-        "linalg.fill",
-        results=[result_type],
-        operands=[value, _empty(result_type)],
-        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1])},
-        regions=1,
-    )
-    _fill_body(fill, element_type)
-    return fill.results[0]
-
-
-def combiner_of(combiner: str, element_type: ir.Type) -> str:
-    if combiner == SUM:
-        return "arith.addf" if _is_float(element_type) else "arith.addi"
-    return combiner
 
 
 def combine_codelet(name, partial_shape, element_type, combiner: str, with_init: bool, ip, loc) -> None:
@@ -179,12 +53,6 @@ def combine_codelet(name, partial_shape, element_type, combiner: str, with_init:
             combined = ir.Operation.create(combiner, results=[element_type], operands=list(body.arguments))
             ir.Operation.create("linalg.yield", operands=[combined.results[0]])
         func.ReturnOp([generic.results[0]])
-
-
-def _fill_body(fill: ir.Operation, element_type: ir.Type) -> None:
-    body = fill.regions[0].blocks.append(element_type, element_type)
-    with ir.InsertionPoint(body):
-        ir.Operation.create("linalg.yield", operands=[body.arguments[0]])
 
 
 def fill_codelet(name, shape, value_attr: ir.Attribute, element_type, ip, loc) -> None:

@@ -10,9 +10,10 @@ Steps, in order:
    `drop-asserts` `cf.assert`s go; then `canonicalize`, which erases what they leave;
 2. check the input: types (static shapes, element types), dialects, and every op that will
    not be converted, before anything moves, so that errors point at the ops as written;
-3. rewrite contractions (matmul, batch_matmul, matvec, vecmat, ...) to `ipu.matmul` and
-   2-d convolutions (NCHW, NHWC, depthwise, grouped) to `ipu.conv`, with `linalg.generic`
-   transposes, casts and reshapes around them (lowering/named_ops.py);
+3. rewrite the named ops a compute op's record converts (`ComputeOp.converts`, in
+   `dialects/ops/`): contractions (matmul, batch_matmul, matvec, vecmat, ...) to `ipu.matmul`
+   and 2-d convolutions (NCHW, NHWC, depthwise, grouped) to `ipu.conv`, with `linalg.generic`
+   transposes, casts and reshapes around them;
 4. upstream `convert-elementwise-to-linalg` (arith and math on tensors),
    `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`;
    outputs indexed by a constant (keepdim reductions) are computed squeezed and expanded;
@@ -34,10 +35,11 @@ from mlir import ir, passmanager
 from mlir.dialects import linalg, tensor
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops import REGISTRY, converter_of
+from ipu_mlir.dialects.ops import tensor_builders as tb
+from ipu_mlir.dialects.ops.convert import pad_value, zero_pad_source
 from ipu_mlir.target.diagnostics import IpuError
 
-from . import tensor_builders as tb
-from .named_ops import CONTRACTIONS, CONV_FORMS, pad_value, rewrite_named_ops, zero_pad_source
 from .pass_registry import ModulePass, register_pass
 
 PASS_NAME = "ipu-convert-to-ipu"
@@ -50,9 +52,9 @@ _FUSE = "builtin.module(linalg-fuse-elementwise-ops,canonicalize,cse)"
 # docs/contracts.md: element types numpy can run (bf16 is not one of them).
 ELEMENT_TYPES = frozenset({"f32", "f16", "f64", "i1", "i8", "i32", "i64"})
 _L0_DIALECTS = frozenset({"arith", "math", "linalg", "tensor", "func", "ipu"})
-_L1_OPS = frozenset({
-    "ipu.matmul", "ipu.conv", "linalg.generic", "arith.constant", "func.return",
-    "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
+# With the compute ops of the registry (ipu.matmul, ipu.conv, linalg.generic, and any a plugin adds).
+_L1_DATA_OPS = frozenset({
+    "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
     "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
 })  # fmt: skip
 _ASSERT = f"cf.assert, a run-time check ({PASS_NAME}{{drop-asserts}} erases it)"
@@ -122,6 +124,24 @@ class ConvertToIpu(ModulePass):
         for function in _functions(module):
             _normalize_tensor_ops(function)
         _raise_all(_check_module(module, _check_l1_op))
+
+
+def _is_l1(name: str) -> bool:
+    return name in _L1_DATA_OPS or name in REGISTRY
+
+
+def rewrite_named_ops(function: ir.OpView) -> None:
+    """Every named op a compute op's record converts, replaced by what its `convert` builds
+    (left as it is, to be generalized, when that is None)."""
+    for op in list(function.regions[0].blocks[0].operations):
+        record = converter_of(op.operation.name)
+        if record is None:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            result = record.convert(op)
+        if result is not None:
+            op.results[0].replace_all_uses_with(result)
+            op.operation.erase()
 
 
 def run_upstream(module: ir.Operation, pipeline: str) -> None:
@@ -237,7 +257,7 @@ def _check_input_op(op: ir.OpView) -> str | None:
             return problem
     if name == "linalg.generic":
         return _check_generic(op)  # scalar operands are fine here: fusion folds constant ones
-    if name in _L1_OPS:
+    if _is_l1(name):
         return _check_l1_op(op)
     if name == "func.call":
         return "a call that could not be inlined (a function without body)"
@@ -245,7 +265,7 @@ def _check_input_op(op: ir.OpView) -> str | None:
         return _ASSERT
     if name.startswith("linalg."):
         # Named ops become ipu ops or are generalized; ops that are not structured cannot be.
-        return None if name in CONTRACTIONS or name in CONV_FORMS or linalg.get_indexing_maps(op) is not None else ""
+        return None if converter_of(name) or linalg.get_indexing_maps(op) is not None else ""
     if name.startswith(("arith.", "math.")):
         # Element-wise on tensors: converted to linalg.generic.
         tensors = all(isinstance(v.type, ir.RankedTensorType) for v in (*op.operands, *op.results))
@@ -256,7 +276,7 @@ def _check_input_op(op: ir.OpView) -> str | None:
 def _check_l1_op(op: ir.OpView) -> str | None:
     """After the rewrites: the L1 whitelist of docs/contracts.md."""
     name = op.operation.name
-    if name not in _L1_OPS:
+    if not _is_l1(name):
         return ""
     if name == "func.return":
         return None  # the function's signature is checked

@@ -14,17 +14,17 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid, decode_mapping
+from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
+from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 from ipu_mlir.target import Target, cost_model, target_of
 
-from .iteration import Space, space_of
 from .layout import Layout, Parts, balanced_block
 from .pass_registry import ModulePass, register_pass
 from .serialize import split_oversized
 
 PARTITION_ATTR = "ipu.partition"
 TILES_ATTR = "ipu.tiles"
-COMPUTE_OPS = ("ipu.matmul", "ipu.conv", "linalg.generic")
 TENSOR_OPS = (
     "tensor.extract_slice",
     "tensor.insert_slice",
@@ -157,9 +157,9 @@ class _Planner:
                 self.unplaced[op.results[0]] = op
                 continue
             for operand in op.operands:
-                if operand in self.unplaced and name not in COMPUTE_OPS:
+                if operand in self.unplaced and not record_of(op):
                     self.place_unplaced(operand, self.default_layout(_shape(operand)))
-            if name in COMPUTE_OPS:
+            if record_of(op):
                 self.plan_compute(op)
             elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
                 self.set_layout(op, self.reshape_layout(op))
@@ -264,7 +264,7 @@ class _Planner:
         """`cheapest_blocks` within the budget, searched once per distinct loop nest (the layers
         of a deep model are alike)."""
         key = (space.op.operation.name, space.extents, space.reductions, space.splittable, space.operands, space.result)
-        key += (str(space.element_type), space.combiner, space.multiples, _body_size(space.op))
+        key += (str(space.element_type), space.combiner, space.multiples, _body(space.op))
         if key not in self.cheapest_cuts:
             self.cheapest_cuts[key] = cheapest_blocks(space, self.target, self.budget)
         return self.cheapest_cuts[key]
@@ -379,7 +379,7 @@ def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tup
     best = None
     for counts in _products(options, target.num_tiles):
         blocks = tuple(-(-e // p) for e, p in zip(space.extents, counts))
-        estimate = _estimate(space, blocks, counts, target, element_bytes, cost_model)
+        estimate = _estimate(space, blocks, counts, target, element_bytes)
         if estimate is None:
             continue
         cycles, memory = estimate
@@ -401,7 +401,7 @@ def _products(options: list[tuple[int, ...]], limit: int):
     yield from walk(0, 1, ())
 
 
-def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, cost_model) -> tuple[int, int] | None:
+def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) -> tuple[int, int] | None:
     box = dict(enumerate(blocks))
     operand_elements = 0
     for accesses in space.operands:
@@ -417,15 +417,7 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, 
         operand_elements += elements
     result_elements = math.prod(box[d] for d in space.result)
     dtype = space.element_type
-    if isinstance(space.op, ipu.MatmulOp):
-        batch = math.prod(blocks[:-3])
-        compute = cost_model.matmul_cycles(batch, blocks[-3], blocks[-2], blocks[-1], dtype, target)
-    elif isinstance(space.op, ipu.ConvOp):
-        n, f, oh, ow, c, kh, kw = blocks
-        compute = cost_model.conv_cycles(n, f, oh, ow, c, kh, kw, dtype, target)
-    else:
-        compute = cost_model.elementwise_cycles(math.prod(blocks), max(1, _body_size(space.op)), dtype, target)
-    cycles = compute + cost_model.exchange_cycles(operand_elements * element_bytes, target)
+    cycles = tile_cycles(space.op, blocks, target) + cost_model.exchange_cycles(operand_elements * element_bytes, target)
     memory = (operand_elements + result_elements) * element_bytes
     reduced = math.prod(counts[d] for d in space.reductions)
     if reduced > 1:
@@ -437,9 +429,9 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int, 
     return cycles, memory
 
 
-def _body_size(op: ir.OpView) -> int:
-    """Ops in a `linalg.generic`'s body before its yield (0 for other ops)."""
-    return len(list(op.regions[0].blocks[0].operations)) - 1 if op.operation.name == "linalg.generic" else 0
+def _body(op: ir.OpView) -> tuple[str, ...]:
+    """The ops of a compute op's body (a generic's), which its cost depends on."""
+    return tuple(inner.operation.name for region in op.regions for block in region.blocks for inner in block.operations)
 
 
 def _shape(value: ir.Value) -> tuple[int, ...]:

@@ -12,14 +12,15 @@ from mlir import ir
 from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops import Piece, record_of, space_of
+from ipu_mlir.dialects.ops.space import SUM, Space
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets
 from .exchange import plan_transfers
-from .iteration import SUM, Space, space_of
 from .layout import Layout, Parts
 from .pass_registry import ModulePass, register_pass
-from .plan import COMPUTE_OPS, Partition, collapse_layout, entry_functions, expand_layout, mapping_of, operand_layout, replicas
+from .plan import Partition, collapse_layout, entry_functions, expand_layout, mapping_of, operand_layout, replicas
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class _Scheduler:
     def lower(self, op: ir.OpView) -> None:
         name = op.operation.name
         with op.location:
-            if name in COMPUTE_OPS:
+            if record_of(op):
                 self.compute(op)
             elif name == "func.return":
                 self.stream_out(op)
@@ -189,7 +190,7 @@ class _Scheduler:
         reduced = math.prod(parts[d].count for d in space.reductions)
         # A reduction cut across tiles starts each piece from the identity; the init joins in
         # the second stage.
-        uses_init = _uses_init(op) and reduced == 1
+        uses_init = record_of(op).reads_init(op) and reduced == 1
         combiner = space.combiner if reduced > 1 and space.combiner != SUM else None
         if uses_init:  # uncut: the parts' result boxes are the result's blocks
             inputs.append(self.bring(op, op.operands[len(op.operands) - 1], final, stem + "_init"))
@@ -205,7 +206,7 @@ class _Scheduler:
             codelet = self.fresh(stem + "_v")
             pieces = [self.piece(space, parts, accesses, first_parts) for accesses in space.operands]
             box = tuple(parts[d].intervals[first_parts[d]][1] - parts[d].intervals[first_parts[d]][0] for d in space.result)
-            self.codelet(op, codelet, space, pieces, box, uses_init, combiner)
+            record_of(op).codelet(op, codelet, Piece(tuple(pieces), box, uses_init, combiner), self.codelet_ip, op.location)
             groups.append((codelet, grid, inputs, [partial]))
         self.execute(stem, groups)
         if reduced > 1:
@@ -248,19 +249,6 @@ class _Scheduler:
             pads_high.append(r.pad_high)
         return tuple(shape), tuple(pads_low), tuple(pads_high)
 
-    def codelet(self, op, name, space: Space, pieces, box, uses_init, combiner) -> None:
-        loc, ip = op.location, self.codelet_ip
-        if isinstance(op, ipu.MatmulOp):
-            operand_type = ir.RankedTensorType(op.lhs.type).element_type
-            codelets.matmul_codelet(name, (pieces[0][0], operand_type), (pieces[1][0], operand_type), box, space.element_type, ip, loc)
-        elif isinstance(op, ipu.ConvOp):
-            (in_shape, low, high), (filter_shape, _, _) = pieces
-            out_channels, groups = ir.RankedTensorType(op.filter.type).shape[0], op.groups
-            tile_groups = box[1] // (out_channels // groups) if groups > 1 else 1
-            codelets.conv_codelet(name, op, in_shape, filter_shape, (low[2], low[3], high[2], high[3]), tile_groups, box, ip, loc)
-        else:
-            codelets.generic_codelet(name, op, [p[0] for p in pieces], box, uses_init, ip, loc, combiner)
-
     def combine_partials(self, op, stem, space: Space, parts, partial: str, final: Layout, reduced: int) -> None:
         """Second stage of a cut reduction: tile r of each output box receives its share of
         every partial result and combines them (and the op's init, if it reads one)."""
@@ -271,7 +259,7 @@ class _Scheduler:
         gathered = self.buffer(stem + "_partials", wanted, space.element_type, op.location)
         self.copy(Stored(partial, partials), gathered, wanted)
         inputs = [gathered]
-        with_init = _uses_init(op)
+        with_init = record_of(op).reads_init(op)
         if with_init:
             inputs.append(self.bring(op, op.operands[len(op.operands) - 1], final, stem + "_init"))
         result = self.buffer(stem, final, space.element_type, op.location)
@@ -364,10 +352,3 @@ def _complement(shape, inner):
         fixed.append((lo, hi))
     return boxes
 
-
-def _uses_init(op: ir.OpView) -> bool:
-    if op.operation.name != "linalg.generic":
-        return False
-    block = op.regions[0].blocks[0]
-    out = block.arguments[len(block.arguments) - 1]
-    return any(True for _ in out.uses)

@@ -26,63 +26,35 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import tensor
 
-from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops import SerialCut, record_of, space_of
+from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 
-from .iteration import Space, space_of
 
 Fits = Callable[[Space], "tuple[int, tuple[int, ...]] | None"]  # cycles and blocks, None: no cut fits
 
 
-@dataclass(frozen=True)
-class _Cut:
-    """Pieces of an op along one dimension, counted in `extent` units: each (operand, dim,
-    size) of `slices` is sliced `size` elements per unit along `dim`, and the pieces' results
-    are concatenated along `result_dim`. `grouped`: the units are a convolution's groups (its
-    input channels and output channels cut together, each piece a convolution of fewer groups)."""
-
-    slices: tuple[tuple[int, int, int], ...]
-    result_dim: int
-    extent: int
-    grouped: bool = False
-
-
 def split_oversized(function: ir.OpView, fits: Fits, budget: int) -> None:
-    """Splits every matmul and convolution of `function` that `fits` finds no cut for within
-    `budget` bytes per tile."""
+    """Splits every compute op of `function` with serial cuts (its record's `serial_cuts`: matmuls
+    and convolutions) that `fits` finds no cut over the tiles for within `budget` bytes per tile."""
     for op in list(function.regions[0].blocks[0].operations):
-        if isinstance(op, ipu.MatmulOp | ipu.ConvOp) and fits(space_of(op)) is None:
+        if record_of(op) and record_of(op).serial_cuts(op) and fits(space_of(op)) is None:
             _split(op, fits, budget)
 
 
-def _cuts(op: ipu.MatmulOp | ipu.ConvOp) -> list[_Cut]:
-    shape = lambda value: list(ir.RankedTensorType(value.type).shape)  # noqa: E731
-    if isinstance(op, ipu.MatmulOp):
-        lhs, rhs = shape(op.lhs), shape(op.rhs)
-        return [_Cut(((1, len(rhs) - 1, 1),), len(lhs) - 1, rhs[-1]), _Cut(((0, len(lhs) - 2, 1),), len(lhs) - 2, lhs[-2])]
-    (n, c, *_), (f, *_) = shape(op.input), shape(op.filter)
-    groups = op.groups
-    if groups == 1:
-        channels = _Cut(((1, 0, 1),), 1, f)
-    else:  # whole groups: their input channels and their filters
-        channels = _Cut(((0, 1, c // groups), (1, 0, f // groups)), 1, groups, grouped=True)
-    return [channels, _Cut(((0, 0, 1),), 0, n)]
-
-
-def _split(op: ipu.MatmulOp | ipu.ConvOp, fits: Fits, budget: int) -> None:
-    options = [(*found, cut.result_dim, cut) for cut in _cuts(op) if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
+def _split(op: ir.OpView, fits: Fits, budget: int) -> None:
+    options = [(*found, cut.result_dim, cut) for cut in record_of(op).serial_cuts(op) if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
     if not options:
         raise op_error(op, f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)")
     pieces, _, _, cut = min(options, key=lambda option: option[:3])
     _rewrite(op, cut, pieces)
 
 
-def _fewest_pieces(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, fits: Fits) -> tuple[int, int] | None:
+def _fewest_pieces(op: ir.OpView, cut: SerialCut, fits: Fits) -> tuple[int, int] | None:
     """The fewest pieces along `cut` whose largest fits, and the cycles of all of them: pieces
     double until one count fits, then a bisection finds the fewest (smaller pieces fit if
     larger ones do)."""
@@ -106,7 +78,7 @@ def _fewest_pieces(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, fits: Fits) -> tupl
     return high, cycles(high)
 
 
-def _piece(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, start: int, size: int) -> ir.OpView:
+def _piece(op: ir.OpView, cut: SerialCut, start: int, size: int) -> ir.OpView:
     """The op on units [start, start + size) of `cut`'s dimension, built before `op`."""
     with ir.InsertionPoint(op), op.location:
         operands = list(op.operation.operands)
@@ -118,24 +90,20 @@ def _piece(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, start: int, size: int) -> i
             operands[operand] = tensor.ExtractSliceOp(
                 sliced, operands[operand], [], [], [], ir.DenseI64ArrayAttr.get(offsets), ir.DenseI64ArrayAttr.get(sizes), ir.DenseI64ArrayAttr.get([1] * source.rank)
             ).result
-        element_type = ir.RankedTensorType(op.result.type).element_type
-        if isinstance(op, ipu.MatmulOp):
-            return ipu.matmul(*operands, element_type=element_type)
-        groups = size if cut.grouped else op.groups
-        return ipu.conv(*operands, strides=op.strides, dilations=op.dilations, padding=op.padding, groups=groups, element_type=element_type)
+        return record_of(op).rebuild(op, operands, cut, size)
 
 
-def _erase_piece(piece: ir.OpView, cut: _Cut) -> None:
+def _erase_piece(piece: ir.OpView, cut: SerialCut) -> None:
     slices = [piece.operation.operands[operand].owner for operand, _, _ in cut.slices]  # its tensor.extract_slice ops
     piece.operation.erase()
     for sliced in slices:
         sliced.operation.erase()
 
 
-def _rewrite(op: ipu.MatmulOp | ipu.ConvOp, cut: _Cut, pieces: int) -> None:
+def _rewrite(op: ir.OpView, cut: SerialCut, pieces: int) -> None:
     bounds = [cut.extent * i // pieces for i in range(pieces + 1)]  # sizes differ by one at most
     results = [_piece(op, cut, start, end - start).result for start, end in zip(bounds, bounds[1:])]
     with ir.InsertionPoint(op), op.location:
-        joined = tensor.ConcatOp(op.result.type, cut.result_dim, results).result
-    op.result.replace_all_uses_with(joined)
+        joined = tensor.ConcatOp(op.results[0].type, cut.result_dim, results).result
+    op.results[0].replace_all_uses_with(joined)
     op.operation.erase()

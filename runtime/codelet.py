@@ -23,7 +23,9 @@ a value). Results are (*B, *shape) arrays, possibly read-only views (of an input
 through, a constant, a broadcast, a transpose): the simulator copies each into its buffer, so
 making them contiguous first would copy twice.
 Element-wise semantics (integer wrap-around, division, f16, NaN) are those of
-`runtime/codelet_ops.py`; `ipu.matmul` and `ipu.conv` on f16 accumulate in f32 and round once.
+`dialects/ops/semantics.py`. Compute ops run the numpy kernel their record gives
+(`dialects/ops`: `ipu.matmul` and `ipu.conv` on f16 accumulate in f32 and round once); this
+module knows no compute-op names.
 
 **linalg.generic** views each operand through its indexing map as one strided array over the
 iteration space (*batch, *loops): projected permutations, broadcasts, constant indices and
@@ -37,7 +39,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -45,10 +46,11 @@ import numpy as np
 from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
+from ipu_mlir.dialects.ops import record_of
+from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, numpy_dtype, reducer
+from ipu_mlir.dialects.ops.space import loop_extents
+from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
-
-from .codelet_ops import Kernel, cast_signed, elementwise_kernel, numpy_dtype, reducer
-from .memory import assign
 
 Env = list  # the values of a call, by slot
 Step = Callable[[Env], None]
@@ -138,33 +140,16 @@ def _slices(op: ir.OpView, batch: int) -> tuple[slice, ...]:
     return (slice(None),) * batch + tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in triples)
 
 
-def _resource_bytes(attr: ir.Attribute, op: ir.OpView) -> bytes:
-    """The blob behind a `dense_resource` attribute. The Python API cannot read blobs, but a
-    module printed with an attribute naming one prints the blob (hex, after a 4-byte
-    alignment) in its `dialect_resources` section; a scratch module holds just this one."""
-    with attr.context, ir.Location.unknown():
-        scratch = ir.Module.create()
-        scratch.operation.attributes["blob"] = attr
-        text = str(scratch)
-    found = re.search(r'"0x([0-9A-Fa-f]*)"', text[text.find("{-#") :]) if "{-#" in text else None
-    if found is None:
-        raise _error(op, f"reads {attr}, whose blob is not available")
-    return bytes.fromhex(found.group(1))[4:]
-
-
 def _constant(op: ir.OpView, dtype: np.dtype, batch: int) -> np.ndarray:
     """The value of an arith.constant, with `batch` leading axes of size 1."""
     attr, shape = op.attributes["value"], _shape(op.results[0])
     if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr)):
         return np.array([attr.value], dtype).reshape((1,) * batch)
-    if isinstance(attr, ir.DenseElementsAttr):
-        array = np.array(attr)
-    else:
-        try:
-            resource = ir.DenseResourceElementsAttr(attr)
-        except ValueError:
-            raise _error(op, f"has a value the runtime cannot read: {attr}") from None
-        array = np.frombuffer(_resource_bytes(resource, op), dtype)
+    array = dense_array(attr, dtype)
+    if array is None:
+        if is_resource(attr):
+            raise _error(op, f"reads {attr}, whose blob is not available")
+        raise _error(op, f"has a value the runtime cannot read: {attr}")
     if array.dtype != dtype or array.size != math.prod(shape):
         raise _error(op, f"has a value the runtime cannot read as {math.prod(shape)} x {dtype}: {attr}")
     return array.reshape(*(1,) * batch, *shape)
@@ -249,9 +234,6 @@ class _Compiler:
             "arith.constant": self._constant,
             "tensor.empty": self._empty,
             "linalg.fill": self._fill,
-            "linalg.generic": self._generic,
-            "ipu.matmul": self._matmul,
-            "ipu.conv": self._conv,
             "tensor.extract_slice": self._extract_slice,
             "tensor.insert_slice": self._insert_slice,
             "tensor.pad": self._pad,
@@ -273,7 +255,7 @@ class _Compiler:
             if op.operation.name == "func.return":
                 results = [(self._slot(v, op), _shape(v)) for v in op.operands]
                 return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps)
-            self._op(op, steps, self.handlers)
+            self._compute(op, steps) if record_of(op) else self._op(op, steps, self.handlers)
         raise CodeletError(f"codelet @{name} has no func.return", func_op.operation.location)
 
     # Slots and values.
@@ -293,6 +275,19 @@ class _Compiler:
         if dtype is None:
             raise _error(op, f"uses element type {_element_type(value)}, which codelets do not support")
         return dtype
+
+    def _compute(self, op: ir.OpView, steps: list[Step]) -> None:
+        """A compute op: the kernel its record plans (`dialects/ops`), called on the operands;
+        `linalg.generic`, whose record has no kernel, runs its body here."""
+        try:
+            kernel = record_of(op).kernel(op.operation.opview, self.batch)
+        except IpuError as error:
+            raise CodeletError(error.message, error.location) from None
+        if kernel is None:
+            steps.append(self._generic(op))
+            return
+        slots, out = [self._slot(v, op) for v in op.operands], self._define(op.results[0])
+        steps.append(lambda env: env.__setitem__(out, kernel(*[env[s] for s in slots])))
 
     def _op(self, op: ir.OpView, steps: list[Step], handlers: dict) -> None:
         name = op.operation.name
@@ -413,61 +408,6 @@ class _Compiler:
 
         return step
 
-    # Matmul and convolution.
-
-    def _accumulation(self, op: ir.OpView) -> tuple[Kernel, Kernel]:
-        """How operands enter a sum of products in the result's element type (linalg's
-        cast_signed; f16 sums in f32 and i1 ones in i64, both rounded once) and how it leaves."""
-        operand, result = self._dtype(op.operands[0], op), self._dtype(op.results[0], op)
-        accumulator = np.dtype({np.float16: np.float32, np.bool_: np.int64}.get(result.type, result))
-        return cast_signed(operand, accumulator), cast_signed(accumulator, result)
-
-    def _matmul(self, op: ir.OpView) -> Step:
-        enter, leave = self._accumulation(op)
-        lhs, rhs, out = self._slot(op.operands[0], op), self._slot(op.operands[1], op), self._define(op.results[0])
-        return lambda env: env.__setitem__(out, leave(np.matmul(enter(env[lhs]), enter(env[rhs]))))
-
-    def _conv(self, op: ir.OpView) -> Step:
-        """im2col: the input's windows, one strided view, copied into (*batch, n, groups,
-        c/groups * kh * kw, oh * ow) columns that each group's filter matrix multiplies. This
-        layout copies rows of `ow` elements (each row one item: `memory.assign`) and needs no
-        transpose after the product: twice as fast as (oh * ow, taps) columns on 1,472 tiles. The columns keep the input's own
-        batch shape and the product broadcasts it against the filter's, so neither operand
-        is copied per tile of the other."""
-        (sh, sw), (dh, dw), (top, left, bottom, right) = _i64s(op, "strides"), _i64s(op, "dilations"), _i64s(op, "padding")
-        groups = ir.IntegerAttr(op.attributes["groups"]).value
-        (n, c, h, w), (f, cg, kh, kw), result_shape = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
-        oh, ow = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1, (w + left + right - dw * (kw - 1) - 1) // sw + 1
-        if c != cg * groups or f % groups or result_shape != (n, f, oh, ow):
-            raise _error(op, f"has inconsistent shapes {_shape(op.operands[0])} * {(f, cg, kh, kw)} -> {result_shape} (groups {groups})")
-        enter, leave = self._accumulation(op)
-        fg, taps = f // groups, cg * kh * kw
-        padded = (n, c, h + top + bottom, w + left + right)
-        source, weights, out = self._slot(op.operands[0], op), self._slot(op.operands[1], op), self._define(op.results[0])
-        batch = self.batch
-
-        def step(env: Env) -> None:
-            x, k = enter(env[source]), enter(env[weights])
-            tiles = x.shape[:batch]
-            if top or left or bottom or right:
-                xp = np.zeros((*tiles, *padded), x.dtype)
-                xp[..., top : top + h, left : left + w] = x
-            else:
-                xp = x
-            s = xp.strides[batch:]
-            windows = as_strided(
-                xp,
-                (*tiles, n, groups, cg, kh, kw, oh, ow),
-                (*xp.strides[:batch], s[0], cg * s[1], s[1], dh * s[2], dw * s[3], sh * s[2], sw * s[3]),
-                writeable=False,
-            )
-            columns = np.empty((*tiles, n, groups, taps, oh * ow), x.dtype)
-            assign(columns.reshape(windows.shape), windows)
-            product = np.matmul(k.reshape(*k.shape[:batch], 1, groups, fg, taps), columns)  # (*batch, n, groups, fg, oh * ow)
-            env[out] = leave(product.reshape(*product.shape[:batch], n, f, oh, ow))
-
-        return step
-
     # linalg.generic.
 
     def _generic(self, op: ir.OpView) -> Step:
@@ -479,7 +419,7 @@ class _Compiler:
         for forms, amap in zip(linear, maps):
             if None in forms:
                 raise _error(op, f"has indexing map {amap}, which codelets do not support (only linear maps)")
-        loops = self._loops(op, linear, [_shape(v) for v in operands], len(kinds))
+        loops = self._extents(op)
         viewers = [self._viewer(op, forms, _shape(v), loops) for forms, v in zip(linear[:n_in], operands[:n_in])]
         parallel = [i for i, kind in enumerate(kinds) if kind == "parallel"]
         layouts = [self._layout(op, forms, parallel) for forms in linear[n_in:]]
@@ -546,17 +486,12 @@ class _Compiler:
 
         return loop_step
 
-    def _loops(self, op: ir.OpView, linear: list, shapes: list[tuple[int, ...]], count: int) -> tuple[int, ...]:
-        """Each loop's extent: the size of an operand dimension indexed by that loop alone."""
-        extents: list[int | None] = [None] * count
-        for forms, shape in zip(linear, shapes):
-            for form, size in zip(forms, shape):
-                loop = _loop_of(form)
-                if loop is not None and extents[loop] is None:
-                    extents[loop] = size
-        if None in extents:
-            raise _error(op, "has a loop whose extent no operand dimension gives")
-        return tuple(extents)
+    @staticmethod
+    def _extents(op: ir.OpView) -> tuple[int, ...]:
+        try:
+            return loop_extents(op)
+        except IpuError as error:
+            raise CodeletError(error.message, error.location) from None
 
     def _viewer(self, op: ir.OpView, forms: list, shape: tuple[int, ...], loops: tuple[int, ...]):
         """The view of an input over the iteration space; None when the map is the identity.

@@ -22,9 +22,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.ops import semantics
+from ipu_mlir.dialects.ops.arrays import assign
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
-from . import codelet_ops
 from ipu_mlir.target import Target
 
 
@@ -57,7 +58,7 @@ def site_of(op: ir.OpView) -> Site:
 def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
     """The numpy type holding a buffer of `element_type`, None if none does (nor for index,
     which has no size in tile memory)."""
-    return None if isinstance(element_type, ir.IndexType) else codelet_ops.numpy_dtype(element_type)
+    return None if isinstance(element_type, ir.IndexType) else semantics.numpy_dtype(element_type)
 
 
 def element_dtype(element_type: ir.Type, site: Site) -> np.dtype:
@@ -74,37 +75,6 @@ def static_tensor(type_: ir.Type, site: Site, what: str) -> tuple[tuple[int, ...
 
 
 # --- Copies -----------------------------------------------------------------------------------
-
-
-def assign(dst: np.ndarray, src) -> None:
-    """`dst[...] = src`, moving each run of elements contiguous in both as one item: numpy's
-    copy loops pay per item, so short rows copied element by element cost several times more
-    (measured: runs of 4 f32 7x, of 23 2.4x, of 192 the same). Tile memory is full of short
-    rows: a codelet's few output columns, a block's row, a copy's message."""
-    if isinstance(src, np.ndarray) and src.dtype == dst.dtype and dst.ndim:
-        src = np.broadcast_to(src, dst.shape)
-        axes, run = 0, 1
-        for n, a, b in zip(reversed(dst.shape), reversed(dst.strides), reversed(src.strides)):
-            if n != 1 and not a == b == run * dst.itemsize:
-                break
-            axes, run = axes + 1, run * n
-        if run > 1:
-            dst, src = _items(dst, axes, run), _items(src, axes, run)
-    dst[...] = src
-
-
-class _Interface:
-    def __init__(self, interface: dict, base: np.ndarray):
-        self.__array_interface__, self.base = interface, base
-
-
-def _items(array: np.ndarray, axes: int, run: int) -> np.ndarray:
-    """`array` with its last `axes` axes (`run` contiguous elements) as one opaque item."""
-    interface = dict(array.__array_interface__)
-    size = run * array.itemsize
-    kept = array.ndim - axes
-    interface.update(shape=array.shape[:kept], strides=array.strides[:kept], typestr=f"|V{size}", descr=[("", f"|V{size}")])
-    return np.asarray(_Interface(interface, array))
 
 
 # --- Regions of buffers ------------------------------------------------------------------

@@ -27,7 +27,6 @@ superstep; reading memory never written (or last written through an aliasing buf
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,6 +35,8 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.ops import codelet_cycles
+from ipu_mlir.dialects.resources import dense_array
 
 from .codelet import CodeletError, compile_codelet
 from ipu_mlir.target import cost_model
@@ -481,7 +482,7 @@ class _Planner:
                 kernel = compile_codelet(function, rank)
             except CodeletError as error:
                 raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
-            self.codelets[name, rank] = (kernel, CodeletError, cost_model.codelet_cycles(function, self.target))
+            self.codelets[name, rank] = (kernel, CodeletError, codelet_cycles(function, self.target))
         return self.codelets[name, rank]
 
 
@@ -495,19 +496,11 @@ def _program(body: ir.Block, entry: str) -> ir.OpView:
 
 
 def _host_constant(op: ir.OpView, value: ir.Attribute, tensor: ir.RankedTensorType, site: Site) -> np.ndarray:
-    """A weight: `dense` through the buffer protocol; `dense_resource` blobs, which the Python
-    API cannot read, from the op printed alone in a module (4 bytes of alignment, then data)."""
+    """A weight: `dense` or `dense_resource` (`dialects/resources.py` reads its blob)."""
     dtype = element_dtype(tensor.element_type, site)
-    if isinstance(value, ir.DenseElementsAttr):
-        array = np.array(value)
-    else:
-        with op.context, ir.Location.unknown():
-            holder = ir.Module.create()
-            op.operation.clone(ip=ir.InsertionPoint(holder.body))
-            match = re.search(r'dialect_resources:.*?"0x([0-9A-Fa-f]*)"', holder.operation.get_asm(large_elements_limit=1), re.S)
-        if match is None:
-            raise site.error(f"has a value the simulator cannot read: {value}")
-        array = np.frombuffer(bytes.fromhex(match.group(1))[4:], dtype)
+    array = dense_array(value, dtype)
+    if array is None:
+        raise site.error(f"has a value the simulator cannot read: {value}")
     return np.ascontiguousarray(array, dtype).reshape(tuple(tensor.shape))
 
 

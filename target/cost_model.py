@@ -3,8 +3,11 @@
 Every function is pure and cheap: it reads figures of a `Target` (each cited in its target file)
 and the assumptions below, which are this model's own choices, each labelled as such. The
 op-level functions (`matmul_cycles`, `conv_cycles`, `elementwise_cycles`, `copy_cycles`) are
-the cost of one vertex doing just that op on one tile, vertex overhead included;
-`codelet_cycles` walks a codelet body and charges the overhead once. docs/ipu-run.md has the
+the cost of one vertex doing just that op on one tile, vertex overhead included; the `*_work`
+functions the same without the overhead. This is the bottom layer: it knows no op names but
+those of data movement and element-wise instructions (`op_work`). Each compute op's record
+(`ipu_mlir.dialects.ops`) prices the op from these formulas, and `ops.codelet_cycles` walks a
+codelet body charging the overhead once. docs/ipu-run.md has the
 table of figures and their sources.
 
     matmul_cycles(1, 64, 64, 64, "f32", load_target("gc200"))   # -> cycles on one tile
@@ -125,13 +128,13 @@ def _contraction_work(fmas: int, read_bytes: int, write_bytes: int, dtype: _DTyp
     return max(compute, _memory_cycles(read_bytes, write_bytes, target))
 
 
-def _matmul_work(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
+def matmul_work(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
     info = dtype_info(dtype)
     reads = batch * (m * k + k * n) * info.bytes
     return _contraction_work(batch * m * n * k, reads, batch * m * n * info.bytes, info, target)
 
 
-def _conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target) -> int:
+def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target) -> int:
     info = dtype_info(dtype)
     # Each output position reads its input window once (stride 1, no reuse counted) and the
     # filters are read once.
@@ -139,14 +142,14 @@ def _conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: 
     return _contraction_work(n * f * oh * ow * c_per_group * kh * kw, reads, n * f * oh * ow * info.bytes, info, target)
 
 
-def _elementwise_work(num_elements: int, ops_per_element: int, dtype, target: Target) -> int:
+def elementwise_work(num_elements: int, ops_per_element: int, dtype, target: Target) -> int:
     info = dtype_info(dtype)
     compute = math.ceil(num_elements * ops_per_element / _lanes_per_cycle(info, target))
     size = num_elements * info.bytes
     return max(compute, _memory_cycles(size, size, target))
 
 
-def _copy_work(num_bytes: int, target: Target) -> int:
+def copy_work(num_bytes: int, target: Target) -> int:
     return _memory_cycles(num_bytes, num_bytes, target)
 
 
@@ -156,23 +159,23 @@ def _copy_work(num_bytes: int, target: Target) -> int:
 def matmul_cycles(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
     """One vertex computing `batch` products of M x K by K x N: the matrix unit at
     `fma_per_cycle(dtype)` x MATMUL_EFFICIENCY, or the memory traffic if that is slower."""
-    return VERTEX_OVERHEAD_CYCLES + _matmul_work(batch, m, n, k, dtype, target)
+    return VERTEX_OVERHEAD_CYCLES + matmul_work(batch, m, n, k, dtype, target)
 
 
 def conv_cycles(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target) -> int:
     """One vertex computing an N x F x OH x OW output over C/groups x KH x KW windows."""
-    return VERTEX_OVERHEAD_CYCLES + _conv_work(n, f, oh, ow, c_per_group, kh, kw, dtype, target)
+    return VERTEX_OVERHEAD_CYCLES + conv_work(n, f, oh, ow, c_per_group, kh, kw, dtype, target)
 
 
 def elementwise_cycles(num_elements: int, ops_per_element: int, dtype, target: Target) -> int:
     """One vertex applying `ops_per_element` instructions to each element: SIMD lanes per
     cycle, or reading and writing each element once if that is slower."""
-    return VERTEX_OVERHEAD_CYCLES + _elementwise_work(num_elements, ops_per_element, dtype, target)
+    return VERTEX_OVERHEAD_CYCLES + elementwise_work(num_elements, ops_per_element, dtype, target)
 
 
 def copy_cycles(num_bytes: int, target: Target) -> int:
     """One vertex moving `num_bytes` within its tile (slices, padding, concatenation)."""
-    return VERTEX_OVERHEAD_CYCLES + _copy_work(num_bytes, target)
+    return VERTEX_OVERHEAD_CYCLES + copy_work(num_bytes, target)
 
 
 def exchange_cycles(max_bytes_received_by_a_tile: int, target: Target) -> int:
@@ -192,13 +195,6 @@ def host_seconds(num_bytes: int, target: Target) -> float:
     return num_bytes / target.host_link_bytes_per_second
 
 
-def codelet_cycles(func_op: ir.OpView, target: Target) -> int:
-    """One vertex running the codelet `func_op` (a `func.func` on tensors): the overhead once,
-    plus the work of each op of its body, in order (a tile runs one vertex's ops in sequence)."""
-    block = func_op.regions[0].blocks[0]
-    return VERTEX_OVERHEAD_CYCLES + sum(_op_work(op, target) for op in block.operations)
-
-
 def _shape(value: ir.Value) -> tuple[int, ...]:
     return tuple(ir.ShapedType(value.type).shape)
 
@@ -211,35 +207,17 @@ def _element_type(value: ir.Value) -> ir.Type:
     return ir.ShapedType(value.type).element_type
 
 
-def _op_work(op: ir.OpView, target: Target) -> int:
+def op_work(op: ir.OpView, target: Target) -> int:
+    """Cycles of one tile running `op`, a codelet op that is not a compute op (those cost what
+    their record in `ipu_mlir.dialects.ops` says): data movement, element-wise arith and math
+    on tensors, scalar instructions. Vertex overhead excluded."""
     name = op.operation.name
     if name in _FREE_OPS:
         return 0
-    if name == "ipu.matmul":
-        lhs, rhs = _shape(op.operands[0]), _shape(op.operands[1])
-        return _matmul_work(math.prod(lhs[:-2]), lhs[-2], rhs[-1], lhs[-1], _element_type(op.operands[0]), target)
-    if name == "ipu.conv":
-        (n, f, oh, ow), (_, cg, kh, kw) = _shape(op.results[0]), _shape(op.operands[1])
-        return _conv_work(n, f, oh, ow, cg, kh, kw, _element_type(op.operands[0]), target)
     tensors = [r for r in op.results if isinstance(r.type, ir.RankedTensorType)]
-    if name == "linalg.generic":
-        ops = sum(OP_INSTRUCTIONS.get(inner.operation.name, 1) for inner in op.regions[0].blocks[0].operations if inner.operation.name != "linalg.yield")
-        return _elementwise_work(_iterations(op), max(1, ops), _element_type(op.results[0]), target)
     if name in _COPY_OPS:
         moved = op.operands[0] if name == "tensor.insert_slice" else op.results[0]
-        return _copy_work(_numel(moved) * dtype_info(_element_type(moved)).bytes, target)
+        return copy_work(_numel(moved) * dtype_info(_element_type(moved)).bytes, target)
     if tensors:  # linalg.fill, arith and math on tensors, anything else element-wise
-        return _elementwise_work(_numel(tensors[0]), OP_INSTRUCTIONS.get(name, 1), _element_type(tensors[0]), target)
+        return elementwise_work(_numel(tensors[0]), OP_INSTRUCTIONS.get(name, 1), _element_type(tensors[0]), target)
     return OP_INSTRUCTIONS.get(name, 1)  # a scalar instruction
-
-
-def _iterations(generic: ir.OpView) -> int:
-    """The size of a linalg.generic's iteration space: each loop's extent is the size of an
-    operand dimension its indexing maps index by that loop alone."""
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(generic.attributes["indexing_maps"])]
-    extents = [1] * maps[0].n_dims
-    for value, amap in zip(generic.operands, maps):
-        for expr, size in zip(amap.results, _shape(value)):
-            if isinstance(expr, ir.AffineDimExpr):
-                extents[expr.position] = size
-    return math.prod(extents)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from ipu_mlir.dialects import make_context
+from ipu_mlir.dialects import make_context, ops
 from ipu_mlir.target import cost_model
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
@@ -79,7 +79,7 @@ def test_codelet_cycles_walk_the_body():
     # Overhead 50; the generic: 8 x 16 iterations x 2 instructions / 2 lanes = 128; exp: 8 x 4
     # instructions / 2 lanes = 16; the matmul: 64 FMAs / 12 = 6, but (32 + 16) x 4 bytes read
     # at 16 per cycle = 12; the reshape is free.
-    assert cost_model.codelet_cycles(codelet, TINY) == 50 + 128 + 16 + 12
+    assert ops.codelet_cycles(codelet, TINY) == 50 + 128 + 16 + 12
 
 
 def test_relu_example_profile_by_hand():

@@ -1,5 +1,6 @@
 """Element-wise `arith` and `math` ops as numpy kernels with MLIR's semantics: the tables
-`runtime/codelet.py` binds each scalar or element-wise codelet op to, once, at compile time.
+`runtime/codelet.py` binds each scalar or element-wise codelet op to, once, at compile time,
+and the accumulation rules of the compute ops' kernels (`accumulation`).
 
 Values are numpy arrays of the element type (`numpy_dtype`): signless `iN` as `intN`, `i1` as
 bool, `index` as int64. Kernels broadcast, so one kernel serves scalars, tensors and the bodies
@@ -92,6 +93,13 @@ def cast_signed(source: np.dtype, target: np.dtype) -> Kernel:
     if target.kind == "f":
         return _cast("arith.sitofp" if source.kind != "f" else "arith.extf", source, target)
     return _cast("arith.fptosi", source, target) if source.kind == "f" else _convert(source, target, "s")
+
+
+def accumulation(operand: np.dtype, result: np.dtype) -> tuple[Kernel, Kernel]:
+    """How operands enter a sum of products in the result's element type (linalg's
+    cast_signed; f16 sums in f32 and i1 ones in i64, both rounded once) and how it leaves."""
+    accumulator = np.dtype({np.float16: np.float32, np.bool_: np.int64}.get(result.type, result))
+    return cast_signed(operand, accumulator), cast_signed(accumulator, result)
 
 
 def _div_trunc(a: np.ndarray, b: np.ndarray) -> np.ndarray:

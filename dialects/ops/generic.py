@@ -1,0 +1,228 @@
+"""`linalg.generic` as an L1 compute op: element-wise work, broadcasts, transposes, reductions
+and pooling windows, on its own loops and indexing maps.
+
+It converts from nothing (upstream `linalg-generalize-named-ops` makes it) and the codelet
+interpreter runs its body itself (`kernel` is None). A reduction whose body is
+`yield combine(f(inputs), acc)` with an associative `combine` (`COMBINERS`) may be cut across
+tiles; its codelet then starts each piece from the combiner's identity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import func
+
+from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import op_error
+
+from .. import ipu
+from .registry import ComputeOp, Piece, register_op
+from .space import COMBINERS, SUM, Access, Space, loop_extents, shape
+
+
+@register_op
+class Generic(ComputeOp):
+    name = "linalg.generic"
+
+    def extents(self, op: ir.OpView) -> tuple[int, ...]:
+        return loop_extents(op)
+
+    def space(self, op: ir.OpView) -> Space:
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+        if len(op.results) != 1:
+            raise op_error(op, f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits generics whose results do not read each other's accumulators, unlike an arg-max)")
+        num_inputs = len(op.operands) - 1
+        windows: set[int] = set()
+        accesses = [tuple(_access(op, expr, size, windows) for expr, size in zip(amap.results, shape(value))) for value, amap in zip(op.operands, maps)]
+        extents = self.extents(op)
+        # A window's extent is that of its window loop, known from the operand indexed by it.
+        accesses = [tuple(dataclasses.replace(a, window=extents[a.window_loop]) if isinstance(a, _WindowAccess) else a for a in row) for row in accesses]
+        reductions = tuple(d for d, it in enumerate(iterators) if "reduction" in it)
+        result_loops = tuple(a.loop for a in accesses[-1])
+        if any(a.kind != "dim" for a in accesses[-1]) or set(result_loops) & set(reductions):
+            raise op_error(op, "has a result indexing map that is not a projection of its parallel loops; ipu-plan cannot place it")
+        combiner = _combiner(op) if reductions else None
+        splittable = tuple(d not in windows and (d not in reductions or combiner is not None) for d in range(len(extents)))
+        return Space(
+            op,
+            extents,
+            reductions,
+            splittable,
+            tuple(accesses[:num_inputs]),
+            result_loops,
+            ir.RankedTensorType(op.results[0].type).element_type,
+            combiner=combiner,
+        )
+
+    def reads_init(self, op: ir.OpView) -> bool:
+        block = op.regions[0].blocks[0]
+        return any(True for _ in block.arguments[len(block.arguments) - 1].uses)
+
+    def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
+        """`op` on pieces: the same maps and body, smaller tensors. Scalars the body captures
+        from outside (constants) are cloned in. With `piece.combiner`, the piece of a reduction
+        cut across tiles starts from the combiner's identity instead of the init."""
+        inputs = list(op.operands)[:-1]
+        init = op.operands[len(op.operands) - 1]
+        types = [_tensor(s, ir.RankedTensorType(v.type).element_type) for s, v in zip(piece.shapes, inputs)]
+        init_type = _tensor(piece.box, ir.RankedTensorType(init.type).element_type)
+        function = ipu.codelet_function(name, types + ([init_type] if piece.uses_init else []), [init_type], loc=loc, ip=ip)
+        block = function.regions[0].blocks[0]
+        with ir.InsertionPoint(block), loc:
+            if piece.combiner is not None:
+                outs = filled(piece.box, init_type.element_type, identity_constant(piece.combiner, init_type.element_type))
+            else:
+                outs = block.arguments[len(types)] if piece.uses_init else _empty(init_type)
+            generic = ir.Operation.create(
+                "linalg.generic",
+                results=[init_type],
+                operands=list(block.arguments)[: len(types)] + [outs],
+                attributes={n: op.attributes[n] for n in op.attributes if not n.startswith("ipu.")},
+                regions=1,
+                loc=loc,
+            )
+            _clone_body(op, generic, block)
+            func.ReturnOp([generic.results[0]])
+
+    def kernel(self, op: ir.OpView, batch: int) -> None:
+        return None  # the codelet interpreter runs the body
+
+    def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+        """Each point of the box runs the body's instructions (`cost_model.OP_INSTRUCTIONS`)."""
+        body = [inner.operation.name for inner in op.regions[0].blocks[0].operations][:-1]
+        instructions = sum(cost_model.OP_INSTRUCTIONS.get(name, 1) for name in body)
+        return cost_model.elementwise_work(math.prod(extents), max(1, instructions), ir.ShapedType(op.results[0].type).element_type, target)
+
+
+# --- Building codelets ---------------------------------------------------------------------
+
+
+def _tensor(sizes: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(sizes), element_type)
+
+
+def _empty(result_type: ir.RankedTensorType) -> ir.Value:
+    return ir.Operation.create("tensor.empty", results=[result_type]).results[0]
+
+
+def _clone_body(source: ir.OpView, target: ir.Operation, function_block: ir.Block) -> None:
+    old = source.regions[0].blocks[0]
+    new = target.regions[0].blocks.append(*[a.type for a in old.arguments])
+    mapping = {old.arguments[i]: new.arguments[i] for i in range(len(old.arguments))}
+    captured: dict = {}
+    with ir.InsertionPoint(new):
+        for op in old.operations:
+            copy = op.operation.clone()
+            for index, operand in enumerate(op.operands):
+                if operand in mapping:
+                    copy.operands[index] = mapping[operand]
+                else:
+                    copy.operands[index] = _capture(source, operand, function_block, captured)
+            for old_result, new_result in zip(op.results, copy.results):
+                mapping[old_result] = new_result
+
+
+def _capture(source: ir.OpView, value: ir.Value, function_block: ir.Block, captured: dict) -> ir.Value:
+    if value in captured:
+        return captured[value]
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        raise op_error(source, "uses a value from outside its body that is not a constant; ipu-schedule cannot copy it to tiles")
+    copy = owner.clone(ip=ir.InsertionPoint.at_block_begin(function_block))
+    captured[value] = copy.results[0]
+    return copy.results[0]
+
+
+def _is_float(element_type: ir.Type) -> bool:
+    return isinstance(element_type, (ir.F32Type, ir.F16Type, ir.BF16Type, ir.F64Type))
+
+
+def combiner_of(combiner: str, element_type: ir.Type) -> str:
+    """The arith op of a combiner (`SUM`: addf or addi, by element type)."""
+    if combiner == SUM:
+        return "arith.addf" if _is_float(element_type) else "arith.addi"
+    return combiner
+
+
+def identity_constant(combiner: str, element_type: ir.Type) -> ir.Value:
+    """The scalar constant that `combiner` leaves unchanged (0 for a sum...)."""
+    value = COMBINERS[combiner_of(combiner, element_type)] if combiner != SUM else 0
+    if _is_float(element_type):
+        attr = ir.FloatAttr.get(element_type, float(value))
+    else:
+        width = ir.IntegerType(element_type).width
+        value = {"min": -(2 ** (width - 1)), "max": 2 ** (width - 1) - 1}.get(value, value)
+        attr = ir.IntegerAttr.get(element_type, int(value))
+    return ir.Operation.create("arith.constant", results=[element_type], attributes={"value": attr}).results[0]
+
+
+def filled(sizes: Sequence[int], element_type: ir.Type, value: ir.Value) -> ir.Value:
+    """A `linalg.fill` of a new tensor with the scalar `value`."""
+    result_type = _tensor(sizes, element_type)
+    fill = ir.Operation.create(
+        "linalg.fill",
+        results=[result_type],
+        operands=[value, _empty(result_type)],
+        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1])},
+        regions=1,
+    )
+    body = fill.regions[0].blocks.append(element_type, element_type)
+    with ir.InsertionPoint(body):
+        ir.Operation.create("linalg.yield", operands=[body.arguments[0]])
+    return fill.results[0]
+
+
+# --- The iteration space -------------------------------------------------------------------
+
+
+def _combiner(op: ir.OpView) -> str | None:
+    """The op folding each value into the accumulator, when the body is
+    `yield combine(f(inputs), acc)` with the accumulator used nowhere else: then the
+    reduction can be cut across tiles and the partial results combined."""
+    block = op.regions[0].blocks[0]
+    accumulator = block.arguments[len(block.arguments) - 1]
+    terminator = list(block.operations)[-1]
+    value = terminator.operands[0]
+    if isinstance(value.owner, ir.Block) or value.owner.name not in COMBINERS:
+        return None
+    uses = [use.owner for use in accumulator.uses]
+    if len(uses) != 1 or uses[0] != value.owner or list(value.owner.operands).count(accumulator) != 1:
+        return None
+    return value.owner.name
+
+
+@dataclass(frozen=True)
+class _WindowAccess(Access):
+    window_loop: int = 0
+
+
+def _access(op: ir.OpView, expr: ir.AffineExpr, size: int, windows: set[int]) -> Access:
+    if isinstance(expr, ir.AffineDimExpr):
+        return Access("dim", size, expr.position)
+    if isinstance(expr, ir.AffineConstantExpr) and expr.value == 0 and size == 1:
+        return Access("const", size)
+    if isinstance(expr, ir.AffineAddExpr):
+        terms = [_scaled_dim(t) for t in (expr.lhs, expr.rhs)]
+        if all(terms):
+            (stride, out_loop), (dilation, window_loop) = terms
+            windows.add(window_loop)
+            return _WindowAccess("window", size, out_loop, stride, dilation, 0, 0, window_loop=window_loop)
+    raise op_error(op, f"has an indexing expression '{expr}' that ipu-plan cannot place")
+
+
+def _scaled_dim(expr: ir.AffineExpr) -> tuple[int, int] | None:
+    if isinstance(expr, ir.AffineDimExpr):
+        return (1, expr.position)
+    if isinstance(expr, ir.AffineMulExpr):
+        a, b = expr.lhs, expr.rhs
+        if isinstance(a, ir.AffineConstantExpr):
+            a, b = b, a
+        if isinstance(a, ir.AffineDimExpr) and isinstance(b, ir.AffineConstantExpr):
+            return (b.value, a.position)
+    return None

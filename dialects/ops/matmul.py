@@ -1,0 +1,133 @@
+"""`ipu.matmul`: batched matrix products, `(B.., M, K) x (B.., K, N) -> (B.., M, N)`.
+
+Loops (b.., m, n, k), k summed. Converted from linalg's contractions with one summed dimension,
+at most one m and one n and any batch dimensions (matmul, batch_matmul, matvec, vecmat, dot,
+...), between `linalg.generic` transposes and casts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func, linalg
+
+from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import op_error
+
+from .. import ipu
+from . import tensor_builders as tb
+from .convert import add_init, input_type, is_unsigned
+from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
+from .semantics import accumulation
+from .space import SUM, Access, Space, shape
+
+
+@register_op
+class Matmul(ComputeOp):
+    name = "ipu.matmul"
+    converts = frozenset({
+        "linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat",
+        "linalg.batch_matvec", "linalg.batch_vecmat", "linalg.dot",
+    })  # fmt: skip
+
+    def convert(self, op: ir.OpView) -> ir.Value | None:
+        """`ipu.matmul` for a contraction with one k, at most one m and one n, any batch dims;
+        None (left for generalization) otherwise. Operands are transposed / broadcast to
+        (batch, m, k) x (batch, k, n) first; a missing m or n becomes a unit dim."""
+        dims = linalg.infer_contraction_dimensions(op)
+        maps = [_dims_of(ir.AffineMapAttr(m).value) for m in linalg.get_indexing_maps(op)]
+        lhs, rhs, init = op.operands
+        out_type = ir.RankedTensorType(op.results[0].type)
+        if dims is None or None in maps or str(out_type.element_type) == "i1":  # i1 "adds" with ori
+            return None
+        batch, m, n, k = (list(dims.batch), list(dims.m), list(dims.n), list(dims.k))
+        if len(k) != 1 or len(m) > 1 or len(n) > 1 or sorted(maps[2]) != sorted(batch + m + n):
+            return None
+        if not set(maps[0]) <= set(batch + m + k) or not set(maps[1]) <= set(batch + k + n):
+            return None
+        extents = {}
+        for value, value_dims in zip(op.operands, maps):
+            extents.update(zip(value_dims, ir.RankedTensorType(value.type).shape))
+        unsigned = is_unsigned(op)
+        element_type = input_type(lhs, rhs, out_type.element_type, unsigned)
+        a = tb.relayout(lhs, maps[0], batch + m + k, element_type, unsigned, extents)
+        b = tb.relayout(rhs, maps[1], batch + k + n, element_type, unsigned, extents)
+        units = len(batch) + 1  # where the missing m (in a) or n (in b) goes
+        a = a if m else tb.unsqueeze(a, {units - 1})
+        b = b if n else tb.unsqueeze(b, {units})
+        product = ipu.matmul(a, b, element_type=out_type.element_type).result
+        product = tb.squeeze(product, ({units - 1} if not m else set()) | ({units} if not n else set()))
+        return add_init(tb.relayout(product, batch + m + n, maps[2], out_type.element_type, unsigned), init)
+
+    def verify(self, op: ipu.MatmulOp) -> None:
+        lhs = static_tensor(op, op.lhs.type, "lhs")
+        rhs = static_tensor(op, op.rhs.type, "rhs")
+        result = static_tensor(op, op.result.type, "result")
+        ranks = (lhs.rank, rhs.rank, result.rank)
+        if len(set(ranks)) != 1 or lhs.rank < 2:
+            raise op_error(op, f"expects lhs, rhs and result of the same rank, at least 2; got ranks {', '.join(map(str, ranks))}")
+        batches = [list(t.shape[:-2]) for t in (lhs, rhs, result)]
+        if not batches[0] == batches[1] == batches[2]:
+            raise op_error(op, f"expects equal batch dimensions, got {batches[0]}, {batches[1]} and {batches[2]}")
+        if lhs.shape[-1] != rhs.shape[-2]:
+            raise op_error(op, f"expects the contraction sizes to match, got lhs K = {lhs.shape[-1]} and rhs K = {rhs.shape[-2]}")
+        expected = [*lhs.shape[:-1], rhs.shape[-1]]
+        if list(result.shape) != expected:
+            raise op_error(op, f"expects result shape {shape_text(expected)}, got {shape_text(result.shape)}")
+        if lhs.element_type != rhs.element_type:
+            raise op_error(op, f"expects lhs and rhs of the same element type, got {lhs.element_type} and {rhs.element_type}")
+
+    def extents(self, op: ir.OpView) -> tuple[int, ...]:
+        lhs, rhs = shape(op.operands[0]), shape(op.operands[1])
+        return lhs[:-2] + (lhs[-2], rhs[-1], lhs[-1])
+
+    def space(self, op: ir.OpView) -> Space:
+        lhs, rhs = shape(op.operands[0]), shape(op.operands[1])
+        batch = len(lhs) - 2
+        b = list(range(batch))
+        dims = lambda loops, sizes: tuple(Access("dim", s, loop) for loop, s in zip(loops, sizes))  # noqa: E731
+        extents = self.extents(op)
+        return Space(
+            op,
+            extents,
+            reductions=(batch + 2,),
+            splittable=(True,) * len(extents),
+            operands=(dims(b + [batch, batch + 2], lhs), dims(b + [batch + 2, batch + 1], rhs)),
+            result=tuple(b + [batch, batch + 1]),
+            element_type=ir.RankedTensorType(op.results[0].type).element_type,
+            combiner=SUM,
+        )
+
+    def serial_cuts(self, op: ir.OpView) -> list[SerialCut]:
+        """Columns (pieces of rhs), then rows (pieces of lhs)."""
+        lhs, rhs = shape(op.operands[0]), shape(op.operands[1])
+        return [SerialCut(((1, len(rhs) - 1, 1),), len(lhs) - 1, rhs[-1]), SerialCut(((0, len(lhs) - 2, 1),), len(lhs) - 2, lhs[-2])]
+
+    def rebuild(self, op: ir.OpView, operands: list[ir.Value], cut: SerialCut, units: int) -> ir.OpView:
+        return ipu.matmul(*operands, element_type=ir.RankedTensorType(op.results[0].type).element_type)
+
+    def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
+        operand_type = ir.RankedTensorType(op.operands[0].type).element_type
+        result_type = ir.RankedTensorType(op.results[0].type).element_type
+        (lhs, _, _), (rhs, _, _) = piece.inputs
+        inputs = [ir.RankedTensorType.get(list(s), operand_type) for s in (lhs, rhs)]
+        function = ipu.codelet_function(name, inputs, [ir.RankedTensorType.get(list(piece.box), result_type)], loc=loc, ip=ip)
+        block = function.regions[0].blocks[0]
+        with ir.InsertionPoint(block), loc:
+            func.ReturnOp([ipu.matmul(block.arguments[0], block.arguments[1], element_type=result_type).result])
+
+    def kernel(self, op: ir.OpView, batch: int) -> Kernel:
+        enter, leave = accumulation(dtype_of(op, op.operands[0]), dtype_of(op, op.results[0]))
+        return lambda lhs, rhs: leave(np.matmul(enter(lhs), enter(rhs)))
+
+    def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+        *batch, m, n, k = extents
+        return cost_model.matmul_work(math.prod(batch), m, n, k, ir.ShapedType(op.operands[0].type).element_type, target)
+
+
+def _dims_of(amap: ir.AffineMap) -> list[int] | None:
+    """The loop of each result of a projected permutation, or None."""
+    dims = [expr.position if isinstance(expr, ir.AffineDimExpr) else None for expr in amap.results]
+    return dims if None not in dims and len(set(dims)) == len(dims) else None

@@ -1,0 +1,193 @@
+"""The registry of L1 compute ops: one record per op, read by every pass and by the runtime.
+
+An L1 compute op is an op the planner cuts across tiles: `ipu.matmul`, `ipu.conv` and
+`linalg.generic` today. Each is declared once: its IRDL definition (`ipu.irdl.mlir`, or a
+plugin's own IRDL dialect) plus one `ComputeOp` subclass registered with `@register_op`, in one
+file of this package. The record says everything the rest of the compiler needs to know:
+
+    conversion   `converts` + `convert(op)`: the linalg named ops it replaces (ipu-convert-to-ipu)
+    verification `verify(op)`: what IRDL cannot check (the dialect verifier)
+    iteration    `extents(op)`, `space(op)`, `reads_init(op)`: its loops, the accesses of its
+                 operands, whether it reads its init (ipu-plan, ipu-schedule)
+    planning     `serial_cuts(op)` + `rebuild(op, ...)`: how to compute it in pieces when no cut
+                 over the tiles fits (ipu-plan's serial splits; none: never split serially)
+    codelet      `codelet(op, name, piece, ip, loc)`: the per-tile codelet (ipu-schedule)
+    kernel       `kernel(op, batch)`: the numpy function the codelet interpreter calls
+    cost         `work(op, extents, target)`: cycles of one tile computing a box of its loops,
+                 from the primitive formulas of `ipu_mlir.target.cost_model`
+
+Nobody else keeps a table of compute-op names: ask `record_of(op)` (None for other ops).
+docs/extending.md walks through adding an op, from a plugin file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import op_error
+
+from .semantics import numpy_dtype
+from .space import Space
+
+Kernel = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What one class of alike tiles computes: for each input its piece's shape and the zero
+    padding the tile adds around it (low, high per dim), the result box, whether the op's init
+    joins in (a generic reading its `outs`), and the combiner a cut reduction starts from."""
+
+    inputs: tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]
+    box: tuple[int, ...]
+    uses_init: bool = False
+    combiner: str | None = None
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        return [shape for shape, _, _ in self.inputs]
+
+
+@dataclass(frozen=True)
+class SerialCut:
+    """Pieces of an op along one dimension, counted in `extent` units: each (operand, dim,
+    size) of `slices` is sliced `size` elements per unit along `dim`, and the pieces' results
+    are concatenated along `result_dim`. `grouped`: the units are a convolution's groups (its
+    input channels and output channels cut together, each piece a convolution of fewer groups)."""
+
+    slices: tuple[tuple[int, int, int], ...]
+    result_dim: int
+    extent: int
+    grouped: bool = False
+
+
+class ComputeOp:
+    """The record of one L1 compute op. Subclass it, set `name`, override what applies, and
+    decorate the class with `@register_op`."""
+
+    name: ClassVar[str]
+    converts: ClassVar[frozenset[str]] = frozenset()  # linalg named ops `convert` replaces
+
+    def convert(self, op: ir.OpView) -> ir.Value | None:
+        """The value replacing the named linalg op `op` (one of `converts`), built at the
+        current insertion point and location; None leaves it to be generalized."""
+        return None
+
+    def verify(self, op: ir.OpView) -> None:
+        """Raises an IpuError (`op_error`) if `op` breaks a rule IRDL cannot express."""
+
+    def extents(self, op: ir.OpView) -> tuple[int, ...]:
+        """The extent of each of its loops (the loops of `space`)."""
+        raise NotImplementedError
+
+    def space(self, op: ir.OpView) -> Space:
+        """Its loops and the accesses of its operands (ipu-plan, ipu-schedule)."""
+        raise NotImplementedError
+
+    def reads_init(self, op: ir.OpView) -> bool:
+        """Whether the op reads its last operand as the result's initial value (a generic's
+        `outs` its body reads): the codelet then takes the init's piece as an extra input."""
+        return False
+
+    def serial_cuts(self, op: ir.OpView) -> list[SerialCut]:
+        """The ways to compute it as pieces joined by a `tensor.concat` when no cut over the
+        tiles fits their memory (poplin's serial splits); none: it is never split serially."""
+        return []
+
+    def rebuild(self, op: ir.OpView, operands: list[ir.Value], cut: SerialCut, units: int) -> ir.OpView:
+        """The op on `operands` sliced to `units` units of `cut` (a piece of a serial split)."""
+        raise NotImplementedError
+
+    def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
+        """Builds the codelet `name` (an `ipu.codelet_function`) computing `piece` of `op`."""
+        raise NotImplementedError
+
+    def kernel(self, op: ir.OpView, batch: int) -> Kernel | None:
+        """The numpy function computing `op` on arrays with `batch` leading (tile) axes, one
+        per operand, returning the result; attributes are read here, once. None: an op whose
+        body the codelet interpreter runs itself (`linalg.generic`)."""
+        raise NotImplementedError
+
+    def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+        """Cycles of one tile computing the box `extents` of its loops, vertex overhead excluded."""
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, ComputeOp] = {}
+
+
+def register_op(cls: type[ComputeOp]) -> type[ComputeOp]:
+    """Class decorator: registers one instance of the record under `cls.name`. A plugin loaded
+    twice replaces its own record; two different records of one op name are an error."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or "." not in name:
+        raise TypeError(f"compute op record {cls.__name__} needs a `name` like 'dialect.op'")
+    previous = REGISTRY.get(name)
+    if previous is not None and type(previous).__qualname__ != cls.__qualname__:
+        raise ValueError(f"compute op '{name}' is already registered by {type(previous).__name__}")
+    REGISTRY[name] = cls()
+    return cls
+
+
+def record_of(op: ir.OpView | ir.Operation) -> ComputeOp | None:
+    """The record of a compute op, None for any other op."""
+    return REGISTRY.get(op.operation.name)
+
+
+def space_of(op: ir.OpView) -> Space:
+    """The iteration space of a compute op (an error at the op for any other op)."""
+    record = record_of(op)
+    if record is None:
+        raise op_error(op, "is not a compute op the planner knows")
+    return record.space(op.operation.opview)
+
+
+def converter_of(name: str) -> ComputeOp | None:
+    """The record converting the linalg named op `name`, if any."""
+    for record in REGISTRY.values():
+        if name in record.converts:
+            return record
+    return None
+
+
+def tile_cycles(op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+    """One vertex computing the box `extents` of a compute op's loops, overhead included."""
+    return cost_model.VERTEX_OVERHEAD_CYCLES + REGISTRY[op.operation.name].work(op, extents, target)
+
+
+def codelet_cycles(func_op: ir.OpView, target: Target) -> int:
+    """One vertex running the codelet `func_op` (a `func.func` on tensors): the overhead once,
+    plus the work of each op of its body, in order (a tile runs one vertex's ops in sequence).
+    Compute ops cost what their record says; other ops what `cost_model.op_work` says."""
+    total = cost_model.VERTEX_OVERHEAD_CYCLES
+    for op in func_op.regions[0].blocks[0].operations:
+        record = record_of(op)
+        total += record.work(op, record.extents(op), target) if record else cost_model.op_work(op, target)
+    return total
+
+
+def static_tensor(op: ir.OpView, value_type: ir.Type, role: str) -> ir.RankedTensorType:
+    """`value_type` as a statically shaped tensor, else an error at `op` naming `role`."""
+    tensor = ir.RankedTensorType(value_type)
+    if not tensor.has_static_shape:
+        raise op_error(op, f"expects a statically shaped {role}, got {tensor}")
+    return tensor
+
+
+def shape_text(sizes) -> str:
+    return "x".join(str(d) for d in sizes)
+
+
+def dtype_of(op: ir.OpView, value: ir.Value) -> np.dtype:
+    """The numpy type of `value`'s elements, else an error at `op`."""
+    element_type = ir.ShapedType(value.type).element_type
+    dtype = numpy_dtype(element_type)
+    if dtype is None:
+        raise op_error(op, f"uses element type {element_type}, which codelets do not support")
+    return dtype
