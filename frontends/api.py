@@ -15,16 +15,17 @@ from collections.abc import Sequence
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.lowering.pass_registry import PipelineError
+from ipu_mlir.lowering.pass_registry import PipelineError, build_pass_manager
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.lowering.select_entry import resolve_entry
 from ipu_mlir.runtime import api as runtime_api
 from ipu_mlir.runtime.api import Source, from_mlir, is_program, load_module, program_names, random_inputs
 from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.runtime.reference import run_reference
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["compile_to_program", "is_program", "load_module", "load_simulator", "random_inputs", "run"]
+__all__ = ["compile_to_program", "is_program", "load_module", "load_simulator", "random_inputs", "reference_outputs", "run"]
 
 
 def run(module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str | None = None) -> tuple[list[np.ndarray], Profile]:
@@ -44,6 +45,25 @@ def load_simulator(module_or_path: Source, target: str | None = None, entry: str
         return runtime_api.load_simulator(module, target, entry or programs[0])
     entry = resolve_entry(module.operation, entry)
     return runtime_api.load_simulator(compile_to_program(module, target, entry), target, entry)
+
+
+def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
+    """`entry` run by upstream MLIR's ExecutionEngine on `inputs`: the independent reference
+    for `--check`. TOSA input goes through `ipu-import-tosa` first, which runs only upstream
+    passes (tosa-to-linalg and friends), so the reference still owes nothing to our compiler."""
+    module = load_module(module_or_path)
+    if any(op.operation.name.startswith("tosa.") for op in _walk(module.operation)):
+        with module.context:
+            copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+            build_pass_manager("builtin.module(ipu-import-tosa)", module.context).run(copy.operation)
+            module = copy
+    return run_reference(module.operation.get_asm(enable_debug_info=True), inputs, entry)
+
+
+def _walk(root: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+    root.walk(lambda op: found.append(op) or ir.WalkResult.ADVANCE)
+    return found
 
 
 def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None) -> ir.Module:

@@ -2,6 +2,7 @@
 
     ipu-run model.mlir --random-inputs 0 --output-dir out --profile profile.json --check
     ipu-run examples/relu.mlir --input x.npy --target tiny
+    ipu-run --model resnet18 --size 32          # a zoo model: exported, compiled, checked against PyTorch
 
 L0/L1 input is compiled with the default pipeline first; L3 input (a function marked
 `ipu.program`) runs as it is. docs/ipu-run.md describes the flags, the summary and the profile.
@@ -20,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from ipu_mlir.target.diagnostics import IpuError, format_location
-from ipu_mlir.frontends import api
-from ipu_mlir.runtime.reference import run_reference
+from ipu_mlir.frontends import api, zoo
+from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.runtime.simulator import Simulator
 
 from .ipu_opt import write_atomically
@@ -46,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.input and args.random_inputs is not None:
         raise IpuError("give either --input files or --random-inputs, not both")
+    if (args.file is None) == (args.model is None):
+        raise IpuError("give a program FILE or --model NAME (one of them)")
+    if args.model is not None:
+        return _run_model(args)
     module = api.load_module(Path(args.file))
     if args.check and api.is_program(module):
         raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
@@ -86,7 +91,11 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
 
 def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
     """Compares with the L0 program run by upstream MLIR's ExecutionEngine; True if it fails."""
-    expected = run_reference(args.file, inputs, entry)
+    return _compare(outputs, api.reference_outputs(Path(args.file), inputs, entry))
+
+
+def _compare(outputs: list[np.ndarray], expected: list) -> bool:
+    """Prints each output's largest absolute and relative errors; True if one is beyond tolerance."""
     failed = False
     for index, (got, want) in enumerate(zip(outputs, expected)):
         want = np.asarray(want)
@@ -108,6 +117,42 @@ def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outpu
         print(f"check: FAILED: {len(outputs)} simulated outputs, {len(expected)} reference outputs")
         failed = True
     return failed
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    """--model: a zoo model exported by torch-mlir, compiled, simulated and checked against PyTorch."""
+    if args.input or args.random_inputs is not None or args.entry or args.check:
+        raise IpuError("--model makes its own inputs and always checks against PyTorch: drop --input, --random-inputs, --entry, --check")
+    print(f"model:             {args.model} ({zoo.MODELS[args.model].summary})", flush=True)
+    try:
+        module, inputs = zoo.build(args.model, batch=args.batch, size=args.size, layers=args.layers)
+    except ValueError as error:
+        raise IpuError(str(error)) from None
+    shapes = ", ".join(f"{'x'.join(map(str, value.shape))} {str(value.dtype).removeprefix('torch.')}" for value in inputs)
+    print(f"inputs:            {shapes}; {sum(p.numel() for p in module.parameters()):,} parameters", flush=True)
+    compiled = torch_frontend.compile(module, *inputs, target=args.target or "gc200", progress=lambda line: print(line, flush=True))
+    arrays = [value.numpy() for value in inputs]
+    print("simulating...", flush=True)
+    outputs = list(_as_tuple(compiled(*arrays)))
+    print("checking against PyTorch...", flush=True)
+    expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
+    check_failed = _compare(outputs, expected)
+    if args.output_dir:
+        _write_outputs(Path(args.output_dir), outputs)
+    if args.profile:
+        try:
+            write_atomically(Path(args.profile), compiled.profile.to_json() + "\n")
+        except OSError as error:
+            raise IpuError(f"cannot write '{args.profile}': {error.strerror}") from None
+    print(compiled.profile.summary())
+    for index, output in enumerate(outputs):
+        where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
+        print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")
+    return 1 if check_failed else 0
+
+
+def _as_tuple(value: typing.Any) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
 
 
 def _write_outputs(directory: Path, outputs: list[np.ndarray]) -> None:
@@ -139,7 +184,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def _argument_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ipu-run", description=__doc__.splitlines()[0], allow_abbrev=False)
-    parser.add_argument("file", help="the program: L3, or L0/L1 to compile with the default pipeline")
+    parser.add_argument("file", nargs="?", help="the program: L3, or L0/L1 to compile with the default pipeline")
     parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
     parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
     parser.add_argument("--input", nargs="+", action="extend", default=[], metavar="A.npy", help="inputs, in the order of the entry's arguments")
@@ -147,6 +192,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
     parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
     parser.add_argument("--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)")
+    parser.add_argument("--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch")
+    parser.add_argument("--batch", type=int, default=1, help="--model: the batch size (default 1)")
+    parser.add_argument("--size", type=int, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)")
+    parser.add_argument("--layers", type=int, default=None, help="--model: a transformer's layer count (default 12)")
     return parser
 
 

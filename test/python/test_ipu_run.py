@@ -177,7 +177,7 @@ def test_check_fails_beyond_tolerance(tmp_path, capsys, monkeypatch):
     source.write_text(L0_RELU)
     import ipu_mlir.tools.ipu_run as ipu_run
 
-    monkeypatch.setattr(ipu_run, "run_reference", lambda module, inputs, entry: [np.maximum(inputs[0], 0) + 1e-2])
+    monkeypatch.setattr(ipu_run.api, "reference_outputs", lambda module, inputs, entry: [np.maximum(inputs[0], 0) + 1e-2])
     code, out, _ = ipu_run_main(capsys, source, "--random-inputs", 0, "--check", "--output-dir", tmp_path / "out")
     assert code == 1 and "check output 0: max abs error 0.01," in out and "(rtol 0.0001): FAILED" in out
 
