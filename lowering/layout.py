@@ -47,6 +47,8 @@ class Parts:
     def is_block_split(self, size: int) -> bool:
         """Disjoint equal parts (the last may be smaller) covering [0, size)."""
         first = self.intervals[0][1] - self.intervals[0][0]
+        if first <= 0:  # a part reading nothing (a window over padding only) is not a block
+            return False
         return self.intervals == Parts.blocks(size, first, self.stride).intervals
 
 

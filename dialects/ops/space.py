@@ -80,6 +80,9 @@ class Access:
         first = self.stride * lo - self.pad_low
         last = self.stride * (hi - 1) + self.dilation * (self.window - 1) - self.pad_low + 1
         clipped_lo, clipped_hi = max(first, 0), min(last, self.size)
+        if clipped_hi <= clipped_lo:  # a window over padding only: nothing read, all padding
+            edge = min(max(first, 0), self.size)
+            return Region(edge, edge, last - first, 0)
         return Region(clipped_lo, clipped_hi, clipped_lo - first, last - clipped_hi)
 
 

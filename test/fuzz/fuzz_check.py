@@ -12,7 +12,7 @@ Comparison:
 - integers (i32, i8): exact, since both sides wrap the same way;
 - f32: |sim - ref| <= 1e-4 * max(1, max |ref|) elementwise, the `ipu-run --check` figure;
 - f16: the simulator's f16 results against the *f32 twin* of the program (the same text on
-  f32, on the same inputs widened), since a reference summing sequentially in f16 drifts
+  f32, and f64 where the program has f32, on the same inputs widened), since a reference summing sequentially in f16 drifts
   further from the truth than the simulator does (issue 10, point 9). The bound grows with
   the rounding steps a result went through: |sim - ref32| <= 2^-10 * (8 + ops + sqrt(n) * 4)
   * max(1, max |ref32|), n the longest sum (products of reduction lengths along a chain), i.e.
@@ -66,6 +66,18 @@ def check(seed: int, reproducer_dir: Path | None = None) -> Outcome:
     return outcome
 
 
+def check_file(path: Path) -> Outcome:
+    """A reproducer (test/fuzz/regressions/*.mlir, or one written by `check`) checked the same
+    way: element type and target as the text says, inputs from seed 0."""
+    text = path.read_text()
+    target = re.search(r'ipu\.target = "(\w+)"', text).group(1)
+    dtype = next((t for t in ("f16", "f32", "i32", "i8") if f"x{t}>" in text), "f32")
+    program = Program(0, target, dtype, text, [], max_sum=max(1, len(text)), depth=text.count(" = "))
+    outcome = _check(program)
+    outcome.program = program
+    return outcome
+
+
 def write_reproducer(outcome: Outcome, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"seed-{outcome.seed}.mlir"
@@ -98,7 +110,8 @@ def _check(program: Program) -> Outcome:
         return Outcome(seed, "crash", f"simulator: {type(error).__name__}: {_first(error)}", _trace(error))
     try:
         if program.dtype == "f16":
-            wide = [x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs]
+            widen = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float64}
+            wide = [x.astype(widen[x.dtype]) if x.dtype in widen else x for x in inputs]
             expected = reference.run_reference(program.f32_twin(), wide, entry="main")
         else:
             expected = reference.run_reference(program.text, inputs, entry="main")
@@ -124,7 +137,8 @@ def tolerance(program: Program, dtype: np.dtype) -> float:
 
 def compare(got: np.ndarray, want: np.ndarray, program: Program) -> str | None:
     wide = program.dtype == "f16"
-    expected_dtype = np.dtype(np.float16) if wide and want.dtype == np.float32 and got.dtype == np.float16 else want.dtype
+    narrow = {np.dtype(np.float32): np.dtype(np.float16), np.dtype(np.float64): np.dtype(np.float32)}
+    expected_dtype = narrow.get(want.dtype, want.dtype) if wide else want.dtype
     if got.shape != want.shape or got.dtype != expected_dtype:
         return f"shape/dtype {got.shape} {got.dtype}, reference {want.shape} {want.dtype}"
     if got.dtype.kind != "f":
@@ -134,8 +148,8 @@ def compare(got: np.ndarray, want: np.ndarray, program: Program) -> str | None:
             return f"{len(bad)} of {got.size} elements differ (exact), first at {first}: {got[first]} vs {want[first]}"
         return None
     g, w = np.atleast_1d(got).astype(np.float64), np.atleast_1d(want).astype(np.float64)
-    if wide and got.dtype == np.float16:
-        w = w.astype(np.float16).astype(np.float64)  # out of f16's range: inf on both sides
+    if wide:
+        w = w.astype(got.dtype).astype(np.float64)  # out of f16's range: inf on both sides
     if not np.array_equal(np.isnan(g), np.isnan(w)):
         return "NaNs at different places"
     inf_g, inf_w = np.isinf(g), np.isinf(w)

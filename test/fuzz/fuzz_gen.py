@@ -28,12 +28,18 @@ constants (never by 0 or -1), so both sides have one defined answer.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 TYPES = ("f32", "f16", "i32", "i8")
 TYPE_WEIGHTS = (4, 2, 3, 2)
 # Awkward extents: 1, primes, just over powers of two; weighted toward small ones.
 DIMS = (1, 1, 2, 3, 3, 4, 5, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33, 65)
+# On gc200 (1,472 tiles) also sizes just over its tile count and over a tile grain multiple.
+BIG_DIMS = (129, 257, 1473, 1537)
+HEX = {"f16": {"0xFC00": "-inf", "0x7C00": "inf"}, "f32": {"0xFF800000": "-inf", "0x7F800000": "inf"},
+       "f64": {"0xFFF0000000000000": "-inf", "0x7FF0000000000000": "inf"}}
+HEX = {t: {**m, **{v: k for k, v in m.items()}} for t, m in HEX.items()}
 NEG_INF = {"f32": "0xFF800000", "f16": "0xFC00"}
 INT_MIN = {"i32": "-2147483648", "i8": "-128"}
 INT_MAX = {"i32": "2147483647", "i8": "127"}
@@ -50,10 +56,17 @@ class Program:
     depth: int = 0  # ops in the program
 
     def f32_twin(self) -> str:
-        """The same program on f32 (for a f16 program): the reference in wider precision."""
-        text = self.text.replace("0xFC00 : f16", "0xFF800000 : f32").replace("0x7C00 : f16", "0x7F800000 : f32")
-        assert "0x" not in text.replace("0xFF800000 : f32", "").replace("0x7F800000 : f32", ""), "a f16 bit pattern left"
-        return text.replace("xf16>", "xf32>").replace(": f16", ": f32").replace("<f16>", "<f32>").replace(" f16", " f32")
+        """The same program in wider precision, for a f16 program's reference: f16 becomes f32 and
+        f32 (a f16 matmul's accumulator, a cast's intermediate) becomes f64."""
+        text = self.text
+        for narrow, wide in (("f32", "f64"), ("f16", "f32")):  # f32 first: a f16 program's casts to f32 go to f64
+            for bits, value in HEX[narrow].items():
+                if bits.startswith("0x"):
+                        text = text.replace(f"{bits} : {narrow}", f"{HEX[wide][value]} : {wide}")
+            text = text.replace(f"x{narrow}>", f"x{wide}>").replace(f": {narrow}", f": {wide}").replace(f"<{narrow}>", f"<{wide}>")
+            text = text.replace(f" {narrow}", f" {wide}")
+        assert not re.search(r"\b0x[0-9A-F]+ : f16\b", text), "a f16 bit pattern left in the f32 twin"
+        return text
 
 
 @dataclass
@@ -93,6 +106,8 @@ class Gen:
         return f"%{prefix}{self.count}"
 
     def dim(self, small=False):
+        if not small and self.target == "gc200" and self.rng.random() < 0.15:
+            return self.rng.choice(BIG_DIMS)
         return self.rng.choice(DIMS[:12] if small else DIMS)
 
     def shape(self, rank, small=False):
@@ -112,7 +127,27 @@ class Gen:
         same = [v for v in self.values if v.shape == tuple(shape) and v.dtype == dtype]
         if same and self.rng.random() < 0.7:
             return self.rng.choice(same)
+        if self.rng.random() < 0.1 and _numel(shape) <= 64:
+            return self.dense(shape, dtype)
         return self.arg(shape, dtype)
+
+    def dense(self, shape, dtype):
+        """An `arith.constant dense<...>` tensor: a splat or explicit small values."""
+        name = self.fresh("d")
+        if self.rng.random() < 0.5:
+            text = f"dense<{self.scalar(dtype)}>"
+        else:
+            values = [self.scalar(dtype) for _ in range(_numel(shape))]
+
+            def nest(level, flat):
+                if level == len(shape):
+                    return flat.pop(0)
+                return "[" + ", ".join(nest(level + 1, flat) for _ in range(shape[level])) + "]"
+
+            text = f"dense<{nest(0, values)}>"
+        self.emit(f"{name} = arith.constant {text} : {_ty(shape, dtype)}")
+        self.kinds.append("dense-constant")
+        return Value(name, tuple(shape), dtype)
 
     def source(self, ranks, check=None):
         """A value to work on: the newest one of a fitting rank (mostly), else a new argument."""
@@ -152,14 +187,14 @@ class Gen:
         return f
 
     # -- scalar bodies ---------------------------------------------------------------------
-    def body(self, ins: list[str], dtype: str, ops: int) -> tuple[list[str], str]:
+    def body(self, ins: list[str], dtype: str, ops: int, prefix: str = "t") -> tuple[list[str], str]:
         """Lines of a random scalar computation of `ins`; returns (lines, result)."""
         rng, lines, pool = self.rng, [], list(ins)
         counter = [0]
 
         def new():
             counter[0] += 1
-            return f"%t{counter[0]}"
+            return f"%{prefix}{counter[0]}"
 
         def emit(expr):
             name = new()
@@ -326,8 +361,9 @@ class Gen:
 
     def matmul(self):
         rng = self.rng
-        kind = rng.choice(["matmul", "matmul", "batch_matmul", "matvec"])
-        self.out_dtype = "f32" if self.dtype == "f16" and rng.random() < 0.3 else self.dtype
+        kind = rng.choice(["matmul", "matmul", "batch_matmul", "matvec", "vecmat", "dot"])
+        wider = {"f16": "f32", "i8": "i32"}.get(self.dtype)
+        self.out_dtype = wider if wider and rng.random() < 0.3 else self.dtype
         if kind == "matmul":
             a = self.source((2,), lambda s: _numel(s) * 33 <= self.budget * 8)
             m, k = a.shape
@@ -338,18 +374,27 @@ class Gen:
             bs, m, k = a.shape
             b = self.operand((bs, k, self.dim(small=True)))
             out = (bs, m, b.shape[2])
-        else:
+        elif kind == "matvec":
             a = self.source((2,))
             m, k = a.shape
             b = self.operand((k,))
             out = (m,)
+        elif kind == "vecmat":
+            a = self.source((1,))
+            (k,) = a.shape
+            b = self.operand((k, self.dim()))
+            out = (b.shape[1],)
+        else:
+            a = self.source((1,))
+            b = self.operand(a.shape)
+            out = ()
         if _numel(out) > self.budget:
             return self.elementwise()
         acc = self._acc(out)
         name = self.fresh()
         self.emit(f"{name} = linalg.{kind} ins({a.name}, {b.name} : {_ty(a.shape, a.dtype)}, {_ty(b.shape, b.dtype)}) "
                   f"outs({acc} : {_ty(out, self.out_dtype)}) -> {_ty(out, self.out_dtype)}")
-        self.kinds.append(kind + ("-f16-f32" if self.out_dtype != self.dtype else ""))
+        self.kinds.append(kind + (f"-{self.dtype}-{self.out_dtype}" if self.out_dtype != self.dtype else ""))
         return self.result(name, out, self.out_dtype, sums=max(a.sums, b.sums) * a.shape[-1] + 1)
 
     def _window(self, size):
@@ -510,12 +555,205 @@ class Gen:
         self.kinds.append("concat")
         return self.result(name, out, sums=max(p.sums for p in pieces))
 
+    def tensor_level(self):
+        """arith / math ops on whole tensors (the converter makes generics of them), and casts to a
+        wider type and back."""
+        rng = self.rng
+        src = self.source((1, 2, 3))
+        shape, t = src.shape, self.dtype
+        other = self.operand(shape)
+        name = self.fresh()
+        if self.is_float:
+            op = rng.choice(["addf", "mulf", "maximumf", "subf", "tanh", "absf", "negf", "cast"])
+        else:
+            op = rng.choice(["addi", "muli", "maxsi", "xori", "cast"])
+        if op == "cast":
+            wide = {"f16": "f32", "f32": "f16", "i8": "i32", "i32": "f32"}[t]
+            there = {("f16", "f32"): "extf", ("f32", "f16"): "truncf", ("i8", "i32"): "extsi", ("i32", "f32"): "sitofp"}[(t, wide)]
+            back = {"extf": "truncf", "truncf": "extf", "extsi": "trunci", "sitofp": "fptosi"}[there]
+            mid = self.fresh()
+            self.emit(f"{mid} = arith.{there} {src.name} : {_ty(shape, t)} to {_ty(shape, wide)}")
+            self.result(mid, shape, wide, sums=src.sums)
+            step = mid
+            if wide.startswith("f") and rng.random() < 0.6:
+                two = self.fresh("d")
+                self.emit(f"{two} = arith.constant dense<2.0> : {_ty(shape, wide)}")
+                step = self.fresh()
+                self.emit(f"{step} = arith.mulf {mid}, {two} : {_ty(shape, wide)}")
+            self.emit(f"{name} = arith.{back} {step} : {_ty(shape, wide)} to {_ty(shape, t)}")
+            self.kinds.append(f"cast-{there}-{back}")
+        elif op in ("tanh", "absf"):
+            self.emit(f"{name} = math.{op} {src.name} : {_ty(shape, t)}")
+            self.kinds.append(f"tensor-{op}")
+        elif op == "negf":
+            self.emit(f"{name} = arith.negf {src.name} : {_ty(shape, t)}")
+            self.kinds.append("tensor-negf")
+        else:
+            self.emit(f"{name} = arith.{op} {src.name}, {other.name} : {_ty(shape, t)}")
+            self.kinds.append(f"tensor-{op}")
+        return self.result(name, shape, sums=max(src.sums, other.sums))
+
+    def named_elementwise(self):
+        rng = self.rng
+        src = self.source((1, 2, 3, 4))
+        shape, t = src.shape, self.dtype
+        unary = self.is_float and rng.random() < 0.3
+        op = rng.choice(["exp", "abs", "negf"]) if unary else rng.choice(["add", "sub", "mul", "max", "min"])
+        e, name = self.fresh("e"), self.fresh()
+        self.emit(f"{e} = tensor.empty() : {_ty(shape, t)}")
+        if unary:
+            x = src.name
+            if op == "exp":  # keep it small: exp(tanh(x))
+                x = self.fresh()
+                self.emit(f"{x} = math.tanh {src.name} : {_ty(shape, t)}")
+            self.emit(f"{name} = linalg.{op} ins({x} : {_ty(shape, t)}) outs({e} : {_ty(shape, t)}) -> {_ty(shape, t)}")
+            sums = src.sums
+        else:
+            other = self.operand(shape)
+            pair = [src, other] if rng.random() < 0.5 else [other, src]
+            self.emit(f"{name} = linalg.{op} ins({pair[0].name}, {pair[1].name} : {_ty(shape, t)}, {_ty(shape, t)}) "
+                      f"outs({e} : {_ty(shape, t)}) -> {_ty(shape, t)}")
+            sums = max(src.sums, other.sums)
+        self.kinds.append(f"linalg.{op}")
+        return self.result(name, shape, sums=sums)
+
+    def broadcast(self):
+        rng = self.rng
+        src = self.source((1, 2, 3), lambda s: _numel(s) * 8 <= self.budget)
+        out = list(src.shape)
+        added = []
+        for _ in range(rng.randint(1, 2)):
+            pos = rng.randint(0, len(out))
+            out.insert(pos, self.dim(small=True))
+            added = [a + (a >= pos) for a in added] + [pos]
+        e, name = self.fresh("e"), self.fresh()
+        self.emit(f"{e} = tensor.empty() : {_ty(out, self.dtype)}")
+        self.emit(f"{name} = linalg.broadcast ins({src.name} : {_ty(src.shape, self.dtype)}) outs({e} : {_ty(out, self.dtype)}) "
+                  f"dimensions = [{', '.join(map(str, sorted(added)))}]")
+        self.kinds.append("broadcast")
+        return self.result(name, out, sums=src.sums)
+
+    def assemble(self):
+        """Pieces inserted into a tensor.empty (or a fill) along one axis, covering it (or not)."""
+        rng = self.rng
+        src = self.source((1, 2, 3), lambda s: _numel(s) * 3 <= self.budget)
+        axis = rng.randrange(len(src.shape))
+        pieces = [src] + [self.operand([self.dim(small=True) if i == axis else d for i, d in enumerate(src.shape)])
+                          for _ in range(rng.randint(1, 2))]
+        rng.shuffle(pieces)
+        out = list(src.shape)
+        out[axis] = sum(p.shape[axis] for p in pieces)
+        covered = rng.random() < 0.7
+        if covered:
+            dest = self.fresh("e")
+            self.emit(f"{dest} = tensor.empty() : {_ty(out, self.dtype)}")
+        else:
+            out[axis] += 2
+            dest = self.filled(out, self.scalar())
+        offset = 0 if covered else 1
+        for piece in pieces:
+            offsets = [offset if i == axis else 0 for i in range(len(out))]
+            name = self.fresh()
+            self.emit(f"{name} = tensor.insert_slice {piece.name} into {dest}[{', '.join(map(str, offsets))}] "
+                      f"[{', '.join(map(str, piece.shape))}] [{', '.join('1' for _ in out)}] : {_ty(piece.shape, self.dtype)} into "
+                      f"{_ty(out, self.dtype)}")
+            dest = name
+            offset += piece.shape[axis]
+        self.kinds.append("insert_slices" + ("-covering" if covered else ""))
+        return self.result(dest, out, sums=max(p.sums for p in pieces))
+
+    def two_results(self):
+        """A generic with two outputs (one permuted)."""
+        rng = self.rng
+        src = self.source((2, 3))
+        shape, n, t = src.shape, len(src.shape), self.dtype
+        perm = list(range(n))
+        rng.shuffle(perm)
+        out2 = tuple(shape[p] for p in perm)
+        lines1, r1 = self.body(["%in0"], t, rng.randint(1, 2))
+        lines2, r2 = self.body(["%in0", r1], t, 1, prefix="u")
+        e1, e2, name = self.fresh("e"), self.fresh("e"), self.fresh()
+        self.emit(f"{e1} = tensor.empty() : {_ty(shape, t)}")
+        self.emit(f"{e2} = tensor.empty() : {_ty(out2, t)}")
+        ident = _map(n, [f"d{i}" for i in range(n)])
+        # the second output's map: out2[j] = loop perm[j]
+        m2 = _map(n, [f"d{p}" for p in perm])
+        parallel = ", ".join(['"parallel"'] * n)
+        self.emit(f"{name}:2 = linalg.generic {{indexing_maps = [{ident}, {ident}, {m2}], iterator_types = [{parallel}]}} "
+                  f"ins({src.name} : {_ty(shape, t)}) outs({e1}, {e2} : {_ty(shape, t)}, {_ty(out2, t)}) {{")
+        self.lines.append(f"  ^bb0(%in0: {t}, %o1: {t}, %o2: {t}):")
+        self.lines.extend(lines1 + lines2)
+        self.lines.append(f"    linalg.yield {r1}, {r2} : {t}, {t}")
+        self.emit(f"}} -> ({_ty(shape, t)}, {_ty(out2, t)})")
+        self.kinds.append("generic-two-results")
+        self.result(f"{name}#0", shape, sums=src.sums)
+        return self.result(f"{name}#1", out2, sums=src.sums)
+
+    def linalg_reduce(self):
+        rng = self.rng
+        src = self.source((2, 3, 4))
+        n = len(src.shape)
+        dims = sorted(rng.sample(range(n), rng.randint(1, n - 1)))
+        out = tuple(d for i, d in enumerate(src.shape) if i not in dims)
+        combiner = rng.choice(["addf", "maximumf"] if self.is_float else ["addi", "maxsi"])
+        init = self.filled(out, {"addf": "0.0", "addi": "0", "maximumf": NEG_INF.get(self.dtype), "maxsi": INT_MIN.get(self.dtype)}[combiner])
+        name = self.fresh()
+        self.emit(f"{name} = linalg.reduce ins({src.name} : {_ty(src.shape, self.dtype)}) outs({init} : {_ty(out, self.dtype)}) "
+                  f"dimensions = [{', '.join(map(str, dims))}]")
+        self.lines.append(f"    (%in: {self.dtype}, %init: {self.dtype}) {{")
+        self.lines.append(f"      %s = arith.{combiner} %in, %init : {self.dtype}")
+        self.lines.append(f"      linalg.yield %s : {self.dtype}")
+        self.lines.append("    }")
+        self.kinds.append(f"linalg.reduce-{combiner}")
+        length = _numel([src.shape[d] for d in dims]) if combiner.startswith("add") else 1
+        return self.result(name, out, sums=src.sums * length + 1)
+
+    def padded_window(self):
+        """A convolution or max pooling on an input padded by tensor.pad (folded by the converter)."""
+        rng = self.rng
+        src = self.source((4,), lambda s: min(s[2:]) >= 1 and _numel(s) <= 2000)
+        n, c, h, w = src.shape
+        p = rng.choice([1, 1, 2])
+        pool = rng.random() < 0.4
+        value = (NEG_INF[self.dtype] if self.is_float else INT_MIN[self.dtype]) if pool else ("0.0" if self.is_float else "0")
+        cst = self.const(value)
+        padded = self.fresh()
+        self.emit(f"{padded} = tensor.pad {src.name} low[0, 0, {p}, {p}] high[0, 0, {p}, {p}] {{")
+        self.lines.append("  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):")
+        self.lines.append(f"    tensor.yield {cst} : {self.dtype}")
+        shape = (n, c, h + 2 * p, w + 2 * p)
+        self.emit(f"}} : {_ty(src.shape, self.dtype)} to {_ty(shape, self.dtype)}")
+        kh, sh, dh, oh = self._window(shape[2])
+        kw, sw, dw, ow = self._window(shape[3])
+        attrs = f"{{dilations = dense<[{dh}, {dw}]> : tensor<2xi64>, strides = dense<[{sh}, {sw}]> : tensor<2xi64>}}"
+        name = self.fresh()
+        if pool:
+            k = self.fresh("k")
+            self.emit(f"{k} = tensor.empty() : {_ty((kh, kw), self.dtype)}")
+            out = (n, c, oh, ow)
+            init = self.filled(out, value)
+            self.emit(f"{name} = linalg.pooling_nchw_max {attrs} ins({padded}, {k} : {_ty(shape, self.dtype)}, {_ty((kh, kw), self.dtype)}) "
+                      f"outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}")
+            self.kinds.append("padded-pooling_nchw_max")
+            return self.result(name, out, sums=src.sums)
+        f = rng.choice([1, 2, 3, 6])
+        weight = self.operand((f, c, kh, kw))
+        out = (n, f, oh, ow)
+        self.out_dtype = self.dtype
+        init = self._acc(out)
+        self.emit(f"{name} = linalg.conv_2d_nchw_fchw {attrs} ins({padded}, {weight.name} : {_ty(shape, self.dtype)}, "
+                  f"{_ty(weight.shape, self.dtype)}) outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}")
+        self.kinds.append("padded-conv_2d_nchw_fchw")
+        return self.result(name, out, sums=max(src.sums, weight.sums) * c * kh * kw + 1)
+
     # -- the program -----------------------------------------------------------------------
     def program(self) -> Program:
         rng = self.rng
         makers = [(self.elementwise, 5), (self.reduction, 4), (self.matmul, 3), (self.conv, 3), (self.transpose, 1),
-                  (self.extract_slice, 2), (self.insert_slice, 1), (self.pad, 2), (self.reshape, 2), (self.concat, 1)]
-        for _ in range(rng.choice([1, 1, 2, 2, 3, 4])):
+                  (self.extract_slice, 2), (self.insert_slice, 1), (self.pad, 2), (self.reshape, 2), (self.concat, 1),
+                  (self.tensor_level, 2), (self.named_elementwise, 1), (self.broadcast, 1), (self.assemble, 1), (self.two_results, 1),
+                  (self.linalg_reduce, 1), (self.padded_window, 1)]
+        for _ in range(rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6])):
             maker = rng.choices([m for m, _ in makers], [w for _, w in makers])[0]
             maker()
         results = [self.values[-1]]

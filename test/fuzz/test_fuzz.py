@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_check import Outcome, check, compare
+from fuzz_check import Outcome, check, check_file, compare
 from fuzz_gen import generate
 from known_failures import KNOWN
 
@@ -34,6 +34,13 @@ def _params():
 def test_seed(seed: int) -> None:
     outcome = check(seed, REPRODUCERS)
     assert outcome.status in ("ok", "refused"), _report(outcome)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent / "regressions").glob("*.mlir")), ids=lambda p: p.stem)
+def test_regression(path: Path) -> None:
+    """Minimal reproducers of bugs the fuzzer found, fixed since."""
+    outcome = check_file(path)
+    assert outcome.status == "ok", _report(outcome)
 
 
 def _report(outcome: Outcome) -> str:
