@@ -1,7 +1,8 @@
 """The `ipu` dialect: loaded from its one IRDL definition, with typed Python views on top.
 
 `make_context()` gives an MLIR context where every upstream dialect is available and the `ipu`
-dialect is loaded from `ipu.irdl.mlir` (the same file `mlir-opt --irdl-file=` reads).
+dialect is loaded from `ipu.irdl.mlir` (the same file `mlir-opt --irdl-file=` reads), with the
+IRDL dialects plugins add (`register_irdl`: a plugin's own ops, docs/extending.md).
 """
 
 from __future__ import annotations
@@ -20,10 +21,22 @@ IRDL_PATH = Path(str(resources.files(__package__).joinpath("ipu.irdl.mlir")))
 _mlir.globals.append_dialect_search_prefix(__package__)
 
 
+# IRDL files of plugin dialects, by path: loaded into every context made after they are added.
+_PLUGIN_IRDL: dict[str, None] = {}
+
+
+def register_irdl(path: str | Path) -> None:
+    """Loads the IRDL dialects of the file `path` into every context `make_context` makes from
+    now on, after `ipu.irdl.mlir`. A plugin adds its ops this way, in a dialect of its own
+    (docs/extending.md says why not in `ipu`)."""
+    _PLUGIN_IRDL[str(Path(path).resolve())] = None
+
+
 def load_ipu_dialect(context: ir.Context) -> None:
-    """Registers the `ipu` dialect, as defined in IRDL, in `context`."""
+    """Registers the `ipu` dialect, as defined in IRDL, in `context`, and the plugins' dialects."""
     with context, ir.Location.unknown():
-        irdl.load_dialects(ir.Module.parseFile(str(IRDL_PATH)))
+        for path in (str(IRDL_PATH), *_PLUGIN_IRDL):
+            irdl.load_dialects(ir.Module.parseFile(path))
 
 
 def make_context() -> ir.Context:

@@ -123,15 +123,17 @@ def _memory_cycles(read_bytes: int, write_bytes: int, target: Target) -> int:
     return max(math.ceil(read_bytes / target.memory_read_bytes_per_cycle), math.ceil(write_bytes / target.memory_write_bytes_per_cycle))
 
 
-def _contraction_work(fmas: int, read_bytes: int, write_bytes: int, dtype: _DType, target: Target) -> int:
-    compute = math.ceil(fmas / (_fma_per_cycle(dtype, target) * MATMUL_EFFICIENCY))
+def contraction_work(fmas: int, read_bytes: int, write_bytes: int, dtype, target: Target) -> int:
+    """`fmas` multiply-adds on the matrix unit at `fma_per_cycle(dtype)` x MATMUL_EFFICIENCY,
+    or the memory traffic if that is slower: any sum of products (matmuls, convolutions)."""
+    compute = math.ceil(fmas / (_fma_per_cycle(dtype_info(dtype), target) * MATMUL_EFFICIENCY))
     return max(compute, _memory_cycles(read_bytes, write_bytes, target))
 
 
 def matmul_work(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
     info = dtype_info(dtype)
     reads = batch * (m * k + k * n) * info.bytes
-    return _contraction_work(batch * m * n * k, reads, batch * m * n * info.bytes, info, target)
+    return contraction_work(batch * m * n * k, reads, batch * m * n * info.bytes, dtype, target)
 
 
 def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target) -> int:
@@ -139,7 +141,7 @@ def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: i
     # Each output position reads its input window once (stride 1, no reuse counted) and the
     # filters are read once.
     reads = (n * c_per_group * oh * ow + f * c_per_group * kh * kw) * info.bytes
-    return _contraction_work(n * f * oh * ow * c_per_group * kh * kw, reads, n * f * oh * ow * info.bytes, info, target)
+    return contraction_work(n * f * oh * ow * c_per_group * kh * kw, reads, n * f * oh * ow * info.bytes, dtype, target)
 
 
 def elementwise_work(num_elements: int, ops_per_element: int, dtype, target: Target) -> int:
