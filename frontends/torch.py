@@ -1,0 +1,237 @@
+"""The PyTorch front end: an `nn.Module` exported by torch-mlir, compiled, run on the simulator.
+
+    compiled = ipu_mlir.frontends.torch.compile(model.eval(), x, target="gc200")
+    y = compiled(x)                      # torch tensors in, torch tensors out (numpy: numpy)
+    print(compiled.profile.summary())
+
+The module is exported with `torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")`
+and its output compiled unmodified by the default pipeline. The one thing added on the way is
+where each op comes from: torch-mlir's FX importer turns a node's stack trace into file:line
+call sites, and this front end gives it a location hook that also wraps them in two name
+locations, the module path of the layer (`torch.export` keeps `node.meta["nn_module_stack"]`)
+and the ATen op the node calls:
+
+    loc("layer1.0.bn1"("aten.reciprocal"(callsite("torch/nn/modules/batchnorm.py":210:0 at ...))))
+
+torch-mlir's lowering keeps those locations on the linalg ops it makes, so the compiler's
+errors carry them; `compile` reports the layer, its class and the PyTorch op with them.
+
+torch is imported inside the functions here: the rest of ipu_mlir does not need it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.frontends import api
+from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["CompiledModule", "compile", "compile_program", "export", "run_eager", "torch_origin"]
+
+_ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+
+
+def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: Callable[[str], None] | None = None) -> CompiledModule:
+    """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
+    and loads it into the simulator (weights once). `progress` gets a line before each step."""
+    say = progress or (lambda line: None)
+    say("exporting with torch-mlir (linalg-on-tensors)...")
+    imported = export(module, *example_inputs)
+    say(f"compiling for {target}...")
+    program = compile_program(imported, target, module)
+    say("loading into the simulator...")
+    return CompiledModule(program, target, imported)
+
+
+def export(module: Any, *example_inputs: Any) -> ir.Module:
+    """torch-mlir's linalg-on-tensors output for `module` on `example_inputs`, in an ipu_mlir
+    context, with layer names and ATen ops in its locations (the module docstring)."""
+    from torch_mlir import fx
+    from torch_mlir import ir as torch_ir
+    from torch_mlir.dialects import torch as torch_dialect
+
+    context = torch_ir.Context()
+    torch_dialect.register_dialect(context)
+    importer = _importer_class()(context=context)
+    inputs = tuple(_to_torch(value) for value in example_inputs)
+    with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
+        warnings.simplefilter("ignore", FutureWarning)
+        imported = fx.export_and_import(module, *inputs, output_type="linalg-on-tensors", func_name="main", fx_importer=importer)
+    return api.load_module(imported.operation.get_asm(enable_debug_info=True))
+
+
+def compile_program(imported: ir.Module, target: str = "gc200", module: Any = None) -> ir.Module:
+    """The default pipeline on `imported` (left as it is). A refusal is re-raised with the
+    PyTorch layer (and its class, given the `module`) and op its location carries."""
+    try:
+        return api.compile_to_program(imported, target)
+    except IpuError as error:
+        origin = torch_origin(error.location, module)
+        if not origin:
+            raise
+        raise IpuError(f"{error.message}\n  from PyTorch: {origin}", error.location, error.severity) from None
+
+
+def run_eager(module: Any, *inputs: Any) -> Any:
+    """PyTorch's own outputs for `inputs` (numpy arrays or tensors), without autograd."""
+    import torch
+
+    with torch.no_grad():
+        return module(*(_to_torch(value) for value in inputs))
+
+
+def torch_origin(location: ir.Location | None, module: Any = None) -> str:
+    """'aten.reciprocal in layer1.0.bn1 (BatchNorm2d) at model.py:88' from a location this
+    front end made, '' when it carries no layer or op. The source line is the innermost frame
+    outside torch itself (the model's own code)."""
+    names, frames = _unwrap(location)
+    op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith(_ATEN_PREFIXES)), "")
+    if not op and not layer:
+        return ""
+    parts = [op or "an op"]
+    if layer:
+        kind = _layer_class(module, layer)
+        parts.append(f"in {layer}" + (f" ({kind})" if kind else ""))
+    own = [frame for frame in frames if f"{os.sep}torch{os.sep}" not in frame[0]]
+    if own:
+        parts.append(f"at {own[-1][0]}:{own[-1][1]}")
+    return " ".join(parts)
+
+
+class CompiledModule:
+    """A compiled PyTorch module on the simulator: `compiled(*inputs)` takes numpy arrays or
+    torch tensors (of the example inputs' shapes and types) and returns the outputs the same
+    way, one value or a tuple. The weights are constants of the program, loaded once."""
+
+    def __init__(self, program: ir.Module, target: str, imported: ir.Module | None = None):
+        self.program = program  # the L3 program
+        self.imported = imported  # torch-mlir's output, as compiled
+        self.simulator: Simulator = api.load_simulator(program, target)
+
+    @property
+    def profile(self) -> Profile:
+        return self.simulator.profile
+
+    def __call__(self, *inputs: Any) -> Any:
+        as_torch = any(type(value).__module__.startswith("torch") for value in inputs)
+        arrays = [_to_numpy(value) for value in inputs]
+        outputs = self.simulator.run(arrays)
+        if as_torch:
+            import torch
+
+            outputs = [torch.from_numpy(np.ascontiguousarray(output)) for output in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if type(value).__module__.startswith("torch"):
+        return value.detach().cpu().numpy()
+    raise IpuError(f"expected a numpy array or a torch tensor, got {type(value).__name__}")
+
+
+def _to_torch(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        import torch
+
+        return torch.from_numpy(value)
+    return value
+
+
+def _unwrap(location: ir.Location | None) -> tuple[list[str], list[tuple[str, int]]]:
+    """The names (outermost first) and file frames (outermost call first) in `location`."""
+    names: list[str] = []
+    frames: list[tuple[str, int]] = []
+
+    def walk(loc: ir.Location) -> None:
+        if loc.is_a_name():
+            names.append(loc.name_str)
+            walk(loc.child_loc)
+        elif loc.is_a_callsite():
+            walk(loc.caller)
+            walk(loc.callee)
+        elif loc.is_a_file():
+            frames.append((loc.filename, loc.start_line))
+        elif loc.is_a_fused():
+            for inner in loc.locations:
+                if not names and not frames:
+                    walk(inner)
+
+    if location is not None:
+        walk(location)
+    return names, frames
+
+
+def _layer_class(module: Any, path: str) -> str:
+    if module is None or not hasattr(module, "get_submodule"):
+        return ""
+    try:
+        return type(module.get_submodule(path)).__name__
+    except AttributeError:
+        return ""
+
+
+@functools.cache
+def _importer_class() -> type:
+    """torch-mlir's `FxImporter` with two additions (it has no public hook for either):
+
+    - node locations that name the layer and the ATen op: its `ContextCache`, where the graph
+      importer asks for each node's location, is replaced by one that adds them;
+    - non-persistent buffers (HF BERT's `position_ids`, GPT-2's causal mask): its frozen import
+      looks buffers up in the program's state dict only, where `torch.export` leaves them out
+      ("Could not find state mapping for buffer"); they are in the program's constants, and are
+      added to the state dict of the program it imports (after torch.export's validation, which
+      would refuse them there)."""
+    from torch_mlir import ir as torch_ir
+    from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+
+    class NamedLocationCache(ContextCache):
+        __slots__ = ()
+
+        def get_node_location(self, node):  # noqa: ANN001, ANN202 (torch-mlir's signature)
+            location = super().get_node_location(node)
+            if node.op != "call_function":
+                return location
+            location = location or torch_ir.Location.unknown(context=self._c)
+            location = torch_ir.Location.name(_op_name(node.target), childLoc=location, context=self._c)
+            stack = node.meta.get("nn_module_stack")
+            path = list(stack.values())[-1][0] if stack else ""
+            if path:
+                location = torch_ir.Location.name(path, childLoc=location, context=self._c)
+            return location
+
+    class Importer(FxImporter):
+        __slots__ = ()
+
+        def __init__(self, **options: Any) -> None:
+            super().__init__(**options)
+            self._cc = NamedLocationCache(self._c, py_attr_tracker=self._py_attr_tracker)
+
+        def import_frozen_program(self, prog, *args, **options):  # noqa: ANN001, ANN002, ANN003, ANN202
+            for name in prog.graph_signature.non_persistent_buffers:
+                if name in prog.constants:
+                    prog.state_dict.setdefault(name, prog.constants[name])
+            return super().import_frozen_program(prog, *args, **options)
+
+    return Importer
+
+
+def _op_name(target: Any) -> str:
+    """'aten.convolution', 'aten.add.Tensor' (the overload unless default) for an FX node target."""
+    packet = getattr(target, "overloadpacket", None)
+    if packet is None:
+        name = getattr(target, "__name__", str(target))
+        return name if name.startswith(_ATEN_PREFIXES) else f"torch.{name}"
+    overload = getattr(target, "_overloadname", "default")
+    return str(packet) if overload == "default" else f"{packet}.{overload}"
