@@ -84,11 +84,10 @@ def test_zoo_models_follow_torchvision_and_hf_names() -> None:
     assert {"features.0", "features.10", "features.12", "avgpool", "classifier.1", "classifier.6"} <= set(alexnet)
     vgg = dict(zoo.build("vgg16", width=0.0625)[0].named_modules())
     assert {"features.0", "features.28", "features.30", "classifier.0", "classifier.6"} <= set(vgg) and "features.31" not in vgg
-    bert, (ids,) = zoo.build("bert")
-    assert ids.shape == (1, 128) and len(bert.encoder.layer) == 12
-    assert "encoder.layer.11.attention.self.query" in dict(bert.named_modules())
-    assert sum(p.numel() for p in bert.parameters()) == 109_482_240  # HF bert-base-uncased
-    gpt2, (ids,) = zoo.build("gpt2", layers=2)
+    bert, (ids,) = zoo.build("bert", layers=1)
+    assert ids.shape == (1, 128) and "encoder.layer.0.attention.self.query" in dict(bert.named_modules())
+    assert sum(p.numel() for p in bert.parameters()) == 109_482_240 - 11 * 7_087_872  # HF bert-base-uncased, 11 layers fewer
+    gpt2, (ids,) = zoo.build("gpt2", **zoo.MODELS["gpt2"].reduced)
     assert "transformer.h.1.attn.c_attn" in dict(gpt2.named_modules()) and gpt2.lm_head.weight is gpt2.transformer.wte.weight
     with pytest.raises(KeyError, match="no model 'resnet1' in the zoo"):
         zoo.build("resnet1")
