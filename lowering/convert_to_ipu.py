@@ -21,8 +21,9 @@ Steps, in order:
 5. give the planner data it can place: slices inserted into a `tensor.empty` side by side
    become a `tensor.concat`; other reads of a `tensor.empty` (the window-shape operand of a
    pooling) read a zero splat constant; rank-reducing slices become full-rank slices and
-   reshapes; zero pads that now feed an ipu.conv join its padding; a generic with several
-   independent results becomes one generic per result;
+   reshapes; each compute op's record normalizes it (`ComputeOp.normalize`: zero pads that now
+   feed an ipu.conv join its padding); a generic with several independent results becomes one
+   generic per result;
 6. check every op against the L1 whitelist (a safety net: step 2 rejects what it can see).
 """
 
@@ -34,10 +35,9 @@ from dataclasses import dataclass, field
 from mlir import ir, passmanager
 from mlir.dialects import linalg, tensor
 
-from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.ops import REGISTRY, converter_of
+from ipu_mlir.dialects.ops import REGISTRY, converter_of, record_of
 from ipu_mlir.dialects.ops import tensor_builders as tb
-from ipu_mlir.dialects.ops.convert import pad_value, zero_pad_source
+from ipu_mlir.dialects.ops.convert import pad_value
 from ipu_mlir.target.diagnostics import IpuError
 
 from .pass_registry import ModulePass, register_pass
@@ -57,7 +57,7 @@ _L1_DATA_OPS = frozenset({
     "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
     "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
 })  # fmt: skip
-_ASSERT = f"cf.assert, a run-time check ({PASS_NAME}{{drop-asserts}} erases it)"
+_ASSERT = f"cf.assert outside a linalg.generic, a scalar run-time check ({PASS_NAME}{{drop-asserts}} erases it)"
 
 
 @register_pass
@@ -122,6 +122,7 @@ class ConvertToIpu(ModulePass):
             _squeeze_unit_outputs(function)  # before fusion, which moves the reshapes it adds
         run_upstream(module, _FUSE)
         for function in _functions(module):
+            _drop_fused_assert_copies(function)
             _normalize_tensor_ops(function)
         _raise_all(_check_module(module, _check_l1_op))
 
@@ -176,6 +177,30 @@ def _raise_all(errors: list[IpuError]) -> None:
 
 def _functions(module: ir.Operation) -> list[ir.OpView]:
     return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)]
+
+
+def _drop_fused_assert_copies(function: ir.OpView) -> None:
+    """Erases the result-less generics elementwise fusion leaves behind when it fuses a
+    producer holding a `cf.assert`: the side effect keeps the emptied producer alive, while
+    each consumer it fused into runs a clone of the assert over the producer's whole domain
+    (fusion requires a projected permutation on the fused operand). A result-less generic
+    whose every assert has no clone elsewhere stays, and ipu-plan names it."""
+    block = function.regions[0].blocks[0]
+    asserts: dict[tuple[str, str], int] = {}
+    found: list[tuple[ir.OpView, list[tuple[str, str]]]] = []
+    for op in block.operations:
+        if op.operation.name != "linalg.generic":
+            continue
+        keys = [(ir.StringAttr(i.attributes["msg"]).value, str(i.location)) for i in op.regions[0].blocks[0].operations if i.operation.name == "cf.assert"]
+        for key in keys:
+            asserts[key] = asserts.get(key, 0) + 1
+        if not len(op.results) and keys:
+            found.append((op, keys))
+    for op, keys in found:
+        if all(asserts[key] > 1 for key in keys):
+            for key in keys:
+                asserts[key] -= 1
+            op.operation.erase()
 
 
 def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
@@ -262,6 +287,8 @@ def _check_input_op(op: ir.OpView) -> str | None:
     if name == "func.call":
         return "a call that could not be inlined (a function without body)"
     if name == "cf.assert":
+        if _is_false_constant(op.operands[0]):
+            return f"a cf.assert that always fails: \"{ir.StringAttr(op.attributes['msg']).value}\""
         return _ASSERT
     if name.startswith("linalg."):
         # Named ops become ipu ops or are generalized; ops that are not structured cannot be.
@@ -321,7 +348,9 @@ def _check_generic(op: ir.OpView) -> str | None:
         if inner_name == "linalg.index":
             return "linalg.index in the body"
         if inner_name == "cf.assert":
-            return _ASSERT
+            if _is_false_constant(inner.operands[0]):
+                return f"a cf.assert that always fails: \"{ir.StringAttr(inner.attributes['msg']).value}\""
+            continue  # a run-time check: the simulator checks it on every element
         if inner_name != "linalg.yield" and inner_name.split(".")[0] not in ("arith", "math"):
             return f"'{inner_name}' in the body (only arith and math)"
         if len(inner.regions):
@@ -330,6 +359,13 @@ def _check_generic(op: ir.OpView) -> str | None:
             if not _defined_inside(value, op) and not _is_scalar_constant(value):
                 return "a body using a value from outside that is not a scalar constant"
     return None
+
+
+def _is_false_constant(value: ir.Value) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return False
+    return ir.IntegerAttr(owner.attributes["value"]).value == 0
 
 
 def _access_ok(expr: ir.AffineExpr, size: int, window_ok: bool) -> bool:
@@ -377,9 +413,10 @@ def _normalize_tensor_ops(function: ir.OpView) -> None:
     for op in list(block.operations):
         name = op.operation.name
         with ir.InsertionPoint(op), op.location:
-            if name == "ipu.conv":
-                _fold_pad_into_conv(op)
-            elif name == "tensor.extract_slice" and _rank_drop(op) and len(op.operands) == 1:
+            record = record_of(op)
+            if record is not None:
+                record.normalize(op.operation.opview)  # e.g. zero pads joining a convolution's padding
+            if name == "tensor.extract_slice" and _rank_drop(op) and len(op.operands) == 1:
                 full = ir.RankedTensorType.get(_sizes(op), ir.RankedTensorType(op.results[0].type).element_type)
                 whole = tensor.ExtractSliceOp(full, op.operands[0], [], [], [], *_static(op)).result
                 op.results[0].replace_all_uses_with(tb.squeeze(whole, _rank_drop(op)))
@@ -429,23 +466,6 @@ def _split_results(generic: ir.OpView) -> None:
             linalg.YieldOp([mapped.get(terminator.operands[index], terminator.operands[index])])
         result.replace_all_uses_with(single.results[0])
     generic.operation.erase()
-
-
-def _fold_pad_into_conv(conv: ipu.ConvOp) -> None:
-    """A zero pad that reaches an ipu.conv only after canonicalization (torch-mlir pads, then
-    splits the channels into groups) becomes part of its padding too."""
-    folded = zero_pad_source(conv.input, (2, 3))
-    if folded is None:
-        return
-    source, padding = folded
-    pad = conv.input.owner
-    total = [a + b for a, b in zip(conv.padding, padding)]
-    new = ipu.conv(source, conv.filter, strides=conv.strides, dilations=conv.dilations, padding=total, groups=conv.groups,
-                   element_type=ir.RankedTensorType(conv.result.type).element_type)  # fmt: skip
-    conv.result.replace_all_uses_with(new.result)
-    conv.operation.erase()
-    if not list(pad.results[0].uses):
-        pad.erase()
 
 
 def _squeeze_unit_outputs(function: ir.OpView) -> None:

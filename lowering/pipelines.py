@@ -5,7 +5,8 @@
 
 Its steps: record the target; keep the entry function (`ipu-select-entry`, then upstream
 `symbol-dce` drops the functions it does not call); lower TOSA to linalg with upstream passes (`ipu-import-tosa`,
-a no-op on other input); convert standard dialects to L1 (`ipu-convert-to-ipu`, which
+a no-op on other input); compute what depends only on constants (`ipu-fold-constants`, which
+also decides the `cf.assert`s there); convert standard dialects to L1 (`ipu-convert-to-ipu`, which
 also normalizes with upstream passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
 (`ipu-fuse-compute-sets`); run independent work on disjoint tiles in one superstep
@@ -20,7 +21,7 @@ from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
-STEPS = ("ipu-select-entry", "symbol-dce", "ipu-import-tosa", "ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
+STEPS = ("ipu-select-entry", "symbol-dce", "ipu-import-tosa", "ipu-fold-constants", "ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
 
 
 def default_pipeline(target: str | None = None, memory_report: str | None = None, entry: str | None = None) -> str:

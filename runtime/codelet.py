@@ -60,6 +60,11 @@ class CodeletError(IpuError):
     """A codelet the runtime cannot run (unsupported op or form), or a call with wrong inputs."""
 
 
+class AssertionFailure(CodeletError):
+    """A `cf.assert` of a codelet's body found its condition false on some element at run time
+    (torch-mlir's run-time checks): located at the assert, quoting its message."""
+
+
 def _error(op: ir.OpView | ir.Operation, message: str) -> CodeletError:
     return CodeletError(f"'{op.operation.name}' op {message}", op.operation.location)
 
@@ -323,6 +328,18 @@ class _Compiler:
             return lambda env: env.__setitem__(out, kernel(env[a], env[b]))
         return lambda env: env.__setitem__(out, kernel(*[env[s] for s in slots]))
 
+    def _assert(self, op: ir.OpView) -> Step:
+        """`cf.assert %cond, "msg"` over every element the body runs on: all must hold."""
+        condition, message, location = self._slot(op.operands[0], op), ir.StringAttr(op.attributes["msg"]).value, op.operation.location
+
+        def check(env: Env) -> None:
+            held = np.asarray(env[condition])
+            if not held.all():
+                failed = int(held.size - np.count_nonzero(held))
+                raise AssertionFailure(f"'cf.assert' failed on {failed} of {held.size} elements: \"{message}\"", location)
+
+        return check
+
     # Tensor ops.
 
     def _empty(self, op: ir.OpView) -> None:
@@ -549,7 +566,7 @@ class _Compiler:
                     saved[value] = self.slots[value]
                     adapters.append((saved[value], self._define(value)))
             if op.operation != terminator.operation and not any(op.operation == s for s in skip):
-                self._op(op, steps, {"arith.constant": self._constant})
+                self._op(op, steps, {"arith.constant": self._constant, "cf.assert": self._assert})
             local.update(op.results)
         wanted_slots = [self._slot(v, terminator) for v in wanted]
         temporaries = [self.slots[v] for v in local if v in self.slots and self.template[self.slots[v]] is None]

@@ -38,7 +38,7 @@ from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 from ipu_mlir.dialects.ops import codelet_cycles
 from ipu_mlir.dialects.resources import dense_array
 
-from .codelet import CodeletError, compile_codelet
+from .codelet import AssertionFailure, CodeletError, compile_codelet
 from ipu_mlir.target import cost_model
 from .memory import Buffer, Grid, Pool, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, static_tensor, strided_pieces
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
@@ -83,6 +83,8 @@ class _VertexGroup:
         arguments = [buffer.read(region, self.site, check) for buffer, region in self.inputs]
         try:
             results = self.kernel(arguments)
+        except AssertionFailure as error:
+            raise SimulationError(f"{error.message} (codelet @{self.codelet} of '{self.site.name}' at {self.site.where})", error.location) from None
         except self.codelet_error as error:
             raise self.site.error(f"codelet @{self.codelet} failed: {error}") from None
         if len(results) != len(self.outputs):
