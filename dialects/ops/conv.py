@@ -99,6 +99,22 @@ class Conv(ComputeOp):
             y = tb.expand(y, [[0], [1, 2], [3], [4]], [sizes[d] for d in order])
         return add_init(tb.relayout(y, order, list(form.output), out_type.element_type, unsigned), init)
 
+    def normalize(self, op: ipu.ConvOp) -> None:
+        """A zero pad that reaches an ipu.conv only after canonicalization (torch-mlir pads,
+        then splits the channels into groups) becomes part of its padding too."""
+        folded = zero_pad_source(op.input, (2, 3))
+        if folded is None:
+            return
+        source, padding = folded
+        pad = op.input.owner
+        total = [a + b for a, b in zip(op.padding, padding)]
+        new = ipu.conv(source, op.filter, strides=op.strides, dilations=op.dilations, padding=total, groups=op.groups,
+                       element_type=ir.RankedTensorType(op.result.type).element_type)  # fmt: skip
+        op.result.replace_all_uses_with(new.result)
+        op.operation.erase()
+        if not list(pad.results[0].uses):
+            pad.erase()
+
     def verify(self, op: ipu.ConvOp) -> None:
         input = static_tensor(op, op.input.type, "input")
         filter = static_tensor(op, op.filter.type, "filter")

@@ -5,7 +5,8 @@ An L1 compute op is an op the planner cuts across tiles: `ipu.matmul`, `ipu.conv
 plugin's own IRDL dialect) plus one `ComputeOp` subclass registered with `@register_op`, in one
 file of this package. The record says everything the rest of the compiler needs to know:
 
-    conversion   `converts` + `convert(op)`: the linalg named ops it replaces (ipu-convert-to-ipu)
+    conversion   `converts` + `convert(op)`: the linalg named ops it replaces, and `normalize(op)`
+                 after upstream clean-ups (ipu-convert-to-ipu)
     verification `verify(op)`: what IRDL cannot check (the dialect verifier)
     iteration    `extents(op)`, `space(op)`, `reads_init(op)`: its loops, the accesses of its
                  operands, whether it reads its init (ipu-plan, ipu-schedule)
@@ -78,6 +79,10 @@ class ComputeOp:
         """The value replacing the named linalg op `op` (one of `converts`), built at the
         current insertion point and location; None leaves it to be generalized."""
         return None
+
+    def normalize(self, op: ir.OpView) -> None:
+        """Rewrites `op` (at its place and location) into the form the planner wants, once the
+        upstream clean-ups of ipu-convert-to-ipu have run; may replace and erase it."""
 
     def verify(self, op: ir.OpView) -> None:
         """Raises an IpuError (`op_error`) if `op` breaks a rule IRDL cannot express."""

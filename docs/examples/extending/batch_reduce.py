@@ -120,12 +120,13 @@ class BatchReduceMatmul(ComputeOp):
 class AnnotateCycles(ModulePass):
     """Record on every compute op the cycles of computing it on one tile of the target.
 
-    Reads the op registry, so it knows every compute op, a plugin's too. With
-    `example-annotate-cycles{target=mini.toml}`:
+    Reads the op registry, so it knows every compute op, a plugin's too.
+
+    Before:
 
         %0 = "example.batch_reduce_matmul"(%a, %b) : (tensor<4x32x32xf32>, tensor<4x32x32xf32>) -> tensor<32x32xf32>
 
-    becomes
+    After, with `example-annotate-cycles{target=mini.toml}`:
 
         %0 = "example.batch_reduce_matmul"(%a, %b) {example.cycles = 21896 : i64} : ...
     """
