@@ -47,7 +47,8 @@ def split_oversized(function: ir.OpView, fits: Fits, budget: int) -> None:
 
 
 def _split(op: ir.OpView, fits: Fits, budget: int) -> None:
-    options = [(*found, cut.result_dim, cut) for cut in record_of(op).serial_cuts(op) if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
+    cuts = record_of(op).serial_cuts(op)
+    options = [(*found, cut.result_dim, cut) for cut in cuts if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
     if not options:
         raise op_error(op, f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)")
     pieces, _, _, cut = min(options, key=lambda option: option[:3])

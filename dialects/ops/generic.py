@@ -39,7 +39,10 @@ class Generic(ComputeOp):
             raise op_error(op, f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits generics whose results do not read each other's accumulators, unlike an arg-max)")
         num_inputs = len(op.operands) - 1
         windows: set[int] = set()
-        accesses = [tuple(_access(op, expr, size, windows) for expr, size in zip(amap.results, shape(value))) for value, amap in zip(op.operands, maps)]
+        accesses = [
+            tuple(_access(op, expr, size, windows) for expr, size in zip(amap.results, shape(value)))
+            for value, amap in zip(op.operands, maps)
+        ]
         extents = self.extents(op)
         # A window's extent is that of its window loop, known from the operand indexed by it.
         accesses = [tuple(dataclasses.replace(a, window=extents[a.window_loop]) if isinstance(a, _WindowAccess) else a for a in row) for row in accesses]

@@ -49,16 +49,19 @@ def _program(text: str, target: str = str(TARGET)) -> ir.Module:
 
 
 def _model(dtype: str = "f32", b: int = 4, m: int = 32, k: int = 32, n: int = 32, init: str = "zero") -> str:
+    result = f"tensor<{m}x{n}x{dtype}>"
     init_ops = {
-        "zero": f"%zero = arith.constant {'0' if dtype[0] == 'i' else '0.0'} : {dtype}\n  %init = linalg.fill ins(%zero : {dtype}) outs(%empty : tensor<{m}x{n}x{dtype}>) -> tensor<{m}x{n}x{dtype}>",
-        "bias": f"%init = arith.constant dense<0.5> : tensor<{m}x{n}x{dtype}>",
+        "zero": f"%zero = arith.constant {'0' if dtype[0] == 'i' else '0.0'} : {dtype}\n"
+        f"  %init = linalg.fill ins(%zero : {dtype}) outs(%empty : {result}) -> {result}",
+        "bias": f"%init = arith.constant dense<0.5> : {result}",
     }[init]
+    lhs, rhs = f"tensor<{b}x{m}x{k}x{dtype}>", f"tensor<{b}x{k}x{n}x{dtype}>"
     return f"""
-func.func @main(%a: tensor<{b}x{m}x{k}x{dtype}>, %w: tensor<{b}x{k}x{n}x{dtype}>) -> tensor<{m}x{n}x{dtype}> {{
-  %empty = tensor.empty() : tensor<{m}x{n}x{dtype}>
+func.func @main(%a: {lhs}, %w: {rhs}) -> {result} {{
+  %empty = tensor.empty() : {result}
   {init_ops}
-  %r = linalg.batch_reduce_matmul ins(%a, %w : tensor<{b}x{m}x{k}x{dtype}>, tensor<{b}x{k}x{n}x{dtype}>) outs(%init : tensor<{m}x{n}x{dtype}>) -> tensor<{m}x{n}x{dtype}>
-  return %r : tensor<{m}x{n}x{dtype}>
+  %r = linalg.batch_reduce_matmul ins(%a, %w : {lhs}, {rhs}) outs(%init : {result}) -> {result}
+  return %r : {result}
 }}"""
 
 
@@ -71,7 +74,7 @@ def test_model_end_to_end_against_numpy():
     across tiles), scheduled into codelets holding it, and simulated."""
     module = _program(MODEL.read_text())
     codelets = [op for op in module.body.operations if "ipu.codelet" in op.attributes]
-    ours = [c for c in codelets if any(inner.operation.name == plugin.OP_NAME for inner in c.regions[0].blocks[0].operations)]
+    ours = [c for c in codelets if plugin.OP_NAME in {inner.operation.name for inner in c.regions[0].blocks[0].operations}]
     assert ours, "the op reached no codelet: it was generalized instead of converted"
     assert any("combine" in ir.StringAttr(c.attributes["sym_name"]).value for c in codelets), "expected its summed loops cut across tiles"
     rng = np.random.default_rng(0)
@@ -108,8 +111,10 @@ def test_codelet_cost_is_the_records():
             assert codelet_cycles(codelet, target) == 50 + record_of(ours[0]).work(ours[0], extents, target)
     with make_context(), ir.Location.unknown():
         module = ir.Module.parse(MODEL.read_text())
-        build_pass_manager(f"ipu-convert-to-ipu,example-annotate-cycles{{target={TARGET} overhead=false}}", module.context).run(module.operation)
-    cycles = [ir.IntegerAttr(op.attributes["example.cycles"]).value for op in module.body.operations[0].regions[0].blocks[0].operations if op.operation.name == plugin.OP_NAME]
+        pipeline = f"ipu-convert-to-ipu,example-annotate-cycles{{target={TARGET} overhead=false}}"
+        build_pass_manager(pipeline, module.context).run(module.operation)
+    body = module.body.operations[0].regions[0].blocks[0].operations
+    cycles = [ir.IntegerAttr(op.attributes["example.cycles"]).value for op in body if op.operation.name == plugin.OP_NAME]
     assert cycles == [21846]
 
 
@@ -120,7 +125,10 @@ def test_the_records_verifier_runs():
     }"""
     module = ir.Module.parse(text, make_context())
     errors = [str(e) for e in verifier.verify(module.operation)]
-    assert errors == ["-:2:12: error: 'example.batch_reduce_matmul' op expects B x M x K and B x K x N operands giving M x N, got tensor<4x8x16xf32>, tensor<4x8x16xf32> and tensor<8x16xf32>"]
+    assert errors == [
+        "-:2:12: error: 'example.batch_reduce_matmul' op expects B x M x K and B x K x N operands giving M x N, "
+        "got tensor<4x8x16xf32>, tensor<4x8x16xf32> and tensor<8x16xf32>"
+    ]
 
 
 def _console_sessions() -> list[tuple[str, str]]:

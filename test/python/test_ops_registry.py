@@ -53,9 +53,12 @@ def test_the_built_in_records():
 
 
 def test_records_give_spaces_and_extents_that_agree():
-    text = """func.func @f(%a: tensor<2x8x4xf32>, %b: tensor<2x4x6xf32>, %x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>) -> (tensor<2x8x6xf32>, tensor<1x8x4x4xf32>) {
+    text = """
+    func.func @f(%a: tensor<2x8x4xf32>, %b: tensor<2x4x6xf32>, %x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>)
+        -> (tensor<2x8x6xf32>, tensor<1x8x4x4xf32>) {
       %m = "ipu.matmul"(%a, %b) : (tensor<2x8x4xf32>, tensor<2x4x6xf32>) -> tensor<2x8x6xf32>
-      %c = "ipu.conv"(%x, %w) {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32>
+      %c = "ipu.conv"(%x, %w) {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>,
+                               groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32>
       return %m, %c : tensor<2x8x6xf32>, tensor<1x8x4x4xf32>
     }"""
     module = ir.Module.parse(text, make_context())
