@@ -159,6 +159,11 @@ def _load_file(path: Path) -> Target:
         raise IpuError(f"cannot read target file '{path}': {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise IpuError(f"{path}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:  # tomllib decodes the whole file as UTF-8 first
+        before = error.object[: error.start]
+        line, column = before.count(b"\n") + 1, error.start - (before.rfind(b"\n") + 1) + 1
+        byte = error.object[error.start]
+        raise IpuError(f"{path}: invalid TOML: not UTF-8 text (byte {byte:#04x} at line {line}, column {column})") from None
     return _parse_target(document, str(path))
 
 

@@ -216,6 +216,21 @@ def test_invalid_toml(tmp_path: Path):
     assert error.value.message.startswith(f"{path}: invalid TOML: ")
 
 
+def test_target_file_not_utf8(tmp_path: Path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('name = "tiny"\ndescription = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(IpuError) as error:
+        load_target(str(path))
+    assert error.value.message == f"{path}: invalid TOML: not UTF-8 text (byte 0xe9 at line 2, column 19)"
+
+
+def test_target_file_is_a_directory(tmp_path: Path):
+    (tmp_path / "dir.toml").mkdir()
+    with pytest.raises(IpuError) as error:
+        load_target(str(tmp_path / "dir.toml"))
+    assert error.value.message == f"cannot read target file '{tmp_path / 'dir.toml'}': Is a directory"
+
+
 @pytest.mark.parametrize(
     ("field", "value", "problem"),
     [
