@@ -2,7 +2,8 @@
 
 Every expected value is computed here in numpy, independently of MLIR: convolutions and pools
 as sums over kernel offsets of strided slices. Integers and booleans must match exactly, f32
-within rtol 1e-5, f16 within rtol 1e-3.
+within rtol 1e-5, f16 within rtol 1e-3 (the reference runs f16 programs in f32 and rounds their
+results once; the last tests check that promotion).
 """
 
 from __future__ import annotations
@@ -518,6 +519,75 @@ func.func @main(%a: tensor<16xf16>, %b: tensor<16xf16>) -> (tensor<16xf16>, tens
 }}""", [a, b])
     check(y, np.exp(a + b), rtol=1e-3)
     check(r, a.reshape(4, 4).sum(axis=1), rtol=1e-3)
+
+
+LONG_F16_SUM = """
+func.func @main(%x: tensor<4x4096xf16>) -> tensor<4xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4xf16>
+  %init = linalg.fill ins(%zero : f16) outs(%e : tensor<4xf16>) -> tensor<4xf16>
+  %r = linalg.reduce { arith.addf } ins(%x : tensor<4x4096xf16>) outs(%init : tensor<4xf16>) dimensions = [1]
+  return %r : tensor<4xf16>
+}"""
+
+
+def test_f16_runs_in_f32_and_rounds_once():
+    """The issue's case: sums of 4096 values in [0, 1.15), about 2350. Added in f16 one at a
+    time they come out near 2272; in f32 and rounded once, within half an f16 step (1) of the
+    exact sum."""
+    x = uniform(4, 4096, low=0.0, high=1.15, dtype=np.float16)
+    exact = x.astype(np.float64).sum(axis=1)
+    (wide,) = run_reference(LONG_F16_SUM, [x])
+    assert wide.dtype == np.float16 and np.all(np.abs(wide - exact) <= 1.0), (wide, exact)
+    (narrow,) = run_reference(LONG_F16_SUM, [x], f16_in_f32=False)
+    np.testing.assert_array_equal(narrow, np.cumsum(x, axis=1, dtype=np.float16)[:, -1])  # one rounding per step
+    assert np.all(exact - narrow > 50), (narrow, exact)
+
+
+def test_f16_promotion_carries_constants_and_casts():
+    """Scalar, dense and splat f16 constants become f32 ones; extf / truncf between f16 and
+    f32 disappear, those to and from f64 stay."""
+    a, b = uniform(4, dtype=np.float16), uniform(4, dtype=np.float64)
+    y, z = run_reference("""
+#id = affine_map<(d0) -> (d0)>
+func.func @main(%a: tensor<4xf16>, %b: tensor<4xf64>) -> (tensor<4xf16>, tensor<4xf32>) {
+  %dense = arith.constant dense<[0.5, -2.0, 0xFC00, 3.0]> : tensor<4xf16>
+  %splat = arith.constant dense<1.5> : tensor<4xf16>
+  %e = tensor.empty() : tensor<4xf16>
+  %ef = tensor.empty() : tensor<4xf32>
+  %y, %z = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %b, %dense, %splat : tensor<4xf16>, tensor<4xf64>, tensor<4xf16>, tensor<4xf16>) outs(%e, %ef : tensor<4xf16>, tensor<4xf32>) {
+  ^bb0(%x: f16, %w: f64, %d: f16, %s: f16, %o: f16, %of: f32):
+    %third = arith.constant 0.333 : f16
+    %t = arith.mulf %x, %third : f16
+    %u = arith.addf %t, %s : f16
+    %v = arith.maximumf %u, %d : f16
+    %vf = arith.extf %v : f16 to f32
+    %wide = arith.extf %x : f16 to f64
+    %sum = arith.addf %wide, %w : f64
+    %back = arith.truncf %sum : f64 to f16
+    %r = arith.addf %back, %v : f16
+    linalg.yield %r, %vf : f16, f32
+  } -> (tensor<4xf16>, tensor<4xf32>)
+  return %y, %z : tensor<4xf16>, tensor<4xf32>
+}""", [a, b])
+    x = a.astype(np.float32)
+    v = np.maximum(x * np.float32(np.float16(0.333)) + np.float32(1.5), np.array([0.5, -2.0, -np.inf, 3.0], np.float32))
+    check(z, v, rtol=1e-6)  # no rounding to f16 in between: f32 throughout
+    check(y, (np.float32(a.astype(np.float64) + b) + v).astype(np.float16), rtol=1e-3)
+
+
+def test_f16_bit_casts_run_in_f16():
+    """The promotion cannot retype a bit cast: the program runs in f16, as written."""
+    bits = np.array([0x3C00, 0xC000, 0x7BFF, 0x0001], np.uint16).view(np.int16)  # 1, -2, 65504, the smallest subnormal
+    (y,) = run_reference("""
+func.func @main(%x: tensor<4xi16>) -> tensor<4xf16> {
+  %h = arith.bitcast %x : tensor<4xi16> to tensor<4xf16>
+  %y = arith.addf %h, %h : tensor<4xf16>
+  return %y : tensor<4xf16>
+}""", [bits])
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(y, bits.view(np.float16) * 2)  # 65504 * 2 overflows to inf, as in f16
 
 
 def test_f64_and_i64():
