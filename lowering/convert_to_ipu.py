@@ -110,6 +110,7 @@ class ConvertToIpu(ModulePass):
     )
 
     def run(self, module: ir.Operation) -> None:
+        _raise_all(_check_recursion(module))
         run_upstream(module, _INLINE)
         for function in _functions(module):
             _forget_unused_results(function, self.drop_asserts)
@@ -231,6 +232,34 @@ def _collect(op: ir.Operation, name: str, into: list) -> ir.WalkResult:
 # --- checks -----------------------------------------------------------------------------------
 
 
+def _check_recursion(module: ir.Operation) -> list[IpuError]:
+    """The calls that close a cycle of the call graph, with the cycle: the inliner leaves them
+    (they would later read as calls to a function without body)."""
+    calls: dict[str, list[tuple[str, ir.Operation]]] = {}
+    for function in _functions(module):
+        found: list[ir.Operation] = []
+        function.operation.walk(lambda op: _collect(op, "func.call", found))
+        calls[ir.StringAttr(function.attributes["sym_name"]).value] = [
+            (ir.FlatSymbolRefAttr(call.attributes["callee"]).value, call) for call in found
+        ]
+    errors: list[IpuError] = []
+    done: set[str] = set()
+
+    def visit(path: list[str]) -> None:
+        for callee, call in calls[path[-1]]:
+            if callee in path:
+                cycle = " -> ".join(f"@{name}" for name in [*path[path.index(callee) :], callee])
+                errors.append(unsupported(call, f"recursion ({cycle}): calls are inlined, and an IPU program has no call stack"))
+            elif callee in calls and callee not in done:
+                visit([*path, callee])
+        done.add(path[-1])
+
+    for name in calls:
+        if name not in done:
+            visit([name])
+    return errors
+
+
 def _check_module(module: ir.Operation, check_op: Callable[[ir.OpView], str | None]) -> list[IpuError]:
     """Every op of the module that `check_op` objects to (its reason), and every function whose
     signature is not made of static tensors."""
@@ -261,6 +290,8 @@ def _type_problem(type_: ir.Type, scalars: bool) -> str | None:
             return f"dynamic shapes ({type_})"
         if type_.encoding is not None:
             return f"tensor encodings ({type_})"
+        if 0 in type_.shape:
+            return f"zero-size tensors ({type_})"
         if str(type_.element_type) not in ELEMENT_TYPES:
             return f"element type {type_.element_type} ({type_})"
         return None

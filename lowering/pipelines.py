@@ -25,12 +25,23 @@ STEPS = ("ipu-select-entry", "symbol-dce", "ipu-import-tosa", "ipu-fold-constant
 
 
 def default_pipeline(target: str | None = None, memory_report: str | None = None, entry: str | None = None) -> str:
-    steps = ([f"ipu-set-target{{target={target}}}"] if target else []) + list(STEPS)
+    steps = ([f"ipu-set-target{{target={_quoted(target)}}}"] if target else []) + list(STEPS)
     if entry:
-        steps[steps.index("ipu-select-entry")] = f"ipu-select-entry{{entry={entry}}}"
+        steps[steps.index("ipu-select-entry")] = f"ipu-select-entry{{entry={_quoted(entry)}}}"
     if memory_report:
-        steps[steps.index("ipu-memory-plan")] = f"ipu-memory-plan{{report={memory_report}}}"
+        steps[steps.index("ipu-memory-plan")] = f"ipu-memory-plan{{report={_quoted(memory_report)}}}"
     return "builtin.module(" + ",".join(steps) + ")"
+
+
+def _quoted(value: str) -> str:
+    """An option value as the pipeline syntax reads it back: quoted when it holds spaces,
+    commas, braces, parentheses or quotes (a path such as `my targets/t,1.toml`)."""
+    if not any(c.isspace() or c in ",{}()'\"=" for c in value):
+        return value
+    for quote in ("'", '"'):
+        if quote not in value:
+            return f"{quote}{value}{quote}"
+    raise PipelineError(f"cannot pass {value!r} as a pipeline option: it holds both kinds of quotes")
 
 
 def _expand(options: str) -> str:

@@ -49,10 +49,12 @@ def load_module(source: Source) -> ir.Module:
         try:
             if looks_like_text:
                 return ir.Module.parse(text)
-            Path(text).read_bytes()  # a clear message for a missing or unreadable file
+            Path(text).read_text(encoding="utf-8")  # a clear message for a missing, unreadable or binary file
             return ir.Module.parseFile(text)
         except OSError as error:
             raise IpuError(f"cannot read '{text}': {error.strerror}") from None
+        except UnicodeDecodeError as error:
+            raise IpuError(f"cannot read '{text}': not UTF-8 text ({error.reason})") from None
         except ir.MLIRError as error:
             raise from_mlir(error, "cannot parse" + ("" if looks_like_text else f" '{text}'")) from None
 

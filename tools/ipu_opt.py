@@ -33,6 +33,7 @@ from ipu_mlir.lowering.pass_registry import (
     registered_passes,
     registered_pipelines,
 )
+from ipu_mlir.target.diagnostics import IpuError
 
 from .diagnostic_check import Diagnostic, DiagnosticChecker, SourceText, render_diagnostic
 
@@ -45,16 +46,22 @@ _MULTIPLE_TOP_LEVEL_OPS = "source must contain a single top-level operation"
 Report = Callable[[Diagnostic], None]
 
 
-def main(argv: list[str] | None = None) -> int:
-    # LLVM tools accept -flag as well as --flag; scripts written for mlir-opt use both.
-    argv = [re.sub(r"^-(?=[a-z][a-z-]+(=|$))", "--", argument) for argument in (sys.argv[1:] if argv is None else argv)]
+def main(argv: list[str] | None = None, prog: str = "ipu-opt", nothing_to_do: str | None = None) -> int:
+    """Runs ipu-opt on `argv`. Tools built on it (ipu-compile) name themselves with `prog` in
+    their errors; with `nothing_to_do`, an input holding nothing but blanks and comments is
+    an error with that message instead of an empty module."""
+    argv = _long_flags(sys.argv[1:] if argv is None else argv)
+
+    def fail(message: str) -> int:
+        return _fail(message, prog)
+
     try:
         # Plugins first, so that --help and --list-passes show their passes.
         plugins, _ = _plugin_argument_parser().parse_known_args(argv)
         for plugin in plugins.load_pass_plugin:
             problem = _load_plugin(plugin)
             if problem:
-                return _fail(problem)
+                return fail(problem)
         args = _argument_parser().parse_args(argv)
     except SystemExit as exit_:  # --help, or a bad flag already reported
         return int(exit_.code or 0)
@@ -68,7 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         source = _read_input(args.input)
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else f"not UTF-8 text ({error.reason})"
-        return _fail(f"cannot open '{args.input}': {reason}")
+        return fail(f"cannot open '{args.input}': {reason}")
+    if nothing_to_do is not None and not _has_content(source.text):
+        return fail(f"{nothing_to_do}: '{source.name}' is empty")
+    if args.output != "-":
+        try:
+            check_writable(Path(args.output))
+        except IpuError as error:
+            return fail(error.message)
 
     checker = DiagnosticChecker(source, sys.stderr) if args.verify_diagnostics else None
 
@@ -85,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         for chunk in chunks:
             outputs.append(_process(chunk, source.name, args, report))
     except PipelineError as error:
-        return _fail(_describe_pipeline_error(error, args.pass_pipeline))
+        return fail(_describe_pipeline_error(error, args.pass_pipeline))
     processed = all(output is not None for output in outputs)
     succeeded = checker.finish() if checker is not None else processed
     text = f"{SPLIT_MARKER}\n".join(output or "" for output in outputs)
@@ -96,8 +110,20 @@ def main(argv: list[str] | None = None) -> int:
         try:
             write_atomically(Path(args.output), text)
         except OSError as error:
-            return _fail(f"cannot write '{args.output}': {error.strerror}")
+            return fail(f"cannot write '{args.output}': {error.strerror}")
     return 0 if succeeded else 1
+
+
+def _long_flags(argv: list[str]) -> list[str]:
+    """LLVM tools accept -flag as well as --flag (scripts written for mlir-opt use both);
+    arguments after `--` are file names, left as they are."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    return [re.sub(r"^-(?=[a-z][a-z-]+(=|$))", "--", argument) for argument in argv[:end]] + argv[end:]
+
+
+def _has_content(text: str) -> bool:
+    """Whether `text` holds anything but blanks and `//` comments."""
+    return any(line.strip() and not line.strip().startswith("//") for line in text.splitlines())
 
 
 def split_input(text: str) -> list[str]:
@@ -117,15 +143,40 @@ def split_input(text: str) -> list[str]:
 def write_atomically(path: Path, text: str) -> None:
     """Writes `path` through a temporary file renamed over it: a failed write leaves no partial
     file, and an existing one untouched."""
+    temporary = stage_file(path, text)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def stage_file(path: Path, text: str) -> Path:
+    """A temporary file beside `path` holding `text`, with the mode `path` has (or would get);
+    the caller renames it over `path` (`os.replace`) or deletes it. Nothing is left on failure."""
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w") as stream:
             stream.write(text)
         os.chmod(temporary, _file_mode(path))
-        os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    return Path(temporary)
+
+
+def check_writable(path: Path, what: str = "") -> None:
+    """Raises `IpuError` unless a file can be created or replaced at `path`: its directory
+    exists and is writable, and `path` is not a directory. Tools check every output path with
+    it before writing any, so that a bad one leaves nothing behind."""
+    where = f"cannot write {what + ' ' if what else ''}'{path}'"
+    if path.is_dir():
+        raise IpuError(f"{where}: Is a directory")
+    directory = path.parent
+    if not directory.is_dir():
+        raise IpuError(f"{where}: {'Not a directory' if directory.exists() else 'No such file or directory'}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise IpuError(f"{where}: Permission denied")
 
 
 def _process(chunk: str, source_name: str, args: argparse.Namespace, report: Report) -> str | None:
@@ -348,8 +399,8 @@ def _file_mode(path: Path) -> int:
     return 0o666 & ~umask
 
 
-def _fail(message: str) -> int:
-    sys.stderr.write(f"ipu-opt: error: {message}\n")
+def _fail(message: str, prog: str = "ipu-opt") -> int:
+    sys.stderr.write(f"{prog}: error: {message}\n")
     return 1
 
 

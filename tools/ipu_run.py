@@ -20,12 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.runtime.simulator import Simulator
 
-from .ipu_opt import write_atomically
+from .ipu_opt import check_writable, stage_file
 
 # Relative tolerance of --check by element type; integers and booleans must match exactly.
 # f32's is the issue's; f16's and f64's follow their precision (assumption).
@@ -49,9 +50,15 @@ def _run(args: argparse.Namespace) -> int:
         raise IpuError("give either --input files or --random-inputs, not both")
     if (args.file is None) == (args.model is None):
         raise IpuError("give a program FILE or --model NAME (one of them)")
+    # The command line's own errors first, before a long compile or run: unlocated.
+    _check_output_paths(args)
+    if args.target is not None:
+        load_target(args.target)
     if args.model is not None:
         return _run_model(args)
     module = api.load_module(Path(args.file))
+    if not list(module.body.operations):
+        raise IpuError(f"'{args.file}' is empty: no function to run")
     if args.check and api.is_program(module):
         raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
     simulator = api.load_simulator(module, args.target, args.entry)
@@ -59,13 +66,7 @@ def _run(args: argparse.Namespace) -> int:
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
     check_failed = _check(args, simulator.entry, inputs, outputs) if args.check else False
-    if args.output_dir:
-        _write_outputs(Path(args.output_dir), outputs)
-    if args.profile:
-        try:
-            write_atomically(Path(args.profile), simulator.profile.to_json() + "\n")
-        except OSError as error:
-            raise IpuError(f"cannot write '{args.profile}': {error.strerror}") from None
+    _write_results(args, outputs, simulator.profile.to_json() + "\n")
     print(simulator.profile.summary())
     for index, output in enumerate(outputs):
         where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
@@ -137,13 +138,7 @@ def _run_model(args: argparse.Namespace) -> int:
     print("checking against PyTorch...", flush=True)
     expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
     check_failed = _compare(outputs, expected)
-    if args.output_dir:
-        _write_outputs(Path(args.output_dir), outputs)
-    if args.profile:
-        try:
-            write_atomically(Path(args.profile), compiled.profile.to_json() + "\n")
-        except OSError as error:
-            raise IpuError(f"cannot write '{args.profile}': {error.strerror}") from None
+    _write_results(args, outputs, compiled.profile.to_json() + "\n")
     print(compiled.profile.summary())
     for index, output in enumerate(outputs):
         where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
@@ -155,26 +150,64 @@ def _as_tuple(value: typing.Any) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
-def _write_outputs(directory: Path, outputs: list[np.ndarray]) -> None:
-    """Writes into a temporary directory beside `directory`, then moves it into place: an
-    error leaves no partial directory (an existing one keeps its other files)."""
-    parent = directory.resolve().parent
+def _check_output_paths(args: argparse.Namespace) -> None:
+    """Every path ipu-run would write, checked before anything is run or written."""
+    if args.profile:
+        check_writable(Path(args.profile), "the profile")
+    if args.output_dir:
+        directory = Path(args.output_dir)
+        if directory.exists() and not directory.is_dir():
+            raise IpuError(f"cannot write the outputs to '{directory}': Not a directory")
+        for place in (directory.resolve().parent, directory) if directory.is_dir() else (directory.resolve().parent,):
+            if not place.is_dir():
+                raise IpuError(f"cannot write the outputs to '{directory}': No such file or directory")
+            if not os.access(place, os.W_OK | os.X_OK):
+                raise IpuError(f"cannot write the outputs to '{directory}': Permission denied")
+
+
+def _write_results(args: argparse.Namespace, outputs: list[np.ndarray], profile: str) -> None:
+    """Writes the outputs (`--output-dir`) and the profile (`--profile`): each staged in a
+    temporary file or directory beside its place, and renamed into place once all are
+    written, so that an error leaves none of them (an existing output directory keeps its
+    other files)."""
+    staged: list[tuple[Path, Path]] = []  # (temporary, destination)
+    staging_dir = None
+    what = ""
     try:
-        staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{directory.name}."))
+        if args.profile:
+            what = args.profile
+            staged.append((stage_file(Path(args.profile), profile), Path(args.profile)))
+        if args.output_dir:
+            what, directory = args.output_dir, Path(args.output_dir)
+            staging_dir = Path(tempfile.mkdtemp(dir=directory.resolve().parent, prefix=f".{directory.name}."))
+            names = [f"output{index}.npy" for index in range(len(outputs))]
+            for name, output in zip(names, outputs):
+                np.save(staging_dir / name, output, allow_pickle=False)
+            if directory.is_dir():
+                staged += [(staging_dir / name, directory / name) for name in names]
+            else:
+                staged.append((staging_dir, directory))
+        for temporary, destination in staged:
+            what = str(destination)
+            os.replace(temporary, destination)
     except OSError as error:
-        raise IpuError(f"cannot write '{directory}': {error.strerror}") from None
+        for temporary, _ in staged:
+            if temporary.is_file():
+                temporary.unlink()
+        raise IpuError(f"cannot write '{what}': {error.strerror}") from None
+    finally:
+        if staging_dir is not None and staging_dir.is_dir():
+            shutil.rmtree(staging_dir, ignore_errors=True)
+
+
+def _seed(text: str) -> int:
     try:
-        for index, output in enumerate(outputs):
-            np.save(staging / f"output{index}.npy", output, allow_pickle=False)
-        if directory.is_dir():
-            for index in range(len(outputs)):
-                os.replace(staging / f"output{index}.npy", directory / f"output{index}.npy")
-            staging.rmdir()
-        else:
-            os.rename(staging, directory)
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise IpuError(f"cannot write '{directory}': {error.strerror}") from None
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"invalid seed '{text}': a non-negative integer")
+    return seed
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -188,7 +221,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
     parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
     parser.add_argument("--input", nargs="+", action="extend", default=[], metavar="A.npy", help="inputs, in the order of the entry's arguments")
-    parser.add_argument("--random-inputs", type=int, default=None, metavar="SEED", help="deterministic random inputs: floats in [-1, 1), small integers")
+    parser.add_argument("--random-inputs", type=_seed, default=None, metavar="SEED", help="deterministic random inputs: floats in [-1, 1), small integers")
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
     parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
     parser.add_argument("--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)")
