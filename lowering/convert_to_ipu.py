@@ -464,30 +464,37 @@ def _normalize_tensor_ops(function: ir.OpView) -> None:
 def _split_results(generic: ir.OpView) -> None:
     """A generic with several results becomes one generic per result, each computing what its
     yield needs (shared body ops are computed once per result), when no result's value reads
-    another result's accumulator (max-with-index does: it stays, and ipu-plan names it)."""
+    another result's accumulator (max-with-index does: it stays, and ipu-plan names it). Another
+    result's `outs` value indexed by every loop once is no accumulator, only that init tensor's
+    value (elementwise fusion makes such generics of a producer that reads its `outs`): the
+    result reading it takes it as an input."""
     body = generic.regions[0].blocks[0]
     num_inputs = len(generic.operands) - len(generic.results)
     *ops, terminator = body.operations
     maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
     plans = []
     for index, value in enumerate(terminator.operands):
-        needed, pending = set(), [value]
+        needed, pending, extra = set(), [value], []
         while pending:
             current = pending.pop()
             if isinstance(current.owner, ir.Block):
                 if current.owner == body and current.arg_number >= num_inputs and current.arg_number != num_inputs + index:
-                    return  # reads another result's accumulator
+                    if not ir.AffineMapAttr(maps[current.arg_number]).value.is_permutation:
+                        return  # reads another result's accumulator
+                    extra += [] if current.arg_number in extra else [current.arg_number]
                 continue
             owner = current.owner.operation
             if owner.parent == generic.operation and owner not in needed:
                 needed.add(owner)
                 pending.extend(owner.operands)
-        plans.append([op for op in ops if op.operation in needed])
-    for index, (result, needed) in enumerate(zip(generic.results, plans)):
-        inputs, init = list(generic.operands[:num_inputs]), generic.operands[num_inputs + index]
-        single = linalg.GenericOp([result.type], inputs, [init], ir.ArrayAttr.get(maps[:num_inputs] + [maps[num_inputs + index]]), generic.attributes["iterator_types"])
-        block = single.regions[0].blocks.append(*[argument.type for argument in (*body.arguments[:num_inputs], body.arguments[num_inputs + index])])
-        mapped = dict(zip([*body.arguments[:num_inputs], body.arguments[num_inputs + index]], block.arguments))
+        plans.append(([op for op in ops if op.operation in needed], sorted(extra)))
+    for index, (result, (needed, extra)) in enumerate(zip(generic.results, plans)):
+        inputs, init = list(generic.operands[:num_inputs]) + [generic.operands[k] for k in extra], generic.operands[num_inputs + index]
+        in_maps = maps[:num_inputs] + [maps[k] for k in extra]
+        single = linalg.GenericOp([result.type], inputs, [init], ir.ArrayAttr.get(in_maps + [maps[num_inputs + index]]), generic.attributes["iterator_types"])
+        arguments = [*body.arguments[:num_inputs], *[body.arguments[k] for k in extra], body.arguments[num_inputs + index]]
+        block = single.regions[0].blocks.append(*[argument.type for argument in arguments])
+        mapped = dict(zip(arguments, block.arguments))
         with ir.InsertionPoint(block):
             for op in needed:
                 clone = op.operation.clone()

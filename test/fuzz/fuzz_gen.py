@@ -17,6 +17,7 @@ i32 / i8; a f16 matmul may accumulate into f32):
   initial value that is either a fill of the combiner's identity or a tensor argument;
 - tensor ops: `extract_slice` (also rank-reducing), `insert_slice`, `pad` with a constant,
   `expand_shape` / `collapse_shape`, `concat`;
+- odd signatures: a value or an argument returned (twice, as it is), arguments never read;
 - shapes from a pool of awkward sizes: 1, primes, sizes just over a power of two and over the
   planner's grain of 64 elements a tile.
 
@@ -37,6 +38,7 @@ TYPE_WEIGHTS = (4, 2, 3, 2)
 DIMS = (1, 1, 2, 3, 3, 4, 5, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33, 65)
 # On gc200 (1,472 tiles) also sizes just over its tile count and over a tile grain multiple.
 BIG_DIMS = (129, 257, 1473, 1537)
+LARGE_DIMS = (127, 257, 300, 511, 700, 1025, 4099)
 HEX = {"f16": {"0xFC00": "-inf", "0x7C00": "inf"}, "f32": {"0xFF800000": "-inf", "0x7F800000": "inf"},
        "f64": {"0xFFF0000000000000": "-inf", "0x7FF0000000000000": "inf"}}
 HEX = {t: {**m, **{v: k for k, v in m.items()}} for t, m in HEX.items()}
@@ -99,6 +101,11 @@ class Gen:
         self.kinds: list[str] = []
         self.count = 0
         self.budget = 4096 if self.target == "tiny" else 20000  # elements per tensor
+        # Sometimes large: tensors near the tiny target's memory (16 tiles x 64 KiB), which the
+        # planner must cut into serial pieces, and long reductions cut across tiles.
+        self.big = self.rng.random() < 0.06
+        if self.big:
+            self.budget = 120000
 
     # -- helpers -------------------------------------------------------------------------
     def fresh(self, prefix="v"):
@@ -106,9 +113,18 @@ class Gen:
         return f"%{prefix}{self.count}"
 
     def dim(self, small=False):
+        if not small and self.big and self.rng.random() < 0.5:
+            return self.rng.choice(LARGE_DIMS)
         if not small and self.target == "gc200" and self.rng.random() < 0.15:
             return self.rng.choice(BIG_DIMS)
         return self.rng.choice(DIMS[:12] if small else DIMS)
+
+    def fitting_dim(self, other):
+        """A dim n with other x n within the budget."""
+        n = self.dim()
+        while n * other > self.budget and n > 1:
+            n = self.dim(small=True) if n > 17 else 1
+        return n
 
     def shape(self, rank, small=False):
         while True:
@@ -232,15 +248,18 @@ class Gen:
                     out = emit(f"arith.{rng.choice(['addf', 'mulf', 'maximumf'])} {a}, {c} : {dtype}")
             else:
                 kind = rng.choice(["addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori", "shli", "shrsi", "divsi",
-                                   "remsi", "select", "const"])
-                if kind in ("addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori"):
+                                   "remsi", "select", "const", "maxui", "minui", "shrui", "divui", "remui", "uselect"])
+                if kind in ("addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori", "maxui", "minui"):
                     out = emit(f"arith.{kind} {a}, {b} : {dtype}")
-                elif kind in ("shli", "shrsi"):
+                elif kind in ("shli", "shrsi", "shrui"):
                     c = emit(f"arith.constant {rng.randint(1, 3)} : {dtype}")
                     out = emit(f"arith.{kind} {a}, {c} : {dtype}")
-                elif kind in ("divsi", "remsi"):
+                elif kind in ("divsi", "remsi", "divui", "remui"):
                     c = emit(f"arith.constant {rng.choice([2, 3, -3, 5, 7])} : {dtype}")
                     out = emit(f"arith.{kind} {a}, {c} : {dtype}")
+                elif kind == "uselect":
+                    cond = emit(f"arith.cmpi {rng.choice(['ult', 'uge'])}, {a}, {b} : {dtype}")
+                    out = emit(f"arith.select {cond}, {a}, {b} : {dtype}")
                 elif kind == "select":
                     pred = rng.choice(["sgt", "slt", "eq", "ne", "sle"])
                     cond = emit(f"arith.cmpi {pred}, {a}, {b} : {dtype}")
@@ -278,9 +297,14 @@ class Gen:
         if rng.random() < 0.3:
             rng.shuffle(operands)
         ins = [f"%in{i}" for i in range(len(operands))]
-        lines, out = self.body(ins, self.dtype, rng.randint(1, 4))
-        init = self.fresh("e")
-        self.emit(f"{init} = tensor.empty() : {_ty(shape, self.dtype)}")
+        reads_init = rng.random() < 0.15
+        lines, out = self.body(ins + (["%out"] if reads_init else []), self.dtype, rng.randint(1, 4))
+        if reads_init:  # the init is an input too: `outs` of a tensor with values
+            init = self.operand(shape).name
+            self.kinds.append("generic-reads-init")
+        else:
+            init = self.fresh("e")
+            self.emit(f"{init} = tensor.empty() : {_ty(shape, self.dtype)}")
         name = self.fresh()
         maps = ", ".join(m for _, m in operands) + ", " + _map(n, [f"d{i}" for i in range(n)])
         parallel = ", ".join(['"parallel"'] * n)
@@ -367,7 +391,7 @@ class Gen:
         if kind == "matmul":
             a = self.source((2,), lambda s: _numel(s) * 33 <= self.budget * 8)
             m, k = a.shape
-            b = self.operand((k, self.dim()))
+            b = self.operand((k, self.fitting_dim(k)))
             out = (m, b.shape[1])
         elif kind == "batch_matmul":
             a = self.source((3,), lambda s: _numel(s) * 17 <= self.budget * 8)
@@ -382,7 +406,7 @@ class Gen:
         elif kind == "vecmat":
             a = self.source((1,))
             (k,) = a.shape
-            b = self.operand((k, self.dim()))
+            b = self.operand((k, self.fitting_dim(k)))
             out = (b.shape[1],)
         else:
             a = self.source((1,))
@@ -408,7 +432,7 @@ class Gen:
     def conv(self):
         rng = self.rng
         kind = rng.choice(["conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "depthwise_conv_2d_nchw_chw", "depthwise_conv_2d_nhwc_hwc",
-                           "pooling_nchw_max", "pooling_nhwc_max", "pooling_nchw_sum", "pooling_nhwc_sum"])
+                           "pooling_nchw_max", "pooling_nhwc_max", "pooling_nchw_sum", "pooling_nhwc_sum", "pooling_nhwc_min"])
         nchw = "nchw" in kind
         self.out_dtype = self.dtype
         x = self.source((4,), lambda s: min(s[2:] if nchw else s[1:3]) >= 2 and _numel(s) <= 3000)
@@ -434,6 +458,8 @@ class Gen:
             self.emit(f"{weight} = tensor.empty() : {_ty(wshape, self.dtype)}")
             if kind.endswith("max"):
                 init = self.filled(out, NEG_INF[self.dtype] if self.is_float else INT_MIN[self.dtype])
+            elif kind.endswith("min"):
+                init = self.filled(out, HEX[self.dtype]["inf"] if self.is_float else INT_MAX[self.dtype])
             else:
                 init = self._acc(out)
             sums = x.sums * (kh * kw if kind.endswith("sum") else 1)
@@ -760,6 +786,16 @@ class Gen:
         others = [v for v in self.values[:-1] if v not in results]
         if others and rng.random() < 0.3:
             results.append(rng.choice(others))
+        odd = rng.random()
+        if odd < 0.04:
+            results.append(results[0])  # the same value returned twice
+            self.kinds.append("result-twice")
+        elif odd < 0.08:
+            results.append(self.args[0] if self.args else results[0])  # an argument returned as it is
+            self.kinds.append("result-argument")
+        elif odd < 0.12:
+            self.arg(self.shape(rng.randint(0, 2)))  # an argument nothing reads
+            self.kinds.append("unused-argument")
         signature = ", ".join(f"{a.name}: {_ty(a.shape, a.dtype)}" for a in self.args)
         result_types = ", ".join(_ty(v.shape, v.dtype) for v in results)
         text = "\n".join([
@@ -771,6 +807,8 @@ class Gen:
             "}",
             "",
         ])
+        if self.big:
+            self.kinds.append("big")
         return Program(self.seed, self.target, self.dtype, text, self.kinds, max(v.sums for v in results), len(self.kinds))
 
 
