@@ -377,7 +377,7 @@ def _check_generic(op: ir.OpView) -> str | None:
     for inner in region.blocks[0].operations:
         inner_name = inner.operation.name
         if inner_name == "linalg.index":
-            return "linalg.index in the body"
+            return "linalg.index in the body (ipu-index-to-iota makes it an input)"
         if inner_name == "cf.assert":
             if _is_false_constant(inner.operands[0]):
                 return f"a cf.assert that always fails: \"{ir.StringAttr(inner.attributes['msg']).value}\""

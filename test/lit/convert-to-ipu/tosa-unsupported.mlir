@@ -14,7 +14,7 @@ func.func @custom(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
 // linalg.index.
 
 func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
-  // expected-error@+1 {{'linalg.generic' is not supported by ipu-convert-to-ipu: linalg.index in the body}}
+  // expected-error@+1 {{'linalg.generic' is not supported by ipu-convert-to-ipu: linalg.index in the body (ipu-index-to-iota makes it an input)}}
   %y = tosa.argmax %x {axis = 1 : i32} : (tensor<4x8xf32>) -> tensor<4xi32>
   return %y : tensor<4xi32>
 }

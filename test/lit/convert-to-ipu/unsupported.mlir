@@ -27,7 +27,7 @@ func.func @many(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tenso
   // expected-error@+1 {{'tensor.extract_slice' is not supported by ipu-convert-to-ipu: non-unit strides}}
   %s = tensor.extract_slice %x[0, 0] [4, 4] [2, 1] : tensor<8x4xf32> to tensor<4x4xf32>
   %empty = tensor.empty() : tensor<8xi64>
-  // expected-error@+1 {{'linalg.generic' is not supported by ipu-convert-to-ipu: linalg.index in the body}}
+  // expected-error@+1 {{'linalg.generic' is not supported by ipu-convert-to-ipu: linalg.index in the body (ipu-index-to-iota makes it an input)}}
   %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%empty : tensor<8xi64>) {
   ^bb0(%out: i64):
     %idx = linalg.index 0 : index

@@ -1,0 +1,115 @@
+"""`ipu-index-to-iota` (L0): `linalg.index` in a generic's body becomes an input holding 0..n-1.
+
+A codelet computes one tile's piece of a generic and does not know where the piece starts, so
+a body asking for its loop index (`linalg.index`: torch's `arange`, position ids, the causal
+mask of `scaled_dot_product_attention(is_causal=True)`, GroupNorm's group arithmetic) has no
+answer on a tile. An iota operand has one: it is sliced like any operand, so each tile receives
+the indices of its own piece. On constants only (an `arange` alone), `ipu-fold-constants`
+then computes the result at compile time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects.ops.space import loop_extents
+
+from .pass_registry import ModulePass, register_pass
+
+
+@register_pass
+@dataclass
+class IndexToIota(ModulePass):
+    """Replace `linalg.index d` in a generic's body with an input operand `iota_d`.
+
+    Before:
+
+        %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            outs(%e : tensor<5xi64>) {
+        ^bb0(%out: i64):
+          %i = linalg.index 0 : index
+          %c = arith.index_cast %i : index to i64
+          linalg.yield %c : i64
+        } -> tensor<5xi64>
+
+    After:
+
+        %iota = arith.constant dense<[0, 1, 2, 3, 4]> : tensor<5xi64>
+        %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%iota : tensor<5xi64>) outs(%e : tensor<5xi64>) {
+        ^bb0(%in: i64, %out: i64):
+          %i = arith.index_cast %in : i64 to index
+          %c = arith.index_cast %i : index to i64
+          linalg.yield %c : i64
+        } -> tensor<5xi64>
+    """
+
+    name = "ipu-index-to-iota"
+
+    def run(self, module: ir.Operation) -> None:
+        for function in module.regions[0].blocks[0].operations:
+            if function.operation.name != "func.func" or not len(function.regions[0].blocks):
+                continue
+            for op in list(function.regions[0].blocks[0].operations):
+                if op.operation.name == "linalg.generic" and _indices(op):
+                    _rewrite(op)
+
+
+def _indices(generic: ir.OpView) -> list[ir.OpView]:
+    return [inner for inner in generic.regions[0].blocks[0].operations if inner.operation.name == "linalg.index"]
+
+
+def _rewrite(generic: ir.OpView) -> None:
+    indices = _indices(generic)
+    extents = loop_extents(generic)
+    loops = sorted({ir.IntegerAttr(i.attributes["dim"]).value for i in indices})
+    num_outputs = len(generic.results)
+    operands = list(generic.operands)
+    inputs, outputs = operands[: len(operands) - num_outputs], operands[len(operands) - num_outputs :]
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    n_dims = maps[0].n_dims
+    i64 = ir.IntegerType.get_signless(64)
+    with generic.location, ir.InsertionPoint(generic):
+        iotas = []
+        for loop in loops:
+            tensor = ir.RankedTensorType.get([extents[loop]], i64)
+            values = ir.DenseElementsAttr.get(np.arange(extents[loop], dtype=np.int64), type=tensor)
+            iotas.append(ir.Operation.create("arith.constant", results=[tensor], attributes={"value": values}).results[0])
+        iota_maps = [ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(loop)]) for loop in loops]
+        new_maps = maps[: len(inputs)] + iota_maps + maps[len(inputs) :]
+        attributes = {name: generic.attributes[name] for name in ("iterator_types",)}
+        attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps])
+        attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs) + len(iotas), num_outputs])
+        for name in generic.attributes:
+            if name not in ("indexing_maps", "operandSegmentSizes", "iterator_types"):
+                attributes[name] = generic.attributes[name]
+        new = ir.Operation.create(
+            "linalg.generic",
+            results=[r.type for r in generic.results],
+            operands=inputs + iotas + outputs,
+            attributes=attributes,
+            regions=1,
+        )
+    old_block = generic.regions[0].blocks[0]
+    old_args = list(old_block.arguments)
+    arg_types = [a.type for a in old_args[: len(inputs)]] + [i64] * len(iotas) + [a.type for a in old_args[len(inputs) :]]
+    block = new.regions[0].blocks.append(*arg_types, arg_locs=[generic.location] * len(arg_types))
+    new_args = list(block.arguments)
+    for old, replacement in zip(old_args, new_args[: len(inputs)] + new_args[len(inputs) + len(iotas) :]):
+        old.replace_all_uses_with(replacement)
+    for op in list(old_block.operations):
+        block.append(op.operation)
+    with generic.location, ir.InsertionPoint.at_block_begin(block):
+        for loop, argument in zip(loops, new_args[len(inputs) : len(inputs) + len(iotas)]):
+            cast = ir.Operation.create("arith.index_cast", results=[ir.IndexType.get()], operands=[argument])
+            for index in indices:
+                if ir.IntegerAttr(index.attributes["dim"]).value == loop:
+                    index.results[0].replace_all_uses_with(cast.results[0])
+    for index in indices:
+        index.operation.erase()
+    for old, replacement in zip(generic.results, new.results):
+        old.replace_all_uses_with(replacement)
+    generic.operation.erase()
