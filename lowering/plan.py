@@ -66,7 +66,8 @@ class Plan(ModulePass):
     Matmuls and convolutions are planned like poplin does: every way of cutting their loops
     (batch, rows, columns, the summed dimension; for a convolution batch, output channels, output
     rows and columns, input channels) into parts over the target's tiles is costed with
-    `runtime.cost_model` (compute on the slowest tile, exchange of the operand pieces each tile
+    `target.cost_model` (compute on the slowest tile, as the op's record in `dialects/ops`
+    prices it; exchange of the operand pieces each tile
     needs, and, when the summed dimension is cut, the exchange and sum of partial results),
     keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins.
     A matmul or convolution that no cut fits is first split serially, as poplin does, into
