@@ -292,3 +292,63 @@ def elements_per_tile(mapping: TileMapping, shape: tuple[int, ...]) -> dict[int,
 
 def _shape_str(shape: tuple[int, ...]) -> str:
     return "x".join(str(d) for d in shape) if shape else "scalar"
+
+
+# --- L2: the partition of a compute op -----------------------------------------------------
+
+PARTITION_ATTR = "ipu.partition"
+"""The discardable attribute giving the block size of each loop of a planned compute op."""
+TILES_ATTR = "ipu.tiles"
+"""The discardable attribute giving the tile grid of a planned compute op's parts."""
+
+
+@dataclass(frozen=True)
+class PartitionAttr:
+    """`ipu.partition` and `ipu.tiles` of an L2 compute op: loop `d` is cut into blocks of
+    `blocks[d]` iterations, and part `(j0, j1, ...)` runs on tile `(j0, j1, ...)` of `tiles`,
+    a grid with one dimension per loop (a single tile, `array<i64: t, 1, 0>`, for an op
+    without loops)."""
+
+    blocks: tuple[int, ...]
+    tiles: TileGrid
+
+    @staticmethod
+    def decode(attributes) -> PartitionAttr | None:
+        """From an op's attributes; None when it has neither. Checks the encodings and that the
+        grid has one dimension per loop, not the loops themselves (a shape's business)."""
+        has_partition, has_tiles = PARTITION_ATTR in attributes, TILES_ATTR in attributes
+        if not has_partition and not has_tiles:
+            return None
+        if has_partition != has_tiles:
+            present, missing = (PARTITION_ATTR, TILES_ATTR) if has_partition else (TILES_ATTR, PARTITION_ATTR)
+            raise MalformedAttribute(f"has '{present}' without '{missing}': a partition needs both")
+        blocks = _i64_array(attributes[PARTITION_ATTR], f"'{PARTITION_ATTR}'")
+        if any(b <= 0 for b in blocks):
+            raise MalformedAttribute(f"expected '{PARTITION_ATTR}' to hold positive block sizes, got {list(blocks)}")
+        try:
+            grid = TileGrid.decode(attributes[TILES_ATTR])
+        except MalformedAttribute as error:
+            raise MalformedAttribute(f"'{TILES_ATTR}': {error}") from None
+        expected = len(blocks) or 1
+        if len(grid.sizes) != expected:
+            raise MalformedAttribute(
+                f"expected '{TILES_ATTR}' to have one grid dimension per loop of '{PARTITION_ATTR}' ({expected}), got {len(grid.sizes)}"
+            )
+        return PartitionAttr(blocks, grid)
+
+    def encode(self) -> dict[str, ir.Attribute]:
+        return {PARTITION_ATTR: ir.DenseI64ArrayAttr.get(list(self.blocks)), TILES_ATTR: self.tiles.encode()}
+
+    def check_loops(self, extents: tuple[int, ...]) -> None:
+        """That the partition cuts loops of these extents: one block per loop, and the grid
+        sizes the part counts `ceil(extent / block)`."""
+        if len(self.blocks) != len(extents):
+            raise MalformedAttribute(
+                f"expected '{PARTITION_ATTR}' to have one block size per loop ({len(extents)}: extents {list(extents)}), got {len(self.blocks)}"
+            )
+        counts = tuple(-(-e // b) for e, b in zip(extents, self.blocks)) or (1,)
+        if self.tiles.sizes != counts:
+            raise MalformedAttribute(
+                f"expected '{TILES_ATTR}' grid sizes {list(counts)} (ceil(extent / block) for extents {list(extents)} "
+                f"and blocks {list(self.blocks)}), got {list(self.tiles.sizes)}"
+            )

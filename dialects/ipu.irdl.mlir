@@ -23,7 +23,8 @@
 //#   (`linalg.generic` rather than an `ipu` copy of it: IRDL 22 binds a constraint variable
 //#   once per op, even across the elements of a variadic operand, so an IRDL op cannot take
 //#   operands of different types such as `(tensor<4x8xf32>, tensor<8xi1>)`.)
-//# - **L2**: the same ops, each result carrying a tile mapping (`ipu.mapping` attribute), and
+//# - **L2**: the same ops, each result carrying a tile mapping (`ipu.mapping` attribute), each
+//#   compute op a partition of its loops over tiles (`ipu.partition`, `ipu.tiles`), and
 //#   `ipu.exchange` where a consumer needs data mapped elsewhere.
 //# - **L3**: a program on tile-local buffers: module-level `ipu.buffer` symbols (Poplar's graph
 //#   variables) that host streams, exchange copies and vertex groups refer to by name, and a
@@ -51,6 +52,32 @@
 //#   `ceil(dk / bk)`.
 //# - `{kind = "intervals", intervals = array<i64: begin0, end0, tile0, begin1, ...>}`: explicit
 //#   half-open flat-index intervals, sorted, covering the tensor exactly once.
+//#
+//# **Partition** (`ipu.partition`, `ipu.tiles`): how an L2 compute op (`ipu.matmul`,
+//# `ipu.conv`, `linalg.generic`) is cut across tiles, as two discardable attributes that go
+//# together. The op's loops are those of its iteration space, parallel loops first (a
+//# matmul's `[batch..., m, n, k]`, a convolution's `[n, f, oh, ow, c, kh, kw]`, a generic's
+//# `iterator_types`). `ipu.partition = array<i64: b0, b1, ...>` gives the block size of each
+//# loop: loop `d` is cut into `ceil(extent_d / b_d)` parts of `b_d` iterations (the last may
+//# be smaller). `ipu.tiles` is a tile grid with one dimension per loop and those part counts as
+//# sizes: part `(j0, j1, ...)` runs on grid tile `(j0, j1, ...)`. An op without loops has
+//# `ipu.partition = array<i64>` and a one-tile grid. A cut summed loop (k, c, kh, kw, or a
+//# generic's `reduction`) means partial results, which `ipu-schedule` exchanges and combines
+//# in a second superstep.
+//#
+//# ```mlir
+//# %c = "ipu.matmul"(%a, %b) {ipu.partition = array<i64: 4, 6, 4>,
+//#        ipu.tiles = array<i64: 0, 2, 1, 1, 0, 1, 0>,     // m in 2 parts on tiles 0, 1
+//#        ipu.mapping = {kind = "block", block = array<i64: 4, 6>, tiles = array<i64: 0, 2, 1, 1, 0>}}
+//#      : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+//# ```
+//#
+//# **Verified in Python:** both attributes or neither; positive block sizes; `ipu.tiles` a
+//# tile grid with one dimension per block size, on distinct tiles within the target; the op
+//# has one ranked tensor result. `ipu-schedule` checks the partition against the op's loops
+//# (one block size per loop, grid sizes `ceil(extent / block)`) and reports a mismatch on the op.
+//# Python: `ipu_mlir.dialects.attrs.PartitionAttr` (decode / encode), the layouts the parts read
+//# and write in `ipu_mlir.lowering.layout_algebra`.
 //#
 //# Module attribute `ipu.target = "gc200"` (a built-in target name or a target file path)
 //# selects the machine; `ipu.compute_set` and `ipu.codelet` are unit attributes on the

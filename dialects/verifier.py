@@ -24,9 +24,10 @@ from ipu_mlir.target import TARGET_ATTR, Target, target_of
 from ipu_mlir.target.diagnostics import IpuError, op_error
 
 from . import ipu
+from .attrs import PARTITION_ATTR, TILES_ATTR, MalformedAttribute, PartitionAttr, TileGrid, TileMapping, decode_mapping, elements_per_tile
 from .ops import REGISTRY, record_of
 from .ops.registry import static_tensor
-from .attrs import MalformedAttribute, TileGrid, TileMapping, decode_mapping, elements_per_tile
+from .program import Program
 
 
 class _ReportedElsewhere(Exception):
@@ -38,13 +39,13 @@ class _Scope:
     """What rules need beyond the op itself: the target and the module's symbols."""
 
     target: Target
-    symbols: dict[str, ir.OpView]
+    symbols: Program
     # compute-set function name -> [(buffer, tiles written, writer op)]
     writes: dict[str, list[tuple[str, np.ndarray, ir.OpView]]] = field(default_factory=dict)
 
     def buffer(self, op: ir.OpView, role: str, name: str) -> ipu.BufferOp:
-        found = self.symbols.get(name)
-        if not isinstance(found, ipu.BufferOp):
+        found = self.symbols.buffer(name)
+        if found is None:
             raise op_error(op, f"'{role}' @{name} does not name an ipu.buffer")
         try:
             grid = found.tiles
@@ -56,8 +57,8 @@ class _Scope:
         return found
 
     def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
-        found = self.symbols.get(name)
-        if found is None or found.operation.name != "func.func" or marker not in found.attributes:
+        found = self.symbols.function(name, marker)
+        if found is None:
             raise op_error(op, f"'{role}' @{name} does not name a func.func marked {marker}")
         return found
 
@@ -124,6 +125,19 @@ def _decode(op: ir.OpView, attr: ir.Attribute) -> TileMapping:
         raise op_error(op, f"'{ipu.MAPPING_ATTR}': {error}") from None
 
 
+def _verify_partition_attribute(op: ir.OpView, scope: _Scope) -> None:
+    """`ipu.partition` / `ipu.tiles` on a planned compute op: well formed, both present, one
+    grid dimension per loop, on distinct tiles of the target (ipu-schedule matches them
+    against the op's loops)."""
+    try:
+        partition = PartitionAttr.decode(op.attributes)
+    except MalformedAttribute as error:
+        raise op_error(op, str(error)) from None
+    if len(op.results) != 1 or not isinstance(op.results[0].type, ir.RankedTensorType):
+        raise op_error(op, f"has '{PARTITION_ATTR}' but does not produce exactly one ranked tensor")
+    scope.check_grid(op, TILES_ATTR, partition.tiles, distinct=True)
+
+
 def _verify_exchange(op: ipu.ExchangeOp, scope: _Scope) -> None:
     if op.source.type != op.result.type:
         raise op_error(op, f"expects the result type to equal the source type, got {op.result.type} and {op.source.type}")
@@ -176,7 +190,7 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
         if tile not in holders:
             raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{op.buffer}")
         if count > capacity:
-            raise op_error(op, f"maps {count} elements to tile {tile}, but @{op.buffer} holds {capacity} per tile")
+            raise op_error(op, f"maps {count} elements to tile {tile}, but @{op.buffer} holds {capacity} per tile: the stream overflows it")
 
 
 def _verify_host_to_device(op: ipu.HostToDeviceOp, scope: _Scope) -> None:
@@ -221,12 +235,17 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
             raise op_error(op, f"{role} tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
     src_offsets = _offsets(op, "src_offset", op.src_offset, src_grid)
     dst_offsets = _offsets(op, "dst_offset", op.dst_offset, dst_grid)
-    for verb, offsets, buffer in (("reads", src_offsets, source), ("writes", dst_offsets, dest)):
+    for verb, offsets, grid, buffer in (("reads", src_offsets, src_grid, source), ("writes", dst_offsets, dst_grid, dest)):
         capacity = int(np.prod(buffer.type.shape))
-        low, high = int(offsets.min()), int(offsets.max()) + size
-        if low < 0 or high > capacity:
-            bad = low if low < 0 else high - size
-            raise op_error(op, f"{verb} elements [{bad}, {bad + size}) of @{buffer.sym_name}, which holds {capacity} per tile")
+        bad = np.flatnonzero((offsets < 0) | (offsets + size > capacity))
+        if bad.size:
+            i = bad[0]
+            what = "the exchange overflows" if verb == "writes" else "it reads beyond"
+            raise op_error(
+                op,
+                f"{verb} elements [{offsets[i]}, {offsets[i] + size}) of @{buffer.sym_name} on tile {grid.tiles()[i]}, "
+                f"which holds {capacity} per tile: {what} the tile's copy of it",
+            )
     _check_disjoint_writes(op, dst_grid.tiles(), dst_offsets, size)
 
 
@@ -303,13 +322,8 @@ _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
 }
 
 
-def _module_symbols(module: ir.Operation) -> dict[str, ir.OpView]:
-    # builtin.module's own verifier already rejects two symbols with the same name.
-    return {
-        ir.StringAttr(op.attributes["sym_name"]).value: op
-        for op in module.regions[0].blocks[0].operations
-        if "sym_name" in op.attributes
-    }
+def _partitioned(op: ir.Operation) -> bool:
+    return PARTITION_ATTR in op.attributes or TILES_ATTR in op.attributes
 
 
 def _enclosing_module(op: ir.Operation) -> ir.Operation | None:
@@ -341,7 +355,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
                     chosen = target_of(module)
                 else:
                     chosen = outer.target
-                scopes[module] = _Scope(chosen, _module_symbols(module))
+                scopes[module] = _Scope(chosen, Program(module))
             except IpuError as error:
                 errors.append(error)
                 scopes[module] = None
@@ -353,7 +367,7 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
     def collect(op: ir.Operation) -> ir.WalkResult:
         if op.name == "builtin.module":
             scope_of(op)  # reports a bad `ipu.target` even on a module without ipu ops
-        elif op.name in _RULES or op.name in REGISTRY or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
+        elif op.name in _RULES or op.name in REGISTRY or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes or _partitioned(op):
             ops.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -367,6 +381,8 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
             rules = [_RULES[op.name]] if op.name in _RULES else [_verify_compute] if op.name in REGISTRY else []
             if op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
                 rules.append(_verify_mapping_attribute)
+            if _partitioned(op):
+                rules.append(_verify_partition_attribute)
             for rule in rules:
                 try:
                     rule(view, scope)

@@ -12,6 +12,7 @@ from mlir.dialects import func
 from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_and_fold_greedily
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.program import OpOrder, Program
 
 from .pass_registry import ModulePass, register_pass
 
@@ -60,28 +61,12 @@ def apply_execute_pattern(module: ir.Operation, rewrite) -> None:
     apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
 
 
-def _name(op) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
 class _Fuser:
     def __init__(self, module: ir.Operation):
         self.module = module
         self.body = module.regions[0].blocks[0]
-        self.symbols = {_name(op): op for op in self.body.operations if "sym_name" in op.attributes}
-        self.sequence = Sequence(module)
-        # How many times ops name each buffer; fusing keeps the counts of every buffer it keeps.
-        self.uses: dict[str, int] = {}
-        module.walk(self.count_uses)
-
-    def count_uses(self, op) -> ir.WalkResult:
-        if op.name.startswith("ipu.") and op.name != "ipu.buffer":
-            for name in op.attributes:
-                attr = op.attributes[name]
-                for element in (list(attr) if isinstance(attr, ir.ArrayAttr) else [attr]):
-                    if isinstance(element, ir.FlatSymbolRefAttr):
-                        self.uses[element.value] = self.uses.get(element.value, 0) + 1
-        return ir.WalkResult.ADVANCE
+        self.program = Program(module)
+        self.order = OpOrder(module)
 
     def rewrite(self, first, rewriter) -> bool:
         """Returns True when the pattern does not apply (the bindings' convention)."""
@@ -89,82 +74,72 @@ class _Fuser:
         if match is None:
             return True
         sync, copies, second, groups_a, groups_b, produced = match
-        replaced = [self.symbols.pop(first.compute_set), self.symbols.pop(second.compute_set)]
-        fused_name = self.fresh(f"{first.compute_set}_{second.compute_set}")
+        program = self.program
+        replaced = [program.lookup(first.compute_set), program.lookup(second.compute_set)]
+        fused_name = program.fresh(f"{first.compute_set}_{second.compute_set}")
         compute_set = ipu.compute_set_function(fused_name, loc=first.location, ip=ir.InsertionPoint(self.body))
-        self.symbols[fused_name] = compute_set.operation
         with ir.InsertionPoint(compute_set.regions[0].blocks[0]), first.location:
             for a, b in zip(groups_a, groups_b):
                 codelet = self.fuse_codelets(a, b, produced)
                 inputs = a.inputs + [name for name in b.inputs if name != produced]
                 ipu.vertex_group(codelet, a.tiles, inputs, b.outputs)
             func.ReturnOp([])
+        program.insert(compute_set)
         for copy in copies:
-            self.sequence.move_before(copy, first.operation)
+            self.order.move_before(copy, first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(fused_name)
         codelets = {g.codelet for g in groups_a + groups_b}
         for op in (sync, second.operation):
-            self.sequence.remove(op)
+            self.order.remove(op)
             rewriter.erase_op(op)
-        for op in replaced + [self.symbols.pop(name) for name in codelets] + [self.symbols.pop(produced)]:
+        for op in replaced + [program.lookup(name) for name in codelets] + [program.lookup(produced)]:
+            program.forget(op)
             rewriter.erase_op(op.operation)
         return False
 
     def match(self, first):
-        sync = self.sequence.after(first.operation)
-        if sync is None or sync.name != "ipu.sync":
+        following = self.order.next_superstep(first.operation)
+        if following is None:
             return None
-        copies, op = [], self.sequence.after(sync)
-        while op is not None and op.name == "ipu.copy":
-            copies.append(op)
-            op = self.sequence.after(op)
+        sync, copies, op = following
         if op is None or op.name != "ipu.execute":
             return None
         second = op.opview
-        groups_a = self.groups(first)
-        groups_b = self.groups(second)
+        groups_a = self.program.groups(first.compute_set)
+        groups_b = self.program.groups(second.compute_set)
         if not groups_a or len(groups_a) != len(groups_b):
             return None
-        produced = {name for g in groups_a for name in g.outputs}
+        produced = set(self.program.writes(first))
         if len(produced) != 1:
             return None
         (produced,) = produced
-        read_by_a = {name for g in groups_a for name in g.inputs}
+        read_by_a = set(self.program.reads(first))
         for a, b in zip(groups_a, groups_b):
             if a.attributes["tiles"] != b.attributes["tiles"] or produced not in b.inputs or produced in b.outputs:
                 return None
             if set(b.outputs) & (read_by_a | {produced}):
                 return None
-        for copy in (c.opview for c in copies):
-            if produced in (copy.source, copy.dest) or copy.dest in read_by_a:
+        for copy in copies:
+            (source,), (dest,) = self.program.accesses(copy)
+            if produced in (source, dest) or dest in read_by_a:
                 return None
         if self.other_uses(produced, groups_a + groups_b):
             return None
         return sync, copies, second, groups_a, groups_b, produced
 
-    def groups(self, execute: ipu.ExecuteOp) -> list[ipu.VertexGroupOp]:
-        return groups_of(self.symbols, execute)
-
     def other_uses(self, buffer: str, allowed: list) -> bool:
         """Whether any op but the vertex groups `allowed` names `buffer`."""
-        return self.uses.get(buffer, 0) > sum(g.inputs.count(buffer) + g.outputs.count(buffer) for g in allowed)
-
-    def fresh(self, stem: str) -> str:
-        name, count = stem, 0
-        while name in self.symbols:
-            count += 1
-            name = f"{stem}_{count}"
-        return name
+        return self.program.use_count(buffer) > sum(g.inputs.count(buffer) + g.outputs.count(buffer) for g in allowed)
 
     def fuse_codelets(self, a, b, produced: str) -> str:
         """A codelet running A's codelet then B's, with A's result for `produced` passed on."""
-        codelet_a, codelet_b = self.symbols[a.codelet], self.symbols[b.codelet]
+        codelet_a, codelet_b = self.program.lookup(a.codelet), self.program.lookup(b.codelet)
         kept = [i for i, name in enumerate(b.inputs) if name != produced]
         type_a = ir.FunctionType(ir.TypeAttr(codelet_a.attributes["function_type"]).value)
         type_b = ir.FunctionType(ir.TypeAttr(codelet_b.attributes["function_type"]).value)
-        name = self.fresh(f"{_name(codelet_a)}_{_name(codelet_b)}")
+        name = self.program.fresh(f"{a.codelet}_{b.codelet}")
         fused = ipu.codelet_function(name, list(type_a.inputs) + [type_b.inputs[i] for i in kept], list(type_b.results), ip=ir.InsertionPoint(self.body))
-        self.symbols[name] = fused.operation
+        self.program.insert(fused)
         block = fused.regions[0].blocks[0]
         args = list(block.arguments)
         with ir.InsertionPoint(block):
@@ -173,60 +148,6 @@ class _Fuser:
             results = _inline(codelet_b, [result if name == produced else next(rest) for name in b.inputs])
             func.ReturnOp(results)
         return name
-
-
-def groups_of(symbols: dict, execute: ipu.ExecuteOp) -> list[ipu.VertexGroupOp]:
-    """The vertex groups of the compute set `execute` runs (none if it is not in `symbols`)."""
-    compute_set = symbols.get(execute.compute_set)
-    if compute_set is None:
-        return []
-    return [op for op in compute_set.regions[0].blocks[0].operations if isinstance(op, ipu.VertexGroupOp)]
-
-
-class Sequence:
-    """The order of the ops of the blocks holding `ipu.execute`s, as links: the patterns ask
-    for an op's neighbours in O(1) (the bindings can only list a whole block)."""
-
-    def __init__(self, module: ir.Operation):
-        self.next: dict[ir.Operation, ir.Operation | None] = {}
-        self.previous: dict[ir.Operation, ir.Operation | None] = {}
-        blocks = []
-
-        def visit(op):
-            if op.name == "ipu.execute" and all(op.block != b for b in blocks):
-                blocks.append(op.block)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit)
-        for block in blocks:
-            ops = [op.operation for op in block.operations]
-            for before, after in zip([None] + ops, ops + [None]):
-                if after is not None:
-                    self.previous[after] = before
-                if before is not None:
-                    self.next[before] = after
-
-    def after(self, op: ir.Operation) -> ir.Operation | None:
-        return self.next.get(op)
-
-    def before(self, op: ir.Operation) -> ir.Operation | None:
-        return self.previous.get(op)
-
-    def remove(self, op: ir.Operation) -> None:
-        before, after = self.previous.pop(op, None), self.next.pop(op, None)
-        if before is not None:
-            self.next[before] = after
-        if after is not None:
-            self.previous[after] = before
-
-    def move_before(self, op: ir.Operation, anchor: ir.Operation) -> None:
-        self.remove(op)
-        before = self.previous[anchor]
-        self.previous[op], self.next[op] = before, anchor
-        self.previous[anchor] = op
-        if before is not None:
-            self.next[before] = op
-        op.move_before(anchor)
 
 
 def _inline(function, arguments: list[ir.Value]) -> list[ir.Value]:

@@ -20,6 +20,7 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.program import Program
 from ipu_mlir.target.diagnostics import IpuError, op_error
 
 from ipu_mlir.target import Target, target_of
@@ -130,9 +131,8 @@ class Liveness:
 
 
 def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
-    body = module.regions[0].blocks[0]
-    symbols = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in body.operations if "sym_name" in op.attributes}
-    buffers = [op for op in body.operations if isinstance(op, ipu.BufferOp)]
+    program = Program(module)
+    buffers = program.buffers()
     names = [b.sym_name for b in buffers]
     try:
         grids = [b.tiles for b in buffers]
@@ -140,8 +140,8 @@ def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
         elements = [ipu.element_bytes(b.type.element_type) for b in buffers]
     except MalformedAttribute as error:  # the verifier names the op; here any buffer will do
         raise IpuError(str(error), module.location) from None
-    walker = _ProgramWalker(symbols, set(names))
-    programs = [op for op in body.operations if op.operation.name == "func.func" and ipu.PROGRAM_ATTR in op.attributes]
+    walker = _ProgramWalker(program, set(names))
+    programs = program.functions(ipu.PROGRAM_ATTR)
     for program in programs:
         walker.block(program.regions[0].blocks[0])
     index = {name: i for i, name in enumerate(names)}
@@ -175,12 +175,11 @@ def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
 class _ProgramWalker:
     """Numbers the program's ops and records each buffer's first and last use."""
 
-    def __init__(self, symbols: dict[str, ir.OpView], buffers: set[str]):
-        self.symbols, self.buffers = symbols, buffers
+    def __init__(self, program: Program, buffers: set[str]):
+        self.program, self.buffers = program, buffers
         self.step_of_op: list[int] = []
         self.step = 0
         self.span: dict[str, list[int]] = {}
-        self.named_in: dict[str, frozenset[str]] = {}  # function -> buffers its body names
 
     def block(self, block: ir.Block) -> set[str]:
         """Walks `block`; returns the buffers used in it."""
@@ -211,36 +210,12 @@ class _ProgramWalker:
         span = self.span.setdefault(name, [index, index])
         span[0], span[1] = min(span[0], index), max(span[1], index)
 
-    def uses(self, op: ir.Operation) -> frozenset[str]:
-        found: set[str] = set()
-        for name in _symbol_refs(op):
-            if name in self.buffers:
-                found.add(name)
-            elif name in self.symbols and self.symbols[name].operation.name == "func.func":
-                found |= self.function_uses(name)
-        return frozenset(found)
-
-    def function_uses(self, name: str) -> frozenset[str]:
-        if name not in self.named_in:
-            self.named_in[name] = frozenset()  # a function naming itself ends here
-            found: set[str] = set()
-
-            def visit(op: ir.Operation) -> ir.WalkResult:
-                found.update(self.uses(op) if op.name != "func.func" else ())
-                return ir.WalkResult.ADVANCE
-
-            self.symbols[name].operation.walk(visit)
-            self.named_in[name] = frozenset(found)
-        return self.named_in[name]
-
-
-def _symbol_refs(op: ir.Operation) -> list[str]:
-    refs = []
-    for key in op.attributes:
-        attr = op.attributes[key]
-        elements = list(attr) if isinstance(attr, ir.ArrayAttr) else [attr]
-        refs += [a.value for a in elements if isinstance(a, ir.FlatSymbolRefAttr)]
-    return refs
+    def uses(self, op: ir.Operation) -> set[str]:
+        try:
+            reads, writes = self.program.accesses(op)
+        except MalformedAttribute as error:
+            raise op_error(op.opview, str(error)) from None
+        return {name for name in (*reads, *writes) if name in self.buffers}
 
 
 # --- Offsets --------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.program import OpOrder, Program
 
-from .fuse import Sequence, _name, apply_execute_pattern, groups_of
+from .fuse import apply_execute_pattern
 from .pass_registry import ModulePass, register_pass
 
 
@@ -54,61 +55,49 @@ class MergeSupersteps(ModulePass):
 class _Merger:
     def __init__(self, module: ir.Operation):
         self.body = module.regions[0].blocks[0]
-        self.symbols = {_name(op): op for op in self.body.operations if "sym_name" in op.attributes}
-        self.sequence = Sequence(module)
-
-    def previous_copies(self, op: ir.Operation) -> list:
-        """The exchange phase in front of `op`."""
-        copies = []
-        op = self.sequence.before(op)
-        while op is not None and op.name == "ipu.copy":
-            copies.append(op)
-            op = self.sequence.before(op)
-        return copies
+        self.program = Program(module)
+        self.order = OpOrder(module)
 
     def rewrite(self, first, rewriter) -> bool:
         """Returns True when the pattern does not apply (the bindings' convention)."""
-        sync = self.sequence.after(first.operation)
-        if sync is None or sync.name != "ipu.sync" or ir.StringAttr(sync.attributes["kind"]).value != "internal":
+        following = self.order.next_superstep(first.operation)
+        if following is None:
             return True
-        copies, op = [], self.sequence.after(sync)
-        while op is not None and op.name == "ipu.copy":
-            copies.append(op)
-            op = self.sequence.after(op)
-        if op is None or op.name != "ipu.execute":
+        sync, copies, op = following
+        if ir.StringAttr(sync.attributes["kind"]).value != "internal" or op is None or op.name != "ipu.execute":
             return True
-        second = op.opview
-        groups_a, groups_b = groups_of(self.symbols, first), groups_of(self.symbols, second)
-        writes_a = {name for g in groups_a for name in g.outputs}
-        reads_a = {name for g in groups_a for name in g.inputs}
-        reads_b = {name for g in groups_b for name in g.inputs} | {c.opview.source for c in copies}
-        writes_b = {name for g in groups_b for name in g.outputs} | {c.opview.dest for c in copies}
+        second, program = op.opview, self.program
+        reads_a, writes_a = (set(names) for names in program.accesses(first))
+        reads_b, writes_b = (set(names) for names in program.accesses(second))
+        for copy in copies:
+            reads_b.update(program.reads(copy))
+            writes_b.update(program.writes(copy))
         # The exchange phase before A: B's copies must not read what it writes, nor write twice.
-        previous = self.previous_copies(first.operation)
-        earlier_dests = {c.opview.dest for c in previous}
-        earlier_sources = {c.opview.source for c in previous}
+        previous = self.order.run_before(first.operation, "ipu.copy")
+        earlier_dests = {name for c in previous for name in program.writes(c)}
+        earlier_sources = {name for c in previous for name in program.reads(c)}
         if reads_b & (writes_a | earlier_dests) or writes_b & (reads_a | writes_a | earlier_dests | earlier_sources):
             return True
+        groups_a, groups_b = program.groups(first.compute_set), program.groups(second.compute_set)
         tiles_a = np.concatenate([g.tiles.tiles() for g in groups_a])
         tiles_b = np.concatenate([g.tiles.tiles() for g in groups_b])
         if np.intersect1d(tiles_a, tiles_b).size:
             return True
-        name = f"{first.compute_set}_{second.compute_set}"
+        name = program.fresh(f"{first.compute_set}_{second.compute_set}")
         merged = ipu.compute_set_function(name, loc=first.location, ip=ir.InsertionPoint(self.body))
         with ir.InsertionPoint(merged.regions[0].blocks[0]), first.location:
             for group in groups_a + groups_b:
                 group.operation.clone()
             func.ReturnOp([])
-        old = [self.symbols.pop(first.compute_set), self.symbols.pop(second.compute_set)]
-        self.symbols[name] = merged.operation
+        old = [program.lookup(first.compute_set), program.lookup(second.compute_set)]
+        program.insert(merged)
         for copy in copies:
-            self.sequence.move_before(copy, first.operation)
+            self.order.move_before(copy, first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(name)
         for op in (sync, second.operation):
-            self.sequence.remove(op)
+            self.order.remove(op)
             rewriter.erase_op(op)
         for op in old:
+            program.forget(op)
             rewriter.erase_op(op.operation)
         return False
-
-

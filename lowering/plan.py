@@ -13,18 +13,16 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import TileGrid, decode_mapping
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
 from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 from ipu_mlir.target import Target, cost_model, target_of
 
-from .layout import Layout, Parts, balanced_block
+from .layout import Layout, balanced_block
+from .layout_algebra import Partition, collapse_layout, operand_layout, result_layout, shared_loop
 from .pass_registry import ModulePass, register_pass
 from .serialize import split_oversized
 
-PARTITION_ATTR = "ipu.partition"
-TILES_ATTR = "ipu.tiles"
 TENSOR_OPS = (
     "tensor.extract_slice",
     "tensor.insert_slice",
@@ -33,29 +31,6 @@ TENSOR_OPS = (
     "tensor.collapse_shape",
     "tensor.concat",
 )
-
-
-@dataclass(frozen=True)
-class Partition:
-    """Block size of each loop and the tile grid of the parts (one grid dim per loop)."""
-
-    blocks: tuple[int, ...]
-    first: int
-    strides: tuple[int, ...]
-
-    def parts(self, space: Space) -> tuple[Parts, ...]:
-        return tuple(Parts.blocks(e, b, s) for e, b, s in zip(space.extents, self.blocks, self.strides))
-
-    def grid(self, space: Space) -> TileGrid:
-        if not space.extents:  # an op on scalars runs on one tile
-            return TileGrid(self.first, (1,), (0,))
-        return TileGrid(self.first, tuple(-(-e // b) for e, b in zip(space.extents, self.blocks)), self.strides)
-
-    @staticmethod
-    def of(op: ir.OpView) -> Partition:
-        grid = TileGrid.decode(op.attributes[TILES_ATTR])
-        blocks = tuple(ir.DenseI64ArrayAttr(op.attributes[PARTITION_ATTR]))
-        return Partition(blocks, grid.first, grid.strides[: len(blocks)])
 
 
 @register_pass
@@ -112,22 +87,6 @@ def entry_functions(module: ir.Operation) -> list[ir.OpView]:
         for op in module.regions[0].blocks[0].operations
         if op.operation.name == "func.func" and "sym_visibility" not in op.attributes and len(op.regions[0].blocks)
     ]
-
-
-def mapping_of(value: ir.Value) -> Layout | None:
-    """The block layout recorded for a tensor value at L2 (None for tensor.empty)."""
-    shape = tuple(ir.RankedTensorType(value.type).shape)
-    if isinstance(value, ir.BlockArgument):
-        function = value.owner.owner
-        attrs = function.attributes["arg_attrs"] if "arg_attrs" in function.attributes else None
-        entry = ir.DictAttr(ir.ArrayAttr(attrs)[value.arg_number]) if attrs is not None else None
-        if entry is None or ipu.MAPPING_ATTR not in entry:
-            return None
-        return Layout.from_mapping(shape, decode_mapping(entry[ipu.MAPPING_ATTR]))
-    owner = value.owner
-    if ipu.MAPPING_ATTR not in owner.attributes:
-        return None
-    return Layout.from_mapping(shape, decode_mapping(owner.attributes[ipu.MAPPING_ATTR]))
 
 
 class _Planner:
@@ -224,8 +183,8 @@ class _Planner:
         for value in op.operands:  # the init of a generic
             if value in self.unplaced:
                 self.place_unplaced(value, result_layout(space, partition))
-        op.attributes[PARTITION_ATTR] = ir.DenseI64ArrayAttr.get(list(partition.blocks))
-        op.attributes[TILES_ATTR] = partition.grid(space).encode()
+        for key, value in partition.attr(space).encode().items():
+            op.attributes[key] = value
         self.set_layout(op, result_layout(space, partition))
 
     def reuse_partition(self, space: Space) -> Partition | None:
@@ -273,9 +232,9 @@ class _Planner:
 
 def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partition:
     """Tile strides row-major over the loops: result loops first, the one a cut reduction's
-    second stage splits further (`_shared_loop`) last among them, summed loops innermost; so
+    second stage splits further (`shared_loop`) last among them, summed loops innermost; so
     the partial results of one output block sit on consecutive tiles."""
-    shared = _shared_loop(space, blocks)
+    shared = shared_loop(space, blocks)
     result = [d for d in space.result if d != shared] + ([shared] if shared is not None else [])
     order = result + [d for d in range(len(space.extents)) if d not in space.result]
     counts = {d: -(-space.extents[d] // blocks[d]) for d in order}
@@ -285,74 +244,6 @@ def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partiti
         strides[d] = step if counts[d] > 1 else 0
         step *= counts[d]
     return Partition(blocks, first, tuple(strides))
-
-
-def _shared_loop(space: Space, blocks: tuple[int, ...]) -> int | None:
-    """The result loop whose blocks the tiles of a cut reduction share out: the one with the
-    largest blocks, so that the shares are whole rows where possible."""
-    if not space.result:
-        return None
-    return max(space.result, key=lambda d: (blocks[d], -space.result.index(d)))
-
-
-def operand_layout(space: Space, partition: Partition, accesses) -> Layout:
-    """The pieces of an operand the parts of `partition` read, replicated over the loops the
-    operand does not depend on."""
-    parts = partition.parts(space)
-    dims = []
-    for a in accesses:
-        if a.kind == "const" or a.loop is None:
-            dims.append(Parts(((0, a.size),), 0))
-        else:
-            loop = parts[a.loop]
-            dims.append(Parts(tuple((r.lo, r.hi) for r in (a.region(lo, hi) for lo, hi in loop.intervals)), loop.stride))
-    used = {a.loop for a in accesses if a.kind != "const"}
-    shape = tuple(a.size for a in accesses)
-    return Layout(shape, partition.first, tuple(dims), replicas(space, partition, used))
-
-
-def replicas(space: Space, partition: Partition, used) -> tuple[tuple[int, int], ...]:
-    parts = partition.parts(space)
-    return tuple((parts[d].count, parts[d].stride) for d in range(len(parts)) if d not in used and parts[d].count > 1)
-
-
-def result_layout(space: Space, partition: Partition) -> Layout:
-    """Where the op's result lives: its parallel parts; with a cut summed dimension, one result
-    dimension (`_shared_loop`) is cut further so each partial-result tile owns a share."""
-    parts = partition.parts(space)
-    shape = tuple(space.extents[d] for d in space.result)
-    dims = [parts[d] for d in space.result]
-    reduced = math.prod(parts[d].count for d in space.reductions)
-    shared = _shared_loop(space, partition.blocks)
-    if reduced > 1 and shared is not None:
-        k = space.result.index(shared)
-        inner_step = min(parts[d].stride for d in space.reductions if parts[d].count > 1)
-        if dims[k].count > 1 and dims[k].stride != reduced * inner_step:
-            raise AssertionError("partial results must sit on consecutive tiles")
-        count = dims[k].count * reduced
-        dims[k] = Parts.blocks(shape[k], balanced_block(shape[k], count), inner_step)
-    return Layout(shape, partition.first, tuple(dims))
-
-
-def collapse_layout(expanded: Layout, groups: list[list[int]], collapsed_shape: tuple[int, ...]) -> Layout:
-    dims = []
-    for group, size in zip(groups, collapsed_shape):
-        inner = math.prod(expanded.shape[d] for d in group[1:])
-        first = expanded.dims[group[0]]
-        dims.append(Parts(tuple((lo * inner, hi * inner) for lo, hi in first.intervals), first.stride))
-    return Layout(tuple(collapsed_shape), expanded.first_tile, tuple(dims))
-
-
-def expand_layout(collapsed: Layout, groups: list[list[int]], expanded_shape: tuple[int, ...]) -> Layout | None:
-    """The expanded-side layout whose buffers are those of `collapsed` (None if its cuts do not
-    fall on whole rows of a group's inner dimensions)."""
-    dims: list[Parts] = [Parts(((0, n),), 0) for n in expanded_shape]
-    for group, parts in zip(groups, collapsed.dims):
-        inner = math.prod(expanded_shape[d] for d in group[1:])
-        if any(lo % inner or hi % inner for lo, hi in parts.intervals):
-            return None
-        dims[group[0]] = Parts(tuple((lo // inner, hi // inner) for lo, hi in parts.intervals), parts.stride)
-    return Layout(tuple(expanded_shape), collapsed.first_tile, tuple(dims))
 
 
 @functools.lru_cache(maxsize=None)

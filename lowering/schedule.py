@@ -20,7 +20,8 @@ from . import codelets
 from .exchange import plan_transfers
 from .layout import Layout, Parts
 from .pass_registry import ModulePass, register_pass
-from .plan import Partition, collapse_layout, entry_functions, expand_layout, mapping_of, operand_layout, replicas
+from .layout_algebra import Partition, collapse_layout, expand_layout, mapping_of, operand_layout, replicas, result_mapping
+from .plan import entry_functions
 
 
 @dataclass(frozen=True)
@@ -181,12 +182,12 @@ class _Scheduler:
 
     def compute(self, op: ir.OpView) -> None:
         space = space_of(op)
-        partition = Partition.of(op)
+        partition = Partition.of(op, space)
         parts = partition.parts(space)
         stem = op.operation.name.split(".")[-1]
         operand_layouts = [operand_layout(space, partition, accesses) for accesses in space.operands]
         inputs = [self.bring(op, v, layout, stem + "_in") for v, layout in zip(op.operands, operand_layouts)]
-        final = mapping_of(op.results[0])
+        final = result_mapping(op)
         reduced = math.prod(parts[d].count for d in space.reductions)
         # A reduction cut across tiles starts each piece from the identity; the init joins in
         # the second stage.
@@ -275,7 +276,7 @@ class _Scheduler:
     # --- data movement ----------------------------------------------------------------------------
 
     def reshape(self, op: ir.OpView) -> None:
-        result = mapping_of(op.results[0])
+        result = result_mapping(op)
         groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
         source_shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
         if op.operation.name == "tensor.expand_shape":
@@ -291,7 +292,7 @@ class _Scheduler:
 
     def move(self, op: ir.OpView) -> None:
         name = op.operation.name
-        result = mapping_of(op.results[0])
+        result = result_mapping(op)
         element_type = ir.RankedTensorType(op.results[0].type).element_type
         dest = self.buffer(name.split(".")[-1], result, element_type, op.location)
         rank = len(result.shape)

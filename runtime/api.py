@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.dialects import ipu, make_context, verifier
+from ipu_mlir.dialects import ipu, make_context
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from .profile import Profile
@@ -31,10 +31,7 @@ def load_simulator(module_or_path: Source, target: str | None = None, entry: str
     module = load_module(module_or_path)
     if not is_program(module, entry):
         raise IpuError(f"not an L3 program: no function @{entry} marked '{ipu.PROGRAM_ATTR}' (compile it first: ipu-compile)")
-    errors = [e for e in verifier.verify(module.operation, target_of(module.operation, target)) if e.severity == "error"]
-    if errors:  # one error, the others listed after its message
-        raise IpuError(errors[0].message + "".join(f"\n{e}" for e in errors[1:]), errors[0].location)
-    return Simulator(module, target_of(module.operation, target), entry)
+    return Simulator(module, target_of(module.operation, target), entry)  # verifies it first
 
 
 def load_module(source: Source) -> ir.Module:

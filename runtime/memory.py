@@ -21,9 +21,10 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.ops import semantics
 from ipu_mlir.dialects.ops.arrays import assign
+from ipu_mlir.dialects.program import Program
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from ipu_mlir.target import Target
@@ -369,27 +370,19 @@ class Buffer:
 
     def __init__(self, op: ipu.BufferOp, target: Target, pool: Pool, classes: np.ndarray | None = None):
         self.site, self.pool = site_of(op), pool
-        try:
-            memref, grid, self.offset = op.type, op.tiles, op.offset
-        except MalformedAttribute as error:
-            raise self.site.error(str(error)) from None
+        memref, grid, self.offset = op.type, op.tiles, op.offset  # verified: tiles within the target, offset within a tile
         self.name = op.sym_name
         self.dtype = element_dtype(memref.element_type, self.site)
         self.elements = math.prod(memref.shape)
         self.element_bytes = ipu.element_bytes(memref.element_type)
         self.bytes = self.elements * self.element_bytes
-        self.tiles = grid_tiles(grid, target, self.site, "tiles", distinct=True)
+        self.tiles = grid.tiles()
         if classes is None:  # every tile a row of its own
             classes = np.full(target.num_tiles, -1, dtype=np.int64)
             classes[self.tiles] = np.arange(self.tiles.size)
         # tiles of one class hold the same bytes (runtime/replicas.py): one row per class
         self.row_count = int(classes.max(initial=-1)) + 1
         self.row_of_tile = classes.copy()
-        if self.offset is not None and self.offset + self.bytes > target.tile_memory_bytes:
-            raise self.site.error(
-                f"needs bytes [{self.offset}, {self.offset + self.bytes}) of each of its tiles, outside the "
-                f"{target.tile_memory_bytes} bytes of a {target.name} tile's memory"
-            )
         self.base = self.offset  # address for race checks; buffers without offset get their own
         self.aliases: list[Buffer] = []
         self.pending: dict[int, tuple[Buffer, Region]] = {}
@@ -495,22 +488,16 @@ class Buffer:
 _WRITES = itertools.count()
 
 
-def order_rows(buffers: dict[str, Buffer], body: ir.Block) -> None:
+def order_rows(buffers: dict[str, Buffer], program: Program) -> None:
     """Puts each buffer's rows in the order of the tiles of the vertex groups using it, so a
     vertex group's view of its buffers is a slice of rows (no gather). Copies and streams
     address rows through `row_of_tile` and do not care about the order."""
     uses: dict[str, list[np.ndarray]] = {}
-    for function in body.operations:
-        if function.operation.name != "func.func" or ipu.COMPUTE_SET_ATTR not in function.attributes:
-            continue
-        for op in function.regions[0].blocks[0].operations:
-            if isinstance(op, ipu.VertexGroupOp):
-                try:
-                    tiles, names = op.tiles.tiles(), [*op.inputs, *op.outputs]
-                except MalformedAttribute:
-                    continue  # reported when the compute set is planned
-                for name in names:
-                    uses.setdefault(name, []).append(tiles)
+    for function in program.functions(ipu.COMPUTE_SET_ATTR):
+        for op in program.groups(ir.StringAttr(function.attributes["sym_name"]).value):
+            tiles = op.tiles.tiles()
+            for name in (*op.inputs, *op.outputs):
+                uses.setdefault(name, []).append(tiles)
     for name, tile_lists in uses.items():
         if name in buffers:
             buffers[name].order_rows(tile_lists)
@@ -527,13 +514,3 @@ def link_aliases(buffers: list[Buffer]) -> None:
             if tile_bits[id(first)] & tile_bits[id(second)]:
                 first.aliases.append(second)
                 second.aliases.append(first)
-
-
-def grid_tiles(grid: TileGrid, target: Target, site: Site, role: str, distinct: bool) -> np.ndarray:
-    try:
-        grid.check_within(target.num_tiles)
-    except MalformedAttribute as error:
-        raise site.error(f"'{role}': {error} ({target.name})") from None
-    if distinct and grid.has_repeats():
-        raise site.error(f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
-    return grid.tiles()

@@ -17,30 +17,32 @@ checked first run, one per class of tiles holding the same bytes afterwards
 byte ranges overlap alias: writing one forgets the other's data over the shared bytes, so
 reading it afterwards is an error naming the buffer that overwrote it.
 
-**BSP checks**, each an error naming the op, its location, the tile and the bytes: an access
-to a tile that holds no copy of the buffer or beyond its end (a codelet view, a copy that
-overflows a tile, a stream); two writers of the same bytes, or a reader of bytes another op
-writes, within one compute set or exchange phase; an exchange after compute in the same
-superstep; reading memory never written (or last written through an aliasing buffer).
+**Static checks are the verifier's** (dialects/verifier.py, run by the constructor unless
+the caller verified already): symbols, tile grids within the target, copies, streams and
+codelet views within their buffers, signatures. The simulator checks only what running the
+program shows, **the dynamic BSP checks**, each an error naming the op, its location, the tile
+and the bytes: two writers of the same bytes, or a reader of bytes another op writes, within
+one compute set or exchange phase (also through buffers whose memory-plan offsets alias); an
+exchange after compute in the same superstep; reading memory never written (or last written
+through an aliasing buffer); out of memory with unplaced buffers.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
+from ipu_mlir.dialects import ipu, verifier
+from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.ops import codelet_cycles
+from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 
 from .codelet import AssertionFailure, CodeletError, compile_codelet
-from ipu_mlir.target import cost_model
-from .memory import Buffer, Grid, Pool, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, grid_tiles, link_aliases, numpy_dtype, order_rows, site_of, static_tensor, strided_pieces
+from .memory import Buffer, Grid, Pool, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, link_aliases, order_rows, site_of, static_tensor, strided_pieces
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .streams import DeviceToHost, HostToDevice
 from .profile import Profile, Superstep
@@ -224,12 +226,11 @@ class _Planner:
     def __init__(self, module: ir.Operation, target: Target, entry: str, classes: dict[str, np.ndarray] | None = None, codelets: dict | None = None):
         self.target = target
         self.checks = classes is None
-        body = module.regions[0].blocks[0]
-        self.symbols = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in body.operations if "sym_name" in op.attributes}
+        self.program = Program(module)
         self.pool = Pool(keep=not self.checks)
-        buffers = [Buffer(op, target, self.pool, None if classes is None else classes[op.sym_name]) for op in body.operations if isinstance(op, ipu.BufferOp)]
+        buffers = [Buffer(op, target, self.pool, None if classes is None else classes[op.sym_name]) for op in self.program.buffers()]
         self.buffers = {b.name: b for b in buffers}
-        order_rows(self.buffers, body)
+        order_rows(self.buffers, self.program)
         if self.checks:
             link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
@@ -241,7 +242,7 @@ class _Planner:
         self.repeat = 1
         self.current = Superstep()
         self.exchange: list[_Access] = []
-        program = _program(body, entry)
+        program = _program(self.program, entry)
         block = program.regions[0].blocks[0]
         self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
         self.arguments = [static_tensor(a.type, site_of(program), f"argument #{a.arg_number}") for a in block.arguments]
@@ -274,8 +275,6 @@ class _Planner:
         return used
 
     def _buffer(self, name: str, site: Site) -> Buffer:
-        if name not in self.buffers:
-            raise site.error(f"refers to @{name}, which is not an ipu.buffer")
         self.last_use[name] = self.position
         return self.buffers[name]
 
@@ -338,25 +337,14 @@ class _Planner:
     def _ipu_copy(self, op: ipu.CopyOp, site: Site) -> _Copy:
         if self.current.compute_cycles_per_tile is not None:
             raise site.error("exchanges after a compute set of the same superstep: an ipu.sync must separate them (BSP)")
-        try:
-            source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
-            size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
-            src_offset, dst_offset = op.src_offset, op.dst_offset
-        except MalformedAttribute as error:
-            raise site.error(str(error)) from None
-        if src_grid.sizes != dst_grid.sizes or size <= 0 or source.dtype != dest.dtype:
-            raise site.error(f"expects grids of equal sizes, a positive size and buffers of one element type; got grids {list(src_grid.sizes)} and {list(dst_grid.sizes)}, size {size}, {source.dtype} and {dest.dtype}")
+        # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning).
+        source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
+        size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
+        src_offset, dst_offset = op.src_offset, op.dst_offset
         sides = []
-        for buffer, grid, offset, role, verb in ((source, src_grid, src_offset, "src", "reads"), (dest, dst_grid, dst_offset, "dst", "writes")):
-            tiles = grid_tiles(grid, self.target, site, f"{role}_tiles", distinct=False)
-            if len(offset) != 1 + len(grid.sizes):
-                raise site.error(f"expects '{role}_offset' to have {1 + len(grid.sizes)} entries, got {len(offset)}")
+        for buffer, grid, offset, verb in ((source, src_grid, src_offset, "reads"), (dest, dst_grid, dst_offset, "writes")):
+            tiles = grid.tiles()
             starts = TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # affine in the grid index, like tiles
-            bad = np.flatnonzero((starts < 0) | (starts + size > buffer.elements))
-            if bad.size:
-                i = bad[0]
-                what = "the exchange overflows" if verb == "writes" else "reads beyond"
-                raise site.error(f"{verb} elements [{starts[i]}, {starts[i] + size}) of @{buffer.name} on tile {tiles[i]}, which holds {buffer.elements} per tile: {what} the tile's copy of it")
             sides.append(Side(buffer.rows(tiles, site, verb), tiles, starts, buffer.elements, verb == "writes"))
         sizes = tuple(src_grid.sizes)
         if self.checks:
@@ -379,10 +367,7 @@ class _Planner:
         return _Copy(site, source, dest, pieces)
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> _Execute:
-        try:
-            name = op.compute_set
-        except MalformedAttribute as error:
-            raise site.error(str(error)) from None
+        name = op.compute_set
         self._end_exchange()
         compute_set = self.compute_sets.get(name) or self._compute_set(name, site)
         self.last_use.update(dict.fromkeys(compute_set.buffers, self.position))
@@ -414,9 +399,7 @@ class _Planner:
     # Compute sets and codelets.
 
     def _compute_set(self, name: str, execute: Site) -> _ComputeSet:
-        function = self.symbols.get(name)
-        if function is None or function.operation.name != "func.func" or ipu.COMPUTE_SET_ATTR not in function.attributes:
-            raise execute.error(f"'compute_set' @{name} does not name a func.func marked {ipu.COMPUTE_SET_ATTR}")
+        function = self.program.function(name, ipu.COMPUTE_SET_ATTR)
         groups, accesses = [], []
         cycles = np.zeros(self.target.num_tiles, np.int64)
         for op in function.regions[0].blocks[0].operations:
@@ -436,21 +419,15 @@ class _Planner:
         return self.compute_sets[name]
 
     def _vertex_group(self, op: ipu.VertexGroupOp, site: Site) -> tuple[_VertexGroup, int]:
-        try:
-            codelet, grid, names = op.codelet, op.tiles, {"input": op.inputs, "output": op.outputs}
-        except MalformedAttribute as error:
-            raise site.error(str(error)) from None
-        tiles = grid_tiles(grid, self.target, site, "tiles", distinct=True)
-        function = self.symbols.get(codelet)
-        if function is None or function.operation.name != "func.func" or ipu.CODELET_ATTR not in function.attributes:
-            raise site.error(f"'codelet' @{codelet} does not name a func.func marked {ipu.CODELET_ATTR}")
+        # The verifier checked the grid, the codelet, its signature against the buffers.
+        codelet, grid, names = op.codelet, op.tiles, {"input": op.inputs, "output": op.outputs}
+        tiles = grid.tiles()
+        function = self.program.function(codelet, ipu.CODELET_ATTR)
         signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
         sizes = tuple(grid.sizes) or (1,)
         edges = {}
         for role, types in (("input", signature.inputs), ("output", signature.results)):
-            if len(types) != len(names[role]):
-                raise site.error(f"has {len(names[role])} {role}s but codelet @{codelet} has {len(types)}")
-            edges[role] = [self._edge(site, codelet, role, index, self._buffer(name, site), t, tiles) for index, (name, t) in enumerate(zip(names[role], types))]
+            edges[role] = [self._edge(site, role, self._buffer(name, site), t, tiles) for name, t in zip(names[role], types)]
         # grid axes along which every output is one row (replicas) are computed at their first point
         outputs = [rows for _, rows, _ in edges["output"]]
         kept = tuple(not repeated for repeated in constant_axes(outputs, sizes)) if outputs else (True,) * len(sizes)
@@ -462,20 +439,10 @@ class _Planner:
             self.writes.append(ComputeWrite(tiles, tuple(names["input"]), tuple(names["output"])))
         return _VertexGroup(site, tiles, codelet, kernel, error_type, regions["input"], regions["output"]), cost
 
-    def _edge(self, site: Site, codelet: str, role: str, index: int, buffer: Buffer, type_: ir.Type, tiles: np.ndarray):
+    def _edge(self, site: Site, role: str, buffer: Buffer, type_: ir.Type, tiles: np.ndarray):
         """A codelet argument or result: the buffer, its rows on the tiles and the shape of the
-        leading elements the codelet sees."""
-        if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape or numpy_dtype(type_.element_type) != buffer.dtype:
-            raise site.error(f"expects {role} #{index} of codelet @{codelet} to be a static tensor of {buffer.dtype} like @{buffer.name}, got {type_}")
-        shape = tuple(type_.shape)
-        count = math.prod(shape)
-        if count > buffer.elements:
-            verb = "reads" if role == "input" else "writes"
-            raise site.error(
-                f"{verb} memory on {buffer.describe(int(tiles[0]), 0, count)} through {role} #{index} of codelet @{codelet} "
-                f"({type_}), but @{buffer.name} holds {buffer.elements} elements per tile: outside the tile's copy of it"
-            )
-        return buffer, buffer.rows(tiles, site, "reads" if role == "input" else "writes"), shape
+        leading elements the codelet sees (the verifier checked that they fit in the buffer)."""
+        return buffer, buffer.rows(tiles, site, "reads" if role == "input" else "writes"), tuple(type_.shape)
 
     def _codelet(self, name: str, function: ir.OpView, rank: int, site: Site):
         """The codelet compiled for `rank` grid axes, its error type and its cycles."""
@@ -488,13 +455,19 @@ class _Planner:
         return self.codelets[name, rank]
 
 
-def _program(body: ir.Block, entry: str) -> ir.OpView:
-    programs = [op for op in body.operations if op.operation.name == "func.func" and ipu.PROGRAM_ATTR in op.attributes]
-    for op in programs:
-        if ir.StringAttr(op.attributes["sym_name"]).value == entry:
-            return op
-    names = ", ".join("@" + ir.StringAttr(op.attributes["sym_name"]).value for op in programs)
+def _program(program: Program, entry: str) -> ir.OpView:
+    found = program.function(entry, ipu.PROGRAM_ATTR)
+    if found is not None:
+        return found
+    names = ", ".join("@" + ir.StringAttr(op.attributes["sym_name"]).value for op in program.functions(ipu.PROGRAM_ATTR))
     raise SimulationError(f"no function @{entry} marked {ipu.PROGRAM_ATTR}" + (f" (programs: {names})" if names else ": the module is not an L3 program"))
+
+
+def _verify(module: ir.Module, target: Target) -> None:
+    """Raises the verifier's first error (the others listed after its message), if any."""
+    errors = [e for e in verifier.verify(module.operation, target) if e.severity == "error"]
+    if errors:
+        raise SimulationError(errors[0].message + "".join(f"\n{e}" for e in errors[1:]), errors[0].location)
 
 
 def _host_constant(op: ir.OpView, value: ir.Attribute, tensor: ir.RankedTensorType, site: Site) -> np.ndarray:
@@ -519,9 +492,13 @@ class Simulator:
     share a row: exchange then moves each distinct block once, and codelets read replicated
     operands as broadcasts."""
 
-    def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main"):
+    def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main", verified: bool = False):
+        """Verifies `module` (unless `verified`: the caller ran dialects.verifier for this
+        target) and plans it; a verifier error is raised as a SimulationError at its op."""
         self.target = target or target_of(module.operation)
         self._module = module  # compiled codelets may keep referring to its ops
+        if not verified:  # the static rules are the verifier's; the simulator checks what runs
+            _verify(module, self.target)
         with module.context:  # messages may build attributes
             planner = _Planner(module.operation, self.target, entry)
         self.entry = entry

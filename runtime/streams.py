@@ -21,7 +21,7 @@ import numpy as np
 from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
-from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, MalformedAttribute, TileGrid
+from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, TileGrid
 
 from .memory import Buffer, Grid, Rows, Site, as_slice, assign, grid_region, static_tensor
 from ipu_mlir.target import Target
@@ -51,17 +51,11 @@ class Stream:
 
     def __init__(self, buffer: Buffer, op: ir.OpView, tensor: ir.RankedTensorType, value: int, site: Site, target: Target):
         self.buffer, self.value, self.site = buffer, value, site  # value: the host tensor's slot
-        self.shape, dtype = static_tensor(tensor, site, "the streamed tensor")
-        if dtype != buffer.dtype:
-            raise site.error(f"streams {tensor} but @{buffer.name} holds {buffer.dtype}")
+        # The verifier checked the element type, the mapping, and that each tile's share fits.
+        self.shape, _ = static_tensor(tensor, site, "the streamed tensor")
         numel = math.prod(self.shape)
         self.bytes = numel * buffer.element_bytes
-        try:
-            mapping = op.mapping
-            mapping.check_shape(self.shape)
-            mapping.all_tiles().check_within(target.num_tiles)
-        except MalformedAttribute as error:
-            raise site.error(f"'mapping': {error}") from None
+        mapping = op.mapping
         self.blocks: list[_Blocks] = []
         self.runs: list[tuple[int, int, Rows]] = []
         self.order = None
@@ -75,10 +69,6 @@ class Stream:
         """The tiles the stream writes or reads."""
         return np.concatenate([piece.region.tiles for piece in self.blocks] + [region.tiles for _, _, region in self.runs] + [np.zeros(0, np.int64)])
 
-    def _overflow(self, count: int, tile: int) -> None:
-        if count > self.buffer.elements:
-            raise self.site.error(f"maps {count} elements to tile {tile}, but @{self.buffer.name} holds {self.buffer.elements} per tile: the stream overflows it")
-
     def _plan_blocks(self, mapping: BlockMapping) -> None:
         per_dim = []  # per dimension: (first block, blocks, block size) of the full and the edge blocks
         for dim, block in zip(self.shape, mapping.block):
@@ -89,7 +79,6 @@ class Stream:
             first = grid.first + sum(start * stride for (start, _, _), stride in zip(alike, grid.strides))
             sizes, block = tuple(n for _, n, _ in alike), tuple(size for _, _, size in alike)
             tiles = TileGrid(first, sizes, grid.strides).tiles()
-            self._overflow(math.prod(block), int(tiles[0]))
             region = grid_region(self.buffer.rows(tiles, self.site, "streams"), tiles, sizes, block, (True,) * len(sizes))
             index = tuple(slice(start * b, start * b + n * size) for (start, n, size), b in zip(alike, mapping.block))
             self.blocks.append(_Blocks(index, sizes, block, region))
@@ -110,7 +99,6 @@ class Stream:
         position = 0
         for run_tiles in groups:
             count = int(counts[run_tiles[0]])
-            self._overflow(count, int(run_tiles[0]))
             region = Rows(as_slice(self.buffer.rows(run_tiles, self.site, "streams")), run_tiles, 0, count)
             self.runs.append((position, position + count * run_tiles.size, region))
             position += count * run_tiles.size

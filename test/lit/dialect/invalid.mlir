@@ -433,7 +433,7 @@ module attributes {ipu.target = "tiny"} {
   "ipu.buffer"() {sym_name = "x", type = memref<64xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
   func.func @copy_read_out_of_bounds() {
     // The 16th transfer reads [60, 68) of a 64-element buffer.
-    // expected-error @+1 {{'ipu.copy' op reads elements [60, 68) of @x, which holds 64 per tile}}
+    // expected-error @+1 {{'ipu.copy' op reads elements [60, 68) of @x on tile 15, which holds 64 per tile: it reads beyond the tile's copy of it}}
     "ipu.copy"() {source = @x, dest = @x, size = 8 : i64, src_tiles = array<i64: 0, 16, 1>, dst_tiles = array<i64: 0, 16, 1>, src_offset = array<i64: 0, 4>, dst_offset = array<i64: 0, 0>} : () -> ()
     return
   }
@@ -445,7 +445,7 @@ module attributes {ipu.target = "tiny"} {
   "ipu.buffer"() {sym_name = "x", type = memref<64xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
   "ipu.buffer"() {sym_name = "y", type = memref<16xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
   func.func @copy_write_out_of_bounds() {
-    // expected-error @+1 {{'ipu.copy' op writes elements [-4, 0) of @y, which holds 16 per tile}}
+    // expected-error @+1 {{'ipu.copy' op writes elements [-4, 0) of @y on tile 0, which holds 16 per tile: the exchange overflows the tile's copy of it}}
     "ipu.copy"() {source = @x, dest = @y, size = 4 : i64, src_tiles = array<i64: 0, 16, 1>, dst_tiles = array<i64: 0, 16, 1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: -4, 0>} : () -> ()
     return
   }
