@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ipu_mlir.lowering import lookup_pass
 from ipu_mlir.frontends import api
 from ipu_mlir.tools import ipu_run
 
@@ -154,14 +153,7 @@ def test_python_api_runs_paths_text_and_modules():
     assert json.loads(profile.to_json())["summary"]["target"] == "gc200"
 
 
-def _needs_compiler_and_reference():
-    if lookup_pass("ipu-convert-to-ipu") is None:
-        pytest.skip("ipu-convert-to-ipu is not written yet")
-    pytest.importorskip("ipu_mlir.runtime.reference")
-
-
 def test_l0_input_is_compiled_and_checked(tmp_path, capsys):
-    _needs_compiler_and_reference()
     source = tmp_path / "relu.mlir"
     source.write_text(L0_RELU)
     code, out, err = ipu_run_main(capsys, source, "--random-inputs", 0, "--check", "--output-dir", tmp_path / "out")
@@ -172,7 +164,6 @@ def test_l0_input_is_compiled_and_checked(tmp_path, capsys):
 
 
 def test_check_fails_beyond_tolerance(tmp_path, capsys, monkeypatch):
-    _needs_compiler_and_reference()
     source = tmp_path / "relu.mlir"
     source.write_text(L0_RELU)
     import ipu_mlir.tools.ipu_run as ipu_run

@@ -12,16 +12,13 @@ import re
 
 import numpy as np
 import pytest
+import torch  # torch and torch-mlir are test dependencies (pyproject.toml): no skip without them
 from mlir import ir
 
+from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends import zoo
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.tools import ipu_run
-
-torch = pytest.importorskip("torch")
-pytest.importorskip("torch_mlir")
-
-from ipu_mlir.frontends import torch as torch_frontend  # noqa: E402 (after the importorskip)
 
 NOT_SUPPORTED = "'linalg.generic' is not supported by ipu-convert-to-ipu: "
 ASSERT = NOT_SUPPORTED + "cf.assert, a run-time check (ipu-convert-to-ipu{drop-asserts} erases it)"
