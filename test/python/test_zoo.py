@@ -21,24 +21,21 @@ from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.tools import ipu_run
 
 NOT_SUPPORTED = "'linalg.generic' is not supported by ipu-convert-to-ipu: "
-ASSERT = NOT_SUPPORTED + "cf.assert, a run-time check (ipu-convert-to-ipu{drop-asserts} erases it)"
-INDEX = NOT_SUPPORTED + "linalg.index in the body"
+GATHER = NOT_SUPPORTED + "'tensor.extract' in the body (only arith and math)"
 
-# name -> (configuration, the compiler's refusal, the PyTorch origin the front end adds), None if it runs.
+# name -> (configuration, None if it runs, else the compiler's refusal and the PyTorch origin the front end adds).
 CASES = {
     "alexnet": (zoo.MODELS["alexnet"].reduced, None),
     "vgg16": (zoo.MODELS["vgg16"].reduced, None),
+    "resnet18": (zoo.MODELS["resnet18"].reduced, None),
+    "resnet50": (zoo.MODELS["resnet50"].reduced, None),
+    "mobilenet_v2": (zoo.MODELS["mobilenet_v2"].reduced, None),
     "bert_encoder": (zoo.MODELS["bert_encoder"].reduced, None),
-    # AdaptiveAvgPool2d((6, 6)) on a 1x1 map (an image smaller than 224): index arithmetic.
-    "alexnet-small": (dict(size=63, width=0.125, num_classes=10), (INDEX, "aten.arange.start_step in avgpool (AdaptiveAvgPool2d)")),
-    # BatchNorm: torch-mlir's reciprocal asserts "tensor with zero element" in a generic body.
-    "resnet18": (zoo.MODELS["resnet18"].reduced, (ASSERT, "aten.reciprocal in bn1 (BatchNorm2d)")),
-    "resnet50": (zoo.MODELS["resnet50"].reduced, (ASSERT, "aten.reciprocal in bn1 (BatchNorm2d)")),
-    "mobilenet_v2": (zoo.MODELS["mobilenet_v2"].reduced, (ASSERT, "aten.reciprocal in features.0.1 (BatchNorm2d)")),
-    # Embedding lookups are gathers (tensor.extract at a linalg.index-computed position).
-    "bert": (zoo.MODELS["bert"].reduced, (INDEX, "aten.embedding in embeddings.word_embeddings (Embedding)")),
-    # GPT-2's position ids: torch.arange, an iota (then the embeddings).
-    "gpt2": (zoo.MODELS["gpt2"].reduced, (INDEX, "aten.arange.start_step in transformer (GPT2Model)")),
+    # AdaptiveAvgPool2d((6, 6)) on a 1x1 map (an image smaller than 224) indexes its input.
+    "alexnet-small": (dict(size=63, width=0.125, num_classes=10), (GATHER, "aten.index.Tensor in avgpool (AdaptiveAvgPool2d)")),
+    # Embedding lookups are gathers: tensor.extract at positions computed from the token ids.
+    "bert": (zoo.MODELS["bert"].reduced, (GATHER, "aten.embedding in embeddings.word_embeddings (Embedding)")),
+    "gpt2": (zoo.MODELS["gpt2"].reduced, (GATHER, "aten.embedding in transformer.wte (Embedding)")),
 }
 
 
@@ -93,16 +90,24 @@ def test_zoo_models_follow_torchvision_and_hf_names() -> None:
 
 
 class _Net(torch.nn.Module):
-    def __init__(self, batchnorm: bool = False) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.block = torch.nn.Sequential()
         self.block.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-        if batchnorm:
-            self.block.bn = torch.nn.BatchNorm2d(4)
         self.fc = torch.nn.Linear(64, 5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(torch.relu(self.block(x)).flatten(1))
+
+
+class _Lookup(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = torch.nn.Sequential()
+        self.block.emb = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.block(ids) * 2
 
 
 def test_outputs_in_the_inputs_type_and_profile() -> None:
@@ -136,13 +141,13 @@ def test_locations_name_layers_and_aten_ops() -> None:
 
 
 def test_refusal_names_the_pytorch_op_and_layer() -> None:
-    # BatchNorm is refused today (cf.assert); when the compiler takes it, pick another refused op.
-    net, x = _Net(batchnorm=True).eval(), torch.randn(1, 3, 4, 4)
+    # Embedding lookups are refused today; when the compiler takes them, pick another refused op.
+    net, ids = _Lookup().eval(), torch.tensor([[1, 2, 3]])
     with pytest.raises(IpuError) as failure:
-        torch_frontend.compile(net, x)
+        torch_frontend.compile(net, ids)
     message = str(failure.value)
-    assert "'linalg.generic' is not supported by ipu-convert-to-ipu: cf.assert" in message
-    assert f"from PyTorch: aten.reciprocal in block.bn (BatchNorm2d) at {__file__}:" in message
+    assert GATHER in message
+    assert f"from PyTorch: aten.embedding in block.emb (Embedding) at {__file__}:" in message
 
 
 def test_torch_origin_of_a_location() -> None:
@@ -157,7 +162,7 @@ def test_torch_origin_of_a_location() -> None:
 
 def test_ipu_run_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # ipu-run builds the zoo's full widths; narrower ones keep this test fast.
-    for name, options in {"bert_encoder": dict(hidden=64, heads=4), "resnet18": dict(width=0.125)}.items():
+    for name, options in {"bert_encoder": dict(hidden=64, heads=4), "bert": dict(hidden=64, heads=4, vocab=100)}.items():
         model = zoo.MODELS[name]
         monkeypatch.setitem(zoo.MODELS, name, dataclasses.replace(model, builder=functools.partial(model.builder, **options)))
     assert ipu_run.main(["--model", "bert_encoder", "--size", "8", "--layers", "1"]) == 0
@@ -165,8 +170,8 @@ def test_ipu_run_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.M
     for line in ("exporting with torch-mlir", "compiling for gc200...", "simulating...", "checking against PyTorch..."):
         assert line in out
     assert "check output 0: max abs error" in out and "(rtol 0.0001): ok" in out and "estimated time:" in out
-    assert ipu_run.main(["--model", "resnet18", "--size", "32"]) == 1
-    assert "from PyTorch: aten.reciprocal in bn1 (BatchNorm2d)" in capsys.readouterr().err
+    assert ipu_run.main(["--model", "bert", "--size", "8", "--layers", "1"]) == 1
+    assert "from PyTorch: aten.embedding in embeddings.word_embeddings (Embedding)" in capsys.readouterr().err
     assert ipu_run.main(["--model", "resnet18", "--layers", "2"]) == 1
     assert "ipu-run: error: 'resnet18' has a fixed layer structure" in capsys.readouterr().err
     assert ipu_run.main(["--model", "resnet18", "examples/relu.mlir"]) == 1
