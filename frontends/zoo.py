@@ -39,7 +39,8 @@ class ZooModel:
     reduced: dict = field(default_factory=dict)  # a small configuration, for tests
 
 
-def build(name: str, batch: int = 1, size: int | None = None, layers: int | None = None, seed: int = 0, **options: Any) -> tuple[Any, tuple]:
+def build(name: str, batch: int = 1, size: int | None = None, layers: int | None = None, seed: int = 0,
+          **options: Any) -> tuple[Any, tuple]:
     """(module in eval mode, example inputs) of zoo model `name`. `size` is the image side of a
     vision model, the sequence length of a transformer; `layers` a transformer's layer count."""
     if name not in MODELS:
@@ -164,7 +165,8 @@ def _vision() -> SimpleNamespace:
         return nn.Sequential(*layers), in_channels
 
     def conv3x3(in_planes: int, out_planes: int, stride: int = 1, groups: int = 1, dilation: int = 1) -> nn.Conv2d:
-        return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, padding=dilation, groups=groups, bias=False, dilation=dilation)
+        return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, padding=dilation, groups=groups, bias=False,
+                         dilation=dilation)
 
     def conv1x1(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2d:
         return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
@@ -234,7 +236,9 @@ def _vision() -> SimpleNamespace:
         def _make_layer(self, block: type, planes: int, blocks: int, stride: int = 1) -> nn.Sequential:
             downsample = None
             if stride != 1 or self.inplanes != planes * block.expansion:
-                downsample = nn.Sequential(conv1x1(self.inplanes, planes * block.expansion, stride), nn.BatchNorm2d(planes * block.expansion))
+                downsample = nn.Sequential(
+                    conv1x1(self.inplanes, planes * block.expansion, stride), nn.BatchNorm2d(planes * block.expansion)
+                )
             layers = [block(self.inplanes, planes, stride, downsample)]
             self.inplanes = planes * block.expansion
             layers += [block(self.inplanes, planes) for _ in range(1, blocks)]

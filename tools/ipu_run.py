@@ -225,9 +225,11 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
     parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
     parser.add_argument("--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)")
-    parser.add_argument("--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch")
+    parser.add_argument("--model", choices=list(zoo.MODELS), default=None,
+                        help="instead of FILE: a zoo model, run and checked against PyTorch")
     parser.add_argument("--batch", type=int, default=1, help="--model: the batch size (default 1)")
-    parser.add_argument("--size", type=int, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)")
+    parser.add_argument("--size", type=int, default=None,
+                        help="--model: the image side (vision) or sequence length (default 224 or 128)")
     parser.add_argument("--layers", type=int, default=None, help="--model: a transformer's layer count (default 12)")
     return parser
 
