@@ -148,6 +148,31 @@ irdl.dialect @ipu {
     }
   }
 
+  // Row gather: `result[n.., d] = table[indices[n..], d]` (an embedding lookup).
+  //
+  // `table: tensor<V x D>`, `indices: tensor<N.. x iK>`, `rows: tensor<V x iK>` holding
+  // `0 .. V-1` give `result: tensor<N.. x D>` of the table's element type. `rows` is the row
+  // number of each table row: cut with the table across tiles, it tells a tile which rows it
+  // holds, so a lookup is planned like a contraction over the rows (loops n.., d, v; v summed):
+  // a tile holding rows `[lo, hi)` gives the rows of the indices in that range and zeros for
+  // the others, and the pieces' results are summed. An index outside `0 .. V-1` gives zeros;
+  // `ipu-convert-to-ipu` keeps the bounds checks of the source in front of it.
+  //
+  // **Verified in Python:** `table` has rank 2; `rows` is `V` integers of the indices'
+  // type; the result is the indices' shape then `D`, of the table's element type.
+  //
+  // ```mlir
+  // %e = "ipu.gather"(%table, %ids, %rows) : (tensor<30522x768xf32>, tensor<1x128xi64>, tensor<30522xi64>) -> tensor<1x128x768xf32>
+  // ```
+  irdl.operation @gather {
+    %table = irdl.base "!builtin.tensor"
+    %indices = irdl.base "!builtin.tensor"
+    %rows = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(table: %table, indices: %indices, rows: %rows)
+    irdl.results(result: %result)
+  }
+
   //## L2: tile mappings and exchange
 
   // Redistributes a tensor to a new tile mapping.

@@ -125,6 +125,23 @@ def matmul(lhs: ir.Value, rhs: ir.Value, *, element_type: ir.Type | None = None,
 
 
 @_register
+class GatherOp(ir.OpView):
+    OPERATION_NAME = "ipu.gather"
+
+    table = _operand(0)
+    indices = _operand(1)
+    rows = _operand(2)
+    result = _result(0)
+
+
+def gather(table: ir.Value, indices: ir.Value, rows: ir.Value, *, loc=None, ip=None) -> GatherOp:
+    """`table[indices[n..], :]`; `rows` holds each table row's number (an iota)."""
+    table_type, indices_type = ir.RankedTensorType(table.type), ir.RankedTensorType(indices.type)
+    result = ir.RankedTensorType.get([*indices_type.shape, table_type.shape[-1]], table_type.element_type)
+    return _create("ipu.gather", results=[result], operands=[table, indices, rows], loc=loc, ip=ip)
+
+
+@_register
 class ConvOp(ir.OpView):
     OPERATION_NAME = "ipu.conv"
 

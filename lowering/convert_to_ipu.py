@@ -40,6 +40,7 @@ from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.convert import pad_value
 from ipu_mlir.target.diagnostics import IpuError
 
+from .gathers import rewrite_embedding_lookups
 from .pass_registry import ModulePass, register_pass
 
 PASS_NAME = "ipu-convert-to-ipu"
@@ -115,6 +116,8 @@ class ConvertToIpu(ModulePass):
         for function in _functions(module):
             _forget_unused_results(function, self.drop_asserts)
         run_upstream(module, _PREPARE)
+        for function in _functions(module):
+            rewrite_embedding_lookups(function)
         _raise_all(_check_module(module, _check_input_op))
         for function in _functions(module):
             rewrite_named_ops(function)

@@ -12,14 +12,15 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import ipu, make_context, verifier
+from ipu_mlir.dialects.ops import REGISTRY
 from ipu_mlir.lowering import build_pass_manager
 from ipu_mlir.tools.ipu_opt import SPLIT_MARKER
 
 LIT = Path(__file__).resolve().parents[1] / "lit" / "convert-to-ipu"
-L1_OPS = {
-    "ipu.matmul", "ipu.conv", "linalg.generic", "arith.constant", "func.return", "tensor.empty",
-    "tensor.extract_slice", "tensor.insert_slice", "tensor.pad", "tensor.expand_shape",
-    "tensor.collapse_shape", "tensor.concat",
+# The compute ops of the registry (ipu.matmul, ipu.conv, ipu.gather, linalg.generic) and data ops.
+L1_OPS = set(REGISTRY) | {
+    "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
+    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
 }  # fmt: skip
 
 

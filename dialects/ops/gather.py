@@ -1,0 +1,98 @@
+"""`ipu.gather`: row gathers, `table[indices[n..], :]` (embedding lookups).
+
+Loops (n.., d, v): the indices' dimensions, the table's columns, and its rows, summed. Planned
+like a contraction over the rows, as poplibs' `multiSlice` plans a lookup: a tile holding rows
+`[lo, hi)` (it knows `lo` from its piece of `rows`, an iota cut with the table) gives the rows
+of the indices in its range and zeros elsewhere, and the pieces' results are summed. A table
+larger than a tile is cut by rows; each tile then receives only the indices and sends only its
+rows' share of the result. `ipu-convert-to-ipu` builds it from torch-mlir's embedding generic
+(`tensor.extract %table[index_cast(%ids), d]` in a generic's body).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func
+
+from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import op_error
+
+from .. import ipu
+from .registry import ComputeOp, Kernel, Piece, register_op, shape_text, static_tensor
+from .space import SUM, Access, Space, shape
+
+
+@register_op
+class Gather(ComputeOp):
+    name = "ipu.gather"
+
+    def verify(self, op: ipu.GatherOp) -> None:
+        table = static_tensor(op, op.table.type, "table")
+        indices = static_tensor(op, op.indices.type, "indices")
+        rows = static_tensor(op, op.rows.type, "rows")
+        result = static_tensor(op, op.result.type, "result")
+        if table.rank != 2:
+            raise op_error(op, f"expects a table of rank 2, got {table}")
+        if not isinstance(indices.element_type, ir.IntegerType) or rows.element_type != indices.element_type:
+            raise op_error(op, f"expects integer indices and rows of one type, got {indices.element_type} and {rows.element_type}")
+        if list(rows.shape) != [table.shape[0]]:
+            raise op_error(op, f"expects rows of shape {table.shape[0]} (one per table row), got {shape_text(rows.shape)}")
+        expected = [*indices.shape, table.shape[1]]
+        if list(result.shape) != expected or result.element_type != table.element_type:
+            raise op_error(op, f"expects result tensor<{shape_text(expected)}x{table.element_type}>, got {result}")
+
+    def extents(self, op: ir.OpView) -> tuple[int, ...]:
+        rows, columns = shape(op.operands[0])
+        return (*shape(op.operands[1]), columns, rows)
+
+    def space(self, op: ir.OpView) -> Space:
+        rows, columns = shape(op.operands[0])
+        indices = shape(op.operands[1])
+        n = len(indices)
+        return Space(
+            op,
+            self.extents(op),
+            reductions=(n + 1,),
+            splittable=(True,) * (n + 2),
+            operands=(
+                (Access("dim", rows, n + 1), Access("dim", columns, n)),
+                tuple(Access("dim", size, loop) for loop, size in enumerate(indices)),
+                (Access("dim", rows, n + 1),),
+            ),
+            result=tuple(range(n + 1)),
+            element_type=ir.RankedTensorType(op.results[0].type).element_type,
+            combiner=SUM,
+        )
+
+    def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
+        types = [ir.RankedTensorType.get(list(s), ir.RankedTensorType(v.type).element_type) for s, v in zip(piece.shapes, op.operands)]
+        result = ir.RankedTensorType.get(list(piece.box), ir.RankedTensorType(op.results[0].type).element_type)
+        function = ipu.codelet_function(name, types, [result], loc=loc, ip=ip)
+        block = function.regions[0].blocks[0]
+        with ir.InsertionPoint(block), loc:
+            func.ReturnOp([ipu.gather(*block.arguments).result])
+
+    def kernel(self, op: ir.OpView, batch: int) -> Kernel:
+        def gather(table: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            tiles = np.broadcast_shapes(table.shape[:batch], indices.shape[:batch], rows.shape[:batch])
+            count, columns = table.shape[batch:]
+            points = indices.shape[batch:]
+            wanted = np.broadcast_to(indices, tiles + points).reshape(*tiles, -1).astype(np.int64)
+            local = wanted - np.broadcast_to(rows[..., :1], (*tiles, 1)).astype(np.int64)  # rows hold lo, lo+1, ...
+            held = (local >= 0) & (local < count)
+            found = np.take_along_axis(np.broadcast_to(table, (*tiles, count, columns)), np.where(held, local, 0)[..., None], axis=-2)
+            return np.where(held[..., None], found, table.dtype.type(0)).reshape(*tiles, *points, columns)
+
+        return gather
+
+    def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+        """Assumption: a range test per index (two compares), then one element moved (or
+        zeroed) per result element, at the element-wise rate."""
+        *points, columns, _ = extents
+        lookups = math.prod(points)
+        table_type = ir.RankedTensorType(op.operands[0].type).element_type
+        index_type = ir.RankedTensorType(op.operands[1].type).element_type
+        return cost_model.elementwise_work(lookups * columns, 1, table_type, target) + cost_model.elementwise_work(lookups, 2, index_type, target)

@@ -1,0 +1,161 @@
+"""Embedding lookups as torch-mlir exports them, rewritten to `ipu.gather` (part of
+`ipu-convert-to-ipu`).
+
+`nn.Embedding` (and `index_select` on rows) becomes a generic over (n.., d) whose body reads a
+table captured from outside:
+
+    %r = linalg.generic {maps = [(n.., d) -> (n..), (n.., d) -> (n.., d)]} ins(%ids) outs(%e) {
+    ^bb0(%id: i64, %out: f32):
+      %row = arith.index_cast %id : i64 to index
+      %col = linalg.index k : index            (or an iota input, after ipu-index-to-iota)
+      cf.assert ..., "index must be smaller than dim size"
+      %x = tensor.extract %table[%row, %col] : tensor<VxDxf32>
+      linalg.yield %x : f32
+    }
+
+It becomes `ipu.gather(%table, %checked, %rows)`: `%checked` is a generic over the indices
+keeping the body's bounds checks (the simulator runs them) and yielding the index; `%rows` is
+the iota of table rows. Other gathers (`tensor.extract` at computed coordinates) stay generics,
+which ipu-convert-to-ipu refuses by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+
+
+def rewrite_embedding_lookups(function: ir.OpView) -> None:
+    for op in list(function.regions[0].blocks[0].operations):
+        if op.operation.name == "linalg.generic":
+            match = _match(op)
+            if match is not None:
+                _rewrite(op, *match)
+
+
+def _match(generic: ir.OpView) -> tuple[ir.Value, int] | None:
+    """(the table, the input holding the indices) if `generic` is an embedding lookup."""
+    if len(generic.results) != 1 or any("parallel" not in str(k) for k in ir.ArrayAttr(generic.attributes["iterator_types"])):
+        return None
+    block = generic.regions[0].blocks[0]
+    yielded = block.operations[len(block.operations) - 1].operands[0]
+    extract = yielded.owner
+    if isinstance(extract, ir.Block) or extract.operation.name != "tensor.extract" or len(extract.operands) != 3:
+        return None
+    table, row, column = extract.operands
+    if _inside(table, generic) or not isinstance(table.type, ir.RankedTensorType) or ir.RankedTensorType(table.type).rank != 2:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    loops = maps[0].n_dims
+    if maps[-1] != ir.AffineMap.get_identity(loops):
+        return None
+    ids = _cast_of_argument(row, block)
+    if ids is None or _column_loop(column, block, generic, maps) != loops - 1:
+        return None
+    if maps[ids] != ir.AffineMap.get_minor_identity(loops, loops - 1) and maps[ids] != ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(i) for i in range(loops - 1)]):
+        return None
+    if not isinstance(ir.RankedTensorType(generic.operands[ids].type).element_type, ir.IntegerType):
+        return None
+    return table, ids
+
+
+def _inside(value: ir.Value, generic: ir.OpView) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner == generic.regions[0].blocks[0]
+    return owner.operation.parent == generic.operation
+
+
+def _cast_of_argument(value: ir.Value, block: ir.Block) -> int | None:
+    """The input number whose block argument `value` is an `index_cast` of, else None."""
+    cast = value.owner
+    if isinstance(cast, ir.Block) or cast.operation.name != "arith.index_cast":
+        return None
+    source = cast.operands[0]
+    if not isinstance(source, ir.BlockArgument) or source.owner != block:
+        return None
+    return source.arg_number
+
+
+def _column_loop(value: ir.Value, block: ir.Block, generic: ir.OpView, maps: list[ir.AffineMap]) -> int | None:
+    """The loop `value` is the index of: `linalg.index L`, or an index_cast of an iota input
+    read through `(..) -> (dL)` (what ipu-index-to-iota leaves)."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "linalg.index":
+        return ir.IntegerAttr(owner.attributes["dim"]).value
+    argument = _cast_of_argument(value, block)
+    if argument is None or len(maps[argument].results) != 1 or not isinstance(maps[argument].results[0], ir.AffineDimExpr):
+        return None
+    constant = generic.operands[argument].owner
+    if isinstance(constant, ir.Block) or constant.operation.name != "arith.constant":
+        return None
+    attr = constant.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr) or attr.is_splat:
+        return None
+    values = np.array(attr)
+    return maps[argument].results[0].position if np.array_equal(values, np.arange(values.size)) else None
+
+
+def _rewrite(generic: ir.OpView, table: ir.Value, ids: int) -> None:
+    block = generic.regions[0].blocks[0]
+    indices = generic.operands[ids]
+    indices_type = ir.RankedTensorType(indices.type)
+    rows = ir.RankedTensorType(table.type).shape[0]
+    with generic.location, ir.InsertionPoint(generic):
+        checked = _bounds_checks(generic, block, ids, indices)
+        row_type = ir.RankedTensorType.get([rows], indices_type.element_type)
+        iota = ir.DenseElementsAttr.get(np.arange(rows, dtype=np.dtype(f"i{indices_type.element_type.width // 8}")), type=row_type)
+        row_numbers = ir.Operation.create("arith.constant", results=[row_type], attributes={"value": iota}).results[0]
+        lookup = ipu.gather(table, checked, row_numbers)
+    generic.results[0].replace_all_uses_with(lookup.result)
+    generic.operation.erase()
+
+
+def _bounds_checks(generic: ir.OpView, block: ir.Block, ids: int, indices: ir.Value) -> ir.Value:
+    """The indices through a generic running the body's `cf.assert`s on them (and what they
+    compute from the index), or the indices themselves if the body has none."""
+    asserts = [op for op in block.operations if op.operation.name == "cf.assert"]
+    needed: set = set()
+    pending = [v for a in asserts for v in a.operands]
+    while pending:
+        value = pending.pop()
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            if owner == block and value.arg_number != ids:
+                return indices  # a check on other operands: not a bounds check of the lookup
+            continue
+        if owner.operation.parent != generic.operation or owner.operation in needed:
+            continue
+        needed.add(owner.operation)
+        pending.extend(owner.operands)
+    if not asserts:
+        return indices
+    index_type = ir.RankedTensorType(indices.type)
+    rank = index_type.rank
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    empty = ir.Operation.create("tensor.empty", results=[index_type], operands=[]).results[0]
+    checks = ir.Operation.create(
+        "linalg.generic",
+        results=[index_type],
+        operands=[indices, empty],
+        attributes={
+            "indexing_maps": ir.ArrayAttr.get([identity, identity]),
+            "iterator_types": ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1]),
+        },
+        regions=1,
+    )
+    element = index_type.element_type
+    body = checks.regions[0].blocks.append(element, element, arg_locs=[generic.location] * 2)
+    mapping = {block.arguments[ids]: body.arguments[0]}
+    for op in block.operations:
+        if op.operation in needed or op.operation.name == "cf.assert":
+            clone = op.operation.clone(ip=ir.InsertionPoint(body))
+            for index, operand in enumerate(clone.operands):
+                if operand in mapping:
+                    clone.operands[index] = mapping[operand]
+            mapping.update(zip(op.results, clone.results))
+    ir.Operation.create("linalg.yield", operands=[body.arguments[0]], ip=ir.InsertionPoint(body))
+    return checks.results[0]
