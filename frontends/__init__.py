@@ -1,1 +1,1 @@
-"""Front ends: what users bring (MLIR files, and later PyTorch modules), compiled and run."""
+"""Front ends: what users bring (MLIR files: api; PyTorch modules: torch; the model zoo: zoo), compiled and run."""

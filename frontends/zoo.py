@@ -598,11 +598,11 @@ def gpt2(batch: int = 1, seq: int = 128, layers: int = 12, hidden: int = 768, he
 MODELS: dict[str, ZooModel] = {
     model.name: model
     for model in [
-        ZooModel("alexnet", "AlexNet (torchvision), 224x224", alexnet, "vision", dict(size=224, width=0.0625, num_classes=10)),
-        ZooModel("vgg16", "VGG-16 (torchvision, no BatchNorm), 224x224", vgg16, "vision", dict(size=224, width=0.0625, num_classes=10)),
-        ZooModel("resnet18", "ResNet-18 (torchvision), 224x224", resnet18, "vision", dict(size=32, width=0.125, num_classes=10)),
-        ZooModel("resnet50", "ResNet-50 (torchvision V1.5), 224x224", resnet50, "vision", dict(size=32, width=0.125, num_classes=10)),
-        ZooModel("mobilenet_v2", "MobileNetV2 (torchvision), 224x224", mobilenet_v2, "vision", dict(size=32, width=0.25, num_classes=10)),
+        ZooModel("alexnet", "AlexNet (torchvision)", alexnet, "vision", dict(size=224, width=0.0625, num_classes=10)),
+        ZooModel("vgg16", "VGG-16 (torchvision, no BatchNorm)", vgg16, "vision", dict(size=224, width=0.0625, num_classes=10)),
+        ZooModel("resnet18", "ResNet-18 (torchvision)", resnet18, "vision", dict(size=32, width=0.125, num_classes=10)),
+        ZooModel("resnet50", "ResNet-50 (torchvision V1.5)", resnet50, "vision", dict(size=32, width=0.125, num_classes=10)),
+        ZooModel("mobilenet_v2", "MobileNetV2 (torchvision)", mobilenet_v2, "vision", dict(size=32, width=0.25, num_classes=10)),
         ZooModel("bert", "BERT-base (HF BertModel): 12 layers, hidden 768, 12 heads, seq 128", bert, "text",
                  dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32)),
         ZooModel("bert_encoder", "BERT-base's encoder stack (HF BertEncoder), embedded tokens in", bert_encoder, "text",
