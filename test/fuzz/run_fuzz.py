@@ -16,11 +16,13 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_check import check  # noqa: E402
+from fuzz_check import Outcome, check, write_reproducer  # noqa: E402
+from fuzz_gen import generate  # noqa: E402
 from known_failures import KNOWN  # noqa: E402
 
 
@@ -29,6 +31,40 @@ def _one(args):
     outcome = check(seed, Path(out))
     return (outcome.seed, outcome.status, outcome.reason, str(outcome.reproducer or ""), outcome.program.kinds,
             outcome.program.dtype, outcome.program.target)
+
+
+def _results(work, jobs):
+    """Results in seed order. A worker that dies (a segfault in MLIR) breaks the pool: the seeds
+    it was running are run again one per fresh process, and the one that kills its process is a
+    crash with a reproducer; the rest go on in a new pool."""
+    pending = list(work)
+    while pending:
+        with ProcessPoolExecutor(jobs) as pool:
+            futures = [pool.submit(_one, item) for item in pending]
+            for index, future in enumerate(futures):
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    break
+                yield result
+                pending[index] = None
+            else:
+                return
+        left = [item for item in pending if item is not None]
+        suspects, pending = left[: jobs + 1], left[jobs + 1 :]  # running or queued when it broke
+        for item in suspects:
+            with ProcessPoolExecutor(1) as alone:
+                try:
+                    yield alone.submit(_one, item).result()
+                except BrokenProcessPool:
+                    yield _died(*item)
+
+
+def _died(seed, out):
+    program = generate(seed)
+    outcome = Outcome(seed, "crash", "the process died (a signal: segfault or abort in MLIR)", "", program)
+    return (seed, outcome.status, outcome.reason, str(write_reproducer(outcome, Path(out))), program.kinds, program.dtype,
+            program.target)
 
 
 def main(argv=None) -> int:
@@ -43,24 +79,23 @@ def main(argv=None) -> int:
     new_failures, fixed = [], []
     begin = time.time()
     work = [(seed, options.out) for seed in seeds]
-    with ProcessPoolExecutor(options.jobs) as pool:
-        for done, (seed, status, reason, repro, op_kinds, dtype, target) in enumerate(pool.map(_one, work, chunksize=4), 1):
-            counts[status] += 1
-            kinds.update(op_kinds)
-            types[f"{dtype}/{target}"] += 1
-            if status == "refused":
-                refusals[reason] += 1
-            elif status in ("mismatch", "crash"):
-                listed = " (known: xfail)" if seed in KNOWN else ""
-                print(f"\nseed {seed}: {status}: {reason}{listed}\n  reproducer: {repro}", flush=True)
-                if seed not in KNOWN:
-                    new_failures.append(seed)
-            elif seed in KNOWN:
-                fixed.append(seed)
-            if done % 10 == 0 or done == len(work):
-                rate = done / max(time.time() - begin, 1e-9)
-                line = " ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-                print(f"\r[{done}/{len(work)}] {line}  ({rate:.1f} seeds/s)", end="", file=sys.stderr, flush=True)
+    for done, (seed, status, reason, repro, op_kinds, dtype, target) in enumerate(_results(work, options.jobs), 1):
+        counts[status] += 1
+        kinds.update(op_kinds)
+        types[f"{dtype}/{target}"] += 1
+        if status == "refused":
+            refusals[reason] += 1
+        elif status in ("mismatch", "crash"):
+            listed = " (known: xfail)" if seed in KNOWN else ""
+            print(f"\nseed {seed}: {status}: {reason}{listed}\n  reproducer: {repro}", flush=True)
+            if seed not in KNOWN:
+                new_failures.append(seed)
+        elif seed in KNOWN:
+            fixed.append(seed)
+        if done % 10 == 0 or done == len(work):
+            rate = done / max(time.time() - begin, 1e-9)
+            line = " ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            print(f"\r[{done}/{len(work)}] {line}  ({rate:.1f} seeds/s)", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     print(f"seeds {options.start}..{options.start + options.seeds - 1}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print(f"time {time.time() - begin:.0f} s")
