@@ -132,6 +132,17 @@ class _Planner:
         mappings = [ir.DictAttr.get({ipu.MAPPING_ATTR: self.layouts[arg].mapping().encode()}) for arg in block.arguments]
         function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
 
+    def crowded(self, value: ir.Value, block: Layout) -> bool:
+        """Whether a weight (a constant, resident for the whole program) would sit on few tiles
+        in its first user's layout: more than 4x the elements per tile of a layout over every
+        tile. Layers alike cut alike, so their weights would pile up on the same tiles (a full
+        ResNet-50 put 1.3 MB on tile 0); spread, each layer's pieces are exchanged to it."""
+        owner = self.unplaced.get(value)
+        if owner is None:
+            return False
+        spread = max(self.grain, -(-math.prod(block.shape) // self.target.num_tiles))
+        return math.prod(block.buffer_shape) > 4 * spread
+
     def place_unplaced(self, value: ir.Value, layout: Layout) -> None:
         owner = self.unplaced.pop(value)
         if owner is not None:
@@ -179,7 +190,7 @@ class _Planner:
             if value in self.unplaced:
                 wanted = operand_layout(space, partition, accesses)
                 block = Layout(wanted.shape, wanted.first_tile, wanted.dims)
-                self.place_unplaced(value, block if block.is_block else self.default_layout(_shape(value)))
+                self.place_unplaced(value, block if block.is_block and not self.crowded(value, block) else self.default_layout(_shape(value)))
         for value in op.operands:  # the init of a generic
             if value in self.unplaced:
                 self.place_unplaced(value, result_layout(space, partition))
