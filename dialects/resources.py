@@ -27,6 +27,15 @@ def resource_bytes(attr: ir.Attribute) -> bytes | None:
     return bytes.fromhex(found.group(1))[4:] if found else None
 
 
+def _scalar(attr: ir.Attribute):
+    for kind in (ir.BoolAttr, ir.IntegerAttr, ir.FloatAttr):
+        try:
+            return kind(attr).value
+        except ValueError:
+            continue
+    raise ValueError(f"not a scalar attribute: {attr}")
+
+
 def is_resource(attr: ir.Attribute) -> bool:
     """Whether `attr` is a `dense_resource` attribute (whose blob may be missing)."""
     try:
@@ -40,6 +49,8 @@ def dense_array(attr: ir.Attribute, dtype: np.dtype) -> np.ndarray | None:
     """The elements of a `dense` or `dense_resource` attribute, flat or shaped as numpy gives
     them; None for any other attribute or a missing blob."""
     if isinstance(attr, ir.DenseElementsAttr):
+        if attr.is_splat:  # numpy's view of a splat i1 attribute reads past its one stored bit
+            return np.full(ir.ShapedType(attr.type).shape, _scalar(attr.get_splat_value()), dtype)
         return np.array(attr)
     if not is_resource(attr):
         return None

@@ -335,7 +335,7 @@ def _store_booleans_as_bytes(module: ir.Module) -> None:
             if isinstance(value.type, ir.RankedTensorType) and value.type.element_type == i1:
                 if not isinstance(value, ir.DenseIntElementsAttr):
                     raise ReferenceRunError("a boolean dense_resource constant is not supported by the reference: use dense<...>", op.location)
-                op.attributes["initial_value"] = ir.DenseElementsAttr.get(np.array(value).astype(np.int8), context=op.context)
+                op.attributes["initial_value"] = ir.DenseElementsAttr.get(_bool_array(value).astype(np.int8), context=op.context)
         elif op.name == "memref.load" and op.results[0].type == i1:
             op.results[0].set_type(i8)
             with ir.InsertionPoint.after(op), op.location:
@@ -348,6 +348,15 @@ def _store_booleans_as_bytes(module: ir.Module) -> None:
         module.operation.verify()
     except ir.MLIRError as error:
         raise _from_mlir(error, "internal error: storing booleans as bytes broke the module") from None
+
+
+def _bool_array(value: ir.DenseIntElementsAttr) -> np.ndarray:
+    """The elements of a boolean dense attribute. numpy's view of a *splat* i1 attribute reads
+    past its one stored bit (measured: `dense<true> : tensor<16x16xi1>` gave half false, varying
+    between runs), so splats are expanded from their value."""
+    if value.is_splat:
+        return np.full(ir.ShapedType(value.type).shape, bool(ir.IntegerAttr(value.get_splat_value()).value))
+    return np.array(value)
 
 
 def _invoke(engine: ExecutionEngine, entry: str, inputs: list[np.ndarray], results: Signature, fill: int) -> list[np.ndarray]:
