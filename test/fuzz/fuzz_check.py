@@ -159,8 +159,7 @@ def compare(got: np.ndarray, want: np.ndarray, program: Program) -> str | None:
     finite = np.isfinite(w)
     rtol = tolerance(program, got.dtype)
     scale = max(1.0, float(np.abs(w[finite]).max(initial=0)))
-    error = np.abs(g - w)
-    error[~finite] = 0
+    error = np.where(finite, np.abs(np.where(finite, g, 0) - np.where(finite, w, 0)), 0)
     if error.max(initial=0) > rtol * scale:
         worst = np.unravel_index(int(np.argmax(error)), error.shape)
         return (f"max abs error {error.max():.4g} > {rtol:.3g} x {scale:.4g} at {tuple(int(i) for i in worst)}: "
