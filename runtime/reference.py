@@ -128,11 +128,12 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
     `inputs`, in argument order, and returns its results as new numpy arrays of the results'
     shapes and element types. The inputs are not modified.
 
-    With `f16_in_f32` (the default), a program using f16 runs in f32 (`_promote_f16`): the f16
-    inputs widened exactly, the f16 results rounded once at the end. Loops of f16 additions
-    rounded at every step drift far from the exact sum (4096 values in [0, 1.15): 2272 where
-    the sum is 2350.2), and the simulator's sums do not, so the reference stays the one closer
-    to the truth. A program the promotion cannot handle (e.g. bit casts of f16) runs in f16."""
+    With `f16_in_f32` (the default), a program using f16 runs in f32 (`_promoted_f16`): the f16
+    inputs widened exactly, the f16 results rounded once at the end (the program's own
+    conversions into f16 still round). Loops of f16 additions rounded at every step drift far
+    from the exact sum (4096 values in [0, 1.15): 2272 where the sum is 2350.2), and the
+    simulator's sums do not, so the reference stays the one closer to the truth. A program
+    the promotion cannot handle (e.g. bit casts of f16) runs in f16."""
     with ir.Context(), ir.Location.unknown():
         clone = _parse(module)
         func = _find_entry(clone, entry)
@@ -189,8 +190,10 @@ def _parse(source: Source) -> ir.Module:
 
 def _promoted_f16(module: ir.Module) -> ir.Module | None:
     """A copy of `module` with every f16 (scalars, tensor elements, constants) made f32 and the
-    `arith.extf` / `arith.truncf` between them dropped; None if the copy does not verify (an
-    op the retyping cannot carry, such as a bit cast, or a dense_resource f16 constant)."""
+    `arith.extf` from f16 to f32 dropped; the program's own conversions into f16 (`truncf`,
+    `sitofp`, `uitofp` from non-f16 values) still round, each followed by an `extf` to f32.
+    None if the copy does not verify (an op the retyping cannot carry, such as a bit cast, or
+    a dense_resource f16 constant)."""
     copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
     f16, f32 = ir.F16Type.get(), ir.F32Type.get()
 
@@ -205,13 +208,18 @@ def _promoted_f16(module: ir.Module) -> ir.Module | None:
 
     ops: list[ir.Operation] = []
     copy.operation.walk(lambda op: ops.append(op) or ir.WalkResult.ADVANCE)  # rewritten after the walk
+    rounding = [
+        op for op in ops
+        if op.name in _INTO_F16 and "f16" in str(op.results[0].type) and "f16" not in str(op.operands[0].type)
+    ]  # fmt: skip
     for op in ops:
         for region in op.regions:
             for block in region.blocks:
                 for argument in block.arguments:
                     argument.set_type(wide(argument.type))
-        for result in op.results:
-            result.set_type(wide(result.type))
+        if not any(op == kept for kept in rounding):
+            for result in op.results:
+                result.set_type(wide(result.type))
         if op.name == "func.func":
             op.attributes["function_type"] = ir.TypeAttr.get(wide(ir.TypeAttr(op.attributes["function_type"]).value))
         elif op.name == "arith.constant":
@@ -223,15 +231,23 @@ def _promoted_f16(module: ir.Module) -> ir.Module | None:
                     op.attributes["value"] = ir.DenseElementsAttr.get_splat(wide(value.type), ir.FloatAttr.get(f32, value.get_splat_value().value))
                 else:
                     op.attributes["value"] = ir.DenseElementsAttr.get(np.array(value).astype(np.float32), type=f32)
+    for op in rounding:
+        with ir.InsertionPoint.after(op), op.location:
+            widened = arith.extf(wide(op.results[0].type), op.results[0])
+        op.results[0].replace_all_uses_except(widened, widened.owner.operation)
     for op in ops:
-        if op.name in ("arith.extf", "arith.truncf") and op.operands[0].type == op.results[0].type:
+        if op.name == "arith.extf" and op.operands[0].type == op.results[0].type:
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
     try:
         copy.operation.verify()
     except ir.MLIRError:
         return None
-    return None if _uses_f16(copy) else copy
+    return copy
+
+
+# Conversions into f16 from other types: the promotion keeps their rounding.
+_INTO_F16 = ("arith.truncf", "arith.sitofp", "arith.uitofp")
 
 
 def _uses_f16(module: ir.Module) -> bool:

@@ -83,10 +83,9 @@ def test_random_inputs_of_rank_0_are_arrays() -> None:
     assert all(isinstance(x, np.ndarray) and x.shape == () for x in inputs)
 
 
-@pytest.mark.xfail(strict=True, reason="reference f16_in_f32 (the default) drops a program's own arith.truncf f32 -> f16, "
-                   "so f32 -> f16 -> f32 comes back unrounded; the fuzzer runs the reference with f16_in_f32=False "
-                   "(fuzz seeds 3861, 4007, 4169, 4278)")
 def test_reference_f16_promotion_keeps_the_programs_rounding() -> None:
+    """Fuzz seeds 3861, 4007, 4169, 4278: the reference's f16_in_f32 promotion (the default)
+    dropped a program's own arith.truncf f32 -> f16; it now keeps the rounding."""
     from ipu_mlir.runtime import reference
 
     text = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
