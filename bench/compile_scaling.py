@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import time
 
+from mlir import ir
+
 from ipu_mlir.dialects import make_context
 from ipu_mlir.lowering.pass_registry import build_pass_manager
-from mlir import ir
 
 BATCH, WIDTH = 128, 256
 

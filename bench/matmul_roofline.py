@@ -31,13 +31,12 @@ import argparse
 import time
 
 import numpy as np
+from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.lowering.pass_registry import build_pass_manager
-from ipu_mlir.target import cost_model
 from ipu_mlir.frontends.api import run
-from ipu_mlir.target import load_target
-from mlir import ir
+from ipu_mlir.lowering.pass_registry import build_pass_manager
+from ipu_mlir.target import cost_model, load_target
 
 STEPS = "builtin.module(ipu-plan,ipu-schedule,ipu-fuse-compute-sets,ipu-merge-supersteps,ipu-memory-plan,ipu-verify)"
 
@@ -76,7 +75,9 @@ def main() -> None:
     parser.add_argument("--target", default="gc200")
     args = parser.parse_args()
     target = load_target(args.target)
-    print(f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'any plan':>10}{'ratio':>7}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}")
+    print(
+        f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'any plan':>10}{'ratio':>7}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}"
+    )
     rng = np.random.default_rng(0)
     for n in args.sizes:
         with make_context() as context:

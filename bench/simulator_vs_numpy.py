@@ -142,7 +142,9 @@ def main() -> None:
         title = f"{args.layers} x (matmul {args.batch}x{args.width}x{args.width} + bias + ReLU)"
     else:
         text, reference = cnn(args.layers, args.batch, args.width, args.image, args.target), numpy_cnn
-        title = f"{args.layers} x (conv 3x3 {args.width}->{args.width} on {args.batch}x{args.width}x{args.image}x{args.image} + bias + ReLU)"
+        title = (
+            f"{args.layers} x (conv 3x3 {args.width}->{args.width} on {args.batch}x{args.width}x{args.image}x{args.image} + bias + ReLU)"
+        )
     module = load_module(text)
     with module.context:
         compile_module(module)
@@ -170,7 +172,9 @@ def main() -> None:
     sram = int(profile.memory_per_tile.sum())
     print(f"model: {title} on {args.target}; compile {compile_seconds:.2f} s, simulator plan {plan_seconds:.2f} s")
     print(f"estimated device time: {profile.cycles:,} cycles, {profile.supersteps} supersteps; max rel error vs numpy {error:.1e}")
-    print(f"wall time, best of {args.repeat}: numpy {numpy_seconds * 1e3:.1f} ms, simulator {simulator_seconds * 1e3:.1f} ms, ratio {simulator_seconds / numpy_seconds:.2f}x")
+    print(
+        f"wall time, best of {args.repeat}: numpy {numpy_seconds * 1e3:.1f} ms, simulator {simulator_seconds * 1e3:.1f} ms, ratio {simulator_seconds / numpy_seconds:.2f}x"
+    )
     print(f"first simulator run (with the BSP memory checks, traced): {first_seconds * 1e3:.1f} ms")
     print(
         f"memory: SRAM used {sram / 2**20:.1f} MiB + host arrays {host / 2**20:.1f} MiB = {(sram + host) / 2**20:.1f} MiB; "

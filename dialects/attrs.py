@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 from mlir import ir
@@ -72,8 +71,7 @@ class TileGrid:
         values = _i64_array(attr, "a tile grid")
         if len(values) < 3 or len(values) % 2 == 0:
             raise MalformedAttribute(
-                "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number "
-                f"(>= 3) of entries, got {len(values)}"
+                f"expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got {len(values)}"
             )
         grid = TileGrid(values[0], values[1::2], values[2::2])
         if any(size <= 0 for size in grid.sizes):
@@ -115,10 +113,7 @@ class TileGrid:
 
     def check_within(self, num_tiles: int) -> None:
         if self.min_tile < 0 or self.max_tile >= num_tiles:
-            raise MalformedAttribute(
-                f"tile grid reaches tiles {self.min_tile}..{self.max_tile}, outside the "
-                f"target's {num_tiles} tiles"
-            )
+            raise MalformedAttribute(f"tile grid reaches tiles {self.min_tile}..{self.max_tile}, outside the target's {num_tiles} tiles")
 
 
 @dataclass(frozen=True)
@@ -217,16 +212,14 @@ class IntervalMapping:
             if begin != expected_begin:
                 problem = "overlaps the previous one" if begin < expected_begin else "leaves a gap before it"
                 raise MalformedAttribute(
-                    f"interval [{begin}, {end}) {problem}: intervals must cover the tensor's "
-                    f"{numel} elements exactly once, in order"
+                    f"interval [{begin}, {end}) {problem}: intervals must cover the tensor's {numel} elements exactly once, in order"
                 )
             if end <= begin:
                 raise MalformedAttribute(f"interval [{begin}, {end}) is empty")
             expected_begin = end
         if expected_begin != numel:
             raise MalformedAttribute(
-                f"intervals cover elements [0, {expected_begin}) of a tensor of {numel} elements: "
-                "they must cover it exactly once"
+                f"intervals cover elements [0, {expected_begin}) of a tensor of {numel} elements: they must cover it exactly once"
             )
 
     def tile_of_elements(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -247,7 +240,7 @@ class IntervalMapping:
         )
 
 
-TileMapping = Union[LinearMapping, BlockMapping, IntervalMapping]
+TileMapping = LinearMapping | BlockMapping | IntervalMapping
 
 _MAPPING_FIELDS = {
     "linear": {"kind", "grain", "tiles"},
@@ -271,8 +264,7 @@ def decode_mapping(attr: ir.Attribute) -> TileMapping:
         raise MalformedAttribute(f'unknown tile mapping kind "{kind}": expected "linear", "block" or "intervals"')
     if set(fields) != _MAPPING_FIELDS[kind]:
         raise MalformedAttribute(
-            f'expected a "{kind}" mapping to have exactly the fields '
-            f"{sorted(_MAPPING_FIELDS[kind])}, got {sorted(fields)}"
+            f'expected a "{kind}" mapping to have exactly the fields {sorted(_MAPPING_FIELDS[kind])}, got {sorted(fields)}'
         )
     if kind == "linear":
         return LinearMapping(i64_value(fields["grain"], "the grain"), TileGrid.decode(fields["tiles"]))

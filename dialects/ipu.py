@@ -99,9 +99,7 @@ def _ref(name: str) -> ir.FlatSymbolRefAttr:
 
 
 def _create(name: str, *, results=(), operands=(), attributes=None, loc=None, ip=None) -> ir.OpView:
-    return ir.Operation.create(
-        name, results=list(results), operands=list(operands), attributes=attributes or {}, loc=loc, ip=ip
-    ).opview
+    return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attributes or {}, loc=loc, ip=ip).opview
 
 
 # --- L1 -------------------------------------------------------------------------------------
@@ -211,9 +209,7 @@ class ExchangeOp(ir.OpView):
 
 
 def exchange(source: ir.Value, mapping: TileMapping, *, loc=None, ip=None) -> ExchangeOp:
-    return _create(
-        "ipu.exchange", results=[source.type], operands=[source], attributes={"mapping": mapping.encode()}, loc=loc, ip=ip
-    )
+    return _create("ipu.exchange", results=[source.type], operands=[source], attributes={"mapping": mapping.encode()}, loc=loc, ip=ip)
 
 
 # --- L3 -------------------------------------------------------------------------------------
@@ -284,9 +280,7 @@ class DeviceToHostOp(ir.OpView):
     mapping = _attribute("mapping", _mapping)
 
 
-def device_to_host(
-    result_type: ir.RankedTensorType, buffer: str, mapping: TileMapping, *, loc=None, ip=None
-) -> DeviceToHostOp:
+def device_to_host(result_type: ir.RankedTensorType, buffer: str, mapping: TileMapping, *, loc=None, ip=None) -> DeviceToHostOp:
     attributes = {"buffer": _ref(buffer), "mapping": mapping.encode()}
     return _create("ipu.device_to_host", results=[result_type], attributes=attributes, loc=loc, ip=ip)
 
@@ -376,9 +370,7 @@ class VertexGroupOp(ir.OpView):
         return self.tiles.count * (len(self.inputs) + len(self.outputs))
 
 
-def vertex_group(
-    codelet: str, tiles: TileGrid, inputs: Sequence[str], outputs: Sequence[str], *, loc=None, ip=None
-) -> VertexGroupOp:
+def vertex_group(codelet: str, tiles: TileGrid, inputs: Sequence[str], outputs: Sequence[str], *, loc=None, ip=None) -> VertexGroupOp:
     attributes = {
         "codelet": _ref(codelet),
         "tiles": tiles.encode(),
@@ -394,9 +386,7 @@ CODELET_ATTR = "ipu.codelet"
 PROGRAM_ATTR = "ipu.program"
 
 
-def _marked_function(
-    name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], marker: str, private: bool, loc, ip
-) -> func.FuncOp:
+def _marked_function(name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], marker: str, private: bool, loc, ip) -> func.FuncOp:
     function = func.FuncOp(name, (list(inputs), list(results)), visibility="private" if private else None, loc=loc, ip=ip)
     function.attributes[marker] = ir.UnitAttr.get()
     function.add_entry_block()
@@ -413,8 +403,6 @@ def compute_set_function(name: str, *, loc=None, ip=None) -> func.FuncOp:
     return _marked_function(name, [], [], COMPUTE_SET_ATTR, True, loc, ip)
 
 
-def codelet_function(
-    name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], *, loc=None, ip=None
-) -> func.FuncOp:
+def codelet_function(name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], *, loc=None, ip=None) -> func.FuncOp:
     """A codelet (`ipu.codelet`) on one tile's slices: tensor inputs, tensor results."""
     return _marked_function(name, inputs, results, CODELET_ATTR, True, loc, ip)

@@ -35,7 +35,6 @@ from mlir import ir
 
 from . import ipu
 
-
 _UNKNOWN = object()
 
 

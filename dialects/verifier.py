@@ -13,7 +13,6 @@ One walk over the IR; each op kind has one rule function below.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -212,7 +211,9 @@ def _offsets(op: ipu.CopyOp, role: str, offset: tuple[int, ...], grid: TileGrid)
 def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     source, dest = scope.buffer(op, "source", op.source), scope.buffer(op, "dest", op.dest)
     if source.type.element_type != dest.type.element_type:
-        raise op_error(op, f"expects @{op.source} and @{op.dest} of the same element type, got {source.type.element_type} and {dest.type.element_type}")
+        raise op_error(
+            op, f"expects @{op.source} and @{op.dest} of the same element type, got {source.type.element_type} and {dest.type.element_type}"
+        )
     size = op.size
     if size <= 0:
         raise op_error(op, f"expects a positive 'size', got {size}")
@@ -302,7 +303,8 @@ def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Typ
         view = type_ if isinstance(type_, ir.RankedTensorType) else None
         if view is None or not view.has_static_shape or view.element_type != buffer.type.element_type:
             raise op_error(
-                op, f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.type.element_type} like @{buffer.sym_name}, got {type_}"
+                op,
+                f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.type.element_type} like @{buffer.sym_name}, got {type_}",
             )
         if math.prod(view.shape) > math.prod(buffer.type.shape):
             raise op_error(

@@ -28,7 +28,9 @@ from ipu_mlir.target.diagnostics import IpuError
 __all__ = ["compile_to_program", "is_program", "load_module", "load_simulator", "random_inputs", "reference_outputs", "run"]
 
 
-def run(module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str | None = None) -> tuple[list[np.ndarray], Profile]:
+def run(
+    module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str | None = None
+) -> tuple[list[np.ndarray], Profile]:
     """Simulates `entry` (default: main, or the only public function) of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
     the order of the entry's arguments. `target` (a name or a .toml path) overrides the
     module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations."""

@@ -39,8 +39,9 @@ class ZooModel:
     reduced: dict = field(default_factory=dict)  # a small configuration, for tests
 
 
-def build(name: str, batch: int = 1, size: int | None = None, layers: int | None = None, seed: int = 0,
-          **options: Any) -> tuple[Any, tuple]:
+def build(
+    name: str, batch: int = 1, size: int | None = None, layers: int | None = None, seed: int = 0, **options: Any
+) -> tuple[Any, tuple]:
     """(module in eval mode, example inputs) of zoo model `name`. `size` is the image side of a
     vision model, the sequence length of a transformer; `layers` a transformer's layer count."""
     if name not in MODELS:
@@ -165,8 +166,9 @@ def _vision() -> SimpleNamespace:
         return nn.Sequential(*layers), in_channels
 
     def conv3x3(in_planes: int, out_planes: int, stride: int = 1, groups: int = 1, dilation: int = 1) -> nn.Conv2d:
-        return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, padding=dilation, groups=groups, bias=False,
-                         dilation=dilation)
+        return nn.Conv2d(
+            in_planes, out_planes, kernel_size=3, stride=stride, padding=dilation, groups=groups, bias=False, dilation=dilation
+        )
 
     def conv1x1(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2d:
         return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
@@ -572,15 +574,25 @@ def _text_model(make: Callable[[SimpleNamespace], Any], seed: int) -> Any:
     return make(_text()).eval()
 
 
-def bert(batch: int = 1, seq: int = 128, layers: int = 12, hidden: int = 768, heads: int = 12, intermediate: int | None = None,
-         vocab: int = 30522, max_positions: int = 512, seed: int = 0) -> tuple[Any, tuple]:
+def bert(
+    batch: int = 1,
+    seq: int = 128,
+    layers: int = 12,
+    hidden: int = 768,
+    heads: int = 12,
+    intermediate: int | None = None,
+    vocab: int = 30522,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> tuple[Any, tuple]:
     """BERT-base (HF `BertModel`): token ids (batch, seq) in; hidden states and pooled output out."""
     module = _text_model(lambda t: t.BertModel(layers, hidden, heads, intermediate or 4 * hidden, vocab, max(max_positions, seq)), seed)
     return module, _tokens(batch, seq, vocab, seed)
 
 
-def bert_encoder(batch: int = 1, seq: int = 128, layers: int = 12, hidden: int = 768, heads: int = 12, intermediate: int | None = None,
-                 seed: int = 0) -> tuple[Any, tuple]:
+def bert_encoder(
+    batch: int = 1, seq: int = 128, layers: int = 12, hidden: int = 768, heads: int = 12, intermediate: int | None = None, seed: int = 0
+) -> tuple[Any, tuple]:
     """BERT-base's encoder stack alone (HF `BertEncoder`): embedded tokens (batch, seq, hidden) in."""
     import torch
 
@@ -588,8 +600,16 @@ def bert_encoder(batch: int = 1, seq: int = 128, layers: int = 12, hidden: int =
     return module, (torch.randn(batch, seq, hidden, generator=torch.Generator().manual_seed(seed + 2)),)
 
 
-def gpt2(batch: int = 1, seq: int = 128, layers: int = 12, hidden: int = 768, heads: int = 12, vocab: int = 50257,
-         max_positions: int = 1024, seed: int = 0) -> tuple[Any, tuple]:
+def gpt2(
+    batch: int = 1,
+    seq: int = 128,
+    layers: int = 12,
+    hidden: int = 768,
+    heads: int = 12,
+    vocab: int = 50257,
+    max_positions: int = 1024,
+    seed: int = 0,
+) -> tuple[Any, tuple]:
     """GPT-2 small (HF `GPT2LMHeadModel`): token ids (batch, seq) in, logits (batch, seq, vocab) out."""
     module = _text_model(lambda t: t.GPT2LMHeadModel(layers, hidden, heads, vocab, max(max_positions, seq)), seed)
     return module, _tokens(batch, seq, vocab, seed)
@@ -603,11 +623,26 @@ MODELS: dict[str, ZooModel] = {
         ZooModel("resnet18", "ResNet-18 (torchvision)", resnet18, "vision", dict(size=32, width=0.125, num_classes=10)),
         ZooModel("resnet50", "ResNet-50 (torchvision V1.5)", resnet50, "vision", dict(size=32, width=0.125, num_classes=10)),
         ZooModel("mobilenet_v2", "MobileNetV2 (torchvision)", mobilenet_v2, "vision", dict(size=32, width=0.25, num_classes=10)),
-        ZooModel("bert", "BERT-base (HF BertModel): 12 layers, hidden 768, 12 heads, seq 128", bert, "text",
-                 dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32)),
-        ZooModel("bert_encoder", "BERT-base's encoder stack (HF BertEncoder), embedded tokens in", bert_encoder, "text",
-                 dict(seq=16, layers=2, hidden=64, heads=4)),
-        ZooModel("gpt2", "GPT-2 small (HF GPT2LMHeadModel): 12 layers, hidden 768, 12 heads, seq 128", gpt2, "text",
-                 dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32)),
+        ZooModel(
+            "bert",
+            "BERT-base (HF BertModel): 12 layers, hidden 768, 12 heads, seq 128",
+            bert,
+            "text",
+            dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32),
+        ),
+        ZooModel(
+            "bert_encoder",
+            "BERT-base's encoder stack (HF BertEncoder), embedded tokens in",
+            bert_encoder,
+            "text",
+            dict(seq=16, layers=2, hidden=64, heads=4),
+        ),
+        ZooModel(
+            "gpt2",
+            "GPT-2 small (HF GPT2LMHeadModel): 12 layers, hidden 768, 12 heads, seq 128",
+            gpt2,
+            "text",
+            dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32),
+        ),
     ]
 }

@@ -195,7 +195,11 @@ def _drop_fused_assert_copies(function: ir.OpView) -> None:
     for op in block.operations:
         if op.operation.name != "linalg.generic":
             continue
-        keys = [(ir.StringAttr(i.attributes["msg"]).value, str(i.location)) for i in op.regions[0].blocks[0].operations if i.operation.name == "cf.assert"]
+        keys = [
+            (ir.StringAttr(i.attributes["msg"]).value, str(i.location))
+            for i in op.regions[0].blocks[0].operations
+            if i.operation.name == "cf.assert"
+        ]
         for key in keys:
             asserts[key] = asserts.get(key, 0) + 1
         if not len(op.results) and keys:
@@ -241,7 +245,7 @@ def _check_recursion(module: ir.Operation) -> list[IpuError]:
     calls: dict[str, list[tuple[str, ir.Operation]]] = {}
     for function in _functions(module):
         found: list[ir.Operation] = []
-        function.operation.walk(lambda op: _collect(op, "func.call", found))
+        function.operation.walk(lambda op, found=found: _collect(op, "func.call", found))
         calls[ir.StringAttr(function.attributes["sym_name"]).value] = [
             (ir.FlatSymbolRefAttr(call.attributes["callee"]).value, call) for call in found
         ]
@@ -322,7 +326,7 @@ def _check_input_op(op: ir.OpView) -> str | None:
         return "a call that could not be inlined (a function without body)"
     if name == "cf.assert":
         if _is_false_constant(op.operands[0]):
-            return f"a cf.assert that always fails: \"{ir.StringAttr(op.attributes['msg']).value}\""
+            return f'a cf.assert that always fails: "{ir.StringAttr(op.attributes["msg"]).value}"'
         return _ASSERT
     if name.startswith("linalg."):
         # Named ops become ipu ops or are generalized; ops that are not structured cannot be.
@@ -383,7 +387,7 @@ def _check_generic(op: ir.OpView) -> str | None:
             return "linalg.index in the body (ipu-index-to-iota makes it an input)"
         if inner_name == "cf.assert":
             if _is_false_constant(inner.operands[0]):
-                return f"a cf.assert that always fails: \"{ir.StringAttr(inner.attributes['msg']).value}\""
+                return f'a cf.assert that always fails: "{ir.StringAttr(inner.attributes["msg"]).value}"'
             continue  # a run-time check: the simulator checks it on every element
         if inner_name != "linalg.yield" and inner_name.split(".")[0] not in ("arith", "math"):
             return f"'{inner_name}' in the body (only arith and math)"
@@ -418,7 +422,9 @@ def _scaled_dim(expr: ir.AffineExpr) -> bool:
         return True
     if isinstance(expr, ir.AffineMulExpr):
         terms = (expr.lhs, expr.rhs)
-        return any(isinstance(t, ir.AffineDimExpr) for t in terms) and any(isinstance(t, ir.AffineConstantExpr) and t.value > 0 for t in terms)
+        return any(isinstance(t, ir.AffineDimExpr) for t in terms) and any(
+            isinstance(t, ir.AffineConstantExpr) and t.value > 0 for t in terms
+        )
     return False
 
 
@@ -431,7 +437,6 @@ def _defined_inside(value: ir.Value, op: ir.OpView) -> bool:
 def _is_scalar_constant(value: ir.Value) -> bool:
     owner = value.owner
     return not isinstance(owner, ir.Block) and owner.name == "arith.constant" and not isinstance(value.type, ir.ShapedType)
-
 
 
 # --- normalization of the L1 output ------------------------------------------------------------
@@ -494,7 +499,9 @@ def _split_results(generic: ir.OpView) -> None:
     for index, (result, (needed, extra)) in enumerate(zip(generic.results, plans)):
         inputs, init = list(generic.operands[:num_inputs]) + [generic.operands[k] for k in extra], generic.operands[num_inputs + index]
         in_maps = maps[:num_inputs] + [maps[k] for k in extra]
-        single = linalg.GenericOp([result.type], inputs, [init], ir.ArrayAttr.get(in_maps + [maps[num_inputs + index]]), generic.attributes["iterator_types"])
+        single = linalg.GenericOp(
+            [result.type], inputs, [init], ir.ArrayAttr.get(in_maps + [maps[num_inputs + index]]), generic.attributes["iterator_types"]
+        )
         arguments = [*body.arguments[:num_inputs], *[body.arguments[k] for k in extra], body.arguments[num_inputs + index]]
         block = single.regions[0].blocks.append(*[argument.type for argument in arguments])
         mapped = dict(zip(arguments, block.arguments))
@@ -553,8 +560,10 @@ def _inserts_to_concat(empty: ir.OpView) -> bool:
             continue
         pieces.sort(key=lambda piece: piece[0][dim])
         ends = [offsets[dim] + sizes[dim] for offsets, sizes, _ in pieces]
-        if [offsets[dim] for offsets, _, _ in pieces] != [0, *ends[:-1]] or ends[-1] != shape[dim] or any(
-            ir.DenseI64ArrayAttr(op.attributes["static_strides"])[dim] != 1 for op in chain
+        if (
+            [offsets[dim] for offsets, _, _ in pieces] != [0, *ends[:-1]]
+            or ends[-1] != shape[dim]
+            or any(ir.DenseI64ArrayAttr(op.attributes["static_strides"])[dim] != 1 for op in chain)
         ):
             return False
         with ir.InsertionPoint(chain[-1]), chain[-1].location:

@@ -144,7 +144,11 @@ def _merge_runs(runs: list[_Run]) -> list[_Run]:
                 n = 2
                 while i + n < len(group) and tuple(b - a for a, b in zip(starts[i + n - 1], starts[i + n])) == step:
                     n += 1
-            merged.append(dataclasses.replace(group[i], outer=n, outer_src_part=step[0], outer_dst_part=step[1], outer_src_local=step[2], outer_dst_local=step[3]))
+            merged.append(
+                dataclasses.replace(
+                    group[i], outer=n, outer_src_part=step[0], outer_dst_part=step[1], outer_src_local=step[2], outer_dst_local=step[3]
+                )
+            )
             i += n
     return merged
 

@@ -192,7 +192,9 @@ class _Folder:
             if not held.all():
                 message = ir.StringAttr(op.attributes["msg"]).value
                 failed = int(held.size - np.count_nonzero(held))
-                raise IpuError(f"'cf.assert' fails at compile time on {failed} of {held.size} constant elements: \"{message}\"", op.location)
+                raise IpuError(
+                    f"'cf.assert' fails at compile time on {failed} of {held.size} constant elements: \"{message}\"", op.location
+                )
             return True
         if name == "arith.constant":
             value = self._constant(op.results[0])

@@ -138,7 +138,9 @@ class _Fuser:
         type_a = ir.FunctionType(ir.TypeAttr(codelet_a.attributes["function_type"]).value)
         type_b = ir.FunctionType(ir.TypeAttr(codelet_b.attributes["function_type"]).value)
         name = self.program.fresh(f"{a.codelet}_{b.codelet}")
-        fused = ipu.codelet_function(name, list(type_a.inputs) + [type_b.inputs[i] for i in kept], list(type_b.results), ip=ir.InsertionPoint(self.body))
+        fused = ipu.codelet_function(
+            name, list(type_a.inputs) + [type_b.inputs[i] for i in kept], list(type_b.results), ip=ir.InsertionPoint(self.body)
+        )
         self.program.insert(fused)
         block = fused.regions[0].blocks[0]
         args = list(block.arguments)

@@ -144,7 +144,7 @@ def collapse_layout(expanded: Layout, groups: list[list[int]], collapsed_shape: 
     """The collapsed-side layout whose buffers are those of `expanded` (cuts of a group's
     first dimension become cuts of whole rows)."""
     dims = []
-    for group, size in zip(groups, collapsed_shape):
+    for group in groups:
         inner = math.prod(expanded.shape[d] for d in group[1:])
         first = expanded.dims[group[0]]
         dims.append(Parts(tuple((lo * inner, hi * inner) for lo, hi in first.intervals), first.stride))

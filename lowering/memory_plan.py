@@ -21,9 +21,8 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 from ipu_mlir.dialects.program import Program
-from ipu_mlir.target.diagnostics import IpuError, op_error
-
 from ipu_mlir.target import Target, target_of
+from ipu_mlir.target.diagnostics import IpuError, op_error
 
 from .pass_registry import ModulePass, register_pass
 
@@ -153,9 +152,11 @@ def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
     steps = np.array(walker.step_of_op + [walker.step], dtype=np.int64)
     live_steps = np.where(live_ops >= 0, steps[np.maximum(live_ops, 0)], [_NEVER, -1])
     tiles = [g.tiles() for g in grids]
-    for name, grid, t in zip(names, grids, tiles):
+    for name, t in zip(names, tiles):
         if t.size and (t.min() < 0 or t.max() >= num_tiles):
-            raise op_error(buffers[index[name]], f"'tiles': tile grid reaches tiles {t.min()}..{t.max()}, outside the target's {num_tiles} tiles")
+            raise op_error(
+                buffers[index[name]], f"'tiles': tile grid reaches tiles {t.min()}..{t.max()}, outside the target's {num_tiles} tiles"
+            )
     counts = np.array([t.size for t in tiles], dtype=np.int64)
     return Liveness(
         names=names,
@@ -358,7 +359,9 @@ def _check_fits(plan: Plan) -> None:
     if plan.reuse and plan.live_bound[worst] <= capacity:
         # Possible because a buffer's offset holds on all its tiles: three buffers meeting
         # pairwise on three tiles need three ranges though each tile holds only two.
-        message += f" (at most {plan.live_bound[worst]} bytes are live at once there: buffers' offsets, shared by all their tiles, leave gaps)"
+        message += (
+            f" (at most {plan.live_bound[worst]} bytes are live at once there: buffers' offsets, shared by all their tiles, leave gaps)"
+        )
     if over.size > 1:
         message += f"; {over.size} tiles are out of memory, tile {worst} is the worst"
     raise IpuError(message, plan.liveness.ops[int(largest[0])].location)

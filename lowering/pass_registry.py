@@ -122,7 +122,9 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
         raise TypeError(f"{where}: a pass must be a @dataclass (put @register_pass above @dataclass)")
     name = cls.__dict__.get("name")
     if not isinstance(name, str) or not _PASS_NAME.fullmatch(name):
-        raise TypeError(f"{where}: set the class attribute `name` (without type annotation) to the pipeline name, e.g. name = \"ipu-my-pass\"")
+        raise TypeError(
+            f'{where}: set the class attribute `name` (without type annotation) to the pipeline name, e.g. name = "ipu-my-pass"'
+        )
     if not cls.description():
         raise TypeError(f"{where}: a pass needs a docstring: a one-line summary, then a before/after example")
     if inspect.isabstract(cls):
@@ -248,7 +250,9 @@ def _add_pipeline(pass_manager: passmanager.PassManager, pipeline: str) -> None:
             continue
         if element.name in _REGISTRY:
             if element.nested is not None:
-                raise PipelineError(f"'{element.name}' is a pass, not an operation: give its options in braces, {element.name}{{...}}", element.start)
+                raise PipelineError(
+                    f"'{element.name}' is a pass, not an operation: give its options in braces, {element.name}{{...}}", element.start
+                )
             try:
                 add_pass(pass_manager, build_pass(element.name, element.options or ""))
             except PipelineError as error:

@@ -21,7 +21,22 @@ from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
-STEPS = ("ipu-select-entry", "symbol-dce", "ipu-import-tosa", "ipu-index-to-iota", "ipu-fold-constants", "ipu-convert-to-ipu", "canonicalize", "cse", "ipu-plan", "ipu-schedule", "ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan", "ipu-verify")
+STEPS = (
+    "ipu-select-entry",
+    "symbol-dce",
+    "ipu-import-tosa",
+    "ipu-index-to-iota",
+    "ipu-fold-constants",
+    "ipu-convert-to-ipu",
+    "canonicalize",
+    "cse",
+    "ipu-plan",
+    "ipu-schedule",
+    "ipu-fuse-compute-sets",
+    "ipu-merge-supersteps",
+    "ipu-memory-plan",
+    "ipu-verify",
+)
 
 
 def default_pipeline(target: str | None = None, memory_report: str | None = None, entry: str | None = None) -> str:

@@ -15,8 +15,8 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
 from ipu_mlir.dialects.ops.space import Space
-from ipu_mlir.target.diagnostics import op_error
 from ipu_mlir.target import Target, cost_model, target_of
+from ipu_mlir.target.diagnostics import op_error
 
 from .layout import Layout, balanced_block
 from .layout_algebra import Partition, collapse_layout, operand_layout, result_layout, shared_loop
@@ -68,7 +68,9 @@ class Plan(ModulePass):
     name = "ipu-plan"
 
     target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
-    memory_fraction: float = field(default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)"})
+    memory_fraction: float = field(
+        default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)"}
+    )
     grain: int = field(default=64, metadata={"help": "fewest elements per tile when cutting element-wise work"})
 
     def run(self, module: ir.Operation) -> None:
@@ -190,7 +192,9 @@ class _Planner:
             if value in self.unplaced:
                 wanted = operand_layout(space, partition, accesses)
                 block = Layout(wanted.shape, wanted.first_tile, wanted.dims)
-                self.place_unplaced(value, block if block.is_block and not self.crowded(value, block) else self.default_layout(_shape(value)))
+                self.place_unplaced(
+                    value, block if block.is_block and not self.crowded(value, block) else self.default_layout(_shape(value))
+                )
         for value in op.operands:  # the init of a generic
             if value in self.unplaced:
                 self.place_unplaced(value, result_layout(space, partition))
@@ -257,7 +261,7 @@ def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partiti
     return Partition(blocks, first, tuple(strides))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _candidates(extent: int, tiles: int) -> tuple[int, ...]:
     """Part counts worth trying for a loop: powers of two, divisors of the tile count and of the
     extent, and the extent itself, each giving a distinct block size."""
@@ -343,4 +347,3 @@ def _shape(value: ir.Value) -> tuple[int, ...]:
 
 def _is_scalar(op: ir.OpView) -> bool:
     return all(not isinstance(r.type, ir.ShapedType) for r in op.results)
-

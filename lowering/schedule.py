@@ -19,8 +19,8 @@ from ipu_mlir.target.diagnostics import op_error
 from . import codelets
 from .exchange import plan_transfers
 from .layout import Layout, Parts
-from .pass_registry import ModulePass, register_pass
 from .layout_algebra import Partition, collapse_layout, expand_layout, mapping_of, operand_layout, replicas, result_mapping
+from .pass_registry import ModulePass, register_pass
 from .plan import entry_functions
 
 
@@ -166,8 +166,16 @@ class _Scheduler:
 
     def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None) -> None:
         for t in plan_transfers(source.layout, wanted, shift, box):
-            ipu.copy(source.buffer, dest, size=t.size, src_tiles=t.src_tiles, dst_tiles=t.dst_tiles,
-                     src_offset=t.src_offset, dst_offset=t.dst_offset, ip=self.ip)
+            ipu.copy(
+                source.buffer,
+                dest,
+                size=t.size,
+                src_tiles=t.src_tiles,
+                dst_tiles=t.dst_tiles,
+                src_offset=t.src_offset,
+                dst_offset=t.dst_offset,
+                ip=self.ip,
+            )
 
     def execute(self, stem: str, groups: list[tuple[str, object, list[str], list[str]]]) -> None:
         compute_set = ipu.compute_set_function(self.fresh(stem + "_cs"), ip=self.codelet_ip)
@@ -197,7 +205,9 @@ class _Scheduler:
             inputs.append(self.bring(op, op.operands[len(op.operands) - 1], final, stem + "_init"))
         element_type = space.element_type
         if reduced > 1:
-            box_layout = Layout(final.shape, partition.first, tuple(parts[d] for d in space.result), replicas(space, partition, space.result))
+            box_layout = Layout(
+                final.shape, partition.first, tuple(parts[d] for d in space.result), replicas(space, partition, space.result)
+            )
             partial = self.buffer(stem + "_partial", box_layout, element_type, op.location)
         else:
             partial = self.buffer(stem, final, element_type, op.location)
@@ -352,4 +362,3 @@ def _complement(shape, inner):
             boxes.append(tuple(fixed + [(hi, size)] + rest))
         fixed.append((lo, hi))
     return boxes
-

@@ -34,7 +34,6 @@ from ipu_mlir.dialects.ops import SerialCut, record_of, space_of
 from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 
-
 Fits = Callable[[Space], "tuple[int, tuple[int, ...]] | None"]  # cycles and blocks, None: no cut fits
 
 
@@ -50,7 +49,10 @@ def _split(op: ir.OpView, fits: Fits, budget: int) -> None:
     cuts = record_of(op).serial_cuts(op)
     options = [(*found, cut.result_dim, cut) for cut in cuts if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
     if not options:
-        raise op_error(op, f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)")
+        raise op_error(
+            op,
+            f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)",
+        )
     pieces, _, _, cut = min(options, key=lambda option: option[:3])
     _rewrite(op, cut, pieces)
 
@@ -89,7 +91,14 @@ def _piece(op: ir.OpView, cut: SerialCut, start: int, size: int) -> ir.OpView:
             offsets[dim], sizes[dim] = start * unit, size * unit
             sliced = ir.RankedTensorType.get(sizes, source.element_type)
             operands[operand] = tensor.ExtractSliceOp(
-                sliced, operands[operand], [], [], [], ir.DenseI64ArrayAttr.get(offsets), ir.DenseI64ArrayAttr.get(sizes), ir.DenseI64ArrayAttr.get([1] * source.rank)
+                sliced,
+                operands[operand],
+                [],
+                [],
+                [],
+                ir.DenseI64ArrayAttr.get(offsets),
+                ir.DenseI64ArrayAttr.get(sizes),
+                ir.DenseI64ArrayAttr.get([1] * source.rank),
             ).result
         return record_of(op).rebuild(op, operands, cut, size)
 

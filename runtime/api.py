@@ -16,11 +16,10 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu, make_context
+from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
-from .profile import Profile
 from .simulator import Simulator
-from ipu_mlir.target import target_of
 
 Source = str | os.PathLike | ir.Module
 

@@ -95,11 +95,15 @@ class CompiledCodelet:
         for index, (value, (shape, dtype)) in enumerate(zip(inputs, self.arguments)):
             if value.ndim != batch + len(shape) or value.shape[batch:] != shape or value.dtype != dtype:
                 expected = ", ".join(["*"] * batch + [str(size) for size in shape])
-                raise CodeletError(f"codelet @{self.name} argument #{index} expects ({expected}) {dtype} ({batch} batch axes), got {value.shape} {value.dtype}")
+                raise CodeletError(
+                    f"codelet @{self.name} argument #{index} expects ({expected}) {dtype} ({batch} batch axes), got {value.shape} {value.dtype}"
+                )
             try:
                 tiles = np.broadcast_shapes(tiles, value.shape[:batch])
             except ValueError:
-                raise CodeletError(f"codelet @{self.name} argument #{index} expects batch axes broadcasting with {tiles}, got {value.shape[:batch]}") from None
+                raise CodeletError(
+                    f"codelet @{self.name} argument #{index} expects batch axes broadcasting with {tiles}, got {value.shape[:batch]}"
+                ) from None
         env = list(self._template)
         env[: len(inputs)] = inputs
         with np.errstate(all="ignore"):  # poison (division by zero, invalid casts) is not an error
@@ -190,7 +194,9 @@ def _loop_of(form: tuple[list[int], int]) -> int | None:
     return coefficients.index(1) if constant == 0 and sorted(coefficients) == [0] * (len(coefficients) - 1) + [1] else None
 
 
-def _viewer(terms: list[list[tuple[int, int]]], offsets: tuple[int, ...], loops: tuple[int, ...], batch: int) -> Callable[[np.ndarray], np.ndarray]:
+def _viewer(
+    terms: list[list[tuple[int, int]]], offsets: tuple[int, ...], loops: tuple[int, ...], batch: int
+) -> Callable[[np.ndarray], np.ndarray]:
     """A function viewing an operand (*batch, *shape) as (*batch, *loops): loop `i` steps
     `sum(c * stride[axis] for axis, c in terms[i])` bytes, from element `offsets`."""
     start = (slice(None),) * batch + tuple(slice(o, None) for o in offsets) if any(offsets) else None
@@ -459,7 +465,9 @@ class _Compiler:
             views = [env[s] if view is None else view(env[s]) for s, view in zip(inputs, viewers)]
             for outer, inner in adapters:
                 env[inner] = env[outer].reshape(*env[outer].shape, *ones)
-            tiles = np.broadcast_shapes(*[v.shape[:batch] for v in views], *[env[s].shape[:batch] for s in inits + [outer for outer, _ in adapters]])
+            tiles = np.broadcast_shapes(
+                *[v.shape[:batch] for v in views], *[env[s].shape[:batch] for s in inits + [outer for outer, _ in adapters]]
+            )
             return views, tiles
 
         def clear(env: Env) -> None:
@@ -475,7 +483,9 @@ class _Compiler:
                     env[slot] = view
                 for step in steps:
                     step(env)
-                for (reduce, combine, init_first), f, init, (to_parallel, from_parallel), out in zip(combiners, wanted_slots, inits, layouts, results):
+                for (reduce, combine, init_first), f, init, (to_parallel, from_parallel), out in zip(
+                    combiners, wanted_slots, inits, layouts, results
+                ):
                     reduced, start = reduce(_full(env[f], loops, batch), axes), env[init].transpose(to_parallel)
                     env[out] = (combine(start, reduced) if init_first else combine(reduced, start)).transpose(from_parallel)
                 clear(env)
@@ -529,7 +539,10 @@ class _Compiler:
         if None in dims or sorted(dims) != parallel:
             raise _error(op, "has an output indexing map that is not a permutation of its parallel loops")
         batch = self.batch
-        return (*range(batch), *(batch + dims.index(loop) for loop in parallel)), (*range(batch), *(batch + parallel.index(d) for d in dims))
+        return (*range(batch), *(batch + dims.index(loop) for loop in parallel)), (
+            *range(batch),
+            *(batch + parallel.index(d) for d in dims),
+        )
 
     def _reductions(self, block: ir.Block, n_in: int) -> list[_Reduction] | None:
         """Each output's `yield combine(f, out)` if its combiner is associative and `out` is
@@ -548,10 +561,14 @@ class _Compiler:
             if reduce is None:
                 return None
             f = operands[1] if operands[0] == out else operands[0]
-            found.append(_Reduction(combine.operation, f, reduce, elementwise_kernel(name, [dtype, dtype], dtype, None), operands[0] == out))
+            found.append(
+                _Reduction(combine.operation, f, reduce, elementwise_kernel(name, [dtype, dtype], dtype, None), operands[0] == out)
+            )
         return found
 
-    def _body(self, block: ir.Block, skip: list[ir.Operation], wanted: list[ir.Value]) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int]]:
+    def _body(
+        self, block: ir.Block, skip: list[ir.Operation], wanted: list[ir.Value]
+    ) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int]]:
         """A generic's body as steps (but the ops in `skip`), with the adapters giving values
         from outside it (scalars: batch axes only) the body's rank, the slots to free after
         a run, and the slots of the `wanted` values."""

@@ -25,9 +25,8 @@ from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.ops import semantics
 from ipu_mlir.dialects.ops.arrays import assign
 from ipu_mlir.dialects.program import Program
-from ipu_mlir.target.diagnostics import IpuError, format_location
-
 from ipu_mlir.target import Target
+from ipu_mlir.target.diagnostics import IpuError, format_location
 
 
 class SimulationError(IpuError):
@@ -195,7 +194,9 @@ class Grid:
     def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
         row, item = array.strides
         inner = tuple(item * math.prod(self.shape[i + 1 :]) for i in range(len(self.shape)))
-        return as_strided(array[self.first :], (*self.sizes, *self.shape), tuple(s * row for s in self.strides) + inner, writeable=writeable)
+        return as_strided(
+            array[self.first :], (*self.sizes, *self.shape), tuple(s * row for s in self.strides) + inner, writeable=writeable
+        )
 
     def read(self, array: np.ndarray) -> np.ndarray:
         if self.strides is not None:
@@ -206,7 +207,9 @@ class Grid:
         if self.strides is not None:
             assign(self._view(array, True), values)
         else:
-            array[self.rows.reshape(self.sizes), : self.count] = np.broadcast_to(values, (*self.sizes, *self.shape)).reshape(*self.sizes, self.count)
+            array[self.rows.reshape(self.sizes), : self.count] = np.broadcast_to(values, (*self.sizes, *self.shape)).reshape(
+                *self.sizes, self.count
+            )
 
 
 def grid_region(rows: np.ndarray, tiles: np.ndarray, sizes: tuple[int, ...], shape: tuple[int, ...], kept: tuple[bool, ...]) -> Grid:
@@ -247,19 +250,27 @@ class Side:
     write: bool
 
     def take(self, axis: int, lo: int, hi: int, sizes: tuple[int, ...]) -> Side:
-        pick = lambda a: np.take(a.reshape(sizes), range(lo, hi), axis=axis).reshape(-1)
+        def pick(a: np.ndarray) -> np.ndarray:
+            return np.take(a.reshape(sizes), range(lo, hi), axis=axis).reshape(-1)
+
         return Side(pick(self.rows), pick(self.tiles), pick(self.starts), self.elements, self.write)
 
     def strided(self, count: int, sizes: tuple[int, ...]) -> Strided | None:
         """The side as one strided view, if rows and starts are affine in the grid index; not
         for a written side repeating elements (stride 0: left to the checks of the others)."""
-        (row_first, row_strides), (tile_first, tile_strides), (start_first, start_strides) = (_affine(a, sizes) for a in (self.rows, self.tiles, self.starts))
+        (row_first, row_strides), (tile_first, tile_strides), (start_first, start_strides) = (
+            _affine(a, sizes) for a in (self.rows, self.tiles, self.starts)
+        )
         if row_strides is None or tile_strides is None or start_strides is None:
             return None
         strides = tuple(r * self.elements + s for r, s in zip(row_strides, start_strides))
         if self.write and any(s == 0 and n > 1 for s, n in zip(strides, sizes)):
             return None
-        forms = (TileGrid(row_first, sizes, row_strides), TileGrid(tile_first, sizes, tile_strides), TileGrid(start_first, sizes, start_strides))
+        forms = (
+            TileGrid(row_first, sizes, row_strides),
+            TileGrid(tile_first, sizes, tile_strides),
+            TileGrid(start_first, sizes, start_strides),
+        )
         return Strided(forms, count, (*sizes, count), row_first * self.elements + start_first, (*strides, 1))
 
 
@@ -443,7 +454,9 @@ class Buffer:
                 lo = int(np.broadcast_to(region.lo, region.tiles.shape)[entry])
                 missing = (int(region.tiles[entry]), lo + first, lo + first + (int(rest.argmax()) if rest.any() else rest.size))
                 writer = self._last_writer(*missing)
-                raise site.error(f"reads memory on {self.describe(*missing)}, {f'last written by @{writer.name}' if writer else 'never written'}")
+                raise site.error(
+                    f"reads memory on {self.describe(*missing)}, {f'last written by @{writer.name}' if writer else 'never written'}"
+                )
         return region.read(self.data)
 
     def write(self, region: Region, values, check: bool) -> None:
@@ -480,7 +493,11 @@ class Buffer:
         """Of the aliasing buffers sharing those bytes on `tile`, the last one to write on it
         (its mask may be gone: buffers are released after their last use)."""
         start, end = (self.offset or 0) + lo * self.element_bytes, (self.offset or 0) + hi * self.element_bytes
-        when = {b: b.last_write[b.row_of_tile[tile]] for b in self.aliases if b.row_of_tile[tile] >= 0 and b.offset < end and start < b.offset + b.bytes}
+        when = {
+            b: b.last_write[b.row_of_tile[tile]]
+            for b in self.aliases
+            if b.row_of_tile[tile] >= 0 and b.offset < end and start < b.offset + b.bytes
+        }
         writer = max(when, key=when.get, default=None)
         return writer if writer is not None and when[writer] >= 0 else None
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ipu_mlir.target import cost_model
-from ipu_mlir.target import Target
+from ipu_mlir.target import Target, cost_model
 
 PROFILE_VERSION = 1
 
@@ -176,8 +175,17 @@ class Profile:
         return {
             "version": PROFILE_VERSION,
             "summary": self.summary_fields(),
-            "target": {"name": self.target, "clock_hz": self.clock_hz, "num_tiles": self.num_tiles, "tile_memory_bytes": self.tile_memory_bytes},
-            "memory": {"peak_bytes": self.peak_memory_per_tile, "mean_bytes": self.mean_memory_per_tile, "bytes_per_tile": self.memory_per_tile.tolist()},
+            "target": {
+                "name": self.target,
+                "clock_hz": self.clock_hz,
+                "num_tiles": self.num_tiles,
+                "tile_memory_bytes": self.tile_memory_bytes,
+            },
+            "memory": {
+                "peak_bytes": self.peak_memory_per_tile,
+                "mean_bytes": self.mean_memory_per_tile,
+                "bytes_per_tile": self.memory_per_tile.tolist(),
+            },
             "supersteps": [step.to_dict(index) for index, step in enumerate(self.steps)],
         }
 

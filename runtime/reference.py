@@ -228,7 +228,9 @@ def _promoted_f16(module: ir.Module) -> ir.Module | None:
                 op.attributes["value"] = ir.FloatAttr.get(f32, value.value)
             elif isinstance(value, ir.DenseFPElementsAttr) and value.type.element_type == f16:
                 if value.is_splat:
-                    op.attributes["value"] = ir.DenseElementsAttr.get_splat(wide(value.type), ir.FloatAttr.get(f32, value.get_splat_value().value))
+                    op.attributes["value"] = ir.DenseElementsAttr.get_splat(
+                        wide(value.type), ir.FloatAttr.get(f32, value.get_splat_value().value)
+                    )
                 else:
                     op.attributes["value"] = ir.DenseElementsAttr.get(np.array(value).astype(np.float32), type=f32)
     for op in rounding:
@@ -350,7 +352,9 @@ def _store_booleans_as_bytes(module: ir.Module) -> None:
             value = op.attributes["initial_value"]
             if isinstance(value.type, ir.RankedTensorType) and value.type.element_type == i1:
                 if not isinstance(value, ir.DenseIntElementsAttr):
-                    raise ReferenceRunError("a boolean dense_resource constant is not supported by the reference: use dense<...>", op.location)
+                    raise ReferenceRunError(
+                        "a boolean dense_resource constant is not supported by the reference: use dense<...>", op.location
+                    )
                 op.attributes["initial_value"] = ir.DenseElementsAttr.get(_bool_array(value).astype(np.int8), context=op.context)
         elif op.name == "memref.load" and op.results[0].type == i1:
             op.results[0].set_type(i8)

@@ -40,15 +40,42 @@ from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.ops import codelet_cycles
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
-
-from .codelet import AssertionFailure, CodeletError, compile_codelet
-from .memory import Buffer, Grid, Pool, Region, Side, SimulationError, Site, Strided, constant_axes, copy_region, element_dtype, grid_region, link_aliases, order_rows, site_of, static_tensor, strided_pieces
-from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
-from .streams import DeviceToHost, HostToDevice
-from .profile import Profile, Superstep
 from ipu_mlir.target import Target, target_of
 
-PROGRAM_OPS = ("arith.constant", "ipu.host_to_device", "ipu.device_to_host", "ipu.sync", "ipu.copy", "ipu.execute", "scf.for", "func.return")
+from .codelet import AssertionFailure, CodeletError, compile_codelet
+from .memory import (
+    Buffer,
+    Grid,
+    Pool,
+    Region,
+    Side,
+    SimulationError,
+    Site,
+    Strided,
+    constant_axes,
+    copy_region,
+    element_dtype,
+    grid_region,
+    link_aliases,
+    order_rows,
+    site_of,
+    static_tensor,
+    strided_pieces,
+)
+from .profile import Profile, Superstep
+from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
+from .streams import DeviceToHost, HostToDevice
+
+PROGRAM_OPS = (
+    "arith.constant",
+    "ipu.host_to_device",
+    "ipu.device_to_host",
+    "ipu.sync",
+    "ipu.copy",
+    "ipu.execute",
+    "scf.for",
+    "func.return",
+)
 
 
 # --- Steps of the plan ---------------------------------------------------------------------
@@ -86,7 +113,9 @@ class _VertexGroup:
         try:
             results = self.kernel(arguments)
         except AssertionFailure as error:
-            raise SimulationError(f"{error.message} (codelet @{self.codelet} of '{self.site.name}' at {self.site.where})", error.location) from None
+            raise SimulationError(
+                f"{error.message} (codelet @{self.codelet} of '{self.site.name}' at {self.site.where})", error.location
+            ) from None
         except self.codelet_error as error:
             raise self.site.error(f"codelet @{self.codelet} failed: {error}") from None
         if len(results) != len(self.outputs):
@@ -94,7 +123,9 @@ class _VertexGroup:
         for (buffer, region), result in zip(self.outputs, results):
             batch = result.shape[: len(region.sizes)]
             if result.shape[len(batch) :] != region.shape or result.dtype != buffer.dtype or len(batch) != len(region.sizes):
-                raise self.site.error(f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected {(*region.sizes, *region.shape)} {buffer.dtype}")
+                raise self.site.error(
+                    f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected {(*region.sizes, *region.shape)} {buffer.dtype}"
+                )
             # a result computed along an axis its buffer replicates: every point holds the same
             replicated = tuple(slice(0, 1) if n == 1 else slice(None) for n in region.sizes)
             buffer.write(region, result[replicated], check)
@@ -148,7 +179,10 @@ def _check_races(accesses: list[_Access], phase: str) -> None:
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
     width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
-    keys = [a.region.tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes) if a.region.count else np.zeros(0, np.int64) for a in accesses]
+    keys = [
+        a.region.tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes) if a.region.count else np.zeros(0, np.int64)
+        for a in accesses
+    ]
     points = sum(k.size for k in keys)
     tiles = max(int(k.max(initial=0)) for k in keys) // span + 1
     step = -(-tiles // -(-points // _CHECK_CHUNK))
@@ -223,7 +257,9 @@ class _Planner:
     Given `classes` (runtime/replicas.py), a buffer keeps one row per class of tiles holding
     the same bytes, and the plan makes no checks: it is the plan of runs after a checked one."""
 
-    def __init__(self, module: ir.Operation, target: Target, entry: str, classes: dict[str, np.ndarray] | None = None, codelets: dict | None = None):
+    def __init__(
+        self, module: ir.Operation, target: Target, entry: str, classes: dict[str, np.ndarray] | None = None, codelets: dict | None = None
+    ):
         self.target = target
         self.checks = classes is None
         self.program = Program(module)
@@ -235,7 +271,9 @@ class _Planner:
             link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
         self.compute_sets: dict[str, _ComputeSet] = {}
-        self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = {} if codelets is None else codelets  # kernel, its error type, cycles
+        self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = (
+            {} if codelets is None else codelets
+        )  # kernel, its error type, cycles
         self.writes: list[Write] = []  # for runtime/replicas.py
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
@@ -360,10 +398,16 @@ class _Planner:
         # one message to several tiles: exchange multicasts it, so it is sent once.
         once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
         senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
-        self.current.add_exchange(senders, sides[1].tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name))
+        self.current.add_exchange(
+            senders, sides[1].tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name)
+        )
         if self.checks:  # the pieces' regions, compact while the phase's other copies are planned
             actor = len(self.exchange)
-            self.exchange += [_Access(buffer, region, write, site, actor) for piece in pieces for buffer, region, write in zip((source, dest), piece, (False, True))]
+            self.exchange += [
+                _Access(buffer, region, write, site, actor)
+                for piece in pieces
+                for buffer, region, write in zip((source, dest), piece, (False, True))
+            ]
         return _Copy(site, source, dest, pieces)
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> _Execute:
@@ -431,7 +475,9 @@ class _Planner:
         # grid axes along which every output is one row (replicas) are computed at their first point
         outputs = [rows for _, rows, _ in edges["output"]]
         kept = tuple(not repeated for repeated in constant_axes(outputs, sizes)) if outputs else (True,) * len(sizes)
-        regions = {role: [(buffer, grid_region(rows, tiles, sizes, shape, kept)) for buffer, rows, shape in found] for role, found in edges.items()}
+        regions = {
+            role: [(buffer, grid_region(rows, tiles, sizes, shape, kept)) for buffer, rows, shape in found] for role, found in edges.items()
+        }
         kernel, error_type, cost = self._codelet(codelet, function, len(sizes), site)
         self.vertices += tiles.size
         self.edges += tiles.size * (len(edges["input"]) + len(edges["output"]))
@@ -460,7 +506,9 @@ def _program(program: Program, entry: str) -> ir.OpView:
     if found is not None:
         return found
     names = ", ".join("@" + ir.StringAttr(op.attributes["sym_name"]).value for op in program.functions(ipu.PROGRAM_ATTR))
-    raise SimulationError(f"no function @{entry} marked {ipu.PROGRAM_ATTR}" + (f" (programs: {names})" if names else ": the module is not an L3 program"))
+    raise SimulationError(
+        f"no function @{entry} marked {ipu.PROGRAM_ATTR}" + (f" (programs: {names})" if names else ": the module is not an L3 program")
+    )
 
 
 def _verify(module: ir.Module, target: Target) -> None:

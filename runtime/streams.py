@@ -22,9 +22,9 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, TileGrid
+from ipu_mlir.target import Target
 
 from .memory import Buffer, Grid, Rows, Site, as_slice, assign, grid_region, static_tensor
-from ipu_mlir.target import Target
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,9 @@ class Stream:
     @property
     def tiles(self) -> np.ndarray:
         """The tiles the stream writes or reads."""
-        return np.concatenate([piece.region.tiles for piece in self.blocks] + [region.tiles for _, _, region in self.runs] + [np.zeros(0, np.int64)])
+        return np.concatenate(
+            [piece.region.tiles for piece in self.blocks] + [region.tiles for _, _, region in self.runs] + [np.zeros(0, np.int64)]
+        )
 
     def _plan_blocks(self, mapping: BlockMapping) -> None:
         per_dim = []  # per dimension: (first block, blocks, block size) of the full and the edge blocks

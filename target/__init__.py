@@ -97,9 +97,7 @@ _FMA_FIGURE_BY_DTYPE = {
     "float16": "fp16_fma_per_cycle",
 }
 _TEXT_FIELDS = ("name", "description")
-_FIGURE_TYPES: dict[str, type] = {
-    name: hint for name, hint in typing.get_type_hints(Target).items() if hint in (int, float)
-}
+_FIGURE_TYPES: dict[str, type] = {name: hint for name, hint in typing.get_type_hints(Target).items() if hint in (int, float)}
 _FRACTION_FIELDS = frozenset({"ipu_link_efficiency", "planner_memory_fraction"})
 _FIGURE_KEYS = frozenset({"value", "source", "assumption", "derived"})
 
@@ -116,10 +114,7 @@ def load_target(name_or_path: str) -> Target:
         return _load_file(Path(name_or_path))
     names = builtin_targets()
     if name_or_path not in names:
-        raise IpuError(
-            f"unknown target '{name_or_path}'; built-in targets: {', '.join(names)} "
-            "(or give the path of a .toml target file)"
-        )
+        raise IpuError(f"unknown target '{name_or_path}'; built-in targets: {', '.join(names)} (or give the path of a .toml target file)")
     return _load_builtin(name_or_path)
 
 

@@ -74,7 +74,9 @@ OP_INSTRUCTIONS = {
 _FREE_OPS = frozenset(
     {"tensor.empty", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast", "tensor.bitcast", "arith.constant", "func.return"}
 )
-_COPY_OPS = frozenset({"tensor.extract_slice", "tensor.insert_slice", "tensor.pad", "tensor.concat", "linalg.transpose", "linalg.broadcast", "linalg.copy"})
+_COPY_OPS = frozenset(
+    {"tensor.extract_slice", "tensor.insert_slice", "tensor.pad", "tensor.concat", "linalg.transpose", "linalg.broadcast", "linalg.copy"}
+)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def dtype_info(dtype: str | ir.Type | np.dtype) -> _DType:
     return _dtype_info(str(dtype))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dtype_info(text: str) -> _DType:  # the planner asks thousands of times per op
     match = re.fullmatch(r"(bf|f|i|si|ui)(\d+)", text)
     if match:

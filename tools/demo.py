@@ -23,17 +23,16 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import IRDL_PATH, ipu, make_context
 from ipu_mlir.dialects.attrs import LinearMapping, TileGrid
-from ipu_mlir.target.diagnostics import format_location
 from ipu_mlir.dialects.verifier import verify
 from ipu_mlir.lowering.pass_registry import build_pass_manager
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.runtime.api import load_module, random_inputs
 from ipu_mlir.runtime.reference import run_reference
 from ipu_mlir.runtime.simulator import Simulator
-from ipu_mlir.target import Target, load_target
+from ipu_mlir.target import TARGET_ATTR, Target, load_target
+from ipu_mlir.target.diagnostics import format_location
 
 PER_TILE = 64
 HEAD = 4  # elements of each tile's result gathered onto tile 0
@@ -65,8 +64,13 @@ def build_relu_program(target: Target) -> ir.Module:
             ipu.sync("internal")
             # Tile i sends y[0:4] to tile 0's head[4i:4i+4]: one op for every tile.
             ipu.copy(
-                "y", "head", size=HEAD, src_tiles=on_tiles, dst_tiles=TileGrid(0, (tiles,), (0,)),
-                src_offset=[0, 0], dst_offset=[0, HEAD],
+                "y",
+                "head",
+                size=HEAD,
+                src_tiles=on_tiles,
+                dst_tiles=TileGrid(0, (tiles,), (0,)),
+                src_offset=[0, 0],
+                dst_offset=[0, HEAD],
             )
             ipu.sync("external")
             y = ipu.device_to_host(host_type, "y", layout)
@@ -113,7 +117,10 @@ def run_example(target_name: str = "gc200") -> bool:
         counts: dict[str, int] = {}
         for op in _walk(program):
             counts[op.operation.name] = counts.get(op.operation.name, 0) + 1
-        print(f"L0: {l0_ops} ops -> L3: {_count_ops(program)} ops: " + ", ".join(f"{counts.get(n, 0)} {n}" for n in ("ipu.buffer", "ipu.copy", "ipu.execute", "ipu.vertex_group", "ipu.sync")))
+        print(
+            f"L0: {l0_ops} ops -> L3: {_count_ops(program)} ops: "
+            + ", ".join(f"{counts.get(n, 0)} {n}" for n in ("ipu.buffer", "ipu.copy", "ipu.execute", "ipu.vertex_group", "ipu.sync"))
+        )
         simulator = Simulator(program, load_target(target_name))
         inputs = random_inputs(simulator.arguments, seed=0)
         outputs = simulator.run(inputs)
@@ -182,7 +189,9 @@ def main() -> int:
         broken = ir.Operation.parse(str(module), source_name="relu.mlir")
         for error in verify(broken):
             print(error)
-    print("\nNext: ipu-compile / ipu-run on your own linalg (docs/compiler.md, docs/ipu-run.md); ipu-opt --help lists the passes; make test runs the suites.")
+    print(
+        "\nNext: ipu-compile / ipu-run on your own linalg (docs/compiler.md, docs/ipu-run.md); ipu-opt --help lists the passes; make test runs the suites."
+    )
     return 0
 
 

@@ -20,9 +20,7 @@ from mlir import ir
 
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
-_EXPECTED = re.compile(
-    r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|[0-9]+|above|below|unknown))? *\{\{(.*)\}\}$"
-)
+_EXPECTED = re.compile(r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|[0-9]+|above|below|unknown))? *\{\{(.*)\}\}$")
 
 
 @dataclass(frozen=True)

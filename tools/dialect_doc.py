@@ -103,7 +103,7 @@ def read_definition(path: Path) -> tuple[list[str], list[Operation]]:
         operations = []
         for op in dialect.regions[0].blocks[0].operations:
             line = op.location.start_line - 1
-            headings = [l.strip()[5:] for l in lines[:line] if l.strip().startswith("//## ")]
+            headings = [text.strip()[5:] for text in lines[:line] if text.strip().startswith("//## ")]
             slots = {"irdl.operands": [], "irdl.results": [], "irdl.attributes": []}
             for inner in op.regions[0].blocks[0].operations:
                 if inner.name == "irdl.attributes":
@@ -124,11 +124,7 @@ def read_definition(path: Path) -> tuple[list[str], list[Operation]]:
 
 
 def _python_api(op_name: str) -> str:
-    views = [
-        cls.__name__
-        for cls in vars(ipu).values()
-        if inspect.isclass(cls) and getattr(cls, "OPERATION_NAME", None) == op_name
-    ]
+    views = [cls.__name__ for cls in vars(ipu).values() if inspect.isclass(cls) and getattr(cls, "OPERATION_NAME", None) == op_name]
     builder = op_name.split(".", 1)[1]
     parts = [f"view `ipu.{views[0]}`"] if views else []
     if callable(getattr(ipu, builder, None)):

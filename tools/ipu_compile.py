@@ -54,8 +54,12 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog=PROG, description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
-    parser.add_argument("--memory-report", default=None, metavar="FILE", help="write the memory plan report (JSON), '-' for a table on stderr")
+    parser.add_argument(
+        "--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)"
+    )
+    parser.add_argument(
+        "--memory-report", default=None, metavar="FILE", help="write the memory plan report (JSON), '-' for a table on stderr"
+    )
     parser.add_argument("--entry", default=None, metavar="NAME", help="the public function to compile (default: main, or the only one)")
     return parser
 

@@ -281,9 +281,7 @@ def _verify(module: ir.Operation, report: Report) -> bool:
 
 def _run(pass_manager: passmanager.PassManager, module: ir.Operation, args: argparse.Namespace) -> bool:
     if args.mlir_print_ir_after_all:
-        pass_manager.enable_ir_printing(
-            print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo
-        )
+        pass_manager.enable_ir_printing(print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo)
     if args.mlir_timing:
         pass_manager.enable_timing()
     sys.stderr.flush()  # MLIR writes IR dumps and timing to the same stderr, bypassing Python
@@ -371,15 +369,27 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or none: stdin)")
     parser.add_argument("-o", dest="output", default="-", metavar="FILE", help="output file ('-' or none: stdout); written only on success")
-    parser.add_argument("--pass-pipeline", "-p", default="", metavar="PIPELINE", help="e.g. 'builtin.module(canonicalize,ipu-set-target{target=tiny},func.func(cse))'")
+    parser.add_argument(
+        "--pass-pipeline",
+        "-p",
+        default="",
+        metavar="PIPELINE",
+        help="e.g. 'builtin.module(canonicalize,ipu-set-target{target=tiny},func.func(cse))'",
+    )
     parser.add_argument("--split-input-file", action="store_true", help=f"process the chunks between '{SPLIT_MARKER}' lines separately")
-    parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against the expected-error/warning/note/remark annotations of the input")
+    parser.add_argument(
+        "--verify-diagnostics",
+        action="store_true",
+        help="check diagnostics against the expected-error/warning/note/remark annotations of the input",
+    )
     parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (to stderr)")
     parser.add_argument("--mlir-timing", action="store_true", help="print the time each pass took (to stderr)")
     parser.add_argument("--mlir-print-op-generic", action="store_true", help="print operations in generic form")
     parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
     parser.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
-    parser.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py", help="import a Python file that registers passes (repeatable)")
+    parser.add_argument(
+        "--load-pass-plugin", action="append", default=[], metavar="FILE.py", help="import a Python file that registers passes (repeatable)"
+    )
     parser.add_argument("--list-passes", action="store_true", help="list the Python passes and their options")
     parser.add_argument("--help-pass", metavar="NAME", help="show a Python pass's description and example")
     return parser

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ipu_mlir.target import load_target
-from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.target import load_target
+from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from .ipu_opt import check_writable, stage_file
 
@@ -78,7 +78,9 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
     if args.random_inputs is not None:
         return api.random_inputs(simulator.arguments, args.random_inputs)
     if not args.input and simulator.arguments:
-        raise IpuError(f"@{simulator.entry} takes {len(simulator.arguments)} inputs: give them with --input A.npy ... or use --random-inputs SEED")
+        raise IpuError(
+            f"@{simulator.entry} takes {len(simulator.arguments)} inputs: give them with --input A.npy ... or use --random-inputs SEED"
+        )
     inputs = []
     for path in args.input:
         try:
@@ -218,18 +220,26 @@ class _ArgumentParser(argparse.ArgumentParser):
 def _argument_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ipu-run", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("file", nargs="?", help="the program: L3, or L0/L1 to compile with the default pipeline")
-    parser.add_argument("--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)")
+    parser.add_argument(
+        "--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)"
+    )
     parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
-    parser.add_argument("--input", nargs="+", action="extend", default=[], metavar="A.npy", help="inputs, in the order of the entry's arguments")
-    parser.add_argument("--random-inputs", type=_seed, default=None, metavar="SEED", help="deterministic random inputs: floats in [-1, 1), small integers")
+    parser.add_argument(
+        "--input", nargs="+", action="extend", default=[], metavar="A.npy", help="inputs, in the order of the entry's arguments"
+    )
+    parser.add_argument(
+        "--random-inputs", type=_seed, default=None, metavar="SEED", help="deterministic random inputs: floats in [-1, 1), small integers"
+    )
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
     parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
-    parser.add_argument("--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)")
-    parser.add_argument("--model", choices=list(zoo.MODELS), default=None,
-                        help="instead of FILE: a zoo model, run and checked against PyTorch")
+    parser.add_argument(
+        "--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)"
+    )
+    parser.add_argument(
+        "--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch"
+    )
     parser.add_argument("--batch", type=int, default=1, help="--model: the batch size (default 1)")
-    parser.add_argument("--size", type=int, default=None,
-                        help="--model: the image side (vision) or sequence length (default 224 or 128)")
+    parser.add_argument("--size", type=int, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)")
     parser.add_argument("--layers", type=int, default=None, help="--model: a transformer's layer count (default 12)")
     return parser
 

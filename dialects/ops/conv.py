@@ -129,9 +129,14 @@ class Conv(ComputeOp):
             raise op_error(op, f"expects 'padding' to have four non-negative entries (top, left, bottom, right), got {list(op.padding)}")
         groups, channels, filters = op.groups, input.shape[1], filter.shape[0]
         if groups <= 0 or channels % groups or filters % groups:
-            raise op_error(op, f"expects 'groups' ({groups}) to be positive and divide the input channels ({channels}) and the filter count ({filters})")
+            raise op_error(
+                op,
+                f"expects 'groups' ({groups}) to be positive and divide the input channels ({channels}) and the filter count ({filters})",
+            )
         if filter.shape[1] * groups != channels:
-            raise op_error(op, f"expects {channels // groups} channels per filter (input channels {channels} / groups {groups}), got {filter.shape[1]}")
+            raise op_error(
+                op, f"expects {channels // groups} channels per filter (input channels {channels} / groups {groups}), got {filter.shape[1]}"
+            )
         expected = ipu.conv_output_shape(input.shape, filter.shape, op.strides, op.dilations, op.padding)
         if min(expected[2:]) <= 0:
             raise op_error(op, f"expects the dilated filter to fit in the padded input, got an output of {shape_text(expected[2:])}")

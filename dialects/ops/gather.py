@@ -95,4 +95,6 @@ class Gather(ComputeOp):
         lookups = math.prod(points)
         table_type = ir.RankedTensorType(op.operands[0].type).element_type
         index_type = ir.RankedTensorType(op.operands[1].type).element_type
-        return cost_model.elementwise_work(lookups * columns, 1, table_type, target) + cost_model.elementwise_work(lookups, 2, index_type, target)
+        return cost_model.elementwise_work(lookups * columns, 1, table_type, target) + cost_model.elementwise_work(
+            lookups, 2, index_type, target
+        )

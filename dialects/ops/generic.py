@@ -36,7 +36,10 @@ class Generic(ComputeOp):
         maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
         iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
         if len(op.results) != 1:
-            raise op_error(op, f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits generics whose results do not read each other's accumulators, unlike an arg-max)")
+            raise op_error(
+                op,
+                f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits generics whose results do not read each other's accumulators, unlike an arg-max)",
+            )
         num_inputs = len(op.operands) - 1
         windows: set[int] = set()
         accesses = [
@@ -45,7 +48,10 @@ class Generic(ComputeOp):
         ]
         extents = self.extents(op)
         # A window's extent is that of its window loop, known from the operand indexed by it.
-        accesses = [tuple(dataclasses.replace(a, window=extents[a.window_loop]) if isinstance(a, _WindowAccess) else a for a in row) for row in accesses]
+        accesses = [
+            tuple(dataclasses.replace(a, window=extents[a.window_loop]) if isinstance(a, _WindowAccess) else a for a in row)
+            for row in accesses
+        ]
         reductions = tuple(d for d, it in enumerate(iterators) if "reduction" in it)
         result_loops = tuple(a.loop for a in accesses[-1])
         if any(a.kind != "dim" for a in accesses[-1]) or set(result_loops) & set(reductions):

@@ -142,5 +142,12 @@ def leading_slice(value: ir.Value, sizes: Sequence[int]) -> ir.Value:
     result = ir.RankedTensorType.get(list(sizes), source.element_type)
     rank = len(sizes)
     return tensor.ExtractSliceOp(
-        result, value, [], [], [], ir.DenseI64ArrayAttr.get([0] * rank), ir.DenseI64ArrayAttr.get(list(sizes)), ir.DenseI64ArrayAttr.get([1] * rank)
+        result,
+        value,
+        [],
+        [],
+        [],
+        ir.DenseI64ArrayAttr.get([0] * rank),
+        ir.DenseI64ArrayAttr.get(list(sizes)),
+        ir.DenseI64ArrayAttr.get([1] * rank),
     ).result

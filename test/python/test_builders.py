@@ -5,16 +5,14 @@ built op round-trips through text."""
 from __future__ import annotations
 
 import itertools
-import math
 
-import numpy as np
 import pytest
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import ipu, make_context, verifier
 from ipu_mlir.dialects.attrs import BlockMapping, IntervalMapping, LinearMapping, TileGrid
+from ipu_mlir.target import TARGET_ATTR
 
 
 @pytest.fixture(autouse=True)
@@ -69,9 +67,7 @@ def ipu_errors(module: ir.Module) -> list[str]:
 @pytest.mark.parametrize("element_name", ["f32", "f16", "bf16", "i8"])
 def test_matmul_infers_result_type(batch, m, k, n, element_name):
     et = element(element_name)
-    module, op = in_function(
-        [tensor([*batch, m, k], et), tensor([*batch, k, n], et)], lambda args: ipu.matmul(args[0], args[1])
-    )
+    module, op = in_function([tensor([*batch, m, k], et), tensor([*batch, k, n], et)], lambda args: ipu.matmul(args[0], args[1]))
     assert isinstance(op, ipu.MatmulOp)
     assert op.result.type == tensor([*batch, m, n], et)
     assert ir.RankedTensorType(op.result.type).shape == [*batch, m, n]
@@ -91,9 +87,7 @@ def test_matmul_explicit_result_element_type(accumulator):
 
 def test_matmul_builder_follows_lhs_batch_and_the_verifier_reports_a_mismatch():
     # The builder infers from lhs's batch dimensions; a disagreeing rhs is the verifier's to report.
-    module, op = in_function(
-        [tensor([2, 8, 4]), tensor([3, 4, 5])], lambda args: ipu.matmul(args[0], args[1])
-    )
+    module, op = in_function([tensor([2, 8, 4]), tensor([3, 4, 5])], lambda args: ipu.matmul(args[0], args[1]))
     assert op.result.type == tensor([2, 8, 5])
     assert ipu_errors(module) == ["error: 'ipu.matmul' op expects equal batch dimensions, got [2], [3] and [2]"]
 
@@ -224,9 +218,7 @@ def test_conv_too_large_filter_is_reported_by_the_verifier():
         [tensor([1, 1, 4, 4]), tensor([1, 1, 3, 3])], lambda args: ipu.conv(args[0], args[1], strides=(2, 2), dilations=(2, 2))
     )
     assert op.result.type == tensor([1, 1, 0, 0])
-    assert ipu_errors(module) == [
-        "error: 'ipu.conv' op expects the dilated filter to fit in the padded input, got an output of 0x0"
-    ]
+    assert ipu_errors(module) == ["error: 'ipu.conv' op expects the dilated filter to fit in the padded input, got an output of 0x0"]
 
 
 # --- exchange, streams, buffers, copies ---------------------------------------------------------
@@ -370,10 +362,7 @@ ROUND_TRIP_CASES = {
         [tensor([2, 6, 17, 19], element("f16")), tensor([9, 2, 3, 5], element("f16"))],
         lambda a: ipu.conv(a[0], a[1], strides=(2, 3), dilations=(2, 1), padding=(1, 2, 0, 0), groups=3),
     ),
-    **{
-        f"exchange_{type(m).__name__}": (lambda m=m: _l1_module([tensor([64, 64])], lambda a: ipu.exchange(a[0], m)))
-        for m in MAPPINGS
-    },
+    **{f"exchange_{type(m).__name__}": (lambda m=m: _l1_module([tensor([64, 64])], lambda a: ipu.exchange(a[0], m))) for m in MAPPINGS},
     "host_to_device": lambda: _l3_module(lambda arg: ipu.host_to_device(arg, "x", LinearMapping(64, TileGrid.range(0, 16)))),
     "device_to_host": lambda: _l3_module(
         lambda arg: ipu.device_to_host(tensor([32, 32]), "y", BlockMapping((2, 32), TileGrid(0, (16, 1), (1, 0))))
@@ -383,8 +372,13 @@ ROUND_TRIP_CASES = {
     ),
     "copy_explicit_offsets": lambda: _l3_module(
         lambda arg: ipu.copy(
-            "y", "x", size=8, src_tiles=TileGrid(0, (2, 4), (4, 1)), dst_tiles=TileGrid(8, (2, 4), (4, 1)),
-            src_offset=[0, 0, 8], dst_offset=[32, 0, 8],
+            "y",
+            "x",
+            size=8,
+            src_tiles=TileGrid(0, (2, 4), (4, 1)),
+            dst_tiles=TileGrid(8, (2, 4), (4, 1)),
+            src_offset=[0, 0, 8],
+            dst_offset=[32, 0, 8],
         )
     ),
     "sync_execute": lambda: _l3_module(lambda arg: (ipu.sync("internal"), ipu.execute("cs"), ipu.sync("external"))),
@@ -413,9 +407,29 @@ def _typed_ops(module: ir.Module) -> list[tuple]:
         if type(view).__module__ == ipu.__name__:
             accessors = [
                 name
-                for name in ("strides", "dilations", "padding", "groups", "mapping", "buffer", "sym_name", "tiles",
-                             "offset", "source", "dest", "size", "src_tiles", "dst_tiles", "src_offset", "dst_offset",
-                             "kind", "compute_set", "codelet", "inputs", "outputs")
+                for name in (
+                    "strides",
+                    "dilations",
+                    "padding",
+                    "groups",
+                    "mapping",
+                    "buffer",
+                    "sym_name",
+                    "tiles",
+                    "offset",
+                    "source",
+                    "dest",
+                    "size",
+                    "src_tiles",
+                    "dst_tiles",
+                    "src_offset",
+                    "dst_offset",
+                    "kind",
+                    "compute_set",
+                    "codelet",
+                    "inputs",
+                    "outputs",
+                )
                 if isinstance(getattr(type(view), name, None), property)
             ]
             values = [getattr(view, name) for name in accessors]
@@ -432,8 +446,16 @@ def test_round_trip_cases_cover_every_op():
     for build in ROUND_TRIP_CASES.values():
         names.update(kind for kind, _, _ in _typed_ops(build()))
     assert names == {
-        "MatmulOp", "ConvOp", "ExchangeOp", "BufferOp", "HostToDeviceOp", "DeviceToHostOp", "CopyOp", "SyncOp",
-        "ExecuteOp", "VertexGroupOp",
+        "MatmulOp",
+        "ConvOp",
+        "ExchangeOp",
+        "BufferOp",
+        "HostToDeviceOp",
+        "DeviceToHostOp",
+        "CopyOp",
+        "SyncOp",
+        "ExecuteOp",
+        "VertexGroupOp",
     }
 
 
@@ -453,8 +475,5 @@ def test_role_function_builders_mark_and_shape_their_functions():
         text = str(module)
         assert "func.func @main(%arg0: tensor<8xf32>) attributes {ipu.program}" in text
         assert "func.func private @cs() attributes {ipu.compute_set}" in text
-        assert (
-            "func.func private @k(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> attributes {ipu.codelet}"
-            in text
-        )
+        assert "func.func private @k(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> attributes {ipu.codelet}" in text
         assert [len(f.entry_block.arguments) for f in (program, compute_set, codelet)] == [1, 0, 2]

@@ -21,7 +21,16 @@ from ipu_mlir.runtime.codelet import CodeletError, CompiledCodelet, compile_code
 T = 3
 RNG = np.random.default_rng(7)
 CONTEXT = make_context()
-TYPES = {np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int8: "i8", np.int16: "i16", np.int32: "i32", np.int64: "i64", np.bool_: "i1"}
+TYPES = {
+    np.float32: "f32",
+    np.float16: "f16",
+    np.float64: "f64",
+    np.int8: "i8",
+    np.int16: "i16",
+    np.int32: "i32",
+    np.int64: "i64",
+    np.bool_: "i1",
+}
 BITS = {np.int8: 8, np.int16: 16, np.int32: 32, np.int64: 64, np.bool_: 1}
 
 
@@ -285,7 +294,11 @@ def test_integer_binary_wraps_in_its_width(op, dtype):
 @pytest.mark.parametrize("op", ["arith.shli", "arith.shrsi", "arith.shrui"])
 def test_shifts_below_the_width(op, dtype):
     a, s = ints((16,), dtype), RNG.integers(0, BITS[dtype], (T, 16)).astype(dtype)
-    reference = {"arith.shli": lambda a, s, ua, us: a << s, "arith.shrsi": lambda a, s, ua, us: a >> s, "arith.shrui": lambda a, s, ua, us: ua >> s}
+    reference = {
+        "arith.shli": lambda a, s, ua, us: a << s,
+        "arith.shrsi": lambda a, s, ua, us: a >> s,
+        "arith.shrui": lambda a, s, ua, us: ua >> s,
+    }
     (got,) = run(elementwise(op, [dtype, dtype], dtype, shape=(16,)), a, s)
     np.testing.assert_array_equal(got, per_tile(lambda x, y: _int_reference(reference[op], dtype, x, y), a, s))
 
@@ -328,7 +341,9 @@ def test_cmpi_every_predicate(predicate, dtype):
     b = np.where(RNG.random(a.shape) < 0.3, a, ints((16,), dtype))
     (got,) = run(elementwise(f"arith.cmpi {predicate},", [dtype, dtype], np.bool_, shape=(16,), suffix=tensor((16,), dtype)), a, b)
     bits = BITS[dtype]
-    want = np.vectorize(lambda x, y: CMPI[predicate](_signed(x, bits), _signed(y, bits), _unsigned(x, bits), _unsigned(y, bits)), otypes=[bool])
+    want = np.vectorize(
+        lambda x, y: CMPI[predicate](_signed(x, bits), _signed(y, bits), _unsigned(x, bits), _unsigned(y, bits)), otypes=[bool]
+    )
     np.testing.assert_array_equal(got, per_tile(want, a, b))
 
 
@@ -437,7 +452,9 @@ def test_matmul_accumulates_i8_in_i32_and_f16_in_f32():
     wide, half = run(MATMUL_WIDENING, a, b, c, d)
     np.testing.assert_array_equal(wide, per_tile(lambda x, y: x.astype(np.int32) @ y.astype(np.int32), a, b))
     assert half.dtype == np.float16
-    np.testing.assert_allclose(half, per_tile(lambda x, y: (x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16), c, d), rtol=1e-3)
+    np.testing.assert_allclose(
+        half, per_tile(lambda x, y: (x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16), c, d), rtol=1e-3
+    )
 
 
 def test_matmul_on_i1_sums_modulo_2():
@@ -492,7 +509,9 @@ def conv(input_shape, filter_shape, strides, dilations, padding, groups) -> str:
 def test_conv_strides_dilations_padding_groups(input_shape, filter_shape, strides, dilations, padding, groups):
     x, w = floats(input_shape), floats(filter_shape)
     (got,) = run(conv(input_shape, filter_shape, strides, dilations, padding, groups), x, w)
-    np.testing.assert_allclose(got, per_tile(lambda a, b: _conv_reference(a, b, strides, dilations, padding, groups), x, w), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        got, per_tile(lambda a, b: _conv_reference(a, b, strides, dilations, padding, groups), x, w), rtol=1e-4, atol=1e-4
+    )
 
 
 CONV_I8 = """func.func @f(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x2x2xi8>) -> tensor<1x3x4x4xi32> {
@@ -505,7 +524,9 @@ CONV_I8 = """func.func @f(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x2x2xi8>) -> ten
 def test_conv_i8_into_i32():
     x, w = ints((1, 2, 5, 5), np.int8), ints((3, 2, 2, 2), np.int8)
     (got,) = run(CONV_I8, x, w)
-    np.testing.assert_array_equal(got, per_tile(lambda a, b: _conv_reference(a, b, (1, 1), (1, 1), (0, 0, 0, 0), 1).round().astype(np.int32), x, w))
+    np.testing.assert_array_equal(
+        got, per_tile(lambda a, b: _conv_reference(a, b, (1, 1), (1, 1), (0, 0, 0, 0), 1).round().astype(np.int32), x, w)
+    )
 
 
 # --- linalg.generic ----------------------------------------------------------------------------
@@ -517,7 +538,9 @@ def generic(maps: list[str], iterators: list[str], ins: list[tuple[str, str]], o
     kinds = ", ".join(f'"{k}"' for k in iterators)
     ins_text = f"ins({', '.join(v for v, _ in ins)} : {', '.join(t for _, t in ins)}) " if ins else ""
     outs_text = f"outs({', '.join(v for v, _ in outs)} : {', '.join(t for _, t in outs)})"
-    return f"linalg.generic {{indexing_maps = [{maps_text}], iterator_types = [{kinds}]}} {ins_text}{outs_text} {{\n{body}\n  }} -> {results}"
+    return (
+        f"linalg.generic {{indexing_maps = [{maps_text}], iterator_types = [{kinds}]}} {ins_text}{outs_text} {{\n{body}\n  }} -> {results}"
+    )
 
 
 GENERIC_VIEWS_BODY = """  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
@@ -557,7 +580,17 @@ FLOAT_COMBINERS = {
     "arith.maxnumf": np.fmax,
     "arith.minnumf": np.fmin,
 }
-INT_COMBINERS = ["arith.addi", "arith.muli", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.andi", "arith.ori", "arith.xori"]
+INT_COMBINERS = [
+    "arith.addi",
+    "arith.muli",
+    "arith.maxsi",
+    "arith.minsi",
+    "arith.maxui",
+    "arith.minui",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+]
 
 
 def reduction(combiner: str, dtype, body_first_out: bool = False) -> str:
@@ -696,7 +729,11 @@ def pooling(stride: int, dilation: int, window: int) -> str:
     """A max pooling of a 2x3x9x9 input by a `window` x `window` window."""
     out = (9 - dilation * (window - 1) - 1) // stride + 1
     op = generic(
-        [f"(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * {stride} + d4 * {dilation}, d3 * {stride} + d5 * {dilation})", "(d0, d1, d2, d3, d4, d5) -> (d4, d5)", "(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)"],
+        [
+            f"(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * {stride} + d4 * {dilation}, d3 * {stride} + d5 * {dilation})",
+            "(d0, d1, d2, d3, d4, d5) -> (d4, d5)",
+            "(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)",
+        ],
         ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"],
         [("%x", "tensor<2x3x9x9xf32>"), ("%k", f"tensor<{window}x{window}xf32>")],
         [("%init", f"tensor<2x3x{out}x{out}xf32>")],
@@ -720,7 +757,21 @@ def test_pooling_window_maps(stride, dilation, window):
 
     def pool(a):
         reach = dilation * (window - 1) + 1
-        return np.array([[[[a[n, c, i * stride : i * stride + reach : dilation, j * stride : j * stride + reach : dilation].max() for j in range(out)] for i in range(out)] for c in range(3)] for n in range(2)])
+        return np.array(
+            [
+                [
+                    [
+                        [
+                            a[n, c, i * stride : i * stride + reach : dilation, j * stride : j * stride + reach : dilation].max()
+                            for j in range(out)
+                        ]
+                        for i in range(out)
+                    ]
+                    for c in range(3)
+                ]
+                for n in range(2)
+            ]
+        )
 
     (got,) = run(pooling(stride, dilation, window), x)
     np.testing.assert_array_equal(got, per_tile(pool, x))
@@ -861,7 +912,10 @@ ERRORS = {
         "%0 = arith.constant dense_resource<missing> : tensor<4xf32>",
         "-:3:8: error: 'arith.constant' op reads dense_resource<missing> : tensor<4xf32>, whose blob is not available",
     ),
-    "bf16": ("%0 = arith.constant dense<1.0> : tensor<4xbf16>", "'arith.constant' op uses element type bf16, which codelets do not support"),
+    "bf16": (
+        "%0 = arith.constant dense<1.0> : tensor<4xbf16>",
+        "'arith.constant' op uses element type bf16, which codelets do not support",
+    ),
     "floordiv map": (
         'linalg.generic {indexing_maps = [affine_map<(d0) -> (d0 floordiv 2)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}'
         " ins(%x : tensor<8xf32>) outs(%y : tensor<4xf32>) {\n  ^bb0(%a: f32, %o: f32):\n    linalg.yield %a : f32\n  } -> tensor<4xf32>",
@@ -1038,8 +1092,14 @@ def test_views_as_arguments_are_read_not_written(case, first):
     [
         ([(2, 3, 4, 5), (3, 3, 4, 5), (2, 3, 4, 5)], r"argument #1 expects batch axes broadcasting with \(2, 3\), got \(3, 3\)$"),
         ([(2, 1, 4, 5), (1, 3, 4, 5), (2, 2, 4, 5)], r"argument #2 expects batch axes broadcasting with \(2, 3\), got \(2, 2\)$"),
-        ([(2, 3, 4, 5), (3, 4, 5), (2, 3, 4, 5)], r"argument #1 expects \(\*, \*, 4, 5\) float32 \(2 batch axes\), got \(3, 4, 5\) float32$"),
-        ([(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 1, 4, 5)], r"argument #2 expects \(\*, \*, 4, 5\) float32 \(2 batch axes\), got \(2, 3, 1, 4, 5\) float32$"),
+        (
+            [(2, 3, 4, 5), (3, 4, 5), (2, 3, 4, 5)],
+            r"argument #1 expects \(\*, \*, 4, 5\) float32 \(2 batch axes\), got \(3, 4, 5\) float32$",
+        ),
+        (
+            [(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 1, 4, 5)],
+            r"argument #2 expects \(\*, \*, 4, 5\) float32 \(2 batch axes\), got \(2, 3, 1, 4, 5\) float32$",
+        ),
     ],
     ids=["sizes", "against-two", "too-few-axes", "too-many-axes"],
 )

@@ -90,7 +90,9 @@ func.func @main(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>, %c: tensor<4x16xi32>) -
         ("batch_vecmat", "2x8", "2x8x16", "2x16", ["tensor.expand_shape", "ipu.matmul", "tensor.collapse_shape"]),
     ],
 )
-def test_contractions_become_matmuls_with_unit_dims(context: ir.Context, op: str, lhs: str, rhs: str, result: str, expected: list[str]) -> None:
+def test_contractions_become_matmuls_with_unit_dims(
+    context: ir.Context, op: str, lhs: str, rhs: str, result: str, expected: list[str]
+) -> None:
     module = convert(f"""
 func.func @main(%a: tensor<{lhs}xf32>, %b: tensor<{rhs}xf32>) -> tensor<{result}xf32> {{
   %zero = arith.constant dense<0.0> : tensor<{result}xf32>

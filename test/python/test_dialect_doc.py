@@ -24,8 +24,17 @@ def test_every_op_of_the_definition_is_documented():
     intro, operations = dialect_doc.read_definition(IRDL_PATH)
     names = [op.name for op in operations]
     assert names == [
-        "ipu.matmul", "ipu.conv", "ipu.gather", "ipu.exchange", "ipu.buffer", "ipu.host_to_device",
-        "ipu.device_to_host", "ipu.copy", "ipu.sync", "ipu.execute", "ipu.vertex_group",
+        "ipu.matmul",
+        "ipu.conv",
+        "ipu.gather",
+        "ipu.exchange",
+        "ipu.buffer",
+        "ipu.host_to_device",
+        "ipu.device_to_host",
+        "ipu.copy",
+        "ipu.sync",
+        "ipu.execute",
+        "ipu.vertex_group",
     ]
     for op in operations:
         assert op.doc and op.doc[0].endswith("."), f"{op.name} lacks a one-line summary"

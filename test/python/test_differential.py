@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
@@ -32,10 +31,17 @@ from ipu_mlir.tools.ipu_opt import SPLIT_MARKER
 REPO = Path(__file__).resolve().parents[2]
 LIT = REPO / "test" / "lit"
 # Inputs that are not programs: diagnostics tests and the driver's own tests.
-EXCLUDED = ("dialect/", "ipu-opt/", "python/", "memory-plan/", "ipu-run/", "Output/",
-            # integer inputs that index a table: random ones leave it, and the JIT's failing
-            # cf.assert aborts the process (test_gather.py runs them with valid indices)
-            "convert-to-ipu/gather.mlir")
+EXCLUDED = (
+    "dialect/",
+    "ipu-opt/",
+    "python/",
+    "memory-plan/",
+    "ipu-run/",
+    "Output/",
+    # integer inputs that index a table: random ones leave it, and the JIT's failing
+    # cf.assert aborts the process (test_gather.py runs them with valid indices)
+    "convert-to-ipu/gather.mlir",
+)
 # Cases the pipeline rejects on purpose, by id, with a phrase of the rejection: the reason.
 KNOWN_UNSUPPORTED = {
     "convert-to-ipu/generic.mlir#7": "with 2 results is not supported by ipu-plan",  # an arg-max: results read each other

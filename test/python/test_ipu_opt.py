@@ -223,7 +223,13 @@ def test_plugin_passes_show_in_help_with_summary_and_options(plugin: Path) -> No
 
 
 def test_plugin_pass_runs_between_upstream_passes(plugin: Path, input_file: Path) -> None:
-    run = ipu_opt(input_file, "--load-pass-plugin", plugin, "-p", "builtin.module(test-count-ops{attribute=test.before},canonicalize,test-count-ops,cse)")
+    run = ipu_opt(
+        input_file,
+        "--load-pass-plugin",
+        plugin,
+        "-p",
+        "builtin.module(test-count-ops{attribute=test.before},canonicalize,test-count-ops,cse)",
+    )
     assert (run.returncode, run.stderr) == (0, "")
     assert run.stdout == (
         "module {\n"
@@ -290,9 +296,7 @@ def test_the_worked_example_of_writing_passes_runs_as_documented(tmp_path: Path)
     for session in sessions:
         command, expected = session.split("\n", 1)
         assert command.startswith("$ ipu-opt ")
-        done = subprocess.run(
-            shlex.split(command[2:]), cwd=tmp_path, env=environment, capture_output=True, text=True
-        )
+        done = subprocess.run(shlex.split(command[2:]), cwd=tmp_path, env=environment, capture_output=True, text=True)
         assert done.stdout + done.stderr == expected, command
 
     lit_example = next(body for lang, body in blocks if lang == "mlir" and "RUN:" in body)

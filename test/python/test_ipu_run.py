@@ -139,9 +139,12 @@ def test_memory_plan_bugs_surface_as_bsp_errors(tmp_path, capsys):
     source = tmp_path / "plan.mlir"
     source.write_text(text)
     code, out, err = ipu_run_main(capsys, source, "--random-inputs", 0, "--output-dir", tmp_path / "out")
-    line = next(n for n, l in enumerate(text.splitlines(), 1) if "@x], outputs = [@y]" in l)
+    line = next(n for n, text_line in enumerate(text.splitlines(), 1) if "@x], outputs = [@y]" in text_line)
     assert (code, out) == (1, "")
-    assert err == f"{source}:{line}:5: error: 'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 256) (elements [0, 64) of @x), last written by @t\n"
+    assert (
+        err
+        == f"{source}:{line}:5: error: 'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 256) (elements [0, 64) of @x), last written by @t\n"
+    )
     assert not (tmp_path / "out").exists()
 
 

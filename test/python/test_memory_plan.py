@@ -3,18 +3,16 @@ simulator finds no clobbered data in planned programs, reuse lowers the peak, th
 
 import itertools
 import json
-import sys
 
 import numpy as np
 import pytest
 from mlir import ir
+from test_simulator import buffer, compute_set, d2h, execute, group, h2d, program, sync
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.lowering.memory_plan import MIN_ALIGNMENT, MemoryPlan, analyze_liveness, assign_offsets
 from ipu_mlir.runtime.simulator import Simulator
-
-from test_simulator import buffer, compute_set, d2h, execute, group, h2d, program, sync
+from ipu_mlir.target.diagnostics import IpuError
 
 
 def plan(text: str, **options) -> ir.Module:
@@ -103,8 +101,13 @@ def random_stream_program(rng: np.random.Generator) -> tuple[str, list, list[tup
         live.append((lo, hi))
         tile_sets.append({first + k * stride for k in range(n)})
         inputs.append(rng.standard_normal(size * n).astype(np.float32))
-    mapping = lambda i: f'{{grain = {buffers[i][0]} : i64, kind = "linear", tiles = array<i64: {grid_text(buffers[i][1])}>}}'
-    tensor = lambda i: f"tensor<{buffers[i][0] * buffers[i][1][1]}xf32>"
+
+    def mapping(i: int) -> str:
+        return f'{{grain = {buffers[i][0]} : i64, kind = "linear", tiles = array<i64: {grid_text(buffers[i][1])}>}}'
+
+    def tensor(i: int) -> str:
+        return f"tensor<{buffers[i][0] * buffers[i][1][1]}xf32>"
+
     body = ["    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index", "    %c2 = arith.constant 2 : index"]
     returned = []
     for step in range(steps):
@@ -119,7 +122,13 @@ def random_stream_program(rng: np.random.Generator) -> tuple[str, list, list[tup
     args = ", ".join(f"%arg{i}: {tensor(i)}" for i in range(count))
     results = ", ".join(tensor(i) for i in returned)
     returns = ", ".join(f"%r{i}" for i in returned) + (" : " + results if returned else "")
-    text = program([buffer(f"b{i}", size, grid_text(grid)) for i, (size, grid) in enumerate(buffers)], body, args=args, results=results, returns=returns)
+    text = program(
+        [buffer(f"b{i}", size, grid_text(grid)) for i, (size, grid) in enumerate(buffers)],
+        body,
+        args=args,
+        results=results,
+        returns=returns,
+    )
     return text, buffers, live, tile_sets, inputs, returned
 
 
@@ -190,12 +199,25 @@ def test_report_json(tmp_path):
     )
     plan(text, report=str(report))
     content = json.loads(report.read_text())
-    assert (content["target"], content["num_tiles"], content["tile_memory_bytes"], content["alignment"]) == ("tiny", 16, 65536, MIN_ALIGNMENT)
+    assert (content["target"], content["num_tiles"], content["tile_memory_bytes"], content["alignment"]) == (
+        "tiny",
+        16,
+        65536,
+        MIN_ALIGNMENT,
+    )
     assert content["reuse"] is True and content["out_of_memory_tiles"] == 0
     assert content["peak_bytes_per_tile"] == {"max": 512, "max_tile": 0, "mean": 512.0, "tiles_holding_buffers": 16, "live_bound_max": 512}
     assert content["per_tile"]["bytes"] == [512] * 16 and content["per_tile"]["live_bound"] == [512] * 16
     by_name = {b["name"]: b for b in content["buffers"]}
-    assert by_name["x"] == {"name": "x", "bytes": 256, "offset": 0, "tiles": [0, 16, 1], "num_tiles": 16, "live_ops": [0, 2], "live_supersteps": [0, 1]}
+    assert by_name["x"] == {
+        "name": "x",
+        "bytes": 256,
+        "offset": 0,
+        "tiles": [0, 16, 1],
+        "num_tiles": 16,
+        "live_ops": [0, 2],
+        "live_supersteps": [0, 1],
+    }
     assert by_name["y"]["live_ops"] == [2, 4] and by_name["y"]["offset"] == 256
     # Never used (no op names them, directly or through an executed compute set): conflict with nothing.
     assert by_name["head"]["live_ops"] is None and by_name["unused"]["offset"] == 0
@@ -207,13 +229,22 @@ def test_report_is_written_when_memory_overflows(tmp_path):
     report = tmp_path / "report.json"
     text = program(
         [buffer("a", 10000), buffer("b", 10000)],
-        [h2d("%arg0", "a", '{grain = 10000 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}', "tensor<160000xf32>"), sync("external"), execute("cs"), sync()],
+        [
+            h2d("%arg0", "a", '{grain = 10000 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}', "tensor<160000xf32>"),
+            sync("external"),
+            execute("cs"),
+            sync(),
+        ],
         [compute_set("cs", group("relu", "@a", "@b"))],
-        args="%arg0: tensor<160000xf32>", results="", returns="",
+        args="%arg0: tensor<160000xf32>",
+        results="",
+        returns="",
     )
     with pytest.raises(IpuError) as caught:
         plan(text, report=str(report))
-    assert caught.value.message.startswith("Out of memory on tile 0: 80000 bytes used but tiles only have 65536 bytes; largest buffers there: @a (40000 B, live ops 0-2), @b (40000 B, live op 2)")
+    assert caught.value.message.startswith(
+        "Out of memory on tile 0: 80000 bytes used but tiles only have 65536 bytes; largest buffers there: @a (40000 B, live ops 0-2), @b (40000 B, live op 2)"
+    )
     assert caught.value.message.endswith("; 16 tiles are out of memory, tile 0 is the worst")
     assert json.loads(report.read_text())["out_of_memory_tiles"] == 16
 
@@ -223,7 +254,10 @@ def test_table_on_stderr(capsys):
     err = capsys.readouterr().err
     assert err.startswith("memory plan for tiny: 16 tiles of 65536 bytes, 4 buffers, 6 supersteps, reuse on\n")
     assert "reuse: peak 512 bytes per tile with liveness-based reuse, 1024 without: ratio 0.500" in err
-    assert "      0       512       512  @x0 (256 B, live ops 0-2, at 0), @x1 (256 B, live ops 2-4, at 256), @x2 (256 B, live ops 4-6, at 0)" in err
+    assert (
+        "      0       512       512  @x0 (256 B, live ops 0-2, at 0), @x1 (256 B, live ops 2-4, at 256), @x2 (256 B, live ops 4-6, at 0)"
+        in err
+    )
 
 
 def test_modules_without_buffers_are_left_alone():

@@ -137,9 +137,7 @@ def test_directory_as_input(tmp_path, capsys, main, message):
     assert call(capsys, main, tmp_path) == (1, "", message.format(tmp_path) + "\n")
 
 
-@pytest.mark.parametrize(
-    ("main", "prog"), [(ipu_opt.main, "ipu-opt"), (ipu_compile.main, "ipu-compile"), (ipu_run.main, "ipu-run")]
-)
+@pytest.mark.parametrize(("main", "prog"), [(ipu_opt.main, "ipu-opt"), (ipu_compile.main, "ipu-compile"), (ipu_run.main, "ipu-run")])
 def test_unknown_option_exits_1_with_one_line(relu, capsys, main, prog):
     assert call(capsys, main, relu, "--frobnicate") == (1, "", f"{prog}: error: unrecognized arguments: --frobnicate\n")
 
@@ -183,7 +181,11 @@ def test_bad_memory_report_path_is_a_tool_error_and_nothing_is_written(relu, tmp
 
 
 def test_compile_output_to_a_directory(relu, tmp_path, capsys):
-    assert call(capsys, ipu_compile.main, relu, "-o", tmp_path) == (1, "", f"ipu-compile: error: cannot write '{tmp_path}': Is a directory\n")
+    assert call(capsys, ipu_compile.main, relu, "-o", tmp_path) == (
+        1,
+        "",
+        f"ipu-compile: error: cannot write '{tmp_path}': Is a directory\n",
+    )
 
 
 def test_unwritable_profile_writes_no_outputs(relu, tmp_path, capsys):
@@ -202,7 +204,9 @@ def test_output_dir_that_is_a_file_writes_no_profile(relu, tmp_path, capsys):
 def test_outputs_and_profile_are_written_together(relu, tmp_path, capsys):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")
-    code, _, err = call(capsys, ipu_run.main, relu, "--random-inputs", 0, "--output-dir", tmp_path / "out", "--profile", tmp_path / "p.json")
+    code, _, err = call(
+        capsys, ipu_run.main, relu, "--random-inputs", 0, "--output-dir", tmp_path / "out", "--profile", tmp_path / "p.json"
+    )
     assert (code, err) == (0, "")
     assert files(tmp_path) == ["out", "out/keep.txt", "out/output0.npy", "p.json", "relu.mlir"]
     assert json.loads((tmp_path / "p.json").read_text())["summary"]["target"] == "tiny"
@@ -258,7 +262,8 @@ def test_recursion_is_named(tmp_path, capsys, text, errors):
     lines = [line for line in err.splitlines() if ": error: " in line]
     suffix = ": calls are inlined, and an IPU program has no call stack"
     assert lines == [
-        f"{source}:{line}:{column}: error: 'func.call' is not supported by ipu-convert-to-ipu: {what}{suffix}" for line, column, what in errors
+        f"{source}:{line}:{column}: error: 'func.call' is not supported by ipu-convert-to-ipu: {what}{suffix}"
+        for line, column, what in errors
     ]
 
 
@@ -267,7 +272,10 @@ def test_zero_size_tensors_are_rejected_at_the_function(tmp_path, capsys):
     source.write_text(ZERO_SIZE)
     code, out, err = call(capsys, ipu_run.main, source, "--random-inputs", 0)
     assert (code, out) == (1, "")
-    assert err == f"{source}:1:1: error: 'func.func' is not supported by ipu-convert-to-ipu: argument #0 has zero-size tensors (tensor<0x4xf32>)\n"
+    assert (
+        err
+        == f"{source}:1:1: error: 'func.func' is not supported by ipu-convert-to-ipu: argument #0 has zero-size tensors (tensor<0x4xf32>)\n"
+    )
 
 
 def test_huge_shapes_run_out_of_memory_at_the_function(tmp_path, capsys):
@@ -282,7 +290,9 @@ def test_huge_shapes_run_out_of_memory_at_the_function(tmp_path, capsys):
 def test_rank_0_arguments_take_random_inputs(tmp_path, capsys):
     source = tmp_path / "scalar.mlir"
     source.write_text(RANK_0)
-    code, out, err = call(capsys, ipu_run.main, source, "--target", "tiny", "--random-inputs", 0, "--check", "--output-dir", tmp_path / "out")
+    code, out, err = call(
+        capsys, ipu_run.main, source, "--target", "tiny", "--random-inputs", 0, "--check", "--output-dir", tmp_path / "out"
+    )
     assert (code, err) == (0, "") and "check output 0: max abs error 0," in out
     inputs = ipu_run.api.random_inputs([((), np.dtype(np.float32)), ((4,), np.dtype(np.float32))], 0)
     assert isinstance(inputs[0], np.ndarray) and inputs[0].shape == ()

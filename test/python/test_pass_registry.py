@@ -9,7 +9,6 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.target.diagnostics import IpuError, op_error
 from ipu_mlir.lowering import pass_registry, verify_pass
 from ipu_mlir.lowering.pass_registry import (
     ModulePass,
@@ -21,6 +20,7 @@ from ipu_mlir.lowering.pass_registry import (
     register_pass,
     registered_passes,
 )
+from ipu_mlir.target.diagnostics import IpuError, op_error
 
 MODULE = """\
 func.func @f(%a: i32) -> i32 {
@@ -101,16 +101,12 @@ def test_set_target_rejects_an_unknown_target_at_the_module(context: ir.Context)
         build_pass_manager("ipu-set-target{target=gc9000}").run(module)
     [diagnostic] = caught.value.error_diagnostics
     assert str(diagnostic.location) == 'loc("input.mlir":1:1)'
-    assert diagnostic.message == (
-        "unknown target 'gc9000'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)"
-    )
+    assert diagnostic.message == ("unknown target 'gc9000'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)")
 
 
-def test_verify_pass_emits_every_verifier_error_at_its_location(
-    context: ir.Context, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_verify_pass_emits_every_verifier_error_at_its_location(context: ir.Context, monkeypatch: pytest.MonkeyPatch) -> None:
     module = parse()
-    func, = module.regions[0].blocks[0].operations
+    (func,) = module.regions[0].blocks[0].operations
     add = func.regions[0].blocks[0].operations[1]
     seen_targets = []
 
@@ -258,14 +254,42 @@ def class_named_like_upstream() -> type:
 @pytest.mark.parametrize(
     ("make_class", "error_type", "message"),
     [
-        (class_without_docstring, TypeError, "pass class class_without_docstring.<locals>.Undocumented: a pass needs a docstring: a one-line summary, then a before/after example"),
-        (class_without_name, TypeError, "pass class class_without_name.<locals>.Nameless: set the class attribute `name` (without type annotation) to the pipeline name, e.g. name = \"ipu-my-pass\""),
-        (class_not_a_dataclass, TypeError, "pass class class_not_a_dataclass.<locals>.Plain: a pass must be a @dataclass (put @register_pass above @dataclass)"),
-        (class_with_annotated_name, TypeError, "option name of pass class class_with_annotated_name.<locals>.Annotated: write `name = ...` without a type annotation; it is the pass's pipeline name, not an option"),
-        (class_with_list_option, TypeError, "option tiles of pass class class_with_list_option.<locals>.ListOption: an option must be str, int, float or bool, not <class 'list'>"),
-        (class_with_undocumented_option, TypeError, "option level of pass class class_with_undocumented_option.<locals>.Quiet: describe the option with field(metadata={'help': ...})"),
+        (
+            class_without_docstring,
+            TypeError,
+            "pass class class_without_docstring.<locals>.Undocumented: a pass needs a docstring: a one-line summary, then a before/after example",
+        ),
+        (
+            class_without_name,
+            TypeError,
+            'pass class class_without_name.<locals>.Nameless: set the class attribute `name` (without type annotation) to the pipeline name, e.g. name = "ipu-my-pass"',
+        ),
+        (
+            class_not_a_dataclass,
+            TypeError,
+            "pass class class_not_a_dataclass.<locals>.Plain: a pass must be a @dataclass (put @register_pass above @dataclass)",
+        ),
+        (
+            class_with_annotated_name,
+            TypeError,
+            "option name of pass class class_with_annotated_name.<locals>.Annotated: write `name = ...` without a type annotation; it is the pass's pipeline name, not an option",
+        ),
+        (
+            class_with_list_option,
+            TypeError,
+            "option tiles of pass class class_with_list_option.<locals>.ListOption: an option must be str, int, float or bool, not <class 'list'>",
+        ),
+        (
+            class_with_undocumented_option,
+            TypeError,
+            "option level of pass class class_with_undocumented_option.<locals>.Quiet: describe the option with field(metadata={'help': ...})",
+        ),
         (class_without_run, TypeError, "pass class class_without_run.<locals>.Lazy: a pass must define run(self, module)"),
-        (class_named_like_upstream, ValueError, "pass class class_named_like_upstream.<locals>.MyCse: pass name 'cse' is already an upstream MLIR pass"),
+        (
+            class_named_like_upstream,
+            ValueError,
+            "pass class class_named_like_upstream.<locals>.MyCse: pass name 'cse' is already an upstream MLIR pass",
+        ),
     ],
     ids=lambda value: value.__name__ if callable(value) else None,
 )
@@ -383,9 +407,7 @@ def test_parse_pipeline_keeps_order_nesting_options_and_offsets() -> None:
         ),
     ],
 )
-def test_build_pass_manager_reports_where_the_pipeline_is_wrong(
-    context: ir.Context, pipeline: str, message: str, offset: int
-) -> None:
+def test_build_pass_manager_reports_where_the_pipeline_is_wrong(context: ir.Context, pipeline: str, message: str, offset: int) -> None:
     with pytest.raises(PipelineError) as caught:
         build_pass_manager(pipeline)
     assert (caught.value.message, caught.value.offset) == (message, offset)
@@ -428,7 +450,9 @@ def test_errors_raised_by_a_pass_become_diagnostics(context: ir.Context) -> None
         def run(self, module: ir.Operation) -> None:
             func = module.regions[0].blocks[0].operations[0]
             ops = func.regions[0].blocks[0].operations
-            raise ExceptionGroup("picky", [op_error(ops[0], "no constants"), ExceptionGroup("inner", [op_error(ops[1], "no adds")]), IpuError("no module")])
+            raise ExceptionGroup(
+                "picky", [op_error(ops[0], "no constants"), ExceptionGroup("inner", [op_error(ops[1], "no adds")]), IpuError("no module")]
+            )
 
     module = parse()
     with pytest.raises(ir.MLIRError) as caught:

@@ -56,39 +56,49 @@ def fill(shape: str, value: str = "0.0", element: str = "f32") -> str:
 
 def test_matmul():
     a, b = uniform(3, 5), uniform(5, 4)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%a: tensor<3x5xf32>, %b: tensor<5x4xf32>) -> tensor<3x4xf32> {{
   {fill("3x4")}
   %y = linalg.matmul ins(%a, %b : tensor<3x5xf32>, tensor<5x4xf32>) outs(%init : tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
-}}""", [a, b])
+}}""",
+        [a, b],
+    )
     check(y, a @ b)
 
 
 def test_matmul_accumulates_into_outs():
     a, b, c = uniform(3, 5), uniform(5, 4), uniform(3, 4)
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%a: tensor<3x5xf32>, %b: tensor<5x4xf32>, %c: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %y = linalg.matmul ins(%a, %b : tensor<3x5xf32>, tensor<5x4xf32>) outs(%c : tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
-}""", [a, b, c])
+}""",
+        [a, b, c],
+    )
     check(y, c + a @ b)
 
 
 def test_batch_matmul():
     a, b = uniform(2, 3, 5), uniform(2, 5, 4)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%a: tensor<2x3x5xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x4xf32> {{
   {fill("2x3x4")}
   %y = linalg.batch_matmul ins(%a, %b : tensor<2x3x5xf32>, tensor<2x5x4xf32>) outs(%init : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %y : tensor<2x3x4xf32>
-}}""", [a, b])
+}}""",
+        [a, b],
+    )
     check(y, a @ b)
 
 
 def test_matvec_and_vecmat():
     m, v, u = uniform(3, 5), uniform(5), uniform(3)
-    y, z = run_reference(f"""
+    y, z = run_reference(
+        f"""
 func.func @main(%m: tensor<3x5xf32>, %v: tensor<5xf32>, %u: tensor<3xf32>) -> (tensor<3xf32>, tensor<5xf32>) {{
   {fill("3")}
   %zero5 = tensor.empty() : tensor<5xf32>
@@ -96,21 +106,26 @@ func.func @main(%m: tensor<3x5xf32>, %v: tensor<5xf32>, %u: tensor<3xf32>) -> (t
   %y = linalg.matvec ins(%m, %v : tensor<3x5xf32>, tensor<5xf32>) outs(%init : tensor<3xf32>) -> tensor<3xf32>
   %z = linalg.vecmat ins(%u, %m : tensor<3xf32>, tensor<3x5xf32>) outs(%init5 : tensor<5xf32>) -> tensor<5xf32>
   return %y, %z : tensor<3xf32>, tensor<5xf32>
-}}""", [m, v, u])
+}}""",
+        [m, v, u],
+    )
     check(y, m @ v)
     check(z, u @ m)
 
 
 def test_dot_gives_a_zero_d_result():
     a, b = uniform(7), uniform(7)
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%a: tensor<7xf32>, %b: tensor<7xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %empty = tensor.empty() : tensor<f32>
   %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<f32>) -> tensor<f32>
   %y = linalg.dot ins(%a, %b : tensor<7xf32>, tensor<7xf32>) outs(%init : tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
-}""", [a, b])
+}""",
+        [a, b],
+    )
     check(y, np.array(np.dot(a, b), np.float32))
 
 
@@ -119,50 +134,63 @@ func.func @main(%a: tensor<7xf32>, %b: tensor<7xf32>) -> tensor<f32> {
 
 def test_fill_returns_its_non_zero_value():
     """A guard against a harness whose outputs silently stay zero."""
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main() -> tensor<2x3xf32> {{
   {fill("2x3", "2.5")}
   return %init : tensor<2x3xf32>
-}}""", [])
+}}""",
+        [],
+    )
     check(y, np.full((2, 3), 2.5, np.float32))
 
 
 def test_non_zero_constant_result():
-    y, z = run_reference("""
+    y, z = run_reference(
+        """
 func.func @main() -> (tensor<2x2xi32>, tensor<3xf32>) {
   %c = arith.constant dense<[[1, -2], [3, 2147483647]]> : tensor<2x2xi32>
   %s = arith.constant dense<-7.25> : tensor<3xf32>
   return %c, %s : tensor<2x2xi32>, tensor<3xf32>
-}""", [])
+}""",
+        [],
+    )
     check(y, np.array([[1, -2], [3, 2**31 - 1]], np.int32))
     check(z, np.full(3, -7.25, np.float32))
 
 
 def test_transpose():
     x = uniform(2, 3, 4)
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
   %e = tensor.empty() : tensor<4x2x3xf32>
   %y = linalg.transpose ins(%x : tensor<2x3x4xf32>) outs(%e : tensor<4x2x3xf32>) permutation = [2, 0, 1]
   return %y : tensor<4x2x3xf32>
-}""", [x])
+}""",
+        [x],
+    )
     check(y, x.transpose(2, 0, 1))
 
 
 def test_broadcast():
     x = uniform(3)
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%x: tensor<3xf32>) -> tensor<2x3x4xf32> {
   %e = tensor.empty() : tensor<2x3x4xf32>
   %y = linalg.broadcast ins(%x : tensor<3xf32>) outs(%e : tensor<2x3x4xf32>) dimensions = [0, 2]
   return %y : tensor<2x3x4xf32>
-}""", [x])
+}""",
+        [x],
+    )
     check(y, np.broadcast_to(x[None, :, None], (2, 3, 4)).copy())
 
 
 def test_reduce_sum_and_max():
     x = uniform(3, 4, 5)
-    total, largest = run_reference(f"""
+    total, largest = run_reference(
+        f"""
 func.func @main(%x: tensor<3x4x5xf32>) -> (tensor<4xf32>, tensor<3x4xf32>) {{
   {fill("4")}
   %minus_inf = arith.constant 0xFF800000 : f32
@@ -171,7 +199,9 @@ func.func @main(%x: tensor<3x4x5xf32>) -> (tensor<4xf32>, tensor<3x4xf32>) {{
   %s = linalg.reduce {{ arith.addf }} ins(%x : tensor<3x4x5xf32>) outs(%init : tensor<4xf32>) dimensions = [0, 2]
   %m = linalg.reduce {{ arith.maximumf }} ins(%x : tensor<3x4x5xf32>) outs(%init2 : tensor<3x4xf32>) dimensions = [2]
   return %s, %m : tensor<4xf32>, tensor<3x4xf32>
-}}""", [x])
+}}""",
+        [x],
+    )
     check(total, x.sum(axis=(0, 2)))
     check(largest, x.max(axis=2))
 
@@ -209,37 +239,46 @@ BINARY = {
 def test_unary_named_op(name):
     function, bounds = UNARY[name]
     x = uniform(4, 6, **bounds)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {{
   %e = tensor.empty() : tensor<4x6xf32>
   %y = linalg.{name} ins(%x : tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
-}}""", [x])
+}}""",
+        [x],
+    )
     check(y, function(x.astype(np.float64)).astype(np.float32))
 
 
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_named_op(name):
     a, b = uniform(4, 6, **POSITIVE), uniform(4, 6, **POSITIVE)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%a: tensor<4x6xf32>, %b: tensor<4x6xf32>) -> tensor<4x6xf32> {{
   %e = tensor.empty() : tensor<4x6xf32>
   %y = linalg.{name} ins(%a, %b : tensor<4x6xf32>, tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
-}}""", [a, b])
+}}""",
+        [a, b],
+    )
     check(y, BINARY[name](a.astype(np.float64), b.astype(np.float64)).astype(np.float32))
 
 
 def test_elementwise_kind_and_map_and_arith_on_tensors():
     a, b = uniform(8), uniform(8)
-    y, z, w = run_reference("""
+    y, z, w = run_reference(
+        """
 func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %e = tensor.empty() : tensor<8xf32>
   %y = linalg.elementwise kind=#linalg.elementwise_kind<sub> ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
   %z = linalg.map { math.absf } ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>)
   %w = arith.mulf %a, %b : tensor<8xf32>
   return %y, %z, %w : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
-}""", [a, b])
+}""",
+        [a, b],
+    )
     check(y, a - b)
     check(z, np.abs(a))
     check(w, a * b)
@@ -267,13 +306,16 @@ def conv_nchw_fchw(x, w, stride, dilation):
 
 def test_conv_2d_nchw_fchw_with_strides_and_dilations():
     x, w = uniform(2, 3, 9, 10), uniform(4, 3, 3, 2)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%x: tensor<2x3x9x10xf32>, %w: tensor<4x3x3x2xf32>) -> tensor<2x4x3x4xf32> {{
   {fill("2x4x3x4")}
   %y = linalg.conv_2d_nchw_fchw {{dilations = dense<[2, 3]> : tensor<2xi64>, strides = dense<[2, 2]> : tensor<2xi64>}}
       ins(%x, %w : tensor<2x3x9x10xf32>, tensor<4x3x3x2xf32>) outs(%init : tensor<2x4x3x4xf32>) -> tensor<2x4x3x4xf32>
   return %y : tensor<2x4x3x4xf32>
-}}""", [x, w])
+}}""",
+        [x, w],
+    )
     want = conv_nchw_fchw(x.astype(np.float64), w.astype(np.float64), (2, 2), (2, 3))
     assert want.shape == (2, 4, 3, 4)
     check(y, want.astype(np.float32))
@@ -281,13 +323,16 @@ func.func @main(%x: tensor<2x3x9x10xf32>, %w: tensor<4x3x3x2xf32>) -> tensor<2x4
 
 def test_conv_2d_nhwc_hwcf_with_strides_and_dilations():
     x, w = uniform(1, 11, 9, 3), uniform(3, 2, 3, 5)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%x: tensor<1x11x9x3xf32>, %w: tensor<3x2x3x5xf32>) -> tensor<1x3x4x5xf32> {{
   {fill("1x3x4x5")}
   %y = linalg.conv_2d_nhwc_hwcf {{dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<[3, 2]> : tensor<2xi64>}}
       ins(%x, %w : tensor<1x11x9x3xf32>, tensor<3x2x3x5xf32>) outs(%init : tensor<1x3x4x5xf32>) -> tensor<1x3x4x5xf32>
   return %y : tensor<1x3x4x5xf32>
-}}""", [x, w])
+}}""",
+        [x, w],
+    )
     # The same convolution in NCHW / FCHW terms, transposed back.
     want = conv_nchw_fchw(x.transpose(0, 3, 1, 2).astype(np.float64), w.transpose(3, 2, 0, 1).astype(np.float64), (3, 2), (2, 1))
     check(y, want.transpose(0, 2, 3, 1).astype(np.float32))
@@ -295,13 +340,16 @@ func.func @main(%x: tensor<1x11x9x3xf32>, %w: tensor<3x2x3x5xf32>) -> tensor<1x3
 
 def test_depthwise_conv_2d_nchw_chw():
     x, w = uniform(2, 3, 7, 8), uniform(3, 3, 3)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%x: tensor<2x3x7x8xf32>, %w: tensor<3x3x3xf32>) -> tensor<2x3x3x2xf32> {{
   {fill("2x3x3x2")}
   %y = linalg.depthwise_conv_2d_nchw_chw {{dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[2, 3]> : tensor<2xi64>}}
       ins(%x, %w : tensor<2x3x7x8xf32>, tensor<3x3x3xf32>) outs(%init : tensor<2x3x3x2xf32>) -> tensor<2x3x3x2xf32>
   return %y : tensor<2x3x3x2xf32>
-}}""", [x, w])
+}}""",
+        [x, w],
+    )
     want = np.zeros((2, 3, 3, 2))
     for i in range(3):
         for j in range(3):
@@ -312,14 +360,17 @@ func.func @main(%x: tensor<2x3x7x8xf32>, %w: tensor<3x3x3xf32>) -> tensor<2x3x3x
 @pytest.mark.parametrize("kind,init,combine", [("max", "0xFF800000", np.maximum), ("sum", "0.0", np.add)])
 def test_pooling_nchw(kind, init, combine):
     x = uniform(2, 3, 8, 7)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%x: tensor<2x3x8x7xf32>) -> tensor<2x3x3x2xf32> {{
   {fill("2x3x3x2", init)}
   %k = tensor.empty() : tensor<3x2xf32>
   %y = linalg.pooling_nchw_{kind} {{dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[2, 3]> : tensor<2xi64>}}
       ins(%x, %k : tensor<2x3x8x7xf32>, tensor<3x2xf32>) outs(%init : tensor<2x3x3x2xf32>) -> tensor<2x3x3x2xf32>
   return %y : tensor<2x3x3x2xf32>
-}}""", [x])
+}}""",
+        [x],
+    )
     windows = [window(x, i, j, (2, 3), (1, 2), (3, 2)) for i in range(3) for j in range(2)]
     want = windows[0]
     for other in windows[1:]:
@@ -332,7 +383,8 @@ func.func @main(%x: tensor<2x3x8x7xf32>) -> tensor<2x3x3x2xf32> {{
 
 def test_generic_with_reduction_broadcast_and_transposed_maps():
     x, b, s, t = uniform(4, 6), uniform(6), uniform(), uniform(6, 4)
-    total, largest = run_reference(f"""
+    total, largest = run_reference(
+        f"""
 #xy = affine_map<(i, j) -> (i, j)>
 #yx = affine_map<(i, j) -> (j, i)>
 #col = affine_map<(i, j) -> (j)>
@@ -360,7 +412,9 @@ func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %s: tensor<f32>, %t: ten
     linalg.yield %m : f32
   }} -> tensor<4xf32>
   return %sum, %max : tensor<4xf32>, tensor<4xf32>
-}}""", [x, b, s, t])
+}}""",
+        [x, b, s, t],
+    )
     want = (np.exp(x.astype(np.float64) * b) * s - t.T).sum(axis=1)
     check(total, want.astype(np.float32))
     check(largest, t.max(axis=0))
@@ -371,7 +425,8 @@ func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %s: tensor<f32>, %t: ten
 
 def test_tensor_slices_pad_reshapes_and_concat():
     x, y = uniform(6, 8), uniform(2, 3)
-    sliced, inserted, padded, expanded, collapsed, joined = run_reference("""
+    sliced, inserted, padded, expanded, collapsed, joined = run_reference(
+        """
 func.func @main(%x: tensor<6x8xf32>, %y: tensor<2x3xf32>)
     -> (tensor<2x3xf32>, tensor<6x8xf32>, tensor<5x6xf32>, tensor<2x3x8xf32>, tensor<48xf32>, tensor<2x11xf32>) {
   %s = tensor.extract_slice %x[1, 2] [2, 3] [3, 2] : tensor<6x8xf32> to tensor<2x3xf32>
@@ -386,7 +441,9 @@ func.func @main(%x: tensor<6x8xf32>, %y: tensor<2x3xf32>)
   %top = tensor.extract_slice %x[0, 0] [2, 8] [1, 1] : tensor<6x8xf32> to tensor<2x8xf32>
   %j = tensor.concat dim(1) %top, %y : (tensor<2x8xf32>, tensor<2x3xf32>) -> tensor<2x11xf32>
   return %s, %i, %p, %e, %f, %j : tensor<2x3xf32>, tensor<6x8xf32>, tensor<5x6xf32>, tensor<2x3x8xf32>, tensor<48xf32>, tensor<2x11xf32>
-}""", [x, y])
+}""",
+        [x, y],
+    )
     check(sliced, x[1:7:3, 2:8:2])
     want = x.copy()
     want[4:6, 5:8] = y
@@ -405,7 +462,8 @@ def test_dense_and_dense_resource_constants():
     weights = np.arange(1, 9, dtype=np.float32).reshape(4, 2)
     bias = np.array([0.5, -0.5], np.float32)
     filters = np.array([1, -1, 2, -2], np.int8)
-    y, z, k = run_reference("""
+    y, z, k = run_reference(
+        """
 func.func @main(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x4xf32>, tensor<4xi8>) {
   %w = arith.constant dense_resource<weights> : tensor<4x2xf32>
   %b = arith.constant dense_resource<bias> : tensor<2xf32>
@@ -432,7 +490,9 @@ func.func @main(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x4xf32>, tenso
       filters: "0x0100000001FF02FE"
     }
   }
-#-}""", [x])
+#-}""",
+        [x],
+    )
     check(y, x @ weights + bias)
     check(z, x * np.array([1, 2, 3, 4], np.float32))
     check(k, filters)
@@ -444,38 +504,47 @@ func.func @main(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x4xf32>, tenso
 def test_i32_is_exact_beyond_float_precision():
     a, b = integers(3, 4, low=-(2**20), high=2**20), integers(4, 2, low=-(2**9), high=2**9)
     c = integers(3, 2, low=2**30 - 2**10, high=2**30)
-    y, s = run_reference(f"""
+    y, s = run_reference(
+        f"""
 func.func @main(%a: tensor<3x4xi32>, %b: tensor<4x2xi32>, %c: tensor<3x2xi32>) -> (tensor<3x2xi32>, tensor<3x2xi32>) {{
   {fill("3x2", "0", "i32")}
   %y = linalg.matmul ins(%a, %b : tensor<3x4xi32>, tensor<4x2xi32>) outs(%init : tensor<3x2xi32>) -> tensor<3x2xi32>
   %s = linalg.add ins(%c, %c : tensor<3x2xi32>, tensor<3x2xi32>) outs(%empty : tensor<3x2xi32>) -> tensor<3x2xi32>
   return %y, %s : tensor<3x2xi32>, tensor<3x2xi32>
-}}""", [a, b, c])
+}}""",
+        [a, b, c],
+    )
     check(y, a @ b)
     check(s, c + c)  # wraps around, as numpy's int32 does
 
 
 def test_i8_conv_accumulates_in_i32():
     x, w = integers(1, 2, 5, 5, low=-128, high=128, dtype=np.int8), integers(3, 2, 2, 2, low=-128, high=128, dtype=np.int8)
-    (y,) = run_reference(f"""
+    (y,) = run_reference(
+        f"""
 func.func @main(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x2x2xi8>) -> tensor<1x3x4x4xi32> {{
   {fill("1x3x4x4", "0", "i32")}
   %y = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}
       ins(%x, %w : tensor<1x2x5x5xi8>, tensor<3x2x2x2xi8>) outs(%init : tensor<1x3x4x4xi32>) -> tensor<1x3x4x4xi32>
   return %y : tensor<1x3x4x4xi32>
-}}""", [x, w])
+}}""",
+        [x, w],
+    )
     check(y, conv_nchw_fchw(x.astype(np.int64), w.astype(np.int64), (1, 1), (1, 1)).astype(np.int32))
 
 
 def test_i8_elementwise_wraps():
     a, b = integers(16, low=-128, high=128, dtype=np.int8), integers(16, low=-128, high=128, dtype=np.int8)
-    y, m = run_reference("""
+    y, m = run_reference(
+        """
 func.func @main(%a: tensor<16xi8>, %b: tensor<16xi8>) -> (tensor<16xi8>, tensor<16xi8>) {
   %e = tensor.empty() : tensor<16xi8>
   %y = linalg.add ins(%a, %b : tensor<16xi8>, tensor<16xi8>) outs(%e : tensor<16xi8>) -> tensor<16xi8>
   %m = linalg.max ins(%a, %b : tensor<16xi8>, tensor<16xi8>) outs(%e : tensor<16xi8>) -> tensor<16xi8>
   return %y, %m : tensor<16xi8>, tensor<16xi8>
-}""", [a, b])
+}""",
+        [a, b],
+    )
     check(y, a + b)
     check(m, np.maximum(a, b))
 
@@ -483,7 +552,8 @@ func.func @main(%a: tensor<16xi8>, %b: tensor<16xi8>) -> (tensor<16xi8>, tensor<
 def test_i1_from_cmp_select_and_boolean_inputs():
     a, b = uniform(4, 5), uniform(4, 5)
     mask = RNG.integers(0, 2, (4, 5)).astype(bool)
-    greater, chosen, both, constant = run_reference("""
+    greater, chosen, both, constant = run_reference(
+        """
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main(%a: tensor<4x5xf32>, %b: tensor<4x5xf32>, %mask: tensor<4x5xi1>)
     -> (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xi1>, tensor<2xi1>) {
@@ -498,7 +568,9 @@ func.func @main(%a: tensor<4x5xf32>, %b: tensor<4x5xf32>, %mask: tensor<4x5xi1>)
   } -> tensor<4x5xi1>
   %c = arith.constant dense<[true, false]> : tensor<2xi1>
   return %g, %s, %x, %c : tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xi1>, tensor<2xi1>
-}""", [a, b, mask])
+}""",
+        [a, b, mask],
+    )
     check(greater, a > b)
     check(chosen, np.where(mask, a, b))
     check(both, (a > b) ^ mask)
@@ -507,7 +579,8 @@ func.func @main(%a: tensor<4x5xf32>, %b: tensor<4x5xf32>, %mask: tensor<4x5xi1>)
 
 def test_f16():
     a, b = uniform(16, dtype=np.float16), uniform(16, dtype=np.float16)
-    y, r = run_reference(f"""
+    y, r = run_reference(
+        f"""
 func.func @main(%a: tensor<16xf16>, %b: tensor<16xf16>) -> (tensor<16xf16>, tensor<4xf16>) {{
   %e = tensor.empty() : tensor<16xf16>
   %s = linalg.add ins(%a, %b : tensor<16xf16>, tensor<16xf16>) outs(%e : tensor<16xf16>) -> tensor<16xf16>
@@ -516,7 +589,9 @@ func.func @main(%a: tensor<16xf16>, %b: tensor<16xf16>) -> (tensor<16xf16>, tens
   {fill("4", "0.0", "f16")}
   %r = linalg.reduce {{ arith.addf }} ins(%a2 : tensor<4x4xf16>) outs(%init : tensor<4xf16>) dimensions = [1]
   return %y, %r : tensor<16xf16>, tensor<4xf16>
-}}""", [a, b])
+}}""",
+        [a, b],
+    )
     check(y, np.exp(a + b), rtol=1e-3)
     check(r, a.reshape(4, 4).sum(axis=1), rtol=1e-3)
 
@@ -548,7 +623,8 @@ def test_f16_promotion_carries_constants_and_casts():
     """Scalar, dense and splat f16 constants become f32 ones; an extf from f16 to f32
     disappears; the program's own truncf into f16 (here from f64) still rounds to f16."""
     a, b = uniform(4, dtype=np.float16), uniform(4, dtype=np.float64)
-    y, z = run_reference("""
+    y, z = run_reference(
+        """
 #id = affine_map<(d0) -> (d0)>
 func.func @main(%a: tensor<4xf16>, %b: tensor<4xf64>) -> (tensor<4xf16>, tensor<4xf32>) {
   %dense = arith.constant dense<[0.5, -2.0, 0xFC00, 3.0]> : tensor<4xf16>
@@ -570,7 +646,9 @@ func.func @main(%a: tensor<4xf16>, %b: tensor<4xf64>) -> (tensor<4xf16>, tensor<
     linalg.yield %r, %vf : f16, f32
   } -> (tensor<4xf16>, tensor<4xf32>)
   return %y, %z : tensor<4xf16>, tensor<4xf32>
-}""", [a, b])
+}""",
+        [a, b],
+    )
     x = a.astype(np.float32)
     v = np.maximum(x * np.float32(np.float16(0.333)) + np.float32(1.5), np.array([0.5, -2.0, -np.inf, 3.0], np.float32))
     check(z, v, rtol=1e-6)  # no rounding to f16 in between: f32 throughout
@@ -581,26 +659,32 @@ func.func @main(%a: tensor<4xf16>, %b: tensor<4xf64>) -> (tensor<4xf16>, tensor<
 def test_f16_bit_casts_run_in_f16():
     """The promotion cannot retype a bit cast: the program runs in f16, as written."""
     bits = np.array([0x3C00, 0xC000, 0x7BFF, 0x0001], np.uint16).view(np.int16)  # 1, -2, 65504, the smallest subnormal
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%x: tensor<4xi16>) -> tensor<4xf16> {
   %h = arith.bitcast %x : tensor<4xi16> to tensor<4xf16>
   %y = arith.addf %h, %h : tensor<4xf16>
   return %y : tensor<4xf16>
-}""", [bits])
+}""",
+        [bits],
+    )
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(y, bits.view(np.float16) * 2)  # 65504 * 2 overflows to inf, as in f16
 
 
 def test_f64_and_i64():
     x, n = uniform(5, dtype=np.float64), integers(5, low=-(2**40), high=2**40, dtype=np.int64)
-    y, m = run_reference("""
+    y, m = run_reference(
+        """
 func.func @main(%x: tensor<5xf64>, %n: tensor<5xi64>) -> (tensor<5xf64>, tensor<5xi64>) {
   %e = tensor.empty() : tensor<5xf64>
   %y = linalg.tanh ins(%x : tensor<5xf64>) outs(%e : tensor<5xf64>) -> tensor<5xf64>
   %ei = tensor.empty() : tensor<5xi64>
   %m = linalg.mul ins(%n, %n : tensor<5xi64>, tensor<5xi64>) outs(%ei : tensor<5xi64>) -> tensor<5xi64>
   return %y, %m : tensor<5xf64>, tensor<5xi64>
-}""", [x, n])
+}""",
+        [x, n],
+    )
     check(y, np.tanh(x), rtol=1e-12)
     check(m, n * n)
 
@@ -610,7 +694,8 @@ func.func @main(%x: tensor<5xf64>, %n: tensor<5xi64>) -> (tensor<5xf64>, tensor<
 
 def test_multiple_results_including_an_input_twice_and_a_callee():
     x = uniform(2, 3)
-    first, second, third, doubled = run_reference("""
+    first, second, third, doubled = run_reference(
+        """
 func.func private @double(%t: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %e = tensor.empty() : tensor<2x3xf32>
   %d = linalg.add ins(%t, %t : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -621,7 +706,9 @@ func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tenso
   %n = linalg.negf ins(%x : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
   %d = func.call @double(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %x, %n, %x, %d : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
-}""", [x])
+}""",
+        [x],
+    )
     check(first, x)
     check(second, -x)
     check(third, x)
@@ -631,23 +718,29 @@ func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tenso
 def test_inputs_are_not_modified_even_when_the_program_writes_in_place():
     x = uniform(3, 4)
     saved = x.copy()
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %y = linalg.exp ins(%x : tensor<3x4xf32>) outs(%x : tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
-}""", [x])
+}""",
+        [x],
+    )
     check(y, np.exp(x))
     np.testing.assert_array_equal(x, saved)
 
 
 def test_non_contiguous_inputs_are_read_in_logical_order():
     x = uniform(4, 3)
-    (y,) = run_reference("""
+    (y,) = run_reference(
+        """
 func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %e = tensor.empty() : tensor<3x4xf32>
   %y = linalg.negf ins(%x : tensor<3x4xf32>) outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
-}""", [x.T])
+}""",
+        [x.T],
+    )
     check(y, -x.T)
 
 
@@ -708,19 +801,25 @@ def test_parse_error_has_its_location():
 
 def test_unsupported_argument_type():
     with pytest.raises(ReferenceRunError, match=r"argument #1 of @main has type tensor<4xbf16>"):
-        run_reference("""
+        run_reference(
+            """
 func.func @main(%a: tensor<4xf32>, %b: tensor<4xbf16>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
-}""", [uniform(4), uniform(4)])
+}""",
+            [uniform(4), uniform(4)],
+        )
 
 
 def test_lowering_failure_names_the_pass_the_op_and_its_location():
     with pytest.raises(ReferenceRunError) as failure:
-        run_reference("""
+        run_reference(
+            """
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %b = tosa.abs %a : (tensor<4xf32>) -> tensor<4xf32>
   return %b : tensor<4xf32>
-}""", [uniform(4)])
+}""",
+            [uniform(4)],
+        )
     message = str(failure.value)
     assert message.startswith("-:3:8: error: lowering to LLVM failed in pass 'one-shot-bufferize"), message
     assert "tosa.abs" in message
@@ -729,8 +828,11 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 def test_outputs_the_program_does_not_write_are_an_error():
     """`tensor.empty` has undefined contents: returning it must not look like zeros."""
     with pytest.raises(ReferenceRunError, match=r"result #0 of @main is not entirely written by the program"):
-        run_reference("""
+        run_reference(
+            """
 func.func @main() -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   return %e : tensor<4xf32>
-}""", [])
+}""",
+            [],
+        )

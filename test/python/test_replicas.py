@@ -57,7 +57,14 @@ def test_a_tile_written_at_several_points_is_known_by_all_of_them():
     # A grid (half, tile, point): each tile receives the elements of tiles 0 and 1 at 0 and 16,
     # from element 0 in the first half and from element 8 in the second.
     sizes = (2, 4, 2)
-    write = CopyWrite("x", "p", TileGrid(0, sizes, (0, 0, 1)), TileGrid(0, sizes, (8, 0, 0)), TileGrid(0, sizes, (4, 1, 0)), TileGrid(0, sizes, (0, 0, 16)))
+    write = CopyWrite(
+        "x",
+        "p",
+        TileGrid(0, sizes, (0, 0, 1)),
+        TileGrid(0, sizes, (8, 0, 0)),
+        TileGrid(0, sizes, (4, 1, 0)),
+        TileGrid(0, sizes, (0, 0, 16)),
+    )
     writes = [StreamWrite("x", ALL), write]
     classes = tile_classes({"x": ALL, "p": ALL}, writes, TILES)
     assert partition(classes["p"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
@@ -126,7 +133,9 @@ def test_unchecked_runs_store_replicas_once_and_give_the_same_bytes():
     (unchecked,) = simulator.run(inputs)
     assert unchecked.tobytes() == checked.tobytes()
     assert all(buffer.row_count <= buffer.tiles.size for buffer in simulator._buffers)
-    assert sum(b.row_count for b in simulator._buffers) < sum(b.tiles.size for b in simulator._buffers)  # the matmul's operands are replicated on tiny too
+    assert sum(b.row_count for b in simulator._buffers) < sum(
+        b.tiles.size for b in simulator._buffers
+    )  # the matmul's operands are replicated on tiny too
 
 
 def test_unchecked_runs_of_a_hand_written_broadcast():

@@ -11,9 +11,9 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.frontends.api import run
 from ipu_mlir.lowering.pass_registry import build_pass_manager
 from ipu_mlir.lowering.pipelines import STEPS
-from ipu_mlir.frontends.api import run
 
 CASES = Path(__file__).resolve().parents[1] / "lit" / "plan" / "serial-split.mlir"
 
@@ -62,7 +62,9 @@ def test_too_small_for_any_piece_is_a_located_error() -> None:
 GROUPED = Path(__file__).resolve().parents[1] / "lit" / "plan" / "serial-split-groups.mlir"
 
 
-@pytest.mark.parametrize("index, x_shape, w_shape, groups", [(0, (1, 32, 32, 32), (32, 1, 3, 3), 32), (1, (1, 16, 32, 32), (32, 4, 3, 3), 4)])
+@pytest.mark.parametrize(
+    "index, x_shape, w_shape, groups", [(0, (1, 32, 32, 32), (32, 1, 3, 3), 32), (1, (1, 16, 32, 32), (32, 4, 3, 3), 4)]
+)
 def test_split_grouped_convs_match_numpy(index: int, x_shape, w_shape, groups: int) -> None:
     """One image: the pieces are whole groups (depthwise: 4 pieces of 8 groups; 4 groups: 4
     ordinary convolutions)."""

@@ -8,8 +8,8 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.target.diagnostics import format_location
 from ipu_mlir.runtime.simulator import SimulationError, Simulator
+from ipu_mlir.target.diagnostics import format_location
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,8 +69,21 @@ def compute_set(name: str, *groups: str) -> str:
     return f"  func.func private @{name}() attributes {{ipu.compute_set}} {{\n{body}\n    return\n  }}"
 
 
-def program(buffers: list[str], body: list[str], compute_sets: list[str] = (), *, args: str = "%arg0: tensor<1024xf32>", results: str = "tensor<1024xf32>", returns: str = "%0 : tensor<1024xf32>", tail: str = "") -> str:
-    lines = ['module attributes {ipu.target = "tiny"} {', *buffers, f"  func.func @main({args}) -> ({results}) attributes {{ipu.program}} {{"]
+def program(
+    buffers: list[str],
+    body: list[str],
+    compute_sets: list[str] = (),
+    *,
+    args: str = "%arg0: tensor<1024xf32>",
+    results: str = "tensor<1024xf32>",
+    returns: str = "%0 : tensor<1024xf32>",
+    tail: str = "",
+) -> str:
+    lines = [
+        'module attributes {ipu.target = "tiny"} {',
+        *buffers,
+        f"  func.func @main({args}) -> ({results}) attributes {{ipu.program}} {{",
+    ]
     lines += [*body, f"    return {returns}", "  }", *compute_sets, RELU, "}", tail]
     return "\n".join(lines)
 
@@ -167,7 +180,11 @@ def test_streams_place_each_tiles_elements_in_flat_order_at_the_buffer_start():
         results="tensor<16xf32>, tensor<5x3xf32>, tensor<10xi32>",
         returns="%0, %1, %2 : tensor<16xf32>, tensor<5x3xf32>, tensor<10xi32>",
     )
-    square, ragged, ints = np.arange(16, dtype=np.float32).reshape(4, 4), np.arange(15, dtype=np.float32).reshape(5, 3), np.arange(10, dtype=np.int32)
+    square, ragged, ints = (
+        np.arange(16, dtype=np.float32).reshape(4, 4),
+        np.arange(15, dtype=np.float32).reshape(5, 3),
+        np.arange(10, dtype=np.int32),
+    )
     (tiles, ragged_back, ints_back), _ = simulate(text, [square, ragged, ints])
     assert tiles.tolist() == [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15]
     assert np.array_equal(ragged_back, ragged) and np.array_equal(ints_back, ints)
@@ -178,7 +195,12 @@ def test_block_streams_over_a_column_major_grid_and_their_overflow():
     by_tile = '{grain = 4 : i64, kind = "linear", tiles = array<i64: 0, 4, 1>}'
     text = program(
         [buffer("t", 4, "0, 4, 1")],
-        [h2d("%arg0", "t", column_major, "tensor<4x4xf32>"), sync("external"), d2h("%0", "t", column_major, "tensor<4x4xf32>"), d2h("%1", "t", by_tile, "tensor<16xf32>")],
+        [
+            h2d("%arg0", "t", column_major, "tensor<4x4xf32>"),
+            sync("external"),
+            d2h("%0", "t", column_major, "tensor<4x4xf32>"),
+            d2h("%1", "t", by_tile, "tensor<16xf32>"),
+        ],
         args="%arg0: tensor<4x4xf32>",
         results="tensor<4x4xf32>, tensor<16xf32>",
         returns="%0, %1 : tensor<4x4xf32>, tensor<16xf32>",
@@ -188,8 +210,17 @@ def test_block_streams_over_a_column_major_grid_and_their_overflow():
     assert np.array_equal(back, square)
     assert tiles.tolist() == [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15]
     wide = '{block = array<i64: 2, 4>, kind = "block", tiles = array<i64: 0, 2, 1, 1, 0>}'
-    text = program([buffer("t", 4, "0, 4, 1")], [h2d("%arg0", "t", wide, "tensor<4x4xf32>"), sync("external")], args="%arg0: tensor<4x4xf32>", results="", returns="")
-    assert fails(text, [square], "ipu.host_to_device") == "'ipu.host_to_device' op maps 8 elements to tile 0, but @t holds 4 per tile: the stream overflows it"
+    text = program(
+        [buffer("t", 4, "0, 4, 1")],
+        [h2d("%arg0", "t", wide, "tensor<4x4xf32>"), sync("external")],
+        args="%arg0: tensor<4x4xf32>",
+        results="",
+        returns="",
+    )
+    assert (
+        fails(text, [square], "ipu.host_to_device")
+        == "'ipu.host_to_device' op maps 8 elements to tile 0, but @t holds 4 per tile: the stream overflows it"
+    )
 
 
 def test_weights_from_dense_and_dense_resource_constants():
@@ -271,14 +302,18 @@ def test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group():
     assert np.array_equal(y, np.maximum(X, 0))
     assert np.array_equal(v, X + np.tile(X[:64], 16))
     copies = [step for step in simulator._steps if type(step).__name__ == "_Copy"]
-    assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [[("Strided", "Strided")] * 2, [("Strided", "Strided")]]
+    assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [
+        [("Strided", "Strided")] * 2,
+        [("Strided", "Strided")],
+    ]
     assert [simulator.run([X])[0].tobytes() for _ in range(2)] == [y.tobytes()] * 2  # unchecked runs: same results
 
 
 def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
     # Sides cut into more runs than the limit are left to index arrays; forced here for all
     # copies, the results are those of the strided views.
-    from ipu_mlir.runtime import memory, simulator as simulator_module
+    from ipu_mlir.runtime import memory
+    from ipu_mlir.runtime import simulator as simulator_module
 
     scrambled = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15])
     side = memory.Side(scrambled, scrambled, np.zeros(16, np.int64), 64, write=True)
@@ -303,7 +338,13 @@ def test_reading_never_written_memory_through_a_strided_copy():
     half = '{grain = 32 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}'
     text = program(
         [*RELU_BUFFERS, buffer("z")],
-        [h2d("%arg0", "x", half, "tensor<512xf32>"), sync("external"), copy("x", "z", 16, "0, 16, 1", "0, 16, 1", "24, 0", "0, 0"), sync(), d2h("%0", "z")],
+        [
+            h2d("%arg0", "x", half, "tensor<512xf32>"),
+            sync("external"),
+            copy("x", "z", 16, "0, 16, 1", "0, 16, 1", "24, 0", "0, 0"),
+            sync(),
+            d2h("%0", "z"),
+        ],
         args="%arg0: tensor<512xf32>",
     )
     simulator = Simulator(ir.Module.parse(text, make_context()))
@@ -323,7 +364,12 @@ def test_reading_memory_never_written():
 
 def test_reading_past_what_a_stream_wrote():
     half = '{grain = 32 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}'
-    text = program(RELU_BUFFERS, [h2d("%arg0", "x", half, "tensor<512xf32>"), sync("external"), execute("relu_cs"), sync(), d2h("%0", "y")], [RELU_CS], args="%arg0: tensor<512xf32>")
+    text = program(
+        RELU_BUFFERS,
+        [h2d("%arg0", "x", half, "tensor<512xf32>"), sync("external"), execute("relu_cs"), sync(), d2h("%0", "y")],
+        [RELU_CS],
+        args="%arg0: tensor<512xf32>",
+    )
     message = fails(text, [X[:512]], '"ipu.vertex_group"')
     assert message.endswith("reads memory on tile 0 at bytes [128, 256) of @x, never written")
 
@@ -356,7 +402,9 @@ def test_copies_clobber_aliasing_buffers_element_by_element():
     message = fails(text, [X], "codelet = @relu", occurrence=2)
     assert message == "'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 8) (elements [0, 2) of @x), last written by @head"
     # The other tiles' copies of @x are intact.
-    other_tiles = text.replace(group("relu", "@x", "@y") + "\n    return\n  }\n" + RELU, group("relu", "@x", "@y", "1, 15, 1") + "\n    return\n  }\n" + RELU)
+    other_tiles = text.replace(
+        group("relu", "@x", "@y") + "\n    return\n  }\n" + RELU, group("relu", "@x", "@y", "1, 15, 1") + "\n    return\n  }\n" + RELU
+    )
     (y,), _ = simulate(other_tiles, [X])
     assert np.array_equal(y, np.maximum(X, 0))
 
@@ -421,7 +469,10 @@ def test_exchange_overflowing_a_tile():
         [h2d("%arg0", "y"), sync("external"), copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "4, 4"), sync(), d2h("%0", "y")],
     )
     message = fails(text, [X], '"ipu.copy"')
-    assert message == "'ipu.copy' op writes elements [64, 68) of @head on tile 0, which holds 64 per tile: the exchange overflows the tile's copy of it"  # the verifier's
+    assert (
+        message
+        == "'ipu.copy' op writes elements [64, 68) of @head on tile 0, which holds 64 per tile: the exchange overflows the tile's copy of it"
+    )  # the verifier's
 
 
 def test_copy_grid_outside_the_target_names_its_attribute():
@@ -450,7 +501,15 @@ def test_two_copies_writing_the_same_bytes_in_one_exchange():
         test_reading_what_another_vertex_writes_in_the_same_compute_set,
         test_two_copies_writing_the_same_bytes_in_one_exchange,
         test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group,  # no race
-        lambda: simulate(program([*RELU_BUFFERS, buffer("head", 64, "0, 1, 1")], [h2d("%arg0", "y"), sync("external"), copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4"), sync()], results="", returns=""), [X]),  # tiles 1-15: reads, no writes
+        lambda: simulate(
+            program(
+                [*RELU_BUFFERS, buffer("head", 64, "0, 1, 1")],
+                [h2d("%arg0", "y"), sync("external"), copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4"), sync()],
+                results="",
+                returns="",
+            ),
+            [X],
+        ),  # tiles 1-15: reads, no writes
     ],
 )
 def test_race_checks_a_few_tiles_at_a_time(case, monkeypatch):
@@ -463,7 +522,14 @@ def test_race_checks_a_few_tiles_at_a_time(case, monkeypatch):
 def test_exchange_after_compute_needs_a_sync():
     text = program(
         [*RELU_BUFFERS, buffer("head", tiles="0, 1, 1")],
-        [h2d("%arg0", "x"), sync("external"), execute("relu_cs"), copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4"), sync(), d2h("%0", "y")],
+        [
+            h2d("%arg0", "x"),
+            sync("external"),
+            execute("relu_cs"),
+            copy("y", "head", 4, "0, 16, 1", "0, 16, 0", "0, 0", "0, 4"),
+            sync(),
+            d2h("%0", "y"),
+        ],
         [RELU_CS],
     )
     message = fails(text, [X], '"ipu.copy"')

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from mlir import ir
 
-from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target import (
     BUILTIN_TARGETS_DIR,
     Target,
@@ -19,6 +18,7 @@ from ipu_mlir.target import (
     load_target,
     target_of,
 )
+from ipu_mlir.target.diagnostics import IpuError
 
 FIGURES = [
     "num_tiles",
@@ -107,9 +107,7 @@ def test_gc200_matches_design_table():
     assert gc200.fp16_fma_per_cycle == 64
     assert gc200.peak_flops("f32") == pytest.approx(62.5e12, rel=1e-6)
     assert gc200.peak_flops("f16") == pytest.approx(250e12, rel=1e-6)
-    memory_bandwidth = (
-        (gc200.memory_read_bytes_per_cycle + gc200.memory_write_bytes_per_cycle) * gc200.num_tiles * gc200.clock_hz
-    )
+    memory_bandwidth = (gc200.memory_read_bytes_per_cycle + gc200.memory_write_bytes_per_cycle) * gc200.num_tiles * gc200.clock_hz
     assert memory_bandwidth == pytest.approx(47.5e12, rel=0.03)
     assert gc200.exchange_bytes_per_cycle * gc200.num_tiles * gc200.clock_hz == pytest.approx(8e12, rel=0.03)
     assert gc200.ipu_link_count == 10
@@ -196,9 +194,7 @@ def test_load_target_from_path(tmp_path: Path):
 def test_unknown_target_name_lists_builtins():
     with pytest.raises(IpuError) as error:
         load_target("gc3")
-    assert error.value.message == (
-        "unknown target 'gc3'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)"
-    )
+    assert error.value.message == ("unknown target 'gc3'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)")
 
 
 def test_missing_target_file(tmp_path: Path):
@@ -255,8 +251,7 @@ def test_target_file_is_a_directory(tmp_path: Path):
         (
             "num_tiles",
             "16",
-            "field 'num_tiles' must be a table: { value = ..., source = \"...\" } "
-            'or { value = ..., assumption = "..." }',
+            'field \'num_tiles\' must be a table: { value = ..., source = "..." } or { value = ..., assumption = "..." }',
         ),
         ("num_tiles", '{ assumption = "x" }', "field 'num_tiles' has no 'value'"),
         (
@@ -291,9 +286,7 @@ def test_target_file_is_a_directory(tmp_path: Path):
         ),
     ],
 )
-def test_bad_target_file_is_rejected_naming_file_and_field(
-    tmp_path: Path, field: str, value: str | None, problem: str
-):
+def test_bad_target_file_is_rejected_naming_file_and_field(tmp_path: Path, field: str, value: str | None, problem: str):
     path = tiny_variant(tmp_path, field, value)
     with pytest.raises(IpuError) as error:
         load_target(str(path))
@@ -345,9 +338,7 @@ def test_target_of_rejects_non_string_attribute_at_module_location():
         module = ir.Module.parse("module attributes {ipu.target = 3} {}")
         with pytest.raises(IpuError) as error:
             target_of(module)
-    assert str(error.value) == (
-        "-:1:1: error: 'ipu.target' must be a string naming a target or a .toml file, got 3 : i64"
-    )
+    assert str(error.value) == ("-:1:1: error: 'ipu.target' must be a string naming a target or a .toml file, got 3 : i64")
 
 
 def test_target_of_reports_unknown_target_at_module_location():
@@ -356,8 +347,7 @@ def test_target_of_reports_unknown_target_at_module_location():
         with pytest.raises(IpuError) as error:
             target_of(module)
     assert str(error.value) == (
-        "-:1:1: error: unknown target 'gc9'; built-in targets: gc2, gc200, tiny "
-        "(or give the path of a .toml target file)"
+        "-:1:1: error: unknown target 'gc9'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)"
     )
 
 

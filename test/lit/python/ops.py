@@ -7,9 +7,9 @@
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import ipu, make_context, verifier
 from ipu_mlir.dialects.attrs import BlockMapping, IntervalMapping, LinearMapping, TileGrid
+from ipu_mlir.target import TARGET_ATTR
 
 
 def run(f):
@@ -89,9 +89,7 @@ def test_matmul_batch():
             op = ipu.matmul(fn.arguments[0], fn.arguments[1])
             func.ReturnOp([op.result])
     # Only now that the body exists can the signature carry the result type.
-    fn.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get([tensor([2, 3, 8, 4]), tensor([2, 3, 4, 5])], [op.result.type])
-    )
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([tensor([2, 3, 8, 4]), tensor([2, 3, 4, 5])], [op.result.type]))
     # CHECK: func.func @bmm(%arg0: tensor<2x3x8x4xf32>, %arg1: tensor<2x3x4x5xf32>) -> tensor<2x3x8x5xf32>
     # CHECK-NEXT: %0 = "ipu.matmul"(%arg0, %arg1) : (tensor<2x3x8x4xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x8x5xf32>
     # CHECK-NEXT: return %0 : tensor<2x3x8x5xf32>
@@ -110,7 +108,7 @@ def test_matmul_accumulator_type():
     with ir.InsertionPoint(module.body):
         fn = function("mm_i8", [tensor([4, 8], i8), tensor([8, 2], i8)])
         with ir.InsertionPoint(fn.entry_block):
-            op = ipu.matmul(fn.arguments[0], fn.arguments[1], element_type=i32)
+            ipu.matmul(fn.arguments[0], fn.arguments[1], element_type=i32)
             func.ReturnOp([])
     # CHECK: "ipu.matmul"(%arg0, %arg1) : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi32>
     # CHECK: mlir verify: True
@@ -146,9 +144,7 @@ def test_conv_grouped_asymmetric():
     with ir.InsertionPoint(module.body):
         fn = function("conv", [tensor([2, 6, 17, 19], f16), tensor([9, 2, 3, 5], f16)])
         with ir.InsertionPoint(fn.entry_block):
-            op = ipu.conv(
-                fn.arguments[0], fn.arguments[1], strides=(2, 3), dilations=(2, 1), padding=(1, 2, 0, 0), groups=3
-            )
+            op = ipu.conv(fn.arguments[0], fn.arguments[1], strides=(2, 3), dilations=(2, 1), padding=(1, 2, 0, 0), groups=3)
             func.ReturnOp([])
     # OH = (17 + 1 + 0 - 2 * (3 - 1) - 1) // 2 + 1 = 7 (top 1, bottom 0)
     # OW = (19 + 2 + 0 - 1 * (5 - 1) - 1) // 3 + 1 = 6 (left 2, right 0)
@@ -291,16 +287,30 @@ def test_copy():
             default = ipu.copy("y", "z", size=64, src_tiles=TileGrid.range(0, 8), dst_tiles=TileGrid.range(8, 8))
             # Gather element 0 of every tile's y into tile 0's sum.
             gather = ipu.copy(
-                "y", "sum", size=1, src_tiles=TileGrid.range(0, 16), dst_tiles=TileGrid(0, (16,), (0,)),
-                src_offset=[0, 0], dst_offset=[0, 1],
+                "y",
+                "sum",
+                size=1,
+                src_tiles=TileGrid.range(0, 16),
+                dst_tiles=TileGrid(0, (16,), (0,)),
+                src_offset=[0, 0],
+                dst_offset=[0, 1],
             )
             # A 2-D pattern: grid (2, 4); tile 4a+b sends y[8b:8b+8] to tile 8+4a+b's z[32 + 8b:...].
             grid_2d = ipu.copy(
-                "y", "z", size=8, src_tiles=TileGrid(0, (2, 4), (4, 1)), dst_tiles=TileGrid(8, (2, 4), (4, 1)),
-                src_offset=[0, 0, 8], dst_offset=[32, 0, 8],
+                "y",
+                "z",
+                size=8,
+                src_tiles=TileGrid(0, (2, 4), (4, 1)),
+                dst_tiles=TileGrid(8, (2, 4), (4, 1)),
+                src_offset=[0, 0, 8],
+                dst_offset=[32, 0, 8],
             )
             default_2d = ipu.copy(
-                "z", "y", size=4, src_tiles=TileGrid(0, (2, 2), (2, 1)), dst_tiles=TileGrid(4, (2, 2), (2, 1)),
+                "z",
+                "y",
+                size=4,
+                src_tiles=TileGrid(0, (2, 2), (2, 1)),
+                dst_tiles=TileGrid(4, (2, 2), (2, 1)),
             )
             func.ReturnOp([])
     # CHECK: "ipu.copy"() {dest = @z, dst_offset = array<i64: 0, 0>, dst_tiles = array<i64: 8, 8, 1>, size = 64 : i64, source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 8, 1>} : () -> ()
@@ -400,8 +410,13 @@ def test_execute_and_vertex_group():
     print(type(relu).__name__, relu.codelet, relu.inputs, relu.outputs, relu.num_vertices, relu.num_edges, relu.tiles == grid)
     # CHECK: VertexGroupOp relu ['w'] ['w'] 6 12 [1, 3, 5, 9, 11, 13]
     print(
-        type(inplace).__name__, inplace.codelet, inplace.inputs, inplace.outputs, inplace.num_vertices,
-        inplace.num_edges, inplace.tiles.tiles().tolist(),
+        type(inplace).__name__,
+        inplace.codelet,
+        inplace.inputs,
+        inplace.outputs,
+        inplace.num_vertices,
+        inplace.num_edges,
+        inplace.tiles.tiles().tolist(),
     )
 
 
@@ -438,8 +453,11 @@ def test_ops_of_parsed_module_are_typed():
     matmul, conv, exchange, sync, copy = ops[:5]
     # CHECK: True True True True True
     print(
-        isinstance(matmul, ipu.MatmulOp), isinstance(conv, ipu.ConvOp), isinstance(exchange, ipu.ExchangeOp),
-        isinstance(sync, ipu.SyncOp), isinstance(copy, ipu.CopyOp),
+        isinstance(matmul, ipu.MatmulOp),
+        isinstance(conv, ipu.ConvOp),
+        isinstance(exchange, ipu.ExchangeOp),
+        isinstance(sync, ipu.SyncOp),
+        isinstance(copy, ipu.CopyOp),
     )
     # CHECK: matmul: tensor<2x8x4xf32> tensor<2x4x3xf32> tensor<2x8x3xf32>
     print("matmul:", matmul.lhs.type, matmul.rhs.type, matmul.result.type)

@@ -12,9 +12,9 @@ import sys
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ipu_mlir.target import TARGET_ATTR
 from ipu_mlir.dialects import ipu, make_context, verifier
 from ipu_mlir.dialects.attrs import LinearMapping, TileGrid
+from ipu_mlir.target import TARGET_ATTR
 
 
 def run(f):
@@ -46,14 +46,17 @@ def build_relu_program() -> ir.Module:
             ipu.execute("relu_cs")
             ipu.sync("internal")
             ipu.copy(
-                "y", "sum", size=1, src_tiles=tiles, dst_tiles=TileGrid(0, (16,), (0,)),
-                src_offset=[0, 0], dst_offset=[0, 1],
+                "y",
+                "sum",
+                size=1,
+                src_tiles=tiles,
+                dst_tiles=TileGrid(0, (16,), (0,)),
+                src_offset=[0, 0],
+                dst_offset=[0, 1],
             )
             ipu.sync("external")
             out = ipu.device_to_host(host, "y", layout)
-            total = ipu.device_to_host(
-                ir.RankedTensorType.get([16], f32), "sum", LinearMapping(grain=1, tiles=TileGrid.range(0, 1))
-            )
+            total = ipu.device_to_host(ir.RankedTensorType.get([16], f32), "sum", LinearMapping(grain=1, tiles=TileGrid.range(0, 1)))
             func.ReturnOp([out.result, total.result])
 
         compute_set = func.FuncOp("relu_cs", ([], []), visibility="private")
@@ -65,9 +68,7 @@ def build_relu_program() -> ir.Module:
         codelet = func.FuncOp("relu", ([slice_tensor], [slice_tensor]), visibility="private")
         codelet.attributes[ipu.CODELET_ATTR] = ir.UnitAttr.get()
         with ir.InsertionPoint(codelet.add_entry_block()):
-            zero = arith.ConstantOp(
-                slice_tensor, ir.DenseElementsAttr.get_splat(slice_tensor, ir.FloatAttr.get(f32, 0.0))
-            )
+            zero = arith.ConstantOp(slice_tensor, ir.DenseElementsAttr.get_splat(slice_tensor, ir.FloatAttr.get(f32, 0.0)))
             func.ReturnOp([arith.MaximumFOp(codelet.arguments[0], zero).result])
     return module
 
