@@ -76,7 +76,8 @@ def main() -> None:
     args = parser.parse_args()
     target = load_target(args.target)
     print(
-        f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'any plan':>10}{'ratio':>7}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}"
+        f"{'N':>6}{'est. cycles':>13}{'roofline':>11}{'ratio':>7}{'bound':>10}{'bound ratio':>12}{'any plan':>10}"
+        f"{'ratio':>7}{'compute':>10}{'exchange':>10}{'sync':>6}{'compile s':>11}{'max err':>10}"
     )
     rng = np.random.default_rng(0)
     for n in args.sizes:

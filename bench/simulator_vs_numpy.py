@@ -39,9 +39,11 @@ module attributes {{ipu.target = "{target}"}} {{
 }}
 """
 
-LAYER = """
+LAYER = (
+    """
     %f{i} = linalg.fill ins(%zero : f32) outs(%empty : tensor<{b}x{w}xf32>) -> tensor<{b}x{w}xf32>
-    %m{i} = linalg.matmul ins({source}, %w{i} : tensor<{b}x{w}xf32>, tensor<{w}x{w}xf32>) outs(%f{i} : tensor<{b}x{w}xf32>) -> tensor<{b}x{w}xf32>
+    %m{i} = linalg.matmul ins({source}, %w{i} : tensor<{b}x{w}xf32>, tensor<{w}x{w}xf32>) outs(%f{i} : tensor<{b}x{w}xf32>) """
+    """-> tensor<{b}x{w}xf32>
     %y{i} = linalg.generic {{indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}}
         ins(%m{i}, %b{i} : tensor<{b}x{w}xf32>, tensor<{w}xf32>) outs(%empty : tensor<{b}x{w}xf32>) {{
     ^bb0(%a: f32, %c: f32, %o: f32):
@@ -49,6 +51,7 @@ LAYER = """
       %r = arith.maximumf %s, %zero : f32
       linalg.yield %r : f32
     }} -> tensor<{b}x{w}xf32>"""
+)
 
 
 def model(layers: int, b: int, w: int, target: str) -> str:
@@ -71,13 +74,15 @@ module attributes {{ipu.target = "{target}"}} {{
 }}
 """
 
-CONV_LAYER = """
+CONV_LAYER = (
+    """
     %p{i} = tensor.pad {source} low[0, 0, 1, 1] high[0, 0, 1, 1] {{
     ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
       tensor.yield %zero : f32
     }} : tensor<{b}x{c}x{h}x{h}xf32> to tensor<{b}x{c}x{hp}x{hp}xf32>
     %m{i} = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}
-      ins(%p{i}, %w{i} : tensor<{b}x{c}x{hp}x{hp}xf32>, tensor<{c}x{c}x3x3xf32>) outs(%f : tensor<{b}x{c}x{h}x{h}xf32>) -> tensor<{b}x{c}x{h}x{h}xf32>
+      ins(%p{i}, %w{i} : tensor<{b}x{c}x{hp}x{hp}xf32>, tensor<{c}x{c}x3x3xf32>) outs(%f : tensor<{b}x{c}x{h}x{h}xf32>) """
+    """-> tensor<{b}x{c}x{h}x{h}xf32>
     %y{i} = linalg.generic {{indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
         ins(%m{i}, %b{i} : tensor<{b}x{c}x{h}x{h}xf32>, tensor<{c}xf32>) outs(%empty : tensor<{b}x{c}x{h}x{h}xf32>) {{
     ^bb0(%a: f32, %d: f32, %o: f32):
@@ -85,6 +90,7 @@ CONV_LAYER = """
       %r = arith.maximumf %s, %zero : f32
       linalg.yield %r : f32
     }} -> tensor<{b}x{c}x{h}x{h}xf32>"""
+)
 
 
 def cnn(layers: int, b: int, c: int, h: int, target: str) -> str:
@@ -173,12 +179,14 @@ def main() -> None:
     print(f"model: {title} on {args.target}; compile {compile_seconds:.2f} s, simulator plan {plan_seconds:.2f} s")
     print(f"estimated device time: {profile.cycles:,} cycles, {profile.supersteps} supersteps; max rel error vs numpy {error:.1e}")
     print(
-        f"wall time, best of {args.repeat}: numpy {numpy_seconds * 1e3:.1f} ms, simulator {simulator_seconds * 1e3:.1f} ms, ratio {simulator_seconds / numpy_seconds:.2f}x"
+        f"wall time, best of {args.repeat}: numpy {numpy_seconds * 1e3:.1f} ms, simulator {simulator_seconds * 1e3:.1f} ms, "
+        f"ratio {simulator_seconds / numpy_seconds:.2f}x"
     )
     print(f"first simulator run (with the BSP memory checks, traced): {first_seconds * 1e3:.1f} ms")
     print(
         f"memory: SRAM used {sram / 2**20:.1f} MiB + host arrays {host / 2**20:.1f} MiB = {(sram + host) / 2**20:.1f} MiB; "
-        f"simulator peak (plans included): first run {peak / 2**20:.1f} MiB ({peak / (sram + host):.2f}x), later runs {later_peak / 2**20:.1f} MiB ({later_peak / (sram + host):.2f}x)"
+        f"simulator peak (plans included): first run {peak / 2**20:.1f} MiB ({peak / (sram + host):.2f}x), later runs "
+        f"{later_peak / 2**20:.1f} MiB ({later_peak / (sram + host):.2f}x)"
     )
 
 

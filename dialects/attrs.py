@@ -336,7 +336,8 @@ class PartitionAttr:
         sizes the part counts `ceil(extent / block)`."""
         if len(self.blocks) != len(extents):
             raise MalformedAttribute(
-                f"expected '{PARTITION_ATTR}' to have one block size per loop ({len(extents)}: extents {list(extents)}), got {len(self.blocks)}"
+                f"expected '{PARTITION_ATTR}' to have one block size per loop ({len(extents)}: extents {list(extents)}), "
+                f"got {len(self.blocks)}"
             )
         counts = tuple(-(-e // b) for e, b in zip(extents, self.blocks)) or (1,)
         if self.tiles.sizes != counts:

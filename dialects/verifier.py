@@ -304,12 +304,14 @@ def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Typ
         if view is None or not view.has_static_shape or view.element_type != buffer.type.element_type:
             raise op_error(
                 op,
-                f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.type.element_type} like @{buffer.sym_name}, got {type_}",
+                f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.type.element_type} like "
+                f"@{buffer.sym_name}, got {type_}",
             )
         if math.prod(view.shape) > math.prod(buffer.type.shape):
             raise op_error(
                 op,
-                f"expects {what} #{index} of codelet @{op.codelet} ({type_}) to fit in @{buffer.sym_name} ({buffer.type}): it views the buffer's leading elements",
+                f"expects {what} #{index} of codelet @{op.codelet} ({type_}) to fit in @{buffer.sym_name} ({buffer.type}): "
+                f"it views the buffer's leading elements",
             )
 
 

@@ -43,8 +43,9 @@ def resolve_entry(module: ir.Operation, entry: str | None) -> str:
 class SelectEntry(ModulePass):
     """Keep the entry public and make every other public function private (for symbol-dce).
 
-    Upstream `symbol-dce` then drops the functions the entry does not call. An L3 module holds one program and its buffers are module-level symbols, so the compiler
-    takes one entry. Without `entry`, it is `main` if public, else the only public function;
+    Upstream `symbol-dce` then drops the functions the entry does not call. An L3 module holds
+    one program and its buffers are module-level symbols, so the compiler takes one entry.
+    Without `entry`, it is `main` if public, else the only public function;
     several public functions and no `main` is an error naming them.
 
     Before, with `ipu-select-entry{entry=f}`:

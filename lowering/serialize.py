@@ -51,7 +51,8 @@ def _split(op: ir.OpView, fits: Fits, budget: int) -> None:
     if not options:
         raise op_error(
             op,
-            f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, column, channel or group (see ipu-plan memory-fraction)",
+            f"does not fit in {budget} bytes per tile however it is cut, even computed serially in pieces of one row, "
+            f"column, channel or group (see ipu-plan memory-fraction)",
         )
     pieces, _, _, cut = min(options, key=lambda option: option[:3])
     _rewrite(op, cut, pieces)

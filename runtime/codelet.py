@@ -96,7 +96,8 @@ class CompiledCodelet:
             if value.ndim != batch + len(shape) or value.shape[batch:] != shape or value.dtype != dtype:
                 expected = ", ".join(["*"] * batch + [str(size) for size in shape])
                 raise CodeletError(
-                    f"codelet @{self.name} argument #{index} expects ({expected}) {dtype} ({batch} batch axes), got {value.shape} {value.dtype}"
+                    f"codelet @{self.name} argument #{index} expects ({expected}) {dtype} ({batch} batch axes), got "
+                    f"{value.shape} {value.dtype}"
                 )
             try:
                 tiles = np.broadcast_shapes(tiles, value.shape[:batch])

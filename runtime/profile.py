@@ -201,7 +201,8 @@ class Profile:
             return f"{cycles:,} cycles ({100 * cycles / self.cycles:.1f}%)" if self.cycles else f"{cycles:,} cycles"
 
         lines = [
-            f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, {self.clock_hz / 1e9:.3f} GHz)",
+            f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, "
+            f"{self.clock_hz / 1e9:.3f} GHz)",
             f"estimated time:    {self.cycles:,} cycles = {self.seconds * 1e6:.3f} us on device",
             f"supersteps:        {self.supersteps:,}",
             f"  compute:         {share(self.compute_cycles)}",

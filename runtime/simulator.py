@@ -124,7 +124,8 @@ class _VertexGroup:
             batch = result.shape[: len(region.sizes)]
             if result.shape[len(batch) :] != region.shape or result.dtype != buffer.dtype or len(batch) != len(region.sizes):
                 raise self.site.error(
-                    f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected {(*region.sizes, *region.shape)} {buffer.dtype}"
+                    f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected "
+                    f"{(*region.sizes, *region.shape)} {buffer.dtype}"
                 )
             # a result computed along an axis its buffer replicates: every point holds the same
             replicated = tuple(slice(0, 1) if n == 1 else slice(None) for n in region.sizes)

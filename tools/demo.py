@@ -190,7 +190,8 @@ def main() -> int:
         for error in verify(broken):
             print(error)
     print(
-        "\nNext: ipu-compile / ipu-run on your own linalg (docs/compiler.md, docs/ipu-run.md); ipu-opt --help lists the passes; make test runs the suites."
+        "\nNext: ipu-compile / ipu-run on your own linalg (docs/compiler.md, docs/ipu-run.md); ipu-opt --help lists the "
+        "passes; make test runs the suites."
     )
     return 0
 

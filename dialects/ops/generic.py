@@ -38,7 +38,8 @@ class Generic(ComputeOp):
         if len(op.results) != 1:
             raise op_error(
                 op,
-                f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits generics whose results do not read each other's accumulators, unlike an arg-max)",
+                f"with {len(op.results)} results is not supported by ipu-plan (one result per op; ipu-convert-to-ipu splits "
+                f"generics whose results do not read each other's accumulators, unlike an arg-max)",
             )
         num_inputs = len(op.operands) - 1
         windows: set[int] = set()

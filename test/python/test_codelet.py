@@ -439,11 +439,14 @@ def test_matmul_batched_f32_with_a_constant_operand():
     np.testing.assert_allclose(constant, per_tile(lambda x: x @ np.full((2, 8, 2), 0.5), a), rtol=1e-5, atol=1e-5)
 
 
-MATMUL_WIDENING = """func.func @f(%a: tensor<4x16xi8>, %b: tensor<16x3xi8>, %c: tensor<4x16xf16>, %d: tensor<16x3xf16>) -> (tensor<4x3xi32>, tensor<4x3xf16>) {
+MATMUL_WIDENING = (
+    """func.func @f(%a: tensor<4x16xi8>, %b: tensor<16x3xi8>, %c: tensor<4x16xf16>, %d: tensor<16x3xf16>) """
+    """-> (tensor<4x3xi32>, tensor<4x3xf16>) {
   %0 = "ipu.matmul"(%a, %b) : (tensor<4x16xi8>, tensor<16x3xi8>) -> tensor<4x3xi32>
   %1 = "ipu.matmul"(%c, %d) : (tensor<4x16xf16>, tensor<16x3xf16>) -> tensor<4x3xf16>
   return %0, %1 : tensor<4x3xi32>, tensor<4x3xf16>
 }"""
+)
 
 
 def test_matmul_accumulates_i8_in_i32_and_f16_in_f32():
@@ -498,11 +501,15 @@ CONVS = [  # input, filter, strides, dilations, padding, groups
 def conv(input_shape, filter_shape, strides, dilations, padding, groups) -> str:
     result = _conv_reference(np.zeros(input_shape), np.zeros(filter_shape), strides, dilations, padding, groups).shape
     array = lambda v: ", ".join(map(str, v))  # noqa: E731
-    return f"""func.func @f(%x: {tensor(input_shape, np.float32)}, %w: {tensor(filter_shape, np.float32)}) -> {tensor(result, np.float32)} {{
-  %0 = "ipu.conv"(%x, %w) {{strides = array<i64: {array(strides)}>, dilations = array<i64: {array(dilations)}>, padding = array<i64: {array(padding)}>, groups = {groups} : i64}}
+    return (
+        f"""func.func @f(%x: {tensor(input_shape, np.float32)}, %w: {tensor(filter_shape, np.float32)}) """
+        f"""-> {tensor(result, np.float32)} {{
+  %0 = "ipu.conv"(%x, %w) {{strides = array<i64: {array(strides)}>, dilations = array<i64: {array(dilations)}>, """
+        f"""padding = array<i64: {array(padding)}>, groups = {groups} : i64}}
        : ({tensor(input_shape, np.float32)}, {tensor(filter_shape, np.float32)}) -> {tensor(result, np.float32)}
   return %0 : {tensor(result, np.float32)}
 }}"""
+    )
 
 
 @pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", CONVS)
@@ -804,7 +811,9 @@ def test_generic_with_two_outputs_and_integer_body():
 # --- Tensor ops and constants ------------------------------------------------------------------
 
 
-SLICES = """func.func @f(%x: tensor<4x6xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x6xf32>, tensor<4x7xf32>, tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x2xf32>) {
+SLICES = (
+    """func.func @f(%x: tensor<4x6xf32>, %y: tensor<2x3xf32>) """
+    """-> (tensor<2x3xf32>, tensor<4x6xf32>, tensor<4x7xf32>, tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x2xf32>) {
   %0 = tensor.extract_slice %x[1, 0] [2, 3] [2, 2] : tensor<4x6xf32> to tensor<2x3xf32>
   %1 = tensor.insert_slice %y into %x[2, 1] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<4x6xf32>
   %2 = tensor.pad %0 low[1, 2] high[1, 2] {
@@ -823,6 +832,7 @@ SLICES = """func.func @f(%x: tensor<4x6xf32>, %y: tensor<2x3xf32>) -> (tensor<2x
   %6 = tensor.expand_shape %5 [[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
   return %0, %1, %2, %3, %4, %6 : tensor<2x3xf32>, tensor<4x6xf32>, tensor<4x7xf32>, tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x2xf32>
 }"""
+)
 
 
 def test_slices_pad_reshapes_concat_fill():
@@ -922,12 +932,15 @@ ERRORS = {
         r"'linalg.generic' op has indexing map \(d0\) -> \(d0 floordiv 2\), which codelets do not support \(only linear maps\)",
     ),
     "output map": (
-        'linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]}'
-        " ins(%m : tensor<4x4xf32>) outs(%n : tensor<4x1xf32>) {\n  ^bb0(%a: f32, %o: f32):\n    linalg.yield %a : f32\n  } -> tensor<4x1xf32>",
+        "linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], "
+        'iterator_types = ["parallel", "reduction"]}'
+        " ins(%m : tensor<4x4xf32>) outs(%n : tensor<4x1xf32>) {\n  ^bb0(%a: f32, %o: f32):\n    linalg.yield %a : f32\n  } "
+        "-> tensor<4x1xf32>",
         "'linalg.generic' op has an output indexing map that is not a permutation of its parallel loops",
     ),
     "pad by position": (
-        "tensor.pad %y low[1] high[0] {\n  ^bb0(%p: index):\n    %c = arith.index_cast %p : index to i32\n    %f = arith.sitofp %c : i32 to f32\n"
+        "tensor.pad %y low[1] high[0] {\n  ^bb0(%p: index):\n    %c = arith.index_cast %p : index to i32\n    %f = "
+        "arith.sitofp %c : i32 to f32\n"
         "    tensor.yield %f : f32\n  } : tensor<4xf32> to tensor<5xf32>",
         "'tensor.pad' op pads with a value depending on the position, which codelets do not support",
     ),
@@ -942,11 +955,14 @@ ERRORS = {
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_forms_codelets_do_not_support(case):
     line, message = ERRORS[case]
-    text = f"""func.func @f(%x: tensor<8xf32>, %y: tensor<4xf32>, %m: tensor<4x4xf32>, %n: tensor<4x1xf32>, %i: tensor<1x2x5x5xf32>, %w: tensor<3x2x2x2xf32>) {{
+    text = (
+        f"""func.func @f(%x: tensor<8xf32>, %y: tensor<4xf32>, %m: tensor<4x4xf32>, %n: tensor<4x1xf32>, %i: """
+        f"""tensor<1x2x5x5xf32>, %w: tensor<3x2x2x2xf32>) {{
   %e = tensor.empty() : tensor<4xf32>
   %0 = {line.removeprefix("%0 = ")}
   return
 }}"""
+    )
     with pytest.raises(CodeletError, match=message):
         codelet(text)
 

@@ -156,14 +156,17 @@ func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %bias: tensor<
 
 
 def test_depthwise_conv_is_grouped(context: ir.Context) -> None:
-    module = convert("""
+    module = convert(
+        """
 func.func @main(%x: tensor<1x4x6x6xf16>, %w: tensor<4x3x3xf16>) -> tensor<1x4x4x4xf16> {
   %zero = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<1x4x4x4xf16>
   %f = linalg.fill ins(%zero : f16) outs(%e : tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf16>
-  %c = linalg.depthwise_conv_2d_nchw_chw ins(%x, %w : tensor<1x4x6x6xf16>, tensor<4x3x3xf16>) outs(%f : tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf16>
+  %c = linalg.depthwise_conv_2d_nchw_chw ins(%x, %w : tensor<1x4x6x6xf16>, tensor<4x3x3xf16>) outs(%f """
+        """: tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf16>
   return %c : tensor<1x4x4x4xf16>
-}""")
+}"""
+    )
     assert names(module) == ["tensor.expand_shape", "ipu.conv", "func.return"]
     conv = body(module)[1]
     assert conv.groups == 4 and shape(conv.filter) == [4, 1, 3, 3]
@@ -242,12 +245,14 @@ func.func @main(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tenso
 
 
 def test_asserts_stay_in_the_body_unless_dropped(context: ir.Context) -> None:
-    text = """
+    text = (
+        """
 func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   %e = tensor.empty() : tensor<8xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], """
+        """iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
   ^bb0(%in: f32, %out: f32):
     %nz = arith.cmpf one, %in, %zero : f32
     cf.assert %nz, "division by zero"
@@ -256,6 +261,7 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }"""
+    )
     converted = convert(text)
     kept = next(op for op in body(converted) if op.operation.name == "linalg.generic")
     assert [op.operation.name for op in kept.regions[0].blocks[0].operations] == ["arith.cmpf", "cf.assert", "arith.divf", "linalg.yield"]
@@ -265,15 +271,19 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 
 def test_keepdim_reduction_output_is_indexed_by_loops(context: ir.Context) -> None:
-    module = convert("""
+    module = convert(
+        """
 func.func @main(%x: tensor<2x5x16xf32>, %init: tensor<2x5x1xf32>) -> tensor<2x5x1xf32> {
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x5x16xf32>) outs(%init : tensor<2x5x1xf32>) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>], """
+        """iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x5x16xf32>) outs(%init """
+        """: tensor<2x5x1xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32
   } -> tensor<2x5x1xf32>
   return %r : tensor<2x5x1xf32>
-}""")
+}"""
+    )
     reduction = next(op for op in body(module) if op.operation.name == "linalg.generic")
     output_map = ir.AffineMapAttr(list(ir.ArrayAttr(reduction.attributes["indexing_maps"]))[-1]).value
     assert all(isinstance(expr, ir.AffineDimExpr) for expr in output_map.results)
@@ -284,7 +294,8 @@ def test_tosa_is_imported_then_converted(context: ir.Context) -> None:
         """
 func.func @main(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x8x8x4xf32> {
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
-  %c = tosa.conv2d %x, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>}
+  %c = tosa.conv2d %x, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, """
+        """stride = array<i64: 1, 1>}
       : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x4xf32>
   return %c : tensor<1x8x8x4xf32>
 }""",

@@ -56,12 +56,16 @@ def test_element_types_in_every_spelling():
 
 
 def test_codelet_cycles_walk_the_body():
-    text = """
+    text = (
+        """
     #id = affine_map<(d0, d1) -> (d0, d1)>
     module {
-      func.func private @k(%a: tensor<8x16xf32>, %b: tensor<16xf32>, %c: tensor<4x8xf32>, %d: tensor<8x2xf32>) -> (tensor<8xf32>, tensor<4x2xf32>) attributes {ipu.codelet} {
+      func.func private @k(%a: tensor<8x16xf32>, %b: tensor<16xf32>, %c: tensor<4x8xf32>, %d: tensor<8x2xf32>) """
+        """-> (tensor<8xf32>, tensor<4x2xf32>) attributes {ipu.codelet} {
         %e = tensor.empty() : tensor<8xf32>
-        %r = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a, %b : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8xf32>) {
+        %r = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], """
+        """iterator_types = ["parallel", "reduction"]} ins(%a, %b : tensor<8x16xf32>, tensor<16xf32>) outs(%e """
+        """: tensor<8xf32>) {
         ^bb0(%x: f32, %y: f32, %o: f32):
           %m = arith.mulf %x, %y : f32
           %s = arith.addf %m, %o : f32
@@ -73,6 +77,7 @@ def test_codelet_cycles_walk_the_body():
         return %x, %p : tensor<8xf32>, tensor<4x2xf32>
       }
     }"""
+    )
     module = ir.Module.parse(text, make_context())
     codelet = module.body.operations[0]
     # Overhead 50; the generic: 8 x 16 iterations x 2 instructions / 2 lanes = 128; exp: 8 x 4

@@ -46,9 +46,10 @@ def test_outputs_summary_and_profile(tmp_path, capsys):
     assert (y.shape, y.dtype, head.shape, head.dtype) == ((1024,), np.float32, (64,), np.float32)
     assert np.array_equal(y, np.maximum(X, 0))
     assert sorted(p.name for p in out_dir.iterdir()) == ["output0.npy", "output1.npy"]
-    for line in ("estimated time:    266 cycles", "supersteps:        4", "  compute:         82 cycles (30.8%)", "  exchange:        64 cycles (24.1%)",
-                 "  sync:            120 cycles (45.1%)", "exchange bytes:    256", "memory per tile:   peak 768 bytes, mean 528.0 bytes",
-                 "vertices:          16", "edges:             32", f"output 1:          64 float32 -> {out_dir / 'output1.npy'}"):  # fmt: skip
+    for line in ("estimated time:    266 cycles", "supersteps:        4", "  compute:         82 cycles (30.8%)",
+                 "  exchange:        64 cycles (24.1%)", "  sync:            120 cycles (45.1%)", "exchange bytes:    256",
+                 "memory per tile:   peak 768 bytes, mean 528.0 bytes", "vertices:          16", "edges:             32",
+                 f"output 1:          64 float32 -> {out_dir / 'output1.npy'}"):  # fmt: skip
         assert line in out
     record = json.loads(profile.read_text())
     assert record["summary"]["cycles"] == 266 and record["memory"]["bytes_per_tile"][:2] == [768, 512]
@@ -142,8 +143,8 @@ def test_memory_plan_bugs_surface_as_bsp_errors(tmp_path, capsys):
     line = next(n for n, text_line in enumerate(text.splitlines(), 1) if "@x], outputs = [@y]" in text_line)
     assert (code, out) == (1, "")
     assert (
-        err
-        == f"{source}:{line}:5: error: 'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 256) (elements [0, 64) of @x), last written by @t\n"
+        err == f"{source}:{line}:5: error: 'ipu.vertex_group' op reads memory on tile 0 at bytes [0, 256) (elements [0, 64) of "
+        f"@x), last written by @t\n"
     )
     assert not (tmp_path / "out").exists()
 

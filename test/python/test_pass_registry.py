@@ -257,12 +257,14 @@ def class_named_like_upstream() -> type:
         (
             class_without_docstring,
             TypeError,
-            "pass class class_without_docstring.<locals>.Undocumented: a pass needs a docstring: a one-line summary, then a before/after example",
+            "pass class class_without_docstring.<locals>.Undocumented: a pass needs a docstring: a one-line summary, then a "
+            "before/after example",
         ),
         (
             class_without_name,
             TypeError,
-            'pass class class_without_name.<locals>.Nameless: set the class attribute `name` (without type annotation) to the pipeline name, e.g. name = "ipu-my-pass"',
+            "pass class class_without_name.<locals>.Nameless: set the class attribute `name` (without type annotation) to "
+            'the pipeline name, e.g. name = "ipu-my-pass"',
         ),
         (
             class_not_a_dataclass,
@@ -272,17 +274,20 @@ def class_named_like_upstream() -> type:
         (
             class_with_annotated_name,
             TypeError,
-            "option name of pass class class_with_annotated_name.<locals>.Annotated: write `name = ...` without a type annotation; it is the pass's pipeline name, not an option",
+            "option name of pass class class_with_annotated_name.<locals>.Annotated: write `name = ...` without a type "
+            "annotation; it is the pass's pipeline name, not an option",
         ),
         (
             class_with_list_option,
             TypeError,
-            "option tiles of pass class class_with_list_option.<locals>.ListOption: an option must be str, int, float or bool, not <class 'list'>",
+            "option tiles of pass class class_with_list_option.<locals>.ListOption: an option must be str, int, float or "
+            "bool, not <class 'list'>",
         ),
         (
             class_with_undocumented_option,
             TypeError,
-            "option level of pass class class_with_undocumented_option.<locals>.Quiet: describe the option with field(metadata={'help': ...})",
+            "option level of pass class class_with_undocumented_option.<locals>.Quiet: describe the option with "
+            "field(metadata={'help': ...})",
         ),
         (class_without_run, TypeError, "pass class class_without_run.<locals>.Lazy: a pass must define run(self, module)"),
         (

@@ -6,20 +6,23 @@ from mlir import ir
 from ipu_mlir.dialects import ipu, make_context
 from ipu_mlir.dialects.program import OpOrder, Program
 
-TEXT = """
+TEXT = (
+    """
 module attributes {ipu.target = "tiny"} {
   "ipu.buffer"() {sym_name = "x", tiles = array<i64: 0, 4, 1>, type = memref<8xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "b", tiles = array<i64: 0, 1, 0>, type = memref<8xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "b_in", tiles = array<i64: 0, 4, 1>, type = memref<8xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "y", tiles = array<i64: 0, 4, 1>, type = memref<8xf32>} : () -> ()
   func.func @main(%x: tensor<32xf32>) -> tensor<32xf32> attributes {ipu.program} {
-    "ipu.host_to_device"(%x) {buffer = @x, mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 4, 1>}} : (tensor<32xf32>) -> ()
+    "ipu.host_to_device"(%x) {buffer = @x, mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 4, 1>}} : """
+    """(tensor<32xf32>) -> ()
     "ipu.sync"() {kind = "external"} : () -> ()
     "ipu.copy"() {source = @b, dest = @b_in, size = 8 : i64, src_tiles = array<i64: 0, 4, 0>, dst_tiles = array<i64: 0, 4, 1>,
                   src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>} : () -> ()
     "ipu.execute"() {compute_set = @add_cs} : () -> ()
     "ipu.sync"() {kind = "internal"} : () -> ()
-    %y = "ipu.device_to_host"() {buffer = @y, mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 4, 1>}} : () -> tensor<32xf32>
+    %y = "ipu.device_to_host"() {buffer = @y, mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 4, 1>}} : """
+    """() -> tensor<32xf32>
     return %y : tensor<32xf32>
   }
   func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> attributes {ipu.codelet} {
@@ -33,6 +36,7 @@ module attributes {ipu.target = "tiny"} {
   }
 }
 """
+)
 
 
 def _program():

@@ -272,7 +272,8 @@ def test_elementwise_kind_and_map_and_arith_on_tensors():
         """
 func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %e = tensor.empty() : tensor<8xf32>
-  %y = linalg.elementwise kind=#linalg.elementwise_kind<sub> ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %y = linalg.elementwise kind=#linalg.elementwise_kind<sub> ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%e """
+        """: tensor<8xf32>) -> tensor<8xf32>
   %z = linalg.map { math.absf } ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>)
   %w = arith.mulf %a, %b : tensor<8xf32>
   return %y, %z, %w : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
@@ -632,7 +633,8 @@ func.func @main(%a: tensor<4xf16>, %b: tensor<4xf64>) -> (tensor<4xf16>, tensor<
   %e = tensor.empty() : tensor<4xf16>
   %ef = tensor.empty() : tensor<4xf32>
   %y, %z = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id, #id], iterator_types = ["parallel"]}
-      ins(%a, %b, %dense, %splat : tensor<4xf16>, tensor<4xf64>, tensor<4xf16>, tensor<4xf16>) outs(%e, %ef : tensor<4xf16>, tensor<4xf32>) {
+      ins(%a, %b, %dense, %splat : tensor<4xf16>, tensor<4xf64>, tensor<4xf16>, tensor<4xf16>) outs(%e, %ef """
+        """: tensor<4xf16>, tensor<4xf32>) {
   ^bb0(%x: f16, %w: f64, %d: f16, %s: f16, %o: f16, %of: f32):
     %third = arith.constant 0.333 : f16
     %t = arith.mulf %x, %third : f16

@@ -61,7 +61,10 @@ def copy(source: str, dest: str, size: int, src_tiles: str, dst_tiles: str, src_
 
 
 def group(codelet: str, inputs: str, outputs: str, tiles: str = "0, 16, 1") -> str:
-    return f'    "ipu.vertex_group"() {{codelet = @{codelet}, inputs = [{inputs}], outputs = [{outputs}], tiles = array<i64: {tiles}>}} : () -> ()'
+    return (
+        f'    "ipu.vertex_group"() {{codelet = @{codelet}, inputs = [{inputs}], outputs = [{outputs}], tiles = '
+        f"array<i64: {tiles}>}} : () -> ()"
+    )
 
 
 def compute_set(name: str, *groups: str) -> str:
@@ -289,7 +292,8 @@ STRIDED_COPIES = program(
         copy("x", "w", 64, "0, 16, 0", "0, 16, 1", "0, 0", "0, 0"), sync(),
         execute("halves_cs"), sync(), d2h("%0", "y"), d2h("%1", "v"),
     ],
-    [compute_set("halves_cs", group("relu", "@z", "@y", "8, 8, 1"), group("add", "@z, @w", "@v", "0, 8, 1"), group("relu", "@z", "@y", "0, 8, 1"), group("add", "@z, @w", "@v", "8, 8, 1"))],
+    [compute_set("halves_cs", group("relu", "@z", "@y", "8, 8, 1"), group("add", "@z, @w", "@v", "0, 8, 1"),
+                 group("relu", "@z", "@y", "0, 8, 1"), group("add", "@z, @w", "@v", "8, 8, 1"))],
     results="tensor<1024xf32>, tensor<1024xf32>", returns="%0, %1 : tensor<1024xf32>, tensor<1024xf32>",
 )  # fmt: skip
 
@@ -419,7 +423,8 @@ def test_codelet_view_beyond_its_buffer():
     text = program([buffer("x", 32), buffer("y")], [execute("relu_cs"), sync(), d2h("%0", "y")], [RELU_CS])
     message = fails(text, [X], '"ipu.vertex_group"')
     assert message == (  # the verifier's
-        "'ipu.vertex_group' op expects argument #0 of codelet @relu (tensor<64xf32>) to fit in @x (memref<32xf32>): it views the buffer's leading elements"
+        "'ipu.vertex_group' op expects argument #0 of codelet @relu (tensor<64xf32>) to fit in @x (memref<32xf32>): it "
+        "views the buffer's leading elements"
     )
 
 
@@ -470,8 +475,8 @@ def test_exchange_overflowing_a_tile():
     )
     message = fails(text, [X], '"ipu.copy"')
     assert (
-        message
-        == "'ipu.copy' op writes elements [64, 68) of @head on tile 0, which holds 64 per tile: the exchange overflows the tile's copy of it"
+        message == "'ipu.copy' op writes elements [64, 68) of @head on tile 0, which holds 64 per tile: the exchange overflows the "
+        "tile's copy of it"
     )  # the verifier's
 
 

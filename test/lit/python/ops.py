@@ -126,7 +126,8 @@ def test_conv():
             op = ipu.conv(fn.arguments[0], fn.arguments[1], strides=(2, 2), padding=(1, 1, 1, 1))
             func.ReturnOp([])
     # OH = OW = (32 + 1 + 1 - 1 * (3 - 1) - 1) // 2 + 1 = 16
-    # CHECK: "ipu.conv"(%arg0, %arg1) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x16x16xf32>
+    # CHECK: "ipu.conv"(%arg0, %arg1) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>,
+    # CHECK-SAME: strides = array<i64: 2, 2>} : (tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x16x16xf32>
     # CHECK: mlir verify: True
     # CHECK: ipu errors: 0
     check(module)
@@ -148,7 +149,8 @@ def test_conv_grouped_asymmetric():
             func.ReturnOp([])
     # OH = (17 + 1 + 0 - 2 * (3 - 1) - 1) // 2 + 1 = 7 (top 1, bottom 0)
     # OW = (19 + 2 + 0 - 1 * (5 - 1) - 1) // 3 + 1 = 6 (left 2, right 0)
-    # CHECK: "ipu.conv"(%arg0, %arg1) {dilations = array<i64: 2, 1>, groups = 3 : i64, padding = array<i64: 1, 2, 0, 0>, strides = array<i64: 2, 3>} : (tensor<2x6x17x19xf16>, tensor<9x2x3x5xf16>) -> tensor<2x9x7x6xf16>
+    # CHECK: "ipu.conv"(%arg0, %arg1) {dilations = array<i64: 2, 1>, groups = 3 : i64, padding = array<i64: 1, 2, 0, 0>,
+    # CHECK-SAME: strides = array<i64: 2, 3>} : (tensor<2x6x17x19xf16>, tensor<9x2x3x5xf16>) -> tensor<2x9x7x6xf16>
     # CHECK: mlir verify: True
     # CHECK: ipu errors: 0
     check(module)
@@ -166,7 +168,8 @@ def test_conv_depthwise():
         with ir.InsertionPoint(fn.entry_block):
             ipu.conv(fn.arguments[0], fn.arguments[1], dilations=(2, 2), groups=8)
             func.ReturnOp([])
-    # CHECK: "ipu.conv"(%arg0, %arg1) {dilations = array<i64: 2, 2>, groups = 8 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x10x10xf16>, tensor<8x1x3x3xf16>) -> tensor<1x8x6x6xf16>
+    # CHECK: "ipu.conv"(%arg0, %arg1) {dilations = array<i64: 2, 2>, groups = 8 : i64, padding = array<i64: 0, 0, 0, 0>,
+    # CHECK-SAME: strides = array<i64: 1, 1>} : (tensor<1x8x10x10xf16>, tensor<8x1x3x3xf16>) -> tensor<1x8x6x6xf16>
     # CHECK: mlir verify: True
     # CHECK: ipu errors: 0
     check(module)
@@ -189,9 +192,12 @@ def test_exchange():
             b = ipu.exchange(a.result, block)
             c = ipu.exchange(b.result, intervals)
             func.ReturnOp([])
-    # CHECK: %0 = "ipu.exchange"(%arg0) {mapping = {grain = 8 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : (tensor<64x64xf32>) -> tensor<64x64xf32>
-    # CHECK-NEXT: %1 = "ipu.exchange"(%0) {mapping = {block = array<i64: 32, 16>, kind = "block", tiles = array<i64: 1, 2, 8, 4, 2>}} : (tensor<64x64xf32>) -> tensor<64x64xf32>
-    # CHECK-NEXT: %2 = "ipu.exchange"(%1) {mapping = {intervals = array<i64: 0, 4000, 3, 4000, 4096, 7>, kind = "intervals"}} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    # CHECK: %0 = "ipu.exchange"(%arg0) {mapping = {grain = 8 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}}
+    # CHECK-SAME: : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    # CHECK-NEXT: %1 = "ipu.exchange"(%0) {mapping = {block = array<i64: 32, 16>, kind = "block",
+    # CHECK-SAME: tiles = array<i64: 1, 2, 8, 4, 2>}} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    # CHECK-NEXT: %2 = "ipu.exchange"(%1) {mapping = {intervals = array<i64: 0, 4000, 3, 4000, 4096, 7>, kind = "intervals"}}
+    # CHECK-SAME: : (tensor<64x64xf32>) -> tensor<64x64xf32>
     # CHECK: mlir verify: True
     # CHECK: ipu errors: 0
     check(module)
@@ -254,11 +260,15 @@ def test_streams():
             to_host = ipu.device_to_host(tensor([1024]), "x", mapping)
             from_h = ipu.device_to_host(tensor([10, 10]), "h", host_mapping)
             func.ReturnOp([])
-    # CHECK: "ipu.host_to_device"(%arg0) {buffer = @x, mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : (tensor<1024xf32>) -> ()
-    # CHECK-NEXT: "ipu.host_to_device"(%arg1) {buffer = @h, mapping = {intervals = array<i64: 0, 40, 5, 40, 80, 7, 80, 100, 9>, kind = "intervals"}} : (tensor<100xf32>) -> ()
+    # CHECK: "ipu.host_to_device"(%arg0) {buffer = @x, mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}}
+    # CHECK-SAME: : (tensor<1024xf32>) -> ()
+    # CHECK-NEXT: "ipu.host_to_device"(%arg1) {buffer = @h, mapping = {intervals = array<i64: 0, 40, 5, 40, 80, 7, 80, 100, 9>,
+    # CHECK-SAME: kind = "intervals"}} : (tensor<100xf32>) -> ()
     # CHECK-NEXT: "ipu.sync"() {kind = "external"} : () -> ()
-    # CHECK-NEXT: %0 = "ipu.device_to_host"() {buffer = @x, mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>
-    # CHECK-NEXT: %1 = "ipu.device_to_host"() {buffer = @h, mapping = {intervals = array<i64: 0, 40, 5, 40, 80, 7, 80, 100, 9>, kind = "intervals"}} : () -> tensor<10x10xf32>
+    # CHECK-NEXT: %0 = "ipu.device_to_host"() {buffer = @x, mapping = {grain = 64 : i64, kind = "linear",
+    # CHECK-SAME: tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>
+    # CHECK-NEXT: %1 = "ipu.device_to_host"() {buffer = @h, mapping = {intervals = array<i64: 0, 40, 5, 40, 80, 7, 80, 100, 9>,
+    # CHECK-SAME: kind = "intervals"}} : () -> tensor<10x10xf32>
     # CHECK: mlir verify: True
     # CHECK: ipu errors: 0
     check(module)
@@ -313,10 +323,14 @@ def test_copy():
                 dst_tiles=TileGrid(4, (2, 2), (2, 1)),
             )
             func.ReturnOp([])
-    # CHECK: "ipu.copy"() {dest = @z, dst_offset = array<i64: 0, 0>, dst_tiles = array<i64: 8, 8, 1>, size = 64 : i64, source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 8, 1>} : () -> ()
-    # CHECK-NEXT: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64, source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
-    # CHECK-NEXT: "ipu.copy"() {dest = @z, dst_offset = array<i64: 32, 0, 8>, dst_tiles = array<i64: 8, 2, 4, 4, 1>, size = 8 : i64, source = @y, src_offset = array<i64: 0, 0, 8>, src_tiles = array<i64: 0, 2, 4, 4, 1>} : () -> ()
-    # CHECK-NEXT: "ipu.copy"() {dest = @y, dst_offset = array<i64: 0, 0, 0>, dst_tiles = array<i64: 4, 2, 2, 2, 1>, size = 4 : i64, source = @z, src_offset = array<i64: 0, 0, 0>, src_tiles = array<i64: 0, 2, 2, 2, 1>} : () -> ()
+    # CHECK: "ipu.copy"() {dest = @z, dst_offset = array<i64: 0, 0>, dst_tiles = array<i64: 8, 8, 1>, size = 64 : i64, source = @y,
+    # CHECK-SAME: src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 8, 1>} : () -> ()
+    # CHECK-NEXT: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64,
+    # CHECK-SAME: source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
+    # CHECK-NEXT: "ipu.copy"() {dest = @z, dst_offset = array<i64: 32, 0, 8>, dst_tiles = array<i64: 8, 2, 4, 4, 1>, size = 8 : i64,
+    # CHECK-SAME: source = @y, src_offset = array<i64: 0, 0, 8>, src_tiles = array<i64: 0, 2, 4, 4, 1>} : () -> ()
+    # CHECK-NEXT: "ipu.copy"() {dest = @y, dst_offset = array<i64: 0, 0, 0>, dst_tiles = array<i64: 4, 2, 2, 2, 1>, size = 4 : i64,
+    # CHECK-SAME: source = @z, src_offset = array<i64: 0, 0, 0>, src_tiles = array<i64: 0, 2, 2, 2, 1>} : () -> ()
     # CHECK: mlir verify: True
     # CHECK: ipu errors: 0
     check(module)
@@ -429,10 +443,14 @@ def test_ops_of_parsed_module_are_typed():
           "ipu.buffer"() {sym_name = "x", type = memref<64xf32>, tiles = array<i64: 0, 16, 1>, offset = 0 : i64} : () -> ()
           func.func @f(%a: tensor<2x8x4xf32>, %b: tensor<2x4x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<4x2x3x3xf32>) {
             %c = "ipu.matmul"(%a, %b) : (tensor<2x8x4xf32>, tensor<2x4x3xf32>) -> tensor<2x8x3xf32>
-            %y = "ipu.conv"(%x, %w) {strides = array<i64: 2, 1>, dilations = array<i64: 1, 2>, padding = array<i64: 0, 1, 2, 3>, groups = 1 : i64} : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x5xf32>
-            %e = "ipu.exchange"(%c) {mapping = {kind = "block", block = array<i64: 1, 8, 3>, tiles = array<i64: 0, 2, 1, 1, 0, 1, 0>}} : (tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+            %y = "ipu.conv"(%x, %w) {strides = array<i64: 2, 1>, dilations = array<i64: 1, 2>, """
+        """padding = array<i64: 0, 1, 2, 3>, groups = 1 : i64} : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>) """
+        """-> tensor<1x4x3x5xf32>
+            %e = "ipu.exchange"(%c) {mapping = {kind = "block", block = array<i64: 1, 8, 3>, """
+        """tiles = array<i64: 0, 2, 1, 1, 0, 1, 0>}} : (tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
             "ipu.sync"() {kind = "external"} : () -> ()
-            "ipu.copy"() {source = @x, dest = @x, size = 8 : i64, src_tiles = array<i64: 0, 4, 1>, dst_tiles = array<i64: 4, 4, 1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 8, 0>} : () -> ()
+            "ipu.copy"() {source = @x, dest = @x, size = 8 : i64, src_tiles = array<i64: 0, 4, 1>, """
+        """dst_tiles = array<i64: 4, 4, 1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 8, 0>} : () -> ()
             return
           }
         }

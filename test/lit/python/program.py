@@ -90,7 +90,8 @@ if "--emit" in sys.argv:
 # UPSTREAM-LABEL: module attributes {ipu.target = "tiny"}
 # UPSTREAM: "ipu.buffer"() {offset = 0 : i64, sym_name = "x", tiles = array<i64: 0, 16, 1>, type = memref<64xf32>} : () -> ()
 # UPSTREAM: func.func @main(%arg0: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<16xf32>) attributes {ipu.program}
-# UPSTREAM: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64, source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
+# UPSTREAM: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64, source = @y,
+# UPSTREAM-SAME: src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
 # UPSTREAM: "ipu.vertex_group"() {codelet = @relu, inputs = [@x], outputs = [@y], tiles = array<i64: 0, 16, 1>} : () -> ()
 # UPSTREAM: func.func private @relu(%arg0: tensor<64xf32>) -> tensor<64xf32> attributes {ipu.codelet}
 
@@ -104,14 +105,18 @@ def test_relu_program():
     # CHECK-NEXT: "ipu.buffer"() {offset = 256 : i64, sym_name = "y", tiles = array<i64: 0, 16, 1>, type = memref<64xf32>} : () -> ()
     # CHECK-NEXT: "ipu.buffer"() {sym_name = "sum", tiles = array<i64: 0, 1, 1>, type = memref<16xf32>} : () -> ()
     # CHECK-NEXT: func.func @main(%arg0: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<16xf32>) attributes {ipu.program} {
-    # CHECK-NEXT: "ipu.host_to_device"(%arg0) {buffer = @x, mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : (tensor<1024xf32>) -> ()
+    # CHECK-NEXT: "ipu.host_to_device"(%arg0) {buffer = @x, mapping = {grain = 64 : i64, kind = "linear",
+    # CHECK-SAME: tiles = array<i64: 0, 16, 1>}} : (tensor<1024xf32>) -> ()
     # CHECK-NEXT: "ipu.sync"() {kind = "external"} : () -> ()
     # CHECK-NEXT: "ipu.execute"() {compute_set = @relu_cs} : () -> ()
     # CHECK-NEXT: "ipu.sync"() {kind = "internal"} : () -> ()
-    # CHECK-NEXT: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64, source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
+    # CHECK-NEXT: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64,
+    # CHECK-SAME: source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
     # CHECK-NEXT: "ipu.sync"() {kind = "external"} : () -> ()
-    # CHECK-NEXT: %0 = "ipu.device_to_host"() {buffer = @y, mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>
-    # CHECK-NEXT: %1 = "ipu.device_to_host"() {buffer = @sum, mapping = {grain = 1 : i64, kind = "linear", tiles = array<i64: 0, 1, 1>}} : () -> tensor<16xf32>
+    # CHECK-NEXT: %0 = "ipu.device_to_host"() {buffer = @y, mapping = {grain = 64 : i64, kind = "linear",
+    # CHECK-SAME: tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>
+    # CHECK-NEXT: %1 = "ipu.device_to_host"() {buffer = @sum, mapping = {grain = 1 : i64, kind = "linear",
+    # CHECK-SAME: tiles = array<i64: 0, 1, 1>}} : () -> tensor<16xf32>
     # CHECK-NEXT: return %0, %1 : tensor<1024xf32>, tensor<16xf32>
     # CHECK-NEXT: }
     # CHECK-NEXT: func.func private @relu_cs() attributes {ipu.compute_set} {
