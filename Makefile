@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lit pytest fuzz docs clean
+.PHONY: demo test lint lit pytest fuzz docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,12 @@ demo: $(STAMP)
 	$(BIN)/ipu-demo
 	$(BIN)/ipu-run --model resnet50 --target gc200
 
-test: lit pytest
+test: lint lit pytest
+
+# ruff (configured in pyproject.toml): the tree is formatted and lint-clean, or the test fails.
+lint: $(STAMP)
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/ruff check --quiet .
 
 lit: $(STAMP)
 	$(BIN)/lit -sv test/lit

@@ -82,9 +82,11 @@ def check_file(path: Path) -> Outcome:
 def write_reproducer(outcome: Outcome, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"seed-{outcome.seed}.mlir"
-    header = [f"// fuzz seed {outcome.seed}: {outcome.status}: {outcome.reason}",
-              f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --start {outcome.seed} --seeds 1",
-              f"// inputs: ipu_mlir.frontends.api.random_inputs(arguments, seed={outcome.seed})"]
+    header = [
+        f"// fuzz seed {outcome.seed}: {outcome.status}: {outcome.reason}",
+        f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --start {outcome.seed} --seeds 1",
+        f"// inputs: ipu_mlir.frontends.api.random_inputs(arguments, seed={outcome.seed})",
+    ]
     header += [f"// {line}" for line in outcome.detail.splitlines()[-25:]]
     path.write_text("\n".join(header) + "\n" + outcome.program.text)
     return path
@@ -162,8 +164,7 @@ def compare(got: np.ndarray, want: np.ndarray, program: Program) -> str | None:
     error = np.where(finite, np.abs(np.where(finite, g, 0) - np.where(finite, w, 0)), 0)
     if error.max(initial=0) > rtol * scale:
         worst = np.unravel_index(int(np.argmax(error)), error.shape)
-        return (f"max abs error {error.max():.4g} > {rtol:.3g} x {scale:.4g} at {tuple(int(i) for i in worst)}: "
-                f"{g[worst]} vs {w[worst]}")
+        return f"max abs error {error.max():.4g} > {rtol:.3g} x {scale:.4g} at {tuple(int(i) for i in worst)}: {g[worst]} vs {w[worst]}"
     return None
 
 

@@ -22,8 +22,8 @@ i32 / i8; a f16 matmul may accumulate into f32):
   planner's grain of 64 elements a tile.
 
 Floats stay finite by construction: division is by `|y| + 1`, `sqrt` and `log1p` take `|x|`,
-`exp` and `sin` take `tanh(x)` (an
-f16 rounding of a large argument would change them by more than any tolerance). Integer ops wrap (no overflow flags), shifts and divisions use small
+`exp` and `sin` take `tanh(x)` (an f16 rounding of a large argument would change them by more
+than any tolerance). Integer ops wrap (no overflow flags), shifts and divisions use small
 constants (never by 0 or -1), so both sides have one defined answer.
 """
 
@@ -40,8 +40,11 @@ DIMS = (1, 1, 2, 3, 3, 4, 5, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33, 65)
 # On gc200 (1,472 tiles) also sizes just over its tile count and over a tile grain multiple.
 BIG_DIMS = (129, 257, 1473, 1537)
 LARGE_DIMS = (127, 257, 300, 511, 700, 1025, 4099)
-HEX = {"f16": {"0xFC00": "-inf", "0x7C00": "inf"}, "f32": {"0xFF800000": "-inf", "0x7F800000": "inf"},
-       "f64": {"0xFFF0000000000000": "-inf", "0x7FF0000000000000": "inf"}}
+HEX = {
+    "f16": {"0xFC00": "-inf", "0x7C00": "inf"},
+    "f32": {"0xFF800000": "-inf", "0x7F800000": "inf"},
+    "f64": {"0xFFF0000000000000": "-inf", "0x7FF0000000000000": "inf"},
+}
 HEX = {t: {**m, **{v: k for k, v in m.items()}} for t, m in HEX.items()}
 NEG_INF = {"f32": "0xFF800000", "f16": "0xFC00"}
 INT_MIN = {"i32": "-2147483648", "i8": "-128"}
@@ -65,7 +68,7 @@ class Program:
         for narrow, wide in (("f32", "f64"), ("f16", "f32")):  # f32 first: a f16 program's casts to f32 go to f64
             for bits, value in HEX[narrow].items():
                 if bits.startswith("0x"):
-                        text = text.replace(f"{bits} : {narrow}", f"{HEX[wide][value]} : {wide}")
+                    text = text.replace(f"{bits} : {narrow}", f"{HEX[wide][value]} : {wide}")
             text = text.replace(f"x{narrow}>", f"x{wide}>").replace(f": {narrow}", f": {wide}").replace(f"<{narrow}>", f"<{wide}>")
             text = text.replace(f" {narrow}", f" {wide}")
         assert not re.search(r"\b0x[0-9A-F]+ : f16\b", text), "a f16 bit pattern left in the f32 twin"
@@ -221,8 +224,25 @@ class Gen:
         for _ in range(ops):
             a, b = rng.choice(pool), rng.choice(pool)
             if dtype.startswith("f"):
-                kind = rng.choice(["addf", "subf", "mulf", "maximumf", "minimumf", "div", "neg", "abs", "tanh", "exp", "sqrt",
-                                   "log1p", "select", "const", "sin"])
+                kind = rng.choice(
+                    [
+                        "addf",
+                        "subf",
+                        "mulf",
+                        "maximumf",
+                        "minimumf",
+                        "div",
+                        "neg",
+                        "abs",
+                        "tanh",
+                        "exp",
+                        "sqrt",
+                        "log1p",
+                        "select",
+                        "const",
+                        "sin",
+                    ]
+                )
                 if kind in ("addf", "subf", "mulf", "maximumf", "minimumf"):
                     out = emit(f"arith.{kind} {a}, {b} : {dtype}")
                 elif kind == "div":
@@ -233,7 +253,7 @@ class Gen:
                 elif kind == "neg":
                     out = emit(f"arith.negf {a} : {dtype}")
                 elif kind in ("abs", "tanh"):
-                    out = emit(f"math.{ {'abs': 'absf'}.get(kind, kind)} {a} : {dtype}")
+                    out = emit(f"math.{ {'abs': 'absf'}.get(kind, kind) } {a} : {dtype}")
                 elif kind == "sin":  # of a bounded value: sin(x * x) of a large x amplifies f16 rounding (seed 10752)
                     t = emit(f"math.tanh {a} : {dtype}")
                     out = emit(f"math.sin {t} : {dtype}")
@@ -251,8 +271,30 @@ class Gen:
                     c = emit(f"arith.constant {self.scalar(dtype)} : {dtype}")
                     out = emit(f"arith.{rng.choice(['addf', 'mulf', 'maximumf'])} {a}, {c} : {dtype}")
             else:
-                kind = rng.choice(["addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori", "shli", "shrsi", "divsi",
-                                   "remsi", "select", "const", "maxui", "minui", "shrui", "divui", "remui", "uselect"])
+                kind = rng.choice(
+                    [
+                        "addi",
+                        "subi",
+                        "muli",
+                        "maxsi",
+                        "minsi",
+                        "andi",
+                        "ori",
+                        "xori",
+                        "shli",
+                        "shrsi",
+                        "divsi",
+                        "remsi",
+                        "select",
+                        "const",
+                        "maxui",
+                        "minui",
+                        "shrui",
+                        "divui",
+                        "remui",
+                        "uselect",
+                    ]
+                )
                 if kind in ("addi", "subi", "muli", "maxsi", "minsi", "andi", "ori", "xori", "maxui", "minui"):
                     out = emit(f"arith.{kind} {a}, {b} : {dtype}")
                 elif kind in ("shli", "shrsi", "shrui"):
@@ -313,9 +355,11 @@ class Gen:
         maps = ", ".join(m for _, m in operands) + ", " + _map(n, [f"d{i}" for i in range(n)])
         parallel = ", ".join(['"parallel"'] * n)
         args = ", ".join(f"{a}: {self.dtype}" for a in ins)
-        self.emit(f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{parallel}]}} "
-                  f"ins({', '.join(v.name for v, _ in operands)} : {', '.join(_ty(v.shape, v.dtype) for v, _ in operands)}) "
-                  f"outs({init} : {_ty(shape, self.dtype)}) {{")
+        self.emit(
+            f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{parallel}]}} "
+            f"ins({', '.join(v.name for v, _ in operands)} : {', '.join(_ty(v.shape, v.dtype) for v, _ in operands)}) "
+            f"outs({init} : {_ty(shape, self.dtype)}) {{"
+        )
         self.lines.append(f"  ^bb0({args}, %out: {self.dtype}):")
         self.lines.extend(lines)
         self.lines.append(f"    linalg.yield {out} : {self.dtype}")
@@ -350,12 +394,17 @@ class Gen:
         maps.append(_map(n, [f"d{i}" for i in par]))
         if self.is_float:
             combiner = rng.choice(["addf", "addf", "maximumf", "minimumf", "mulf"] if len(red) == 1 else ["addf", "maximumf"])
-            identity = {"addf": "0.0", "mulf": "1.0", "maximumf": NEG_INF[self.dtype], "minimumf": "0x7F800000" if self.dtype == "f32"
-                        else "0x7C00"}[combiner]
+            identity = {
+                "addf": "0.0",
+                "mulf": "1.0",
+                "maximumf": NEG_INF[self.dtype],
+                "minimumf": "0x7F800000" if self.dtype == "f32" else "0x7C00",
+            }[combiner]
         else:
             combiner = rng.choice(["addi", "addi", "maxsi", "minsi", "xori", "ori", "andi"])
-            identity = {"addi": "0", "maxsi": INT_MIN[self.dtype], "minsi": INT_MAX[self.dtype], "xori": "0", "ori": "0",
-                        "andi": "-1"}[combiner]
+            identity = {"addi": "0", "maxsi": INT_MIN[self.dtype], "minsi": INT_MAX[self.dtype], "xori": "0", "ori": "0", "andi": "-1"}[
+                combiner
+            ]
         if rng.random() < 0.35:
             init = self.operand(out_shape).name
         else:
@@ -370,9 +419,11 @@ class Gen:
         lines.append(f"    %r = arith.{combiner} {term}, %acc : {self.dtype}")
         name = self.fresh()
         iters = ", ".join('"reduction"' if i in red else '"parallel"' for i in range(n))
-        self.emit(f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{iters}]}} "
-                  f"ins({', '.join(v.name for v in operands)} : {', '.join(_ty(v.shape, v.dtype) for v in operands)}) "
-                  f"outs({init} : {_ty(out_shape, self.dtype)}) {{")
+        self.emit(
+            f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{iters}]}} "
+            f"ins({', '.join(v.name for v in operands)} : {', '.join(_ty(v.shape, v.dtype) for v in operands)}) "
+            f"outs({init} : {_ty(out_shape, self.dtype)}) {{"
+        )
         self.lines.append(f"  ^bb0({', '.join(f'{a}: {self.dtype}' for a in ins)}, %acc: {self.dtype}):")
         self.lines.extend(lines)
         self.lines.append(f"    linalg.yield %r : {self.dtype}")
@@ -420,8 +471,10 @@ class Gen:
             return self.elementwise()
         acc = self._acc(out)
         name = self.fresh()
-        self.emit(f"{name} = linalg.{kind} ins({a.name}, {b.name} : {_ty(a.shape, a.dtype)}, {_ty(b.shape, b.dtype)}) "
-                  f"outs({acc} : {_ty(out, self.out_dtype)}) -> {_ty(out, self.out_dtype)}")
+        self.emit(
+            f"{name} = linalg.{kind} ins({a.name}, {b.name} : {_ty(a.shape, a.dtype)}, {_ty(b.shape, b.dtype)}) "
+            f"outs({acc} : {_ty(out, self.out_dtype)}) -> {_ty(out, self.out_dtype)}"
+        )
         self.kinds.append(kind + (f"-{self.dtype}-{self.out_dtype}" if self.out_dtype != self.dtype else ""))
         return self.result(name, out, self.out_dtype, sums=max(a.sums, b.sums) * a.shape[-1] + 1)
 
@@ -435,8 +488,19 @@ class Gen:
 
     def conv(self):
         rng = self.rng
-        kind = rng.choice(["conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "depthwise_conv_2d_nchw_chw", "depthwise_conv_2d_nhwc_hwc",
-                           "pooling_nchw_max", "pooling_nhwc_max", "pooling_nchw_sum", "pooling_nhwc_sum", "pooling_nhwc_min"])
+        kind = rng.choice(
+            [
+                "conv_2d_nchw_fchw",
+                "conv_2d_nhwc_hwcf",
+                "depthwise_conv_2d_nchw_chw",
+                "depthwise_conv_2d_nhwc_hwc",
+                "pooling_nchw_max",
+                "pooling_nhwc_max",
+                "pooling_nchw_sum",
+                "pooling_nhwc_sum",
+                "pooling_nhwc_min",
+            ]
+        )
         nchw = "nchw" in kind
         self.out_dtype = self.dtype
         x = self.source((4,), lambda s: min(s[2:] if nchw else s[1:3]) >= 2 and _numel(s) <= 3000)
@@ -446,7 +510,7 @@ class Gen:
             n, h, w, c = x.shape
         kh, sh, dh, oh = self._window(h)
         kw, sw, dw, ow = self._window(w)
-        attrs = (f"{{dilations = dense<[{dh}, {dw}]> : tensor<2xi64>, strides = dense<[{sh}, {sw}]> : tensor<2xi64>}}")
+        attrs = f"{{dilations = dense<[{dh}, {dw}]> : tensor<2xi64>, strides = dense<[{sh}, {sw}]> : tensor<2xi64>}}"
         if kind.startswith("conv"):
             f = rng.choice([1, 2, 3, 4, 5, 8])
             wshape = (f, c, kh, kw) if nchw else (kh, kw, c, f)
@@ -472,8 +536,10 @@ class Gen:
             init = self._acc(out)
             sums = x.sums * kh * kw * (c if kind.startswith("conv") else 1) + 1
         name = self.fresh()
-        self.emit(f"{name} = linalg.{kind} {attrs} ins({x.name}, {weight} : {_ty(x.shape, self.dtype)}, {_ty(wshape, self.dtype)}) "
-                  f"outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}")
+        self.emit(
+            f"{name} = linalg.{kind} {attrs} ins({x.name}, {weight} : {_ty(x.shape, self.dtype)}, {_ty(wshape, self.dtype)}) "
+            f"outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}"
+        )
         self.kinds.append(kind)
         return self.result(name, out, sums=sums)
 
@@ -484,8 +550,10 @@ class Gen:
         out = tuple(src.shape[p] for p in perm)
         e, name = self.fresh("e"), self.fresh()
         self.emit(f"{e} = tensor.empty() : {_ty(out, self.dtype)}")
-        self.emit(f"{name} = linalg.transpose ins({src.name} : {_ty(src.shape, self.dtype)}) outs({e} : {_ty(out, self.dtype)}) "
-                  f"permutation = [{', '.join(map(str, perm))}]")
+        self.emit(
+            f"{name} = linalg.transpose ins({src.name} : {_ty(src.shape, self.dtype)}) outs({e} : {_ty(out, self.dtype)}) "
+            f"permutation = [{', '.join(map(str, perm))}]"
+        )
         self.kinds.append("transpose")
         return self.result(name, out, sums=src.sums)
 
@@ -499,8 +567,10 @@ class Gen:
             drop = rng.choice([i for i, s in enumerate(sizes) if s == 1])
             out = [s for i, s in enumerate(sizes) if i != drop]
         name = self.fresh()
-        self.emit(f"{name} = tensor.extract_slice {src.name}[{', '.join(map(str, offsets))}] [{', '.join(map(str, sizes))}] "
-                  f"[{', '.join('1' for _ in sizes)}] : {_ty(src.shape, self.dtype)} to {_ty(out, self.dtype)}")
+        self.emit(
+            f"{name} = tensor.extract_slice {src.name}[{', '.join(map(str, offsets))}] [{', '.join(map(str, sizes))}] "
+            f"[{', '.join('1' for _ in sizes)}] : {_ty(src.shape, self.dtype)} to {_ty(out, self.dtype)}"
+        )
         self.kinds.append("extract_slice")
         return self.result(name, out, sums=src.sums)
 
@@ -511,9 +581,11 @@ class Gen:
         offsets = [rng.randint(0, d - s) for d, s in zip(dest.shape, sizes)]
         piece = self.operand(sizes)
         name = self.fresh()
-        self.emit(f"{name} = tensor.insert_slice {piece.name} into {dest.name}[{', '.join(map(str, offsets))}] "
-                  f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}] : {_ty(piece.shape, self.dtype)} into "
-                  f"{_ty(dest.shape, self.dtype)}")
+        self.emit(
+            f"{name} = tensor.insert_slice {piece.name} into {dest.name}[{', '.join(map(str, offsets))}] "
+            f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}] : {_ty(piece.shape, self.dtype)} into "
+            f"{_ty(dest.shape, self.dtype)}"
+        )
         self.kinds.append("insert_slice")
         return self.result(name, dest.shape, sums=max(dest.sums, piece.sums))
 
@@ -543,7 +615,7 @@ class Gen:
             i = rng.randrange(len(shape) - 1)
             j = rng.randint(i + 1, len(shape) - 1)
             groups = [[k] for k in range(i)] + [list(range(i, j + 1))] + [[k] for k in range(j + 1, len(shape))]
-            out = shape[:i] + [_numel(shape[i:j + 1])] + shape[j + 1:]
+            out = shape[:i] + [_numel(shape[i : j + 1])] + shape[j + 1 :]
             self.emit(f"{name} = tensor.collapse_shape {src.name} {groups} : {_ty(shape, self.dtype)} into {_ty(out, self.dtype)}")
             self.kinds.append("collapse_shape")
         else:
@@ -559,11 +631,13 @@ class Gen:
                 width = len(parts) if axis == i else 1
                 groups.append(list(range(k, k + width)))
                 k += width
-            out = shape[:i] + parts + shape[i + 1:]
+            out = shape[:i] + parts + shape[i + 1 :]
             if len(out) > 5:
                 return self.extract_slice()
-            self.emit(f"{name} = tensor.expand_shape {src.name} {groups} output_shape [{', '.join(map(str, out))}] : "
-                      f"{_ty(shape, self.dtype)} into {_ty(out, self.dtype)}")
+            self.emit(
+                f"{name} = tensor.expand_shape {src.name} {groups} output_shape [{', '.join(map(str, out))}] : "
+                f"{_ty(shape, self.dtype)} into {_ty(out, self.dtype)}"
+            )
             self.kinds.append("expand_shape")
         return self.result(name, out, sums=src.sums)
 
@@ -580,8 +654,10 @@ class Gen:
         out = list(src.shape)
         out[axis] = sum(p.shape[axis] for p in pieces)
         name = self.fresh()
-        self.emit(f"{name} = tensor.concat dim({axis}) {', '.join(p.name for p in pieces)} : "
-                  f"({', '.join(_ty(p.shape, self.dtype) for p in pieces)}) -> {_ty(out, self.dtype)}")
+        self.emit(
+            f"{name} = tensor.concat dim({axis}) {', '.join(p.name for p in pieces)} : "
+            f"({', '.join(_ty(p.shape, self.dtype) for p in pieces)}) -> {_ty(out, self.dtype)}"
+        )
         self.kinds.append("concat")
         return self.result(name, out, sums=max(p.sums for p in pieces))
 
@@ -641,8 +717,10 @@ class Gen:
         else:
             other = self.operand(shape)
             pair = [src, other] if rng.random() < 0.5 else [other, src]
-            self.emit(f"{name} = linalg.{op} ins({pair[0].name}, {pair[1].name} : {_ty(shape, t)}, {_ty(shape, t)}) "
-                      f"outs({e} : {_ty(shape, t)}) -> {_ty(shape, t)}")
+            self.emit(
+                f"{name} = linalg.{op} ins({pair[0].name}, {pair[1].name} : {_ty(shape, t)}, {_ty(shape, t)}) "
+                f"outs({e} : {_ty(shape, t)}) -> {_ty(shape, t)}"
+            )
             sums = max(src.sums, other.sums)
         self.kinds.append(f"linalg.{op}")
         return self.result(name, shape, sums=sums)
@@ -658,8 +736,10 @@ class Gen:
             added = [a + (a >= pos) for a in added] + [pos]
         e, name = self.fresh("e"), self.fresh()
         self.emit(f"{e} = tensor.empty() : {_ty(out, self.dtype)}")
-        self.emit(f"{name} = linalg.broadcast ins({src.name} : {_ty(src.shape, self.dtype)}) outs({e} : {_ty(out, self.dtype)}) "
-                  f"dimensions = [{', '.join(map(str, sorted(added)))}]")
+        self.emit(
+            f"{name} = linalg.broadcast ins({src.name} : {_ty(src.shape, self.dtype)}) outs({e} : {_ty(out, self.dtype)}) "
+            f"dimensions = [{', '.join(map(str, sorted(added)))}]"
+        )
         self.kinds.append("broadcast")
         return self.result(name, out, sums=src.sums)
 
@@ -668,8 +748,9 @@ class Gen:
         rng = self.rng
         src = self.source((1, 2, 3), lambda s: _numel(s) * 3 <= self.budget)
         axis = rng.randrange(len(src.shape))
-        pieces = [src] + [self.operand([self.dim(small=True) if i == axis else d for i, d in enumerate(src.shape)])
-                          for _ in range(rng.randint(1, 2))]
+        pieces = [src] + [
+            self.operand([self.dim(small=True) if i == axis else d for i, d in enumerate(src.shape)]) for _ in range(rng.randint(1, 2))
+        ]
         rng.shuffle(pieces)
         out = list(src.shape)
         out[axis] = sum(p.shape[axis] for p in pieces)
@@ -684,9 +765,11 @@ class Gen:
         for piece in pieces:
             offsets = [offset if i == axis else 0 for i in range(len(out))]
             name = self.fresh()
-            self.emit(f"{name} = tensor.insert_slice {piece.name} into {dest}[{', '.join(map(str, offsets))}] "
-                      f"[{', '.join(map(str, piece.shape))}] [{', '.join('1' for _ in out)}] : {_ty(piece.shape, self.dtype)} into "
-                      f"{_ty(out, self.dtype)}")
+            self.emit(
+                f"{name} = tensor.insert_slice {piece.name} into {dest}[{', '.join(map(str, offsets))}] "
+                f"[{', '.join(map(str, piece.shape))}] [{', '.join('1' for _ in out)}] : {_ty(piece.shape, self.dtype)} into "
+                f"{_ty(out, self.dtype)}"
+            )
             dest = name
             offset += piece.shape[axis]
         self.kinds.append("insert_slices" + ("-covering" if covered else ""))
@@ -709,8 +792,10 @@ class Gen:
         # the second output's map: out2[j] = loop perm[j]
         m2 = _map(n, [f"d{p}" for p in perm])
         parallel = ", ".join(['"parallel"'] * n)
-        self.emit(f"{name}:2 = linalg.generic {{indexing_maps = [{ident}, {ident}, {m2}], iterator_types = [{parallel}]}} "
-                  f"ins({src.name} : {_ty(shape, t)}) outs({e1}, {e2} : {_ty(shape, t)}, {_ty(out2, t)}) {{")
+        self.emit(
+            f"{name}:2 = linalg.generic {{indexing_maps = [{ident}, {ident}, {m2}], iterator_types = [{parallel}]}} "
+            f"ins({src.name} : {_ty(shape, t)}) outs({e1}, {e2} : {_ty(shape, t)}, {_ty(out2, t)}) {{"
+        )
         self.lines.append(f"  ^bb0(%in0: {t}, %o1: {t}, %o2: {t}):")
         self.lines.extend(lines1 + lines2)
         self.lines.append(f"    linalg.yield {r1}, {r2} : {t}, {t}")
@@ -726,10 +811,14 @@ class Gen:
         dims = sorted(rng.sample(range(n), rng.randint(1, n - 1)))
         out = tuple(d for i, d in enumerate(src.shape) if i not in dims)
         combiner = rng.choice(["addf", "maximumf"] if self.is_float else ["addi", "maxsi"])
-        init = self.filled(out, {"addf": "0.0", "addi": "0", "maximumf": NEG_INF.get(self.dtype), "maxsi": INT_MIN.get(self.dtype)}[combiner])
+        init = self.filled(
+            out, {"addf": "0.0", "addi": "0", "maximumf": NEG_INF.get(self.dtype), "maxsi": INT_MIN.get(self.dtype)}[combiner]
+        )
         name = self.fresh()
-        self.emit(f"{name} = linalg.reduce ins({src.name} : {_ty(src.shape, self.dtype)}) outs({init} : {_ty(out, self.dtype)}) "
-                  f"dimensions = [{', '.join(map(str, dims))}]")
+        self.emit(
+            f"{name} = linalg.reduce ins({src.name} : {_ty(src.shape, self.dtype)}) outs({init} : {_ty(out, self.dtype)}) "
+            f"dimensions = [{', '.join(map(str, dims))}]"
+        )
         self.lines.append(f"    (%in: {self.dtype}, %init: {self.dtype}) {{")
         self.lines.append(f"      %s = arith.{combiner} %in, %init : {self.dtype}")
         self.lines.append(f"      linalg.yield %s : {self.dtype}")
@@ -762,8 +851,10 @@ class Gen:
             self.emit(f"{k} = tensor.empty() : {_ty((kh, kw), self.dtype)}")
             out = (n, c, oh, ow)
             init = self.filled(out, value)
-            self.emit(f"{name} = linalg.pooling_nchw_max {attrs} ins({padded}, {k} : {_ty(shape, self.dtype)}, {_ty((kh, kw), self.dtype)}) "
-                      f"outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}")
+            self.emit(
+                f"{name} = linalg.pooling_nchw_max {attrs} ins({padded}, {k} : {_ty(shape, self.dtype)}, {_ty((kh, kw), self.dtype)}) "
+                f"outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}"
+            )
             self.kinds.append("padded-pooling_nchw_max")
             return self.result(name, out, sums=src.sums)
         f = rng.choice([1, 2, 3, 6])
@@ -771,18 +862,35 @@ class Gen:
         out = (n, f, oh, ow)
         self.out_dtype = self.dtype
         init = self._acc(out)
-        self.emit(f"{name} = linalg.conv_2d_nchw_fchw {attrs} ins({padded}, {weight.name} : {_ty(shape, self.dtype)}, "
-                  f"{_ty(weight.shape, self.dtype)}) outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}")
+        self.emit(
+            f"{name} = linalg.conv_2d_nchw_fchw {attrs} ins({padded}, {weight.name} : {_ty(shape, self.dtype)}, "
+            f"{_ty(weight.shape, self.dtype)}) outs({init} : {_ty(out, self.dtype)}) -> {_ty(out, self.dtype)}"
+        )
         self.kinds.append("padded-conv_2d_nchw_fchw")
         return self.result(name, out, sums=max(src.sums, weight.sums) * c * kh * kw + 1)
 
     # -- the program -----------------------------------------------------------------------
     def program(self) -> Program:
         rng = self.rng
-        makers = [(self.elementwise, 5), (self.reduction, 4), (self.matmul, 3), (self.conv, 3), (self.transpose, 1),
-                  (self.extract_slice, 2), (self.insert_slice, 1), (self.pad, 2), (self.reshape, 2), (self.concat, 1),
-                  (self.tensor_level, 2), (self.named_elementwise, 1), (self.broadcast, 1), (self.assemble, 1), (self.two_results, 1),
-                  (self.linalg_reduce, 1), (self.padded_window, 1)]
+        makers = [
+            (self.elementwise, 5),
+            (self.reduction, 4),
+            (self.matmul, 3),
+            (self.conv, 3),
+            (self.transpose, 1),
+            (self.extract_slice, 2),
+            (self.insert_slice, 1),
+            (self.pad, 2),
+            (self.reshape, 2),
+            (self.concat, 1),
+            (self.tensor_level, 2),
+            (self.named_elementwise, 1),
+            (self.broadcast, 1),
+            (self.assemble, 1),
+            (self.two_results, 1),
+            (self.linalg_reduce, 1),
+            (self.padded_window, 1),
+        ]
         for _ in range(rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6])):
             maker = rng.choices([m for m, _ in makers], [w for _, w in makers])[0]
             maker()
@@ -802,15 +910,17 @@ class Gen:
             self.kinds.append("unused-argument")
         signature = ", ".join(f"{a.name}: {_ty(a.shape, a.dtype)}" for a in self.args)
         result_types = ", ".join(_ty(v.shape, v.dtype) for v in results)
-        text = "\n".join([
-            f'module attributes {{ipu.target = "{self.target}"}} {{',
-            f"func.func @main({signature}) -> ({result_types}) {{",
-            *self.lines,
-            f"  return {', '.join(v.name for v in results)} : {result_types}",
-            "}",
-            "}",
-            "",
-        ])
+        text = "\n".join(
+            [
+                f'module attributes {{ipu.target = "{self.target}"}} {{',
+                f"func.func @main({signature}) -> ({result_types}) {{",
+                *self.lines,
+                f"  return {', '.join(v.name for v in results)} : {result_types}",
+                "}",
+                "}",
+                "",
+            ]
+        )
         if self.big:
             self.kinds.append("big")
         return Program(self.seed, self.target, self.dtype, text, self.kinds, max(v.sums for v in results), len(self.kinds))

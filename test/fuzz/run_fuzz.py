@@ -29,8 +29,15 @@ from known_failures import KNOWN  # noqa: E402
 def _one(args):
     seed, out = args
     outcome = check(seed, Path(out))
-    return (outcome.seed, outcome.status, outcome.reason, str(outcome.reproducer or ""), outcome.program.kinds,
-            outcome.program.dtype, outcome.program.target)
+    return (
+        outcome.seed,
+        outcome.status,
+        outcome.reason,
+        str(outcome.reproducer or ""),
+        outcome.program.kinds,
+        outcome.program.dtype,
+        outcome.program.target,
+    )
 
 
 def _results(work, jobs):
@@ -63,8 +70,7 @@ def _results(work, jobs):
 def _died(seed, out):
     program = generate(seed)
     outcome = Outcome(seed, "crash", "the process died (a signal: segfault or abort in MLIR)", "", program)
-    return (seed, outcome.status, outcome.reason, str(write_reproducer(outcome, Path(out))), program.kinds, program.dtype,
-            program.target)
+    return (seed, outcome.status, outcome.reason, str(write_reproducer(outcome, Path(out))), program.kinds, program.dtype, program.target)
 
 
 def main(argv=None) -> int:
