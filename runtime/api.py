@@ -9,6 +9,7 @@ The runtime takes L3 only; `ipu_mlir.frontends.api.run` compiles L0/L1 input fir
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -94,4 +95,22 @@ def from_mlir(error: ir.MLIRError, what: str) -> IpuError:
         return IpuError(f"{what}: {error}")
     first = diagnostics[0]
     rest = "".join(f"\n{format_location(d.location)}: error: {d.message}" for d in diagnostics[1:])
-    return IpuError(first.message + rest, first.location)
+    return IpuError(_unknown_dialect(first.message) + rest, first.location)
+
+
+_UNKNOWN_DIALECT = re.compile(r"Dialect `(\w+)' not found for custom op '([\w.]+)'")
+# What torch-mlir emits in its own TMTensor dialect, by the ATen ops that lead there.
+_TM_TENSOR = {"scan": "aten.cumsum", "sort": "aten.sort, aten.topk", "scatter": "aten.index_put, aten.scatter", "attention": "attention"}
+
+
+def _unknown_dialect(message: str) -> str:
+    """The parser's "Dialect `x' not found" said as what it means for a user: the op is not supported."""
+    found = _UNKNOWN_DIALECT.search(message)
+    if not found:
+        return message
+    dialect, op = found.groups()
+    text = f"'{op}' is not supported: ipu-mlir and the MLIR bindings do not know the {dialect} dialect"
+    if dialect == "tm_tensor":
+        origin = _TM_TENSOR.get(op.split(".", 1)[1])
+        text += " (torch-mlir's TMTensor" + (f", emitted for {origin}" if origin else "") + ")"
+    return message[: found.start()] + text + message[found.end() :]
