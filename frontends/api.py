@@ -52,20 +52,13 @@ def load_simulator(module_or_path: Source, target: str | None = None, entry: str
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
     """`entry` run by upstream MLIR's ExecutionEngine on `inputs`: the independent reference
     for `--check`. TOSA input goes through `ipu-import-tosa` first, which runs only upstream
-    passes (tosa-to-linalg and friends), so the reference still owes nothing to our compiler."""
+    passes (tosa-to-linalg and friends; nothing on TOSA-free input), so the reference still
+    owes nothing to our compiler."""
     module = load_module(module_or_path)
-    if any(op.operation.name.startswith("tosa.") for op in _walk(module.operation)):
-        with module.context:
-            copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-            build_pass_manager("builtin.module(ipu-import-tosa)", module.context).run(copy.operation)
-            module = copy
-    return run_reference(module.operation.get_asm(enable_debug_info=True), inputs, entry)
-
-
-def _walk(root: ir.Operation) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-    root.walk(lambda op: found.append(op) or ir.WalkResult.ADVANCE)
-    return found
+    with module.context:
+        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+    build_pass_manager("builtin.module(ipu-import-tosa)", module.context).run(copy.operation)
+    return run_reference(copy.operation.get_asm(enable_debug_info=True), inputs, entry)
 
 
 def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None) -> ir.Module:

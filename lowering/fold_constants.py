@@ -18,6 +18,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel, numpy_dtype
+from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target.diagnostics import IpuError
 
@@ -87,9 +88,8 @@ class _Folder:
             if folded is not None:
                 self._replace(op, folded)
         for value in reversed(self.orphans):  # constants only the folded ops used
-            owner = value.owner
-            if not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant" and not any(True for _ in value.uses):
-                owner.operation.erase()
+            if _is_constant(value) and not any(True for _ in value.uses):
+                value.owner.operation.erase()
 
     # Values.
 
@@ -97,9 +97,9 @@ class _Folder:
         """The value of a tensor or scalar defined by an arith.constant, None otherwise."""
         if value in self.values:
             return self.values[value]
-        owner = value.owner
-        if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        if not _is_constant(value):
             return None
+        owner = value.owner
         dtype = _dtype(value.type)
         if dtype is None:
             return None
@@ -108,13 +108,10 @@ class _Folder:
             array = np.array(attr.value).astype(dtype)
         else:
             shape = tuple(ir.ShapedType(value.type).shape)
-            if isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
-                array = np.full(shape, _scalar(attr.get_splat_value()), dtype)
-            else:
-                array = dense_array(attr, dtype)
-                if array is None or array.size != math.prod(shape):
-                    return None
-                array = np.asarray(array, dtype).reshape(shape)
+            array = dense_array(attr, dtype)
+            if array is None or array.size != math.prod(shape):
+                return None
+            array = np.asarray(array, dtype).reshape(shape)
         self.values[value] = array
         return array
 
@@ -148,6 +145,8 @@ class _Folder:
         if any("parallel" not in str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])):
             return None
         num_inputs = len(op.operands) - 1
+        if not all(_is_constant(v) for v in list(op.operands)[:num_inputs]):
+            return None  # before reading any blob: most generics compute on run-time values
         inputs = [self._constant(v) for v in list(op.operands)[:num_inputs]]
         if not inputs or any(a is None or a.ndim == 0 for a in inputs):
             return None
@@ -155,9 +154,7 @@ class _Folder:
         if math.prod(result_shape) > min(self.max_elements, max(a.size for a in inputs)):
             return None
         maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-        loops = _extents(maps, [a.shape for a in inputs] + [result_shape])
-        if loops is None:
-            return None
+        loops = loop_extents(op)
         block = op.regions[0].blocks[0]
         if any(True for _ in block.arguments[num_inputs].uses):
             return None  # the body reads its init
@@ -217,23 +214,11 @@ class _Folder:
 
 
 def _dtype(type_: ir.Type) -> np.dtype | None:
-    element = ir.ShapedType(type_).element_type if isinstance(type_, ir.ShapedType) else type_
-    if isinstance(element, ir.IntegerType) and element.width == 1:
-        return np.dtype(bool)
-    return numpy_dtype(element)
+    return numpy_dtype(ir.ShapedType(type_).element_type if isinstance(type_, ir.ShapedType) else type_)
 
 
-def _scalar(attr: ir.Attribute):
-    return attr.value if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr)) else None
-
-
-def _extents(maps: list[ir.AffineMap], shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
-    extents: list[int | None] = [None] * maps[0].n_dims
-    for amap, shape in zip(maps, shapes):
-        for expr, size in zip(amap.results, shape):
-            if isinstance(expr, ir.AffineDimExpr):
-                extents[expr.position] = size
-    return None if None in extents else tuple(extents)
+def _is_constant(value: ir.Value) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.operation.name == "arith.constant"
 
 
 def _over_loops(array: np.ndarray, amap: ir.AffineMap, loops: tuple[int, ...]) -> np.ndarray | None:

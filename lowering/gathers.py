@@ -54,10 +54,8 @@ def _match(generic: ir.OpView) -> tuple[ir.Value, int] | None:
     ids = _cast_of_argument(row, block)
     if ids is None or _column_loop(column, block, generic, maps) != loops - 1:
         return None
-    if maps[ids] != ir.AffineMap.get_minor_identity(loops, loops - 1) and maps[ids] != ir.AffineMap.get(
-        loops, 0, [ir.AffineDimExpr.get(i) for i in range(loops - 1)]
-    ):
-        return None
+    if maps[ids] != ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(i) for i in range(loops - 1)]):
+        return None  # the indices must be read at (n..) of the loops (n.., d)
     if not isinstance(ir.RankedTensorType(generic.operands[ids].type).element_type, ir.IntegerType):
         return None
     return table, ids

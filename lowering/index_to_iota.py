@@ -80,12 +80,9 @@ def _rewrite(generic: ir.OpView) -> None:
             iotas.append(ir.Operation.create("arith.constant", results=[tensor], attributes={"value": values}).results[0])
         iota_maps = [ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(loop)]) for loop in loops]
         new_maps = maps[: len(inputs)] + iota_maps + maps[len(inputs) :]
-        attributes = {name: generic.attributes[name] for name in ("iterator_types",)}
+        attributes = {name: generic.attributes[name] for name in generic.attributes}
         attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps])
         attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs) + len(iotas), num_outputs])
-        for name in generic.attributes:
-            if name not in ("indexing_maps", "operandSegmentSizes", "iterator_types"):
-                attributes[name] = generic.attributes[name]
         new = ir.Operation.create(
             "linalg.generic",
             results=[r.type for r in generic.results],

@@ -21,6 +21,7 @@ from ipu_mlir.target.diagnostics import op_error
 from .layout import Layout, balanced_block
 from .layout_algebra import Partition, collapse_layout, operand_layout, result_layout, shared_loop
 from .pass_registry import ModulePass, register_pass
+from .select_entry import public_functions
 from .serialize import split_oversized
 
 TENSOR_OPS = (
@@ -78,17 +79,9 @@ class Plan(ModulePass):
         fraction = self.memory_fraction if self.memory_fraction > 0 else target.planner_memory_fraction
         budget = int(fraction * target.tile_memory_bytes)
         planner = _Planner(target, budget, self.grain)
-        for function in entry_functions(module):
+        for function in public_functions(module):
             split_oversized(function, planner.cheapest, budget)
             planner.plan_function(function)
-
-
-def entry_functions(module: ir.Operation) -> list[ir.OpView]:
-    return [
-        op
-        for op in module.regions[0].blocks[0].operations
-        if op.operation.name == "func.func" and "sym_visibility" not in op.attributes and len(op.regions[0].blocks)
-    ]
 
 
 class _Planner:

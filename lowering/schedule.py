@@ -21,7 +21,7 @@ from .exchange import plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import Partition, collapse_layout, expand_layout, mapping_of, operand_layout, replicas, result_mapping
 from .pass_registry import ModulePass, register_pass
-from .plan import entry_functions
+from .select_entry import public_functions
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Schedule(ModulePass):
     name = "ipu-schedule"
 
     def run(self, module: ir.Operation) -> None:
-        for function in entry_functions(module):
+        for function in public_functions(module):
             with function.location:
                 _Scheduler(module, function).run()
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
+from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
@@ -66,12 +67,7 @@ def _run(args: argparse.Namespace) -> int:
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
     check_failed = _check(args, simulator.entry, inputs, outputs) if args.check else False
-    _write_results(args, outputs, simulator.profile.to_json() + "\n")
-    print(simulator.profile.summary())
-    for index, output in enumerate(outputs):
-        where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
-        print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")
-    return 1 if check_failed else 0
+    return _report(args, outputs, simulator.profile, check_failed)
 
 
 def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
@@ -140,8 +136,14 @@ def _run_model(args: argparse.Namespace) -> int:
     print("checking against PyTorch...", flush=True)
     expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
     check_failed = _compare(outputs, expected)
-    _write_results(args, outputs, compiled.profile.to_json() + "\n")
-    print(compiled.profile.summary())
+    return _report(args, outputs, compiled.profile, check_failed)
+
+
+def _report(args: argparse.Namespace, outputs: list[np.ndarray], profile: Profile, check_failed: bool) -> int:
+    """Writes the outputs and profile (all or nothing), prints the summary and each output;
+    the exit status."""
+    _write_results(args, outputs, profile.to_json() + "\n")
+    print(profile.summary())
     for index, output in enumerate(outputs):
         where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
         print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")

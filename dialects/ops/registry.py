@@ -23,6 +23,7 @@ docs/extending.md walks through adding an op, from a plugin file.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -68,9 +69,9 @@ class SerialCut:
     grouped: bool = False
 
 
-class ComputeOp:
-    """The record of one L1 compute op. Subclass it, set `name`, override what applies, and
-    decorate the class with `@register_op`."""
+class ComputeOp(ABC):
+    """The record of one L1 compute op. Subclass it, set `name`, implement the abstract methods
+    (a record missing one fails when `@register_op` instantiates it), override what applies."""
 
     name: ClassVar[str]
     converts: ClassVar[frozenset[str]] = frozenset()  # linalg named ops `convert` replaces
@@ -83,17 +84,19 @@ class ComputeOp:
     def normalize(self, op: ir.OpView) -> None:
         """Rewrites `op` (at its place and location) into the form the planner wants, once the
         upstream clean-ups of ipu-convert-to-ipu have run; may replace and erase it."""
+        return None  # by default the op is already in the planner's form
 
     def verify(self, op: ir.OpView) -> None:
         """Raises an IpuError (`op_error`) if `op` breaks a rule IRDL cannot express."""
+        return None  # by default IRDL's constraints are all there is
 
+    @abstractmethod
     def extents(self, op: ir.OpView) -> tuple[int, ...]:
         """The extent of each of its loops (the loops of `space`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def space(self, op: ir.OpView) -> Space:
         """Its loops and the accesses of its operands (ipu-plan, ipu-schedule)."""
-        raise NotImplementedError
 
     def reads_init(self, op: ir.OpView) -> bool:
         """Whether the op reads its last operand as the result's initial value (a generic's
@@ -106,22 +109,23 @@ class ComputeOp:
         return []
 
     def rebuild(self, op: ir.OpView, operands: list[ir.Value], cut: SerialCut, units: int) -> ir.OpView:
-        """The op on `operands` sliced to `units` units of `cut` (a piece of a serial split)."""
-        raise NotImplementedError
+        """The op on `operands` sliced to `units` units of `cut` (a piece of a serial split);
+        needed only by records whose `serial_cuts` gives cuts."""
+        raise TypeError(f"'{self.name}' declares serial cuts but its record has no rebuild")
 
+    @abstractmethod
     def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         """Builds the codelet `name` (an `ipu.codelet_function`) computing `piece` of `op`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kernel(self, op: ir.OpView, batch: int) -> Kernel | None:
         """The numpy function computing `op` on arrays with `batch` leading (tile) axes, one
         per operand, returning the result; attributes are read here, once. None: an op whose
         body the codelet interpreter runs itself (`linalg.generic`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         """Cycles of one tile computing the box `extents` of its loops, vertex overhead excluded."""
-        raise NotImplementedError
 
 
 REGISTRY: dict[str, ComputeOp] = {}
