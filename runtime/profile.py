@@ -3,12 +3,16 @@
 The simulator fills one `Superstep` per run of ops between two `ipu.sync`s (a Repeat loop's
 body is recorded once, with its trip count as `repeat`) and `Profile.build` adds them up.
 `Profile.to_json()` is the file `ipu-run --profile` writes; docs/ipu-run.md gives its schema.
+Given the program's buffers, it also records what lives in memory: each buffer's kind, size,
+tiles and the supersteps it is live in, and the bytes live per superstep on the busiest tile
+(the views of `ipu-vis report`, docs/pictures.md).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -105,6 +109,54 @@ class Superstep:
 
 
 @dataclass
+class BufferLife:
+    """One buffer as the memory views show it: what it holds and when it is live.
+
+    `kind`: "host" (filled by a host stream: inputs and weights), "exchange" (received by
+    copies), "compute" (written by codelets). Live from the first superstep naming it to the
+    last (-1, -1 for a buffer no op names)."""
+
+    name: str
+    kind: str
+    bytes_per_tile: int
+    tiles: np.ndarray = field(repr=False)
+    offset: int | None
+    first: int = -1
+    last: int = -1
+
+    def to_dict(self, busiest: int) -> dict:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "bytes_per_tile": self.bytes_per_tile,
+            "tiles": int(self.tiles.size),
+            "offset": self.offset,
+            "first_step": self.first,
+            "last_step": self.last,
+            "on_busiest_tile": bool((self.tiles == busiest).any()),
+        }
+
+
+def buffer_lives(steps: list[Superstep], buffers: Iterable, compute_set_buffers: Mapping[str, Iterable[str]]) -> list[BufferLife]:
+    """The lives of `buffers` (objects with name, bytes, tiles, offset: runtime/memory.py's
+    Buffer) over `steps`, from the buffers their ops name (an execute: its compute set's)."""
+    lives = {b.name: BufferLife(b.name, "compute", int(b.bytes), np.asarray(b.tiles), b.offset) for b in buffers}
+    for index, step in enumerate(steps):
+        for op in step.ops:
+            named = [op[key] for key in ("buffer", "source", "dest") if key in op]
+            named += compute_set_buffers.get(op.get("compute_set", ""), ())
+            for name in named:
+                life = lives[name]
+                life.first = index if life.first < 0 else life.first
+                life.last = index
+            if op["op"] == "ipu.host_to_device":
+                lives[op["buffer"]].kind = "host"
+            elif op["op"] == "ipu.copy" and lives[op["dest"]].kind == "compute":
+                lives[op["dest"]].kind = "exchange"
+    return list(lives.values())
+
+
+@dataclass
 class Profile:
     """Totals of a run (the `ipu-run` summary), with the per-superstep and per-tile detail.
 
@@ -131,9 +183,18 @@ class Profile:
     mean_memory_per_tile: float
     memory_per_tile: np.ndarray = field(repr=False)
     steps: list[Superstep] = field(repr=False)
+    buffers: list[BufferLife] = field(default_factory=list, repr=False)
 
     @staticmethod
-    def build(target: Target, entry: str, steps: list[Superstep], memory_per_tile: np.ndarray, vertices: int, edges: int) -> Profile:
+    def build(
+        target: Target,
+        entry: str,
+        steps: list[Superstep],
+        memory_per_tile: np.ndarray,
+        vertices: int,
+        edges: int,
+        buffers: list[BufferLife] | None = None,
+    ) -> Profile:
         def total(value) -> int:
             return int(sum(value(step) * step.repeat for step in steps))
 
@@ -160,7 +221,23 @@ class Profile:
             mean_memory_per_tile=float(memory_per_tile.mean()),
             memory_per_tile=memory_per_tile,
             steps=steps,
+            buffers=buffers or [],
         )
+
+    @property
+    def busiest_tile(self) -> int:
+        return int(self.memory_per_tile.argmax())
+
+    def live_bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bytes live in each superstep: on the busiest tile, and on all tiles together."""
+        on_tile, on_chip = np.zeros(len(self.steps), np.int64), np.zeros(len(self.steps), np.int64)
+        busiest = self.busiest_tile
+        for life in self.buffers:
+            if life.first >= 0:
+                on_chip[life.first : life.last + 1] += life.bytes_per_tile * life.tiles.size
+                if (life.tiles == busiest).any():
+                    on_tile[life.first : life.last + 1] += life.bytes_per_tile
+        return on_tile, on_chip
 
     def summary_fields(self) -> dict:
         return {
@@ -187,6 +264,27 @@ class Profile:
                 "bytes_per_tile": self.memory_per_tile.tolist(),
             },
             "supersteps": [step.to_dict(index) for index, step in enumerate(self.steps)],
+            **self._memory_views(),
+        }
+
+    def _memory_views(self) -> dict:
+        """`buffers` and `liveness`, when the profile was built with the program's buffers."""
+        if not self.buffers:
+            return {}
+        on_tile, on_chip = self.live_bytes()
+        peak = int(on_tile.argmax()) if on_tile.size else -1
+        busiest = self.busiest_tile
+        live_at_peak = [b for b in self.buffers if b.first <= peak <= b.last and (b.tiles == busiest).any()]
+        return {
+            "buffers": [life.to_dict(busiest) for life in self.buffers],
+            "liveness": {
+                "tile": busiest,
+                "bytes_per_step": on_tile.tolist(),
+                "chip_bytes_per_step": on_chip.tolist(),
+                "peak_step": peak,
+                "peak_bytes": int(on_tile[peak]) if peak >= 0 else 0,
+                "peak_buffers": [b.name for b in sorted(live_at_peak, key=lambda b: -b.bytes_per_tile)],
+            },
         }
 
     def to_json(self) -> str:

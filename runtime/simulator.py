@@ -62,7 +62,7 @@ from .memory import (
     static_tensor,
     strided_pieces,
 )
-from .profile import Profile, Superstep
+from .profile import Profile, Superstep, buffer_lives
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .streams import DeviceToHost, HostToDevice
 
@@ -554,7 +554,11 @@ class Simulator:
         self.arguments = planner.arguments
         self._steps, self._release, self._buffers = planner.steps, planner.release, list(planner.buffers.values())
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
-        self.profile = Profile.build(self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges)
+        sets = {name: compute_set.buffers for name, compute_set in planner.compute_sets.items()}
+        lives = buffer_lives(planner.supersteps, planner.buffers.values(), sets)
+        self.profile = Profile.build(
+            self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives
+        )
         self._checked = False
         self._shares_replicas = False  # whether the plan above is already the one of unchecked runs
         self._writes, self._codelets = planner.writes, planner.codelets
