@@ -277,9 +277,29 @@ def decode_mapping(attr: ir.Attribute) -> TileMapping:
 
 
 def elements_per_tile(mapping: TileMapping, shape: tuple[int, ...]) -> dict[int, int]:
-    """How many elements of a tensor of `shape` each tile holds (tiles holding none omitted)."""
-    tiles, counts = np.unique(mapping.tile_of_elements(shape), return_counts=True)
-    return dict(zip(tiles.tolist(), counts.tolist()))
+    """How many elements of a tensor of `shape` each tile holds (tiles holding none omitted),
+    counted per grain run, block or interval: a weight has millions of elements. The mapping
+    must fit `shape` (`check_shape`)."""
+    if isinstance(mapping, LinearMapping):
+        numel = math.prod(shape)
+        grains = -(-numel // mapping.grain)
+        per_tile = max(1, -(-grains // mapping.tiles.count)) * mapping.grain
+        tiles = mapping.tiles.tiles()
+        counts = np.clip(numel - np.arange(tiles.size, dtype=np.int64) * per_tile, 0, per_tile)
+    elif isinstance(mapping, BlockMapping):
+        counts = np.ones((), dtype=np.int64)
+        for dim, block in zip(shape, mapping.block):  # the last block of a dimension may be partial
+            extents = np.minimum(block, dim - np.arange(-(-dim // block), dtype=np.int64) * block)
+            counts = np.multiply.outer(counts, extents)
+        tiles, counts = mapping.tiles.tiles(), counts.reshape(-1)
+    else:
+        tiles = np.array([t for _, _, t in mapping.intervals], dtype=np.int64)
+        counts = np.array([end - begin for begin, end, _ in mapping.intervals], dtype=np.int64)
+    distinct, index = np.unique(tiles, return_inverse=True)
+    totals = np.zeros(distinct.size, dtype=np.int64)
+    np.add.at(totals, index, counts)
+    held = totals > 0
+    return dict(zip(distinct[held].tolist(), totals[held].tolist()))
 
 
 def _shape_str(shape: tuple[int, ...]) -> str:

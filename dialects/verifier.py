@@ -41,19 +41,32 @@ class _Scope:
     symbols: Program
     # compute-set function name -> [(buffer, tiles written, writer op)]
     writes: dict[str, list[tuple[str, np.ndarray, ir.OpView]]] = field(default_factory=dict)
+    # buffer name -> which tiles hold a copy of it (None: its grid is malformed or bad); each
+    # buffer is named by many ops, and its grid is checked and listed once
+    holders: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     def buffer(self, op: ir.OpView, role: str, name: str) -> ipu.BufferOp:
         found = self.symbols.buffer(name)
         if found is None:
             raise op_error(op, f"'{role}' @{name} does not name an ipu.buffer")
-        try:
-            grid = found.tiles
-        except MalformedAttribute:
-            raise _ReportedElsewhere from None
-        if grid.has_repeats() or grid.min_tile < 0 or grid.max_tile >= self.target.num_tiles:
+        if self.holding(found) is None:
             # The buffer's own rule reports it; its users would only list its bad grid again.
             raise _ReportedElsewhere
         return found
+
+    def holding(self, buffer: ipu.BufferOp) -> np.ndarray | None:
+        """Which of the target's tiles hold a copy of `buffer`; None when its grid is bad."""
+        name = buffer.sym_name
+        if name not in self.holders:
+            try:
+                grid = buffer.tiles
+            except MalformedAttribute:
+                grid = None
+            if grid is None or grid.has_repeats() or grid.min_tile < 0 or grid.max_tile >= self.target.num_tiles:
+                self.holders[name] = None
+            else:
+                self.holders[name] = _reached(grid, self.target.num_tiles)
+        return self.holders[name]
 
     def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
         found = self.symbols.function(name, marker)
@@ -173,6 +186,30 @@ def _verify_buffer(op: ipu.BufferOp, scope: _Scope) -> None:
         )
 
 
+def _reached(grid: TileGrid, num_tiles: int) -> np.ndarray:
+    """Which tiles `grid` reaches, as a mask over the target's tiles, without listing its
+    repeats: a copy's grid has an entry per transfer (millions), but every partial sum lies
+    within the grid's tile range, so each step below holds at most `num_tiles` distinct tiles.
+    The grid must lie within the target."""
+    reached = np.array([grid.first], dtype=np.int64)
+    for size, stride in zip(grid.sizes, grid.strides):
+        if size > 1 and stride:
+            reached = np.unique((reached[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1))
+    mask = np.zeros(num_tiles, dtype=bool)
+    mask[reached] = True
+    return mask
+
+
+def _check_held(op: ir.OpView, verb: str, grid: TileGrid, buffer: ipu.BufferOp, scope: _Scope) -> None:
+    """Every tile of `grid` holds a copy of `buffer`; else names the first that does not."""
+    holders = scope.holding(buffer)
+    if holders[grid.min_tile : grid.max_tile + 1].all() or not (_reached(grid, scope.target.num_tiles) & ~holders).any():
+        return
+    tiles = grid.tiles()  # only to name the first missing tile in grid order
+    missing = tiles[~holders[tiles]]
+    raise op_error(op, f"{verb} tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
+
+
 def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
     tensor = static_tensor(op, tensor_type, "tensor")
     buffer = scope.buffer(op, "buffer", op.buffer)
@@ -182,11 +219,11 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
     _check_mapping(op, "'mapping'", mapping, tensor.shape, scope)
     capacity = int(np.prod(buffer.type.shape))
     numel = int(np.prod(tensor.shape))
-    if numel > buffer.tiles.count * capacity:  # before listing the elements, which could be very many
+    if numel > buffer.tiles.count * capacity:  # before counting the elements, which could be very many
         raise op_error(op, f"streams {numel} elements, more than the {buffer.tiles.count} x {capacity} that @{op.buffer} holds")
-    holders = set(buffer.tiles.tiles().tolist())
+    holders = scope.holding(buffer)
     for tile, count in elements_per_tile(mapping, tuple(tensor.shape)).items():
-        if tile not in holders:
+        if not holders[tile]:
             raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{op.buffer}")
         if count > capacity:
             raise op_error(op, f"maps {count} elements to tile {tile}, but @{op.buffer} holds {capacity} per tile: the stream overflows it")
@@ -200,15 +237,19 @@ def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
     _check_stream(op, op.result.type, scope)
 
 
-def _offsets(op: ipu.CopyOp, role: str, offset: tuple[int, ...], grid: TileGrid) -> np.ndarray:
+def _offsets(op: ipu.CopyOp, role: str, offset: tuple[int, ...], grid: TileGrid) -> TileGrid:
+    """The first element each transfer reads or writes: affine in the transfer's grid index,
+    like its tile, so a grid too."""
     if len(offset) != 1 + len(grid.sizes):
         raise op_error(
             op, f"expects '{role}' to have {1 + len(grid.sizes)} entries (a base and one stride per grid dimension), got {len(offset)}"
         )
-    return TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # same affine form as a tile grid
+    return TileGrid(offset[0], grid.sizes, offset[1:])
 
 
 def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
+    """A copy's grids have an entry per transfer, often millions: the checks work on the grids'
+    ranges and strides, and list the transfers only to name the culprit of an error."""
     source, dest = scope.buffer(op, "source", op.source), scope.buffer(op, "dest", op.dest)
     if source.type.element_type != dest.type.element_type:
         raise op_error(
@@ -229,25 +270,42 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
             f"writes {dst_grid.count} x {size} elements, more than @{op.dest} could hold on all "
             f"{scope.target.num_tiles} tiles of {scope.target.name} ({capacity} per tile)",
         )
-    for role, grid, buffer in (("sends from", src_grid, source), ("sends to", dst_grid, dest)):
-        tiles = grid.tiles()
-        missing = tiles[~np.isin(tiles, buffer.tiles.tiles())]
-        if missing.size:
-            raise op_error(op, f"{role} tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
+    _check_held(op, "sends from", src_grid, source, scope)
+    _check_held(op, "sends to", dst_grid, dest, scope)
     src_offsets = _offsets(op, "src_offset", op.src_offset, src_grid)
     dst_offsets = _offsets(op, "dst_offset", op.dst_offset, dst_grid)
     for verb, offsets, grid, buffer in (("reads", src_offsets, src_grid, source), ("writes", dst_offsets, dst_grid, dest)):
         capacity = int(np.prod(buffer.type.shape))
-        bad = np.flatnonzero((offsets < 0) | (offsets + size > capacity))
-        if bad.size:
-            i = bad[0]
-            what = "the exchange overflows" if verb == "writes" else "it reads beyond"
-            raise op_error(
-                op,
-                f"{verb} elements [{offsets[i]}, {offsets[i] + size}) of @{buffer.sym_name} on tile {grid.tiles()[i]}, "
-                f"which holds {capacity} per tile: {what} the tile's copy of it",
-            )
-    _check_disjoint_writes(op, dst_grid.tiles(), dst_offsets, size)
+        if offsets.min_tile >= 0 and offsets.max_tile + size <= capacity:
+            continue
+        starts = offsets.tiles()
+        i = np.flatnonzero((starts < 0) | (starts + size > capacity))[0]
+        what = "the exchange overflows" if verb == "writes" else "it reads beyond"
+        raise op_error(
+            op,
+            f"{verb} elements [{starts[i]}, {starts[i] + size}) of @{buffer.sym_name} on tile {grid.tiles()[i]}, "
+            f"which holds {capacity} per tile: {what} the tile's copy of it",
+        )
+    if not _nested(dst_grid, dst_offsets, size, capacity):
+        _check_disjoint_writes(op, dst_grid.tiles(), dst_offsets.tiles(), size)
+
+
+def _nested(tiles: TileGrid, offsets: TileGrid, size: int, capacity: int) -> bool:
+    """True when the transfers provably write disjoint elements, without listing them.
+
+    With every write within its tile's copy (`0 <= offset`, `offset + size <= capacity`),
+    transfer `i` writes the flat range `[a_i, a_i + size)` for `a_i = tile * capacity + offset`,
+    affine in `i` with stride `tile_stride * capacity + offset_stride` per grid dimension. Taken
+    by increasing |stride|, if each stride is at least the extent of the dimensions before it
+    (`size + sum (n - 1) |stride|`), each dimension places copies of a block side by side, so no
+    two ranges meet. False means the test cannot tell (interleaved strides): list them."""
+    strides = sorted((abs(t * capacity + o), n) for n, t, o in zip(tiles.sizes, tiles.strides, offsets.strides) if n > 1)
+    extent = size
+    for stride, n in strides:
+        if stride < extent:
+            return False
+        extent += (n - 1) * stride
+    return True
 
 
 def _check_disjoint_writes(op: ipu.CopyOp, tiles: np.ndarray, offsets: np.ndarray, size: int) -> None:
@@ -274,9 +332,9 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
     outputs = [scope.buffer(op, "outputs", name) for name in op.outputs]
     grid = op.tiles
     scope.check_grid(op, "tiles", grid, distinct=True)
-    tiles = grid.tiles()
+    tiles = grid.tiles()  # distinct: one entry per tile
     for buffer in inputs + outputs:
-        missing = tiles[~np.isin(tiles, buffer.tiles.tiles())]
+        missing = tiles[~scope.holding(buffer)[tiles]]
         if missing.size:
             raise op_error(op, f"runs on tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
     codelet = scope.function(op, "codelet", op.codelet, ipu.CODELET_ATTR)
