@@ -52,12 +52,14 @@ def load_simulator(module_or_path: Source, target: str | None = None, entry: str
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
     """`entry` run by upstream MLIR's ExecutionEngine on `inputs`: the independent reference
     for `--check`. TOSA input goes through `ipu-import-tosa` first, which runs only upstream
-    passes (tosa-to-linalg and friends; nothing on TOSA-free input), so the reference still
-    owes nothing to our compiler."""
+    passes (tosa-to-linalg and friends; nothing on TOSA-free input), and torch-mlir's TMTensor
+    ops through `ipu-convert-tm-tensor`, a rewrite into plain linalg generics (the ExecutionEngine
+    cannot run unregistered ops; PyTorch checks that rewrite), so the reference still owes
+    nothing to our planner, scheduler or simulator."""
     module = load_module(module_or_path)
     with module.context:
         copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-    build_pass_manager("builtin.module(ipu-import-tosa)", module.context).run(copy.operation)
+    build_pass_manager("builtin.module(ipu-import-tosa,ipu-convert-tm-tensor)", module.context).run(copy.operation)
     return run_reference(copy.operation.get_asm(enable_debug_info=True), inputs, entry)
 
 

@@ -4,8 +4,9 @@
     y = compiled(x)                      # torch tensors in, torch tensors out (numpy: numpy)
     print(compiled.profile.summary())
 
-The module is exported with `torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")`
-and its output compiled unmodified by the default pipeline. The one thing added on the way is
+The module is exported with `torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")`,
+printed in generic form (torch-mlir's own `tm_tensor` ops then parse here as unregistered ops),
+and compiled unmodified by the default pipeline. The one thing added on the way is
 where each op comes from: torch-mlir's FX importer turns a node's stack trace into file:line
 call sites, and this front end gives it a location hook that also wraps them in two name
 locations, the module path of the layer (`torch.export` keeps `node.meta["nn_module_stack"]`)
@@ -66,7 +67,9 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         imported = fx.export_and_import(module, *inputs, output_type="linalg-on-tensors", func_name="main", fx_importer=importer)
-    return api.load_module(imported.operation.get_asm(enable_debug_info=True))
+    # Generic form: torch-mlir's TMTensor ops (cumsum, sort, scatter) then parse in our context as
+    # unregistered ops, which ipu-convert-tm-tensor rewrites; their custom form would not parse.
+    return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 
 def compile_program(imported: ir.Module, target: str = "gc200", module: Any = None) -> ir.Module:

@@ -3,7 +3,9 @@
     ipu-opt model.mlir -p 'builtin.module(ipu-default-pipeline{target=gc200})'
     ipu-compile model.mlir -o model.l3.mlir --target gc200
 
-Its steps: record the target; keep the entry function (`ipu-select-entry`, then upstream
+Its steps: record the target; rewrite torch-mlir's TMTensor ops (cumsum, sort, scatter) into
+generics (`ipu-convert-tm-tensor`, first: upstream passes such as symbol-dce refuse unregistered
+ops); keep the entry function (`ipu-select-entry`, then upstream
 `symbol-dce` drops the functions it does not call); lower TOSA to linalg with upstream passes (`ipu-import-tosa`,
 a no-op on other input); compute what depends only on constants (`ipu-fold-constants`, which
 also decides the `cf.assert`s there); convert standard dialects to L1 (`ipu-convert-to-ipu`, which
@@ -22,6 +24,7 @@ from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
 
 STEPS = (
+    "ipu-convert-tm-tensor",
     "ipu-select-entry",
     "symbol-dce",
     "ipu-import-tosa",

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.dialects import ipu, make_context
+from ipu_mlir.dialects import ipu, make_context, tm_tensor
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
@@ -42,12 +42,19 @@ def load_module(source: Source) -> ir.Module:
     context = make_context()
     text = str(source)
     looks_like_text = not isinstance(source, os.PathLike) and ("{" in text or "\n" in text)
+    # torch-mlir's TMTensor ops come in generic form, as ops of a dialect the bindings do not
+    # know; they parse as unregistered ops for ipu-convert-tm-tensor, and the context keeps
+    # allowing them so that copies of the module parse too. Any other unknown op stops here.
+    context.allow_unregistered_dialects = True
     with context:
         try:
             if looks_like_text:
-                return ir.Module.parse(text)
-            Path(text).read_text(encoding="utf-8")  # a clear message for a missing, unreadable or binary file
-            return ir.Module.parseFile(text)
+                module = ir.Module.parse(text)
+            else:
+                Path(text).read_text(encoding="utf-8")  # a clear message for a missing, unreadable or binary file
+                module = ir.Module.parseFile(text)
+            context.allow_unregistered_dialects = _refuse_unknown_ops(module)
+            return module
         except OSError as error:
             raise IpuError(f"cannot read '{text}': {error.strerror}") from None
         except UnicodeDecodeError as error:
@@ -99,8 +106,6 @@ def from_mlir(error: ir.MLIRError, what: str) -> IpuError:
 
 
 _UNKNOWN_DIALECT = re.compile(r"Dialect `(\w+)' not found for custom op '([\w.]+)'")
-# What torch-mlir emits in its own TMTensor dialect, by the ATen ops that lead there.
-_TM_TENSOR = {"scan": "aten.cumsum", "sort": "aten.sort, aten.topk", "scatter": "aten.index_put, aten.scatter", "attention": "attention"}
 
 
 def _unknown_dialect(message: str) -> str:
@@ -109,8 +114,32 @@ def _unknown_dialect(message: str) -> str:
     if not found:
         return message
     dialect, op = found.groups()
-    text = f"'{op}' is not supported: ipu-mlir and the MLIR bindings do not know the {dialect} dialect"
-    if dialect == "tm_tensor":
-        origin = _TM_TENSOR.get(op.split(".", 1)[1])
-        text += " (torch-mlir's TMTensor" + (f", emitted for {origin}" if origin else "") + ")"
+    if dialect == tm_tensor.DIALECT:
+        text = (
+            f"'{op}' is written in the custom form of {tm_tensor.describe(op)}, which the MLIR bindings cannot parse: "
+            "print the module in generic form (torch-mlir's get_asm(print_generic_op_form=True), as ipu_mlir.frontends.torch does)"
+        )
+    else:
+        text = _not_supported(op)
     return message[: found.start()] + text + message[found.end() :]
+
+
+def _not_supported(op: str) -> str:
+    return f"'{op}' is not supported: ipu-mlir and the MLIR bindings do not know the {op.split('.', 1)[0]} dialect"
+
+
+def _refuse_unknown_ops(module: ir.Module) -> bool:
+    """Whether `module` holds TMTensor ops; unregistered ops of other dialects are refused."""
+    context = module.context
+    unknown: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if not context.is_registered_operation(op.name):
+            unknown.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in unknown:
+        if not op.name.startswith(tm_tensor.DIALECT + "."):
+            raise IpuError(_not_supported(op.name), op.location)
+    return bool(unknown)

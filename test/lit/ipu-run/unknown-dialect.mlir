@@ -1,0 +1,11 @@
+// An op of a dialect nobody here knows, in generic form, is refused where it stands.
+// RUN: not ipu-run %s --random-inputs 0 2>&1 | FileCheck %s
+
+// CHECK: unknown-dialect.mlir:[[@LINE+4]]:10: error: 'mystery.op' is not supported: ipu-mlir and the MLIR bindings do not know the mystery dialect
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main"}> ({
+  ^bb0(%x: tensor<8xf32>):
+    %0 = "mystery.op"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+    "func.return"(%0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
