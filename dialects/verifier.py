@@ -44,6 +44,7 @@ class _Scope:
     # buffer name -> which tiles hold a copy of it (None: its grid is malformed or bad); each
     # buffer is named by many ops, and its grid is checked and listed once
     holders: dict[str, np.ndarray | None] = field(default_factory=dict)
+    grids: dict[TileGrid, np.ndarray] = field(default_factory=dict)
 
     def buffer(self, op: ir.OpView, role: str, name: str) -> ipu.BufferOp:
         found = self.symbols.buffer(name)
@@ -62,11 +63,19 @@ class _Scope:
                 grid = buffer.tiles
             except MalformedAttribute:
                 grid = None
-            if grid is None or grid.has_repeats() or grid.min_tile < 0 or grid.max_tile >= self.target.num_tiles:
-                self.holders[name] = None
-            else:
-                self.holders[name] = _reached(grid, self.target.num_tiles)
+            within = grid is not None and grid.min_tile >= 0 and grid.max_tile < self.target.num_tiles
+            self.holders[name] = self.reached(grid) if within and self.distinct(grid) else None
         return self.holders[name]
+
+    def reached(self, grid: TileGrid) -> np.ndarray:
+        """`_reached` of a grid within the target, once per grid: ops repeat their grids."""
+        if grid not in self.grids:
+            self.grids[grid] = _reached(grid, self.target.num_tiles)
+        return self.grids[grid]
+
+    def distinct(self, grid: TileGrid) -> bool:
+        """Whether a grid within the target lists each tile once."""
+        return grid.count <= self.target.num_tiles and np.count_nonzero(self.reached(grid)) == grid.count
 
     def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
         found = self.symbols.function(name, marker)
@@ -79,7 +88,7 @@ class _Scope:
             grid.check_within(self.target.num_tiles)
         except MalformedAttribute as error:
             raise op_error(op, f"'{role}': {error} ({self.target.name})") from None
-        if distinct and grid.has_repeats():
+        if distinct and not self.distinct(grid):
             raise op_error(op, f"'{role}': expected distinct tiles, but the grid {list(grid.encode())} repeats tiles")
 
 
@@ -189,21 +198,20 @@ def _verify_buffer(op: ipu.BufferOp, scope: _Scope) -> None:
 def _reached(grid: TileGrid, num_tiles: int) -> np.ndarray:
     """Which tiles `grid` reaches, as a mask over the target's tiles, without listing its
     repeats: a copy's grid has an entry per transfer (millions), but every partial sum lies
-    within the grid's tile range, so each step below holds at most `num_tiles` distinct tiles.
-    The grid must lie within the target."""
-    reached = np.array([grid.first], dtype=np.int64)
+    within the grid's tile range, so each step below marks at most `num_tiles` tiles. The grid
+    must lie within the target."""
+    mask = np.zeros(num_tiles, dtype=bool)
+    mask[grid.first] = True
     for size, stride in zip(grid.sizes, grid.strides):
         if size > 1 and stride:
-            reached = np.unique((reached[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1))
-    mask = np.zeros(num_tiles, dtype=bool)
-    mask[reached] = True
+            mask[(np.flatnonzero(mask)[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)] = True
     return mask
 
 
 def _check_held(op: ir.OpView, verb: str, grid: TileGrid, buffer: ipu.BufferOp, scope: _Scope) -> None:
     """Every tile of `grid` holds a copy of `buffer`; else names the first that does not."""
     holders = scope.holding(buffer)
-    if holders[grid.min_tile : grid.max_tile + 1].all() or not (_reached(grid, scope.target.num_tiles) & ~holders).any():
+    if holders[grid.min_tile : grid.max_tile + 1].all() or not (scope.reached(grid) & ~holders).any():
         return
     tiles = grid.tiles()  # only to name the first missing tile in grid order
     missing = tiles[~holders[tiles]]
@@ -217,8 +225,8 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
         raise op_error(op, f"expects @{op.buffer}'s element type {buffer.type.element_type}, got {tensor.element_type}")
     mapping = op.mapping
     _check_mapping(op, "'mapping'", mapping, tensor.shape, scope)
-    capacity = int(np.prod(buffer.type.shape))
-    numel = int(np.prod(tensor.shape))
+    capacity = math.prod(buffer.type.shape)
+    numel = math.prod(tensor.shape)
     if numel > buffer.tiles.count * capacity:  # before counting the elements, which could be very many
         raise op_error(op, f"streams {numel} elements, more than the {buffer.tiles.count} x {capacity} that @{op.buffer} holds")
     holders = scope.holding(buffer)
@@ -263,7 +271,7 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
         raise op_error(op, f"expects 'src_tiles' and 'dst_tiles' of the same sizes, got {list(src_grid.sizes)} and {list(dst_grid.sizes)}")
     scope.check_grid(op, "src_tiles", src_grid, distinct=False)
     scope.check_grid(op, "dst_tiles", dst_grid, distinct=False)
-    capacity = int(np.prod(dest.type.shape))
+    capacity = math.prod(dest.type.shape)
     if dst_grid.count * size > scope.target.num_tiles * capacity:  # before listing the transfers
         raise op_error(
             op,
@@ -275,7 +283,7 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     src_offsets = _offsets(op, "src_offset", op.src_offset, src_grid)
     dst_offsets = _offsets(op, "dst_offset", op.dst_offset, dst_grid)
     for verb, offsets, grid, buffer in (("reads", src_offsets, src_grid, source), ("writes", dst_offsets, dst_grid, dest)):
-        capacity = int(np.prod(buffer.type.shape))
+        capacity = math.prod(buffer.type.shape)
         if offsets.min_tile >= 0 and offsets.max_tile + size <= capacity:
             continue
         starts = offsets.tiles()
