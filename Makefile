@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest fuzz docs clean
+.PHONY: demo test lint lit pytest browser fuzz docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,16 @@ lint: $(STAMP)
 lit: $(STAMP)
 	$(BIN)/lit -sv test/lit
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser
 	$(BIN)/pytest -q
+
+# Debian's chromium, for the test that opens ipu-vis's report in a real headless browser
+# (test/python/test_vis_browser.py). Tried, never required: without it that test is skipped
+# and says why.
+browser:
+	@command -v chromium >/dev/null || { { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		echo "chromium could not be installed (needs root and apt-get): the browser test will be skipped"; }
 
 # The differential fuzzer (test/fuzz/run_fuzz.py): simulator against ExecutionEngine on random
 # programs, e.g. `make fuzz FUZZ_SEEDS=5000 FUZZ_START=10000`; reproducers go to build/fuzz/.

@@ -1,4 +1,4 @@
-"""Layers point one way: target -> dialects -> lowering | runtime -> frontends | tools.
+"""Layers point one way: target -> dialects -> lowering | runtime -> frontends -> vis -> tools.
 
 Every `ipu_mlir` import in a package's files (top-level or inside a function) must name a
 package at a lower layer, or the package itself; lowering and runtime never import each other.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-LAYER = {"target": 0, "dialects": 1, "lowering": 2, "runtime": 2, "frontends": 3, "tools": 4}
+LAYER = {"target": 0, "dialects": 1, "lowering": 2, "runtime": 2, "frontends": 3, "vis": 4, "tools": 5}
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -1,0 +1,97 @@
+"""ipu-vis: pictures of compiled programs and their profiles (docs/pictures.md).
+
+    ipu-vis graph examples/cnn.mlir -o cnn.png --target gc200     # L0 compiled first; L3 as it is
+    ipu-vis graph --model resnet50 -o resnet50.png                # a zoo model, exported and compiled
+    ipu-vis graph small.mlir -o small.html                        # SVG / HTML for small programs
+    ipu-vis report profile.json -o report.html --png-dir report   # ipu-run --profile's views
+
+Progress goes to stderr, line by line; nothing is written when anything fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ipu_mlir.frontends import zoo
+from ipu_mlir.target import load_target
+from ipu_mlir.target.diagnostics import IpuError, format_location
+from ipu_mlir.vis import api
+
+from .ipu_opt import check_writable
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        return args.run(args)
+    except IpuError as error:
+        sys.stderr.write(f"{error}\n" if format_location(error.location) else f"ipu-vis: {error}\n")
+        return 1
+
+
+def _progress():
+    start = time.monotonic()
+    return lambda line: print(f"[{time.monotonic() - start:6.1f}s] {line}", file=sys.stderr, flush=True)
+
+
+def _graph(args: argparse.Namespace) -> int:
+    if (args.file is None) == (args.model is None):
+        raise IpuError("give a program FILE or --model NAME (one of them)")
+    check_writable(Path(args.output), "the picture")
+    if args.target is not None:
+        load_target(args.target)
+    say = _progress()
+    if args.model is not None:
+        source = api.zoo_program(args.model, args.target or "gc200", say, size=args.size, layers=args.layers)
+        title = args.title or args.model
+    else:
+        source, title = Path(args.file), args.title or Path(args.file).stem
+        say(f"reading {args.file}...")
+    graph = api.graph_of(source, args.target, args.entry, args.layer_depth)
+    say(f"{graph.num_vertices:,} vertices, {graph.num_edges:,} edges ({graph.sources.size:,} drawn), {len(graph.layers)} layers")
+    api.draw(graph, args.output, title, args.pixels, progress=say)
+    say(f"wrote {args.output}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    if not args.output and not args.png_dir:
+        raise IpuError("give -o REPORT.html, --png-dir DIR or both")
+    if args.output:
+        check_writable(Path(args.output), "the report")
+    for path in api.report(args.profile, args.output, args.png_dir):
+        print(f"wrote {path}")
+    return 0
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ipu-vis", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(required=True, metavar="{graph,report}")
+    graph = commands.add_parser("graph", help="the compiled graph: vertices and edges, clustered and coloured by layer")
+    graph.add_argument("file", nargs="?", help="an .mlir program: L0/L1 (compiled first) or L3")
+    graph.add_argument("--model", choices=list(zoo.MODELS), help="a zoo model instead of a file")
+    graph.add_argument("--size", type=int, help="--model's image side or sequence length")
+    graph.add_argument("--layers", type=int, help="--model's layer count (transformers)")
+    graph.add_argument("-o", "--output", required=True, help="the picture: .png, .svg or .html (the last two for small programs)")
+    graph.add_argument("--target", help="gc200, gc2, tiny or a target .toml (default: the module's, else gc200)")
+    graph.add_argument("--entry", help="the function (default: main, or the only one)")
+    graph.add_argument("--layer-depth", type=int, default=2, help="parts of a module path naming a layer (default 2: layer1.0)")
+    graph.add_argument("--pixels", type=int, help="the picture's side in pixels (PNG default 2000)")
+    graph.add_argument("--title", help="the caption's title (default: the file's or model's name)")
+    graph.set_defaults(run=_graph)
+    report = commands.add_parser("report", help="the profile views of ipu-run --profile's JSON, as HTML and PNGs")
+    report.add_argument("profile", help="PROFILE.json from ipu-run --profile")
+    report.add_argument("-o", "--output", help="the report: one self-contained HTML file")
+    report.add_argument("--png-dir", help="also write each view as a PNG in this directory")
+    report.set_defaults(run=_report)
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

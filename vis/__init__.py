@@ -1,0 +1,2 @@
+"""Pictures of compiled programs and their profiles (docs/pictures.md): the graph of vertices
+and edges (`graph`, `layout`, `render`) and the profile views (`report`)."""

@@ -1,0 +1,211 @@
+"""The compiled graph as Poplar counts and Graphcore drew it: a vertex per codelet instance on
+a tile, an edge for the data one vertex hands another.
+
+    graph = ComputeGraph.of(program)        # an L3 module (ipu.program)
+    graph.num_vertices, graph.num_edges     # Poplar's counts: vertex per instance, edge per connection
+    graph.sources, graph.targets            # the drawn edges, vertex to vertex
+    graph.layers[graph.group_layer[graph.vertex_group]]   # each vertex's layer
+
+Counts follow Poplar's profile: a vertex group on a grid of N tiles is N vertices, and each
+vertex has one edge per buffer (tensor region) it connects to, input or output; they equal the
+simulator's `Profile.vertices` and `.edges`.
+
+The drawn edges follow the data: a vertex writing buffer B on tile t feeds each later vertex
+reading B on tile t (sharing on the tile) and, through `ipu.copy`s moving B's bytes to other
+tiles' buffers, the vertices reading those there (exchange). The program is walked once in
+order; each buffer keeps the vertices last writing it per tile, capped at `_FAN_IN` per tile so
+that broadcasts of a buffer to every tile cost edges linear in the tiles, not their square.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.program import Program
+from ipu_mlir.target.diagnostics import IpuError
+
+# Producers kept per (buffer, tile): a sum over many partials keeps a sample of them.
+_FAN_IN = 4
+_ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+
+
+@dataclass
+class _Producers:
+    """The vertices whose data a buffer holds, as (tile, vertex) pairs."""
+
+    tiles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    vertices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def add(self, tiles: np.ndarray, vertices: np.ndarray) -> None:
+        tiles, vertices = np.concatenate([self.tiles, tiles]), np.concatenate([self.vertices, vertices])
+        # the newest _FAN_IN per tile: a stable sort by tile keeps arrival order within a tile
+        order = np.argsort(tiles[::-1], kind="stable")
+        tiles, vertices = tiles[::-1][order], vertices[::-1][order]
+        rank = np.arange(tiles.size) - np.searchsorted(tiles, tiles, "left")
+        keep = rank < _FAN_IN
+        self.tiles, self.vertices = tiles[keep], vertices[keep]
+
+    def on(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(index into `tiles`, producer vertex) for every producer on each of `tiles`."""
+        lo = np.searchsorted(self.tiles, tiles, "left")
+        hi = np.searchsorted(self.tiles, tiles, "right")
+        counts = hi - lo
+        index = np.repeat(np.arange(tiles.size), counts)
+        offsets = np.arange(index.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        return index, self.vertices[np.repeat(lo, counts) + offsets]
+
+
+@dataclass
+class ComputeGraph:
+    """Vertices (per vertex group: a range of ids, one per tile of its grid) and drawn edges."""
+
+    target: str
+    num_tiles: int
+    groups: list[str]  # "compute_set/codelet" per vertex group
+    group_layer: np.ndarray  # index into `layers` per vertex group
+    layers: list[str]  # the layer names (or ops) the locations carry, in program order
+    vertex_group: np.ndarray  # per vertex
+    vertex_tile: np.ndarray  # per vertex
+    num_edges: int  # Poplar's count: a connection per vertex and buffer
+    sources: np.ndarray  # drawn edges
+    targets: np.ndarray
+    exchange: np.ndarray  # per drawn edge: whether it crosses tiles
+
+    @property
+    def num_vertices(self) -> int:
+        return int(self.vertex_group.size)
+
+    @staticmethod
+    def of(module: ir.Module | ir.Operation, entry: str | None = None, layer_depth: int | None = None) -> ComputeGraph:
+        """The graph of the L3 program `entry` (default: the only `ipu.program`) in `module`.
+        `layer_depth` cuts module paths to that many parts ("layer1.0.conv1" at 2: "layer1.0")."""
+        return _Builder(module.operation, entry, layer_depth).build()
+
+    def group_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The drawn edges between vertex groups: (source group, target group, edge count)."""
+        pairs = self.vertex_group[self.sources] * len(self.groups) + self.vertex_group[self.targets]
+        unique, counts = np.unique(pairs, return_counts=True)
+        return unique // len(self.groups), unique % len(self.groups), counts
+
+
+class _Builder:
+    def __init__(self, module: ir.Operation, entry: str | None, layer_depth: int | None):
+        self.program = Program(module)
+        programs = [f for f in self.program.functions(ipu.PROGRAM_ATTR)]
+        names = [ir.StringAttr(f.attributes["sym_name"]).value for f in programs]
+        if entry is None and len(programs) != 1:
+            raise IpuError(f"expected one ipu.program function, found {len(programs)}: name one with --entry", module.location)
+        if entry is not None and entry not in names:
+            raise IpuError(f"no ipu.program function '{entry}' (found: {', '.join(names) or 'none'})", module.location)
+        self.function = programs[0] if entry is None else programs[names.index(entry)]
+        self.target = ir.StringAttr(module.attributes["ipu.target"]).value if "ipu.target" in module.attributes else "?"
+        self.layer_depth = layer_depth
+        self.num_tiles = 0
+        self.groups: list[str] = []
+        self.group_layer: list[int] = []
+        self.layers: dict[str, int] = {}
+        self.vertex_group: list[np.ndarray] = []
+        self.vertex_tile: list[np.ndarray] = []
+        self.num_vertices = self.num_edges = 0
+        self.first_vertex: dict[str, list[int]] = {}  # compute set -> first vertex id of each group
+        self.producers: dict[str, _Producers] = {}
+        self.edges: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def build(self) -> ComputeGraph:
+        self._block(self.function.regions[0].blocks[0])
+        vertex_tile = np.concatenate(self.vertex_tile) if self.vertex_tile else np.zeros(0, np.int64)
+        sources = np.concatenate([s for s, _ in self.edges]) if self.edges else np.zeros(0, np.int64)
+        targets = np.concatenate([t for _, t in self.edges]) if self.edges else np.zeros(0, np.int64)
+        pairs = np.unique(sources * max(1, self.num_vertices) + targets)
+        sources, targets = pairs // max(1, self.num_vertices), pairs % max(1, self.num_vertices)
+        return ComputeGraph(
+            target=self.target,
+            num_tiles=int(vertex_tile.max(initial=-1)) + 1,
+            groups=self.groups,
+            group_layer=np.array(self.group_layer, np.int64),
+            layers=list(self.layers),
+            vertex_group=np.concatenate(self.vertex_group) if self.vertex_group else np.zeros(0, np.int64),
+            vertex_tile=vertex_tile,
+            num_edges=self.num_edges,
+            sources=sources,
+            targets=targets,
+            exchange=vertex_tile[sources] != vertex_tile[targets] if sources.size else np.zeros(0, bool),
+        )
+
+    def _block(self, block: ir.Block) -> None:
+        for op in block.operations:
+            name = op.operation.name
+            if name == "ipu.copy":
+                self._copy(op)
+            elif name == "ipu.execute":
+                self._execute(op.compute_set)
+            for region in op.operation.regions:  # loops: their bodies, once
+                for inner in region.blocks:
+                    self._block(inner)
+
+    def _copy(self, op: ipu.CopyOp) -> None:
+        source = self.producers.get(op.source)
+        if source is None or not source.tiles.size:
+            return  # host data: no vertex made it
+        index, vertices = source.on(op.src_tiles.tiles())
+        if index.size:
+            self.producers.setdefault(op.dest, _Producers()).add(op.dst_tiles.tiles()[index], vertices)
+
+    def _execute(self, compute_set: str) -> None:
+        if compute_set in self.first_vertex:
+            return  # run again: the same vertices (Poplar counts a compute set's vertices once)
+        groups = self.program.groups(compute_set)
+        self.first_vertex[compute_set] = []
+        for group in groups:
+            tiles = group.tiles.tiles()
+            ids = np.arange(self.num_vertices, self.num_vertices + tiles.size)
+            self.first_vertex[compute_set].append(self.num_vertices)
+            self.vertex_group.append(np.full(tiles.size, len(self.groups), np.int64))
+            self.vertex_tile.append(tiles)
+            self.groups.append(f"{compute_set}/{group.codelet}")
+            self.group_layer.append(self.layers.setdefault(self._layer(group, compute_set), len(self.layers)))
+            self.num_vertices += tiles.size
+            self.num_edges += group.num_edges
+            for buffer in group.inputs:
+                producers = self.producers.get(buffer)
+                if producers is not None and producers.tiles.size:
+                    index, sources = producers.on(tiles)
+                    self.edges.append((sources, ids[index]))
+        # outputs after all inputs: the groups of one compute set run in parallel
+        for group, first in zip(groups, self.first_vertex[compute_set]):
+            tiles = group.tiles.tiles()
+            for buffer in group.outputs:
+                self.producers.setdefault(buffer, _Producers()).add(tiles, np.arange(first, first + tiles.size))
+
+    def _layer(self, group: ipu.VertexGroupOp, compute_set: str) -> str:
+        """The layer (module path) the location names, else its ATen op, else the compute set's stem."""
+        names = location_names(group.operation.location)
+        layer = next((n for n in names if not n.startswith(_ATEN_PREFIXES)), "")
+        if layer and self.layer_depth:
+            layer = ".".join(layer.split(".")[: self.layer_depth])
+        return layer or next(iter(names), "") or re.sub(r"_cs\d+", "", compute_set)
+
+
+def location_names(location: ir.Location) -> list[str]:
+    """The names of a location's name locations, outermost first (fused ones: of the first
+    part carrying any), e.g. ["layer1.0.conv1", "aten.convolution"] from the PyTorch front end."""
+    found: list[str] = []
+
+    def walk(loc: ir.Location) -> None:
+        if loc.is_a_name():
+            found.append(loc.name_str)
+            walk(loc.child_loc)
+        elif loc.is_a_callsite():
+            walk(loc.callee)
+        elif loc.is_a_fused():
+            for inner in loc.locations:
+                if not found:
+                    walk(inner)
+
+    walk(location)
+    return found

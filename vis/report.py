@@ -1,0 +1,265 @@
+"""The profile views people look at when a model is slow or does not fit (after Graphcore's
+PopVision Graph Analyser), drawn from the JSON `ipu-run --profile` writes:
+
+    views = Views.load("profile.json")
+    write_html(views, "report.html")      # one file: summary and every view, inline SVG
+    write_pngs(views, "report/")          # the same views as PNGs
+
+Each view is a matplotlib figure, saved as SVG inside the HTML (nothing fetched when it is
+viewed) or as PNG. docs/pictures.md says what each shows.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on a build machine
+
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+import numpy as np  # noqa: E402
+
+from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
+
+KIND_COLOURS = {"host": "#4e9af1", "exchange": "#f5a623", "compute": "#7ed321"}
+PHASE_COLOURS = {"compute": "#7ed321", "exchange": "#f5a623", "sync": "#d0021b"}
+TOP_BUFFERS = 20
+
+
+@dataclass
+class Views:
+    """A profile (the parsed JSON) and the views drawn from it."""
+
+    profile: dict
+    name: str
+
+    @staticmethod
+    def load(path: str) -> Views:
+        try:
+            with open(path) as file:
+                profile = json.load(file)
+        except OSError as error:
+            raise IpuError(f"cannot read profile '{path}': {error.strerror}") from None
+        except json.JSONDecodeError as error:
+            raise IpuError(f"'{path}' is not a profile: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+        missing = [key for key in ("summary", "target", "memory", "supersteps") if key not in profile]
+        if not isinstance(profile, dict) or missing:
+            raise IpuError(f"'{path}' is not an ipu-run profile: missing {', '.join(missing) or 'everything'}")
+        return Views(profile, os.path.basename(path))
+
+    def figures(self) -> dict[str, Callable[[], plt.Figure]]:
+        """The views by name, each a function drawing its figure."""
+        views = {"tile_map": self.tile_map, "memory_by_buffer": self.memory_by_buffer, "liveness": self.liveness}
+        views |= {"execution_trace": self.execution_trace, "exchange": self.exchange}
+        if "buffers" not in self.profile:  # a profile of an older ipu-run: no memory views
+            del views["memory_by_buffer"], views["liveness"]
+        return views
+
+    # --- Views ----------------------------------------------------------------------------
+
+    def tile_map(self) -> plt.Figure:
+        """Memory per tile as the chip's tiles (rows of `tile_columns`), full colour at the
+        busiest tile; beside it, every tile's bytes against the budget line (log scale: a
+        program using 1% of the budget still shows)."""
+        target, memory = self.profile["target"], np.asarray(self.profile["memory"]["bytes_per_tile"], float)
+        budget, columns = target["tile_memory_bytes"], tile_columns(target["num_tiles"])
+        grid = np.full(columns * -(-memory.size // columns), np.nan)
+        grid[: memory.size] = memory
+        figure, (heat, line) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1.2, 1]})
+        image = heat.imshow(
+            grid.reshape(-1, columns), cmap="inferno", vmin=0, vmax=max(1.0, memory.max()), interpolation="nearest", aspect="auto"
+        )
+        figure.colorbar(image, ax=heat, label="bytes")
+        busiest = int(memory.argmax())
+        heat.set_title(f"memory per tile ({memory.size} tiles, {columns} per row); busiest: tile {busiest}")
+        heat.set_xlabel(f"tile mod {columns}")
+        heat.set_ylabel(f"tile // {columns}")
+        line.fill_between(np.arange(memory.size), np.maximum(memory, 1), 1, step="mid", color="#f5a623", alpha=0.8, label="bytes used")
+        line.set_yscale("log")
+        line.axhline(budget, color="#d0021b", linestyle="--", label=f"budget {budget:,} B")
+        line.set_xlabel("tile")
+        line.set_ylabel("bytes")
+        line.set_title(f"peak {int(memory.max()):,} B = {100 * memory.max() / budget:.1f}% of the budget")
+        line.legend(loc="upper right")
+        figure.tight_layout()
+        return figure
+
+    def memory_by_buffer(self) -> plt.Figure:
+        """The largest buffers on the busiest tile, coloured by kind, and the bytes per kind."""
+        tile = self.profile["liveness"]["tile"]
+        buffers = sorted((b for b in self.profile["buffers"] if b["on_busiest_tile"]), key=lambda b: -b["bytes_per_tile"])
+        shown = buffers[:TOP_BUFFERS][::-1]
+        figure, (bars, kinds) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [2, 1]})
+        bars.barh([f"@{b['name']}" for b in shown], [b["bytes_per_tile"] for b in shown], color=[KIND_COLOURS[b["kind"]] for b in shown])
+        bars.set_xlabel("bytes")
+        bars.set_title(f"largest buffers on tile {tile} ({len(shown)} of {len(buffers)})")
+        bars.tick_params(axis="y", labelsize=7)
+        totals = {kind: sum(b["bytes_per_tile"] for b in buffers if b["kind"] == kind) for kind in KIND_COLOURS}
+        kinds.bar(list(totals), list(totals.values()), color=list(KIND_COLOURS.values()))
+        kinds.set_ylabel("bytes")
+        kinds.set_title(f"by kind on tile {tile}")
+        figure.tight_layout()
+        return figure
+
+    def liveness(self) -> plt.Figure:
+        """Bytes live per superstep on the busiest tile, the peak marked and named."""
+        live = self.profile["liveness"]
+        values = np.asarray(live["bytes_per_step"])
+        figure, axes = plt.subplots(figsize=(12, 4))
+        axes.fill_between(np.arange(values.size), values, step="mid", color="#4e9af1", alpha=0.85)
+        peak = live["peak_step"]
+        if peak >= 0:
+            op = next(iter(self.profile["supersteps"][peak]["ops"]), {})
+            names = ", ".join(f"@{name}" for name in live["peak_buffers"][:3])
+            axes.axvline(peak, color="#d0021b", linestyle=":")
+            axes.annotate(
+                f"peak {live['peak_bytes']:,} B at superstep {peak}\n{_op_name(op)}\nlargest: {names}",
+                (peak, live["peak_bytes"]),
+                xytext=(0.02, 0.95),
+                textcoords="axes fraction",
+                va="top",
+                fontsize=8,
+                arrowprops={"arrowstyle": "->", "color": "#d0021b"},
+            )
+        axes.set_xlabel("superstep")
+        axes.set_ylabel("bytes live")
+        axes.set_title(f"liveness on tile {live['tile']} (the busiest)")
+        figure.tight_layout()
+        return figure
+
+    def execution_trace(self) -> plt.Figure:
+        """Supersteps along the estimated time: compute, exchange and sync lanes; below, each
+        compute phase's load balance (mean over slowest tile), its slowest tile named for the worst."""
+        steps = self.profile["supersteps"]
+        start = 0
+        lanes: dict[str, list[tuple[int, int]]] = {phase: [] for phase in PHASE_COLOURS}
+        balance = []  # (time, mean / max, slowest tile, step index)
+        for step in steps:
+            compute = step.get("compute")
+            exchange = step.get("exchange")
+            sync = step.get("sync")
+            parts = [("exchange", exchange["cycles"] if exchange else 0), ("compute", compute["cycles"] if compute else 0)]
+            parts.append(("sync", sync["cycles"] if sync else 0))
+            at = start
+            for phase, cycles in parts:
+                if cycles:
+                    lanes[phase].append((at, cycles * step["repeat"]))
+                    if phase == "compute":
+                        per_tile = np.asarray(compute["cycles_per_tile"])
+                        balance.append((at, compute["mean_cycles"] / max(1, compute["cycles"]), int(per_tile.argmax()), step["index"]))
+                at += cycles * step["repeat"]
+            start = at
+        clock = self.profile["target"]["clock_hz"]
+        figure, (trace, loads) = plt.subplots(2, 1, figsize=(12, 5.5), sharex=True, gridspec_kw={"height_ratios": [1, 1.3]})
+        for row, (phase, spans) in enumerate(lanes.items()):
+            trace.broken_barh([(a / clock * 1e6, c / clock * 1e6) for a, c in spans], (row - 0.4, 0.8), color=PHASE_COLOURS[phase])
+        trace.set_yticks(range(len(lanes)), list(lanes))
+        trace.set_title(f"execution trace: {len(steps)} supersteps, {start:,} cycles = {start / clock * 1e6:.2f} us")
+        if balance:
+            times, ratios = np.asarray([b[0] for b in balance]) / clock * 1e6, np.asarray([b[1] for b in balance])
+            loads.scatter(times, ratios, s=9, color=PHASE_COLOURS["compute"])
+            worst = balance[int(ratios.argmin())]
+            loads.annotate(
+                f"superstep {worst[3]}: slowest tile {worst[2]}, balance {worst[1]:.2f}",
+                (worst[0] / clock * 1e6, worst[1]),
+                xytext=(0.02, 0.1),
+                textcoords="axes fraction",
+                fontsize=8,
+                arrowprops={"arrowstyle": "->"},
+            )
+        loads.set_ylim(0, 1.05)
+        loads.set_ylabel("load balance\n(mean / slowest tile)")
+        loads.set_xlabel("estimated time (us)")
+        figure.tight_layout()
+        return figure
+
+    def exchange(self) -> plt.Figure:
+        """Bytes exchanged per superstep (received, all tiles together)."""
+        steps = self.profile["supersteps"]
+        values = [s["exchange"]["bytes"] if s.get("exchange") else 0 for s in steps]
+        figure, axes = plt.subplots(figsize=(12, 3.5))
+        axes.bar(range(len(values)), values, color=PHASE_COLOURS["exchange"], width=0.9)
+        axes.set_xlabel("superstep")
+        axes.set_ylabel("bytes exchanged")
+        axes.set_title(f"exchange: {sum(values):,} bytes in {sum(1 for v in values if v)} supersteps")
+        figure.tight_layout()
+        return figure
+
+
+def tile_columns(num_tiles: int) -> int:
+    """Tiles per row of the tile map: the divisor of the count nearest its square root, at
+    least 4 (1472 -> 32; 16 -> 4), as a near-square picture of the chip."""
+    root = num_tiles**0.5
+    divisors = [d for d in range(4, num_tiles + 1) if num_tiles % d == 0] or [num_tiles]
+    return min(divisors, key=lambda d: abs(d - root))
+
+
+def _op_name(op: dict) -> str:
+    if not op:
+        return ""
+    what = op.get("compute_set") or op.get("dest") or op.get("buffer") or ""
+    return f"{op['op']} {what} at {op.get('loc', '?')}"
+
+
+def _svg(figure: plt.Figure) -> str:
+    out = io.StringIO()
+    figure.savefig(out, format="svg")
+    plt.close(figure)
+    text = out.getvalue()
+    return text[text.index("<svg") :]
+
+
+_STYLE = """
+body { font-family: sans-serif; background: #10131c; color: #e6e6ee; margin: 2em; }
+h1, h2 { font-weight: 400; } table { border-collapse: collapse; }
+td { padding: 2px 12px; border-bottom: 1px solid #333; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+section { background: #fff; color: #000; padding: 8px; margin: 1em 0; border-radius: 6px; }
+section svg { width: 100%; height: auto; }
+"""
+
+
+def write_html(views: Views, path: str) -> None:
+    """One self-contained file: the summary, then every view as inline SVG."""
+    summary = views.profile["summary"]
+    rows = "\n".join(
+        f"<tr><td>{escape(key)}</td><td class='n'>{value:,}</td></tr>"
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        else f"<tr><td>{escape(key)}</td><td class='n'>{escape(str(value))}</td></tr>"
+        for key, value in summary.items()
+    )
+    sections = "\n".join(
+        f"<h2>{escape(name.replace('_', ' '))}</h2>\n<section id='{name}'>{_svg(draw())}</section>"
+        for name, draw in views.figures().items()
+    )
+    html = (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>ipu-vis report: {escape(views.name)}</title>"
+        f"<style>{_STYLE}</style></head>\n<body><h1>Profile of @{escape(str(summary.get('entry', '?')))} on "
+        f"{escape(str(summary.get('target', '?')))}</h1>\n<table id='summary'>{rows}</table>\n{sections}\n</body></html>\n"
+    )
+    _write(path, html)
+
+
+def write_pngs(views: Views, directory: str) -> list[str]:
+    """The views as PNGs in `directory` (made if needed): one file per view, named after it."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for name, draw in views.figures().items():
+        figure = draw()
+        paths.append(os.path.join(directory, f"{name}.png"))
+        figure.savefig(paths[-1], dpi=100)
+        plt.close(figure)
+    return paths
+
+
+def _write(path: str, text: str) -> None:
+    """Written whole or not at all: a temporary file beside `path`, then renamed."""
+    temporary = f"{path}.tmp{os.getpid()}"
+    with open(temporary, "w") as file:
+        file.write(text)
+    os.replace(temporary, path)
