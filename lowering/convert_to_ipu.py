@@ -345,18 +345,15 @@ def _check_l1_op(op: ir.OpView) -> str | None:
         return ""
     if name == "func.return":
         return None  # the function's signature is checked
+    if name in ("tensor.extract_slice", "tensor.insert_slice") and len(op.operands) != (1 if name == "tensor.extract_slice" else 2):
+        return "dynamic offsets, sizes or strides"  # static strides of any size are exchanges (ipu-schedule)
     for value in (*op.operands, *op.results):
         problem = _type_problem(value.type, scalars=name == "arith.constant")
         if problem:
             return problem if name != "linalg.generic" else f"operand or result of {problem}"
     if name == "linalg.generic":
         return _check_generic(op)
-    if name in ("tensor.extract_slice", "tensor.insert_slice"):
-        if len(op.operands) != (1 if name == "tensor.extract_slice" else 2):
-            return "dynamic offsets, sizes or strides"
-        if any(s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"])):
-            return "non-unit strides"
-    elif name == "tensor.pad":
+    if name == "tensor.pad":
         if len(op.operands) != 1:
             return "dynamic padding"
         if pad_value(op) is None:
@@ -455,13 +452,13 @@ def _normalize_tensor_ops(function: ir.OpView) -> None:
             record = record_of(op)
             if record is not None:
                 record.normalize(op.operation.opview)  # e.g. zero pads joining a convolution's padding
-            if name == "tensor.extract_slice" and _rank_drop(op) and len(op.operands) == 1:
+            if name == "tensor.extract_slice" and rank_drop(op) and len(op.operands) == 1:
                 full = ir.RankedTensorType.get(_sizes(op), ir.RankedTensorType(op.results[0].type).element_type)
                 whole = tensor.ExtractSliceOp(full, op.operands[0], [], [], [], *_static(op)).result
-                op.results[0].replace_all_uses_with(tb.squeeze(whole, _rank_drop(op)))
+                op.results[0].replace_all_uses_with(tb.squeeze(whole, rank_drop(op)))
                 op.operation.erase()
-            elif name == "tensor.insert_slice" and _rank_drop(op) and len(op.operands) == 2:
-                source = tb.unsqueeze(op.operands[0], _rank_drop(op))
+            elif name == "tensor.insert_slice" and rank_drop(op) and len(op.operands) == 2:
+                source = tb.unsqueeze(op.operands[0], rank_drop(op))
                 whole = tensor.InsertSliceOp(source, op.operands[1], [], [], [], *_static(op)).result
                 op.results[0].replace_all_uses_with(whole)
                 op.operation.erase()
@@ -551,7 +548,7 @@ def _inserts_to_concat(empty: ir.OpView) -> bool:
         chain.append(uses[0].owner.opview)
         value = chain[-1].results[0]
     shape = ir.RankedTensorType(empty.results[0].type).shape
-    if not chain or any(len(op.operands) != 2 or _rank_drop(op) for op in chain):
+    if not chain or any(len(op.operands) != 2 or rank_drop(op) for op in chain):
         return False
     pieces = [(list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"])), _sizes(op), op.operands[0]) for op in chain]
     for dim in range(len(shape)):
@@ -604,7 +601,7 @@ def _static(op: ir.OpView) -> list[ir.DenseI64ArrayAttr]:
     return [ir.DenseI64ArrayAttr(op.attributes[name]) for name in ("static_offsets", "static_sizes", "static_strides")]
 
 
-def _rank_drop(op: ir.OpView) -> set[int]:
+def rank_drop(op: ir.OpView) -> set[int]:
     """The unit dims of a slice's sizes that its (rank-reduced) tensor lacks."""
     sizes = _sizes(op)
     sliced = ir.RankedTensorType((op.results[0] if op.operation.name == "tensor.extract_slice" else op.operands[0]).type).shape

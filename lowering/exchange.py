@@ -46,6 +46,8 @@ class _Segment:
     length: int
     src_extent: int
     dst_extent: int
+    src_step: int = 1  # elements between consecutive ones of the segment, in each box
+    dst_step: int = 1
 
 
 @dataclass(frozen=True)
@@ -69,37 +71,56 @@ def plan_transfers(
     dst: Layout,
     shift: tuple[int, ...] | None = None,
     box: tuple[tuple[int, int], ...] | None = None,
+    steps: tuple[tuple[int, int], ...] | None = None,
 ) -> list[Transfer]:
     """Copies bringing every destination box its elements from `src`.
 
     The destination element at `x` is the source element at `x - shift`; only source elements
     inside `box` (source coordinates, default everything) are sent, and destination elements
-    with no source are left alone (for `tensor.insert_slice`, `concat`, `pad`)."""
+    with no source are left alone (for `tensor.insert_slice`, `concat`, `pad`). With `steps`,
+    (source step, destination step) per dimension, the elements sent are every source step-th
+    from the box's start, and the t-th of them lands at `box start + shift + t * destination
+    step` (a strided `extract_slice` reads with a source step, a strided `insert_slice` writes
+    with a destination step): a step becomes an offset step of the copy's grid."""
     assert not src.replicate, "a source is stored once"
     rank = len(src.shape)
     shift = shift or (0,) * rank
     box = box or tuple((0, n) for n in src.shape)
-    runs_per_dim = [_merge_runs(_runs(_segments(src, dst, k, shift[k], box[k]))) for k in range(rank)]
+    steps = steps or ((1, 1),) * rank
+    runs_per_dim = [_merge_runs(_runs(_segments(src, dst, k, shift[k], box[k], steps[k]))) for k in range(rank)]
     if any(not runs for runs in runs_per_dim):
         return []
     return [_transfer(src, dst, combo) for combo in product(runs_per_dim)]
 
 
-def _segments(src: Layout, dst: Layout, k: int, shift: int, box: tuple[int, int]) -> dict[_Segment, list[tuple[int, int]]]:
-    """Per look-alike segment, the (destination part, source part) pairs having it."""
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _segments(
+    src: Layout, dst: Layout, k: int, shift: int, box: tuple[int, int], steps: tuple[int, int]
+) -> dict[_Segment, list[tuple[int, int]]]:
+    """Per look-alike segment, the (destination part, source part) pairs having it. Elements
+    are counted by t: source `box[0] + src_step * t`, destination `box[0] + shift + dst_step * t`."""
     src_parts, dst_parts = src.dims[k].intervals, dst.dims[k].intervals
+    src_step, dst_step = steps
+    first, count = box[0], _ceil_div(box[1] - box[0], src_step)
     starts = [lo for lo, _ in src_parts]
     found: dict[_Segment, list[tuple[int, int]]] = {}
     for j, (dlo, dhi) in enumerate(dst_parts):
-        lo, hi = max(dlo - shift, box[0]), min(dhi - shift, box[1])  # in source coordinates
-        if lo >= hi:
+        t0 = max(_ceil_div(dlo - first - shift, dst_step), 0)
+        t1 = min(_ceil_div(dhi - first - shift, dst_step), count)
+        if t0 >= t1:
             continue
+        lo, hi = first + src_step * t0, first + src_step * (t1 - 1) + 1  # in source coordinates
         s = max(0, bisect.bisect_right(starts, lo) - 1)
         while s < len(src_parts) and src_parts[s][0] < hi:
             slo, shi = src_parts[s]
-            a, b = max(lo, slo), min(hi, shi)
+            a = max(t0, _ceil_div(slo - first, src_step))
+            b = min(t1, _ceil_div(shi - first, src_step))
             if a < b:
-                segment = _Segment(a - slo, a + shift - dlo, b - a, shi - slo, dhi - dlo)
+                src_at, dst_at = first + src_step * a, first + shift + dst_step * a
+                segment = _Segment(src_at - slo, dst_at - dlo, b - a, shi - slo, dhi - dlo, src_step, dst_step)
                 found.setdefault(segment, []).append((j, s))
             s += 1
     return found
@@ -161,11 +182,17 @@ def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
     segments = [run.segment for run in combo]
     src_rows = _row_strides([s.src_extent for s in segments])
     dst_rows = _row_strides([s.dst_extent for s in segments])
-    # Trailing dimensions copied whole in both boxes merge into one contiguous piece.
-    first_contiguous = len(segments) - 1
-    while first_contiguous > 0:
+    # Trailing dimensions copied whole in both boxes merge into one contiguous piece; a last
+    # dimension read or written with a step is copied element by element.
+    first_contiguous = len(segments) - 1 if segments and _unit_steps(segments[-1]) else len(segments)
+    while 0 < first_contiguous < len(segments):
         s = segments[first_contiguous]
-        if s.src_local == 0 and s.dst_local == 0 and s.length == s.src_extent == s.dst_extent:
+        if (
+            s.src_local == 0
+            and s.dst_local == 0
+            and s.length == s.src_extent == s.dst_extent
+            and _unit_steps(segments[first_contiguous - 1])
+        ):
             first_contiguous -= 1
         else:
             break
@@ -180,7 +207,7 @@ def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
         for run, sd, dd, sr, dr in zip(combo, src.dims, dst.dims, src_rows, dst_rows)
     ]
     grid += [(count, 0, stride, 0, 0) for count, stride in dst.replicate]
-    grid += [(s.length, 0, 0, src_rows[k], dst_rows[k]) for k, s in enumerate(segments[:first_contiguous])]
+    grid += [(s.length, 0, 0, src_rows[k] * s.src_step, dst_rows[k] * s.dst_step) for k, s in enumerate(segments[:first_contiguous])]
     grid = [g for g in grid if g[0] > 1] or [(1, 0, 0, 0, 0)]
     src_base = sum(s.src_local * r for s, r in zip(segments, src_rows))
     dst_base = sum(s.dst_local * r for s, r in zip(segments, dst_rows))
@@ -191,3 +218,7 @@ def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
         src_offset=(src_base, *(g[3] for g in grid)),
         dst_offset=(dst_base, *(g[4] for g in grid)),
     )
+
+
+def _unit_steps(segment: _Segment) -> bool:
+    return segment.length == 1 or segment.src_step == segment.dst_step == 1

@@ -17,6 +17,7 @@ from ipu_mlir.dialects.ops.space import SUM, Space
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets
+from .convert_to_ipu import rank_drop
 from .exchange import plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import Partition, collapse_layout, expand_layout, mapping_of, operand_layout, replicas, result_mapping
@@ -164,8 +165,8 @@ class _Scheduler:
         self.copy(stored, buffer, wanted)
         return buffer
 
-    def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None) -> None:
-        for t in plan_transfers(source.layout, wanted, shift, box):
+    def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None) -> None:
+        for t in plan_transfers(source.layout, wanted, shift, box, steps):
             ipu.copy(
                 source.buffer,
                 dest,
@@ -308,19 +309,16 @@ class _Scheduler:
         rank = len(result.shape)
         if name == "tensor.extract_slice":
             offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))
-            if len(sizes) != rank or any(s != 1 for s in strides):
-                raise op_error(op, "with rank reduction or non-unit strides is not supported by ipu-schedule")
-            box = tuple((o, o + s) for o, s in zip(offsets, sizes))
-            self.copy(self.get(op, op.operands[0]), dest, result, tuple(-o for o in offsets), box)
+            box = tuple((o, o + s * (n - 1) + 1) for o, n, s in zip(offsets, sizes, strides))
+            full = _with_unit_dims(result, sizes, rank_drop(op))  # a rank-reduced result, seen at full rank
+            self.copy(self.get(op, op.operands[0]), dest, full, tuple(-o for o in offsets), box, tuple((s, 1) for s in strides))
         elif name == "tensor.insert_slice":
             offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))
             source = self.get(op, op.operands[0])
-            if len(source.layout.shape) != rank or any(s != 1 for s in strides):
-                raise op_error(op, "with rank reduction or non-unit strides is not supported by ipu-schedule")
-            inner = tuple((o, o + s) for o, s in zip(offsets, sizes))
-            for box in _complement(result.shape, inner):
-                self.copy(self.get(op, op.operands[1]), dest, result, None, box)
-            self.copy(source, dest, result, offsets)
+            for box, steps in _complement(result.shape, tuple(zip(offsets, sizes, strides))):
+                self.copy(self.get(op, op.operands[1]), dest, result, None, box, steps)
+            full = Stored(source.buffer, _with_unit_dims(source.layout, sizes, rank_drop(op)))
+            self.copy(full, dest, result, offsets, None, tuple((1, s) for s in strides))
         elif name == "tensor.concat":
             axis = ir.IntegerAttr(op.attributes["dim"]).value
             at = 0
@@ -350,15 +348,30 @@ def _static(op: ir.OpView, name: str) -> tuple[int, ...]:
     return tuple(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
-def _complement(shape, inner):
-    """Disjoint boxes covering `shape` minus the box `inner`."""
+def _complement(shape, lattice):
+    """Disjoint strided boxes, as (box, steps) for `plan_transfers`, covering `shape` minus the
+    elements of `lattice`, (offset, count, step) per dimension: along the first dimension
+    outside it, the elements before, after, and between the lattice's (one box per residue of
+    the step), the later dimensions whole."""
     boxes = []
     fixed = []
-    for k, (size, (lo, hi)) in enumerate(zip(shape, inner)):
-        rest = [(0, n) for n in shape[k + 1 :]]
-        if lo > 0:
-            boxes.append(tuple(fixed + [(0, lo)] + rest))
-        if hi < size:
-            boxes.append(tuple(fixed + [(hi, size)] + rest))
-        fixed.append((lo, hi))
-    return boxes
+    for k, (size, (offset, count, step)) in enumerate(zip(shape, lattice)):
+        last = offset + step * (count - 1)
+        rest = [((0, n), (1, 1)) for n in shape[k + 1 :]]
+        pieces = [(0, offset, 1), (last + 1, size - last - 1, 1)]
+        pieces += [(offset + r, count - 1, step) for r in range(1, step)]
+        for lo, n, s in pieces:
+            if n > 0:
+                boxes.append(fixed + [((lo, lo + s * (n - 1) + 1), (s, s))] + rest)
+        fixed.append(((offset, last + 1), (step, step)))
+    return [(tuple(b for b, _ in piece), tuple(s for _, s in piece)) for piece in boxes]
+
+
+def _with_unit_dims(layout: Layout, sizes: tuple[int, ...], dropped: set[int]) -> Layout:
+    """`layout` of a rank-reduced slice seen at the slice's full rank: the dropped unit dims
+    are one part each, on no tile step, so the buffers stay as they are."""
+    if not dropped:
+        return layout
+    kept = iter(layout.dims)
+    dims = tuple(Parts(((0, 1),), 0) if d in dropped else next(kept) for d in range(len(sizes)))
+    return Layout(tuple(sizes), layout.first_tile, dims, layout.replicate)
