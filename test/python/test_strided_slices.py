@@ -79,6 +79,31 @@ def test_insert_with_destination_steps(src_block, dst_block):
     assert written == {(1 + 2 * i, 2 + 2 * j): tensor[i, j] for i, j in itertools.product(range(5), range(5))}
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_random_strided_slices(seed):
+    """Random layouts, offsets, sizes and steps: an extract reads exactly its elements, an
+    insert writes exactly its elements, each once."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(1, 14, size=2))
+    strides = tuple(int(s) for s in rng.integers(1, 5, size=2))
+    offsets = tuple(int(rng.integers(0, n)) for n in shape)
+    sizes = tuple(int(rng.integers(1, (n - o - 1) // s + 2)) for n, o, s in zip(shape, offsets, strides))
+    tensor = np.arange(math.prod(shape), dtype=float).reshape(shape)
+    region = tuple(slice(o, o + s * (n - 1) + 1, s) for o, n, s in zip(offsets, sizes, strides))
+
+    def layout(of, first):
+        block = tuple(int(rng.integers(1, n + 1)) for n in of)
+        return Layout.blocks(of, block, first, (-(-of[1] // block[1]), 1))
+
+    box = tuple((o, o + s * (n - 1) + 1) for o, n, s in zip(offsets, sizes, strides))
+    written, _ = _moved(shape, layout(shape, 0), layout(sizes, 200), tuple(-o for o in offsets), box, tuple((s, 1) for s in strides))
+    assert written == {index: tensor[region][index] for index in itertools.product(*map(range, sizes))}
+    source = np.arange(math.prod(sizes), dtype=float).reshape(sizes)
+    written, _ = _moved(sizes, layout(sizes, 0), layout(shape, 200), offsets, None, tuple((1, s) for s in strides))
+    coordinates = np.indices(shape)[(slice(None), *region)].reshape(2, -1).T
+    assert written == {tuple(int(c) for c in xy): v for xy, v in zip(coordinates, source.reshape(-1))}
+
+
 def test_stepped_copies_do_not_grow_with_tiles():
     counts = []
     for tiles in (16, 256, 1472):
@@ -147,6 +172,28 @@ def test_program_matches_the_execution_engine(name: str, target: str) -> None:
     # one exchange per slice, a handful of copies whatever the target's tile count
     ops = [op.operation.name for function in program.body.operations for region in function.regions for op in region.blocks[0].operations]
     assert 0 < ops.count("ipu.copy") <= 30
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_strided_insert_matches_the_execution_engine(seed: int) -> None:
+    """An insert into a computed tensor keeps every element outside the strided positions:
+    the boxes before, after and between them cover the rest exactly once."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(4, 24, size=3))
+    strides = tuple(int(s) for s in rng.integers(1, 4, size=3))
+    offsets = tuple(int(rng.integers(0, n // 2)) for n in shape)
+    sizes = tuple(int(rng.integers(1, (n - o - 1) // s + 2)) for n, o, s in zip(shape, offsets, strides))
+    big, small = "x".join(map(str, shape)), "x".join(map(str, sizes))
+    text = f"""
+func.func @main(%x: tensor<{small}xf32>, %y: tensor<{big}xf32>) -> tensor<{big}xf32> {{
+  %e = tensor.empty() : tensor<{big}xf32>
+  %n = linalg.negf ins(%y : tensor<{big}xf32>) outs(%e : tensor<{big}xf32>) -> tensor<{big}xf32>
+  %i = tensor.insert_slice %x into %n{list(offsets)} {list(sizes)} {list(strides)} : tensor<{small}xf32> into tensor<{big}xf32>
+  return %i : tensor<{big}xf32>
+}}"""
+    simulator = api.load_simulator(text, "tiny")
+    inputs = api.random_inputs(simulator.arguments, seed=seed)
+    np.testing.assert_array_equal(simulator.run(inputs)[0], reference.run_reference(text, inputs)[0])
 
 
 # --- PyTorch programs ----------------------------------------------------------------------------
