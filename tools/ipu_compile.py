@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     except (IpuError, PipelineError) as error:
         sys.stderr.write(f"{PROG}: error: {error.message}\n")
         return 1
-    return ipu_opt.main(["-o", args.output, "--pass-pipeline", pipeline, "--", args.input], prog=PROG, nothing_to_do="nothing to compile")
+    # Unregistered ops parse (torch-mlir's tm_tensor ops in generic form): the pipeline's first
+    # pass converts those and refuses any other, at the op.
+    options = ["-o", args.output, "--allow-unregistered-dialect", "--pass-pipeline", pipeline]
+    return ipu_opt.main([*options, "--", args.input], prog=PROG, nothing_to_do="nothing to compile")
 
 
 class _ArgumentParser(argparse.ArgumentParser):

@@ -1,5 +1,6 @@
 // RUN: ipu-run %s --random-inputs 3 --check --target tiny | FileCheck %s
 // RUN: ipu-run %s --random-inputs 4 --check --target gc2 | FileCheck %s
+// RUN: ipu-compile %s --target tiny | FileCheck %s --check-prefix=COMPILE
 
 // torch-mlir's TMTensor ops as the torch front end prints them (generic form: the bindings do
 // not know the dialect, so they parse as unregistered ops): cumsum (tm_tensor.scan), sort with
@@ -14,6 +15,8 @@
 // CHECK: check output 3: max abs error {{.*}}: ok
 // CHECK: check output 4: max abs error {{.*}}: ok
 // CHECK-NOT: FAILED
+// COMPILE: func.func @main({{.*}}) -> ({{.*}}) attributes {ipu.program}
+// COMPILE-NOT: tm_tensor
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 "builtin.module"() ({
