@@ -40,7 +40,8 @@ from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.convert import pad_value
 from ipu_mlir.target.diagnostics import IpuError
 
-from .gathers import rewrite_embedding_lookups
+from .arg_reductions import rewrite_arg_reduction
+from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
 from .pass_registry import ModulePass, register_pass
 
 PASS_NAME = "ipu-convert-to-ipu"
@@ -118,6 +119,7 @@ class ConvertToIpu(ModulePass):
         run_upstream(module, _PREPARE)
         for function in _functions(module):
             rewrite_embedding_lookups(function)
+            rewrite_computed_gathers(function)
         _raise_all(_check_module(module, _check_input_op))
         for function in _functions(module):
             rewrite_named_ops(function)
@@ -217,9 +219,13 @@ def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
     doomed = []
     for op in function.regions[0].blocks[0].operations:
         if op.operation.name == "linalg.generic" and len(op.results) > 1:
-            terminator = list(op.regions[0].blocks[0].operations)[-1]
+            block = op.regions[0].blocks[0]
+            terminator = list(block.operations)[-1]
+            num_inputs = len(op.operands) - len(op.results)
             for index, result in enumerate(op.results):
-                if not list(result.uses):
+                accumulator = block.arguments[num_inputs + index]
+                others = [v for k, v in enumerate(terminator.operands) if k != index]
+                if not list(result.uses) and not any(_reads(v, accumulator) for v in others):  # arg-max reads the max
                     with ir.InsertionPoint(terminator), op.location:
                         zero = tb.zero_attr(ir.RankedTensorType(result.type).element_type)
                         constant = ir.Operation.create("arith.constant", results=[zero.type], attributes={"value": zero})
@@ -228,6 +234,18 @@ def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
             op.operation.walk(lambda inner: _collect(inner, "cf.assert", doomed))
     for assertion in doomed:
         assertion.erase()
+
+
+def _reads(value: ir.Value, argument: ir.BlockArgument) -> bool:
+    """True if the body value `value` is computed from the block argument `argument`."""
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if current == argument:
+            return True
+        if not isinstance(current.owner, ir.Block) and current.owner.operation.parent == argument.owner.owner:
+            pending.extend(current.owner.operands)
+    return False
 
 
 def _collect(op: ir.Operation, name: str, into: list) -> ir.WalkResult:
@@ -386,6 +404,8 @@ def _check_generic(op: ir.OpView) -> str | None:
             if _is_false_constant(inner.operands[0]):
                 return f'a cf.assert that always fails: "{ir.StringAttr(inner.attributes["msg"]).value}"'
             continue  # a run-time check: the simulator checks it on every element
+        if inner_name == "tensor.extract":  # ipu-convert-to-ipu made the others gathers
+            return "'tensor.extract' at coordinates computed from an output (a gather's coordinates come from the inputs)"
         if inner_name != "linalg.yield" and inner_name.split(".")[0] not in ("arith", "math"):
             return f"'{inner_name}' in the body (only arith and math)"
         if len(inner.regions):
@@ -485,7 +505,8 @@ def _split_results(generic: ir.OpView) -> None:
             if isinstance(current.owner, ir.Block):
                 if current.owner == body and current.arg_number >= num_inputs and current.arg_number != num_inputs + index:
                     if not ir.AffineMapAttr(maps[current.arg_number]).value.is_permutation:
-                        return  # reads another result's accumulator
+                        rewrite_arg_reduction(generic)  # reads another result's accumulator: only arg-reductions split
+                        return
                     extra += [] if current.arg_number in extra else [current.arg_number]
                 continue
             owner = current.owner.operation

@@ -15,8 +15,17 @@ table captured from outside:
 
 It becomes `ipu.gather(%table, %checked, %rows)`: `%checked` is a generic over the indices
 keeping the body's bounds checks (the simulator runs them) and yielding the index; `%rows` is
-the iota of table rows. Other gathers (`tensor.extract` at computed coordinates) stay generics,
-which ipu-convert-to-ipu refuses by name.
+the iota of table rows.
+
+Any other `tensor.extract %t[%i, %j, ..]` from a tensor captured from outside, at coordinates
+the body computes from its inputs (torch-mlir's interpolate, adaptive pooling with
+non-dividing sizes, GroupNorm's per-channel parameters), is a gather at computed coordinates.
+The generic is split in three: a generic over the same loops (all of them, parallel) computes
+the flat coordinate `((i * d1) + j) * d2 + ..` of every point from the same inputs; an
+`ipu.gather` reads `%t`, seen as a one-column table `tensor<N x 1>`, at those coordinates (so
+it is planned and cut like any lookup: each tile reads the table rows it holds); the generic
+itself reads the gathered values as an input instead of extracting. Coordinates that depend on
+an accumulator (a reduction's `outs`) stay in the body, which ipu-convert-to-ipu refuses.
 """
 
 from __future__ import annotations
@@ -25,6 +34,10 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops import tensor_builders as tb
+from ipu_mlir.dialects.ops.space import loop_extents
+
+from .index_to_iota import with_inputs
 
 
 def rewrite_embedding_lookups(function: ir.OpView) -> None:
@@ -33,6 +46,107 @@ def rewrite_embedding_lookups(function: ir.OpView) -> None:
             match = _match(op)
             if match is not None:
                 _rewrite(op, *match)
+
+
+def rewrite_computed_gathers(function: ir.OpView) -> None:
+    for op in list(function.regions[0].blocks[0].operations):
+        if op.operation.name == "linalg.generic":
+            extracts = [inner for inner in op.regions[0].blocks[0].operations if _computed_extract(inner, op)]
+            if extracts:
+                _split_gathers(op, extracts)
+
+
+def _computed_extract(inner: ir.OpView, generic: ir.OpView) -> bool:
+    """A `tensor.extract` from a tensor captured from outside at coordinates computed from the
+    inputs (and scalar constants) only."""
+    if inner.operation.name != "tensor.extract" or _inside(inner.operands[0], generic):
+        return False
+    return _coordinate_ops(generic, list(inner.operands)[1:]) is not None
+
+
+def _coordinate_ops(generic: ir.OpView, values: list[ir.Value]) -> list[ir.OpView] | None:
+    """The body ops `values` are computed from, in body order, or None if they read an output's
+    block argument or a value from outside that is not a scalar constant."""
+    block = generic.regions[0].blocks[0]
+    num_inputs = len(generic.operands) - len(generic.results)
+    needed: set = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            if owner != block or value.arg_number >= num_inputs:
+                return None
+            continue
+        if owner.operation.parent != generic.operation:
+            if owner.name != "arith.constant" or isinstance(owner.results[0].type, ir.ShapedType):
+                return None
+            continue
+        if owner not in needed:
+            needed.add(owner)
+            pending.extend(owner.operands)
+    return [op for op in block.operations if op.operation in needed]
+
+
+def _split_gathers(generic: ir.OpView, extracts: list[ir.OpView]) -> None:
+    extents = loop_extents(generic)
+    loops = len(extents)
+    column = ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(loops)] + [ir.AffineConstantExpr.get(0)])
+    with generic.location, ir.InsertionPoint(generic):
+        gathered = [_gather(generic, extract, extents) for extract in extracts]
+    _, arguments = with_inputs(generic, gathered, [column] * len(gathered))
+    for extract, argument in zip(extracts, arguments):
+        extract.results[0].replace_all_uses_with(argument)
+        extract.operation.erase()  # the coordinate ops left in the body are dead: canonicalize erases them
+
+
+def _gather(generic: ir.OpView, extract: ir.OpView, extents: tuple[int, ...]) -> ir.Value:
+    """`extract`'s values at every point of the loops, as `tensor<extents.. x 1>`."""
+    source, *coordinates = extract.operands
+    source_type = ir.RankedTensorType(source.type)
+    size = int(np.prod(source_type.shape))
+    flat = ir.IntegerType.get_signless(32 if size < 2**31 else 64)
+    rank = source_type.rank
+    table = tb.unsqueeze(source, {0, 1} if rank == 0 else {rank})
+    if rank > 1:
+        table = tb.collapse(table, [list(range(rank)), [rank]])
+    row_type = ir.RankedTensorType.get([size], flat)
+    iota = ir.DenseElementsAttr.get(np.arange(size, dtype=np.dtype(f"i{flat.width // 8}")), type=row_type)
+    rows = ir.Operation.create("arith.constant", results=[row_type], attributes={"value": iota}).results[0]
+    return ipu.gather(table, _flat_coordinates(generic, coordinates, source_type.shape, flat, extents), rows).result
+
+
+def _flat_coordinates(generic: ir.OpView, coordinates: list[ir.Value], sizes: list[int], flat: ir.Type, extents) -> ir.Value:
+    """A generic over `generic`'s loops computing `coordinates` from its inputs, flattened
+    row-major over `sizes`, as `flat` integers."""
+    num_inputs = len(generic.operands) - len(generic.results)
+    inputs = list(generic.operands)[:num_inputs]
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])][:num_inputs]
+    ops = _coordinate_ops(generic, coordinates)
+    old = generic.regions[0].blocks[0]
+
+    def body(*arguments: ir.Value) -> ir.Value:
+        mapping = dict(zip(list(old.arguments)[:num_inputs], arguments))
+        for op in ops:
+            clone = op.operation.clone()
+            for position, operand in enumerate(clone.operands):
+                clone.operands[position] = mapping.get(operand, operand)
+            mapping.update(zip(op.results, clone.results))
+        index = ir.IndexType.get()
+        total = _index_constant(0)
+        for coordinate, size in zip(coordinates, sizes):
+            scaled = ir.Operation.create("arith.muli", results=[index], operands=[total, _index_constant(size)]).results[0]
+            total = ir.Operation.create("arith.addi", results=[index], operands=[scaled, mapping.get(coordinate, coordinate)]).results[0]
+        return ir.Operation.create("arith.index_cast", results=[flat], operands=[total]).results[0]
+
+    init = ir.Operation.create("tensor.empty", results=[ir.RankedTensorType.get(list(extents), flat)]).results[0]
+    return tb.generic(inputs, init, [*maps, ir.AffineMap.get_identity(len(extents))], body)
+
+
+def _index_constant(value: int) -> ir.Value:
+    return ir.Operation.create(
+        "arith.constant", results=[ir.IndexType.get()], attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), value)}
+    ).results[0]
 
 
 def _match(generic: ir.OpView) -> tuple[ir.Value, int] | None:

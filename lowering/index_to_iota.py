@@ -66,11 +66,7 @@ def _rewrite(generic: ir.OpView) -> None:
     indices = _indices(generic)
     extents = loop_extents(generic)
     loops = sorted({ir.IntegerAttr(i.attributes["dim"]).value for i in indices})
-    num_outputs = len(generic.results)
-    operands = list(generic.operands)
-    inputs, outputs = operands[: len(operands) - num_outputs], operands[len(operands) - num_outputs :]
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
-    n_dims = maps[0].n_dims
+    n_dims = len(extents)
     i64 = ir.IntegerType.get_signless(64)
     with generic.location, ir.InsertionPoint(generic):
         iotas = []
@@ -78,35 +74,49 @@ def _rewrite(generic: ir.OpView) -> None:
             tensor = ir.RankedTensorType.get([extents[loop]], i64)
             values = ir.DenseElementsAttr.get(np.arange(extents[loop], dtype=np.int64), type=tensor)
             iotas.append(ir.Operation.create("arith.constant", results=[tensor], attributes={"value": values}).results[0])
-        iota_maps = [ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(loop)]) for loop in loops]
-        new_maps = maps[: len(inputs)] + iota_maps + maps[len(inputs) :]
-        attributes = {name: generic.attributes[name] for name in generic.attributes}
-        attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps])
-        attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs) + len(iotas), num_outputs])
-        new = ir.Operation.create(
-            "linalg.generic",
-            results=[r.type for r in generic.results],
-            operands=inputs + iotas + outputs,
-            attributes=attributes,
-            regions=1,
-        )
-    old_block = generic.regions[0].blocks[0]
-    old_args = list(old_block.arguments)
-    arg_types = [a.type for a in old_args[: len(inputs)]] + [i64] * len(iotas) + [a.type for a in old_args[len(inputs) :]]
-    block = new.regions[0].blocks.append(*arg_types, arg_locs=[generic.location] * len(arg_types))
-    new_args = list(block.arguments)
-    for old, replacement in zip(old_args, new_args[: len(inputs)] + new_args[len(inputs) + len(iotas) :]):
-        old.replace_all_uses_with(replacement)
-    for op in list(old_block.operations):
-        block.append(op.operation)
-    with generic.location, ir.InsertionPoint.at_block_begin(block):
-        for loop, argument in zip(loops, new_args[len(inputs) : len(inputs) + len(iotas)]):
+    location = generic.location
+    new, arguments = with_inputs(generic, iotas, [ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(loop)]) for loop in loops])
+    with location, ir.InsertionPoint.at_block_begin(new.regions[0].blocks[0]):
+        for loop, argument in zip(loops, arguments):
             cast = ir.Operation.create("arith.index_cast", results=[ir.IndexType.get()], operands=[argument])
             for index in indices:
                 if ir.IntegerAttr(index.attributes["dim"]).value == loop:
                     index.results[0].replace_all_uses_with(cast.results[0])
     for index in indices:
         index.operation.erase()
+
+
+def with_inputs(generic: ir.OpView, values: list[ir.Value], maps: list[ir.AffineMap]) -> tuple[ir.Operation, list[ir.BlockArgument]]:
+    """`generic` rebuilt with `values` as extra inputs read through `maps` (after its own
+    inputs), its body moved over and its results replaced; the new op and the block arguments
+    of the added inputs. `generic` is erased."""
+    num_outputs = len(generic.results)
+    operands = list(generic.operands)
+    inputs, outputs = operands[: len(operands) - num_outputs], operands[len(operands) - num_outputs :]
+    old_maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
+    attributes = {name: generic.attributes[name] for name in generic.attributes}
+    new_maps = old_maps[: len(inputs)] + [ir.AffineMapAttr.get(m) for m in maps] + old_maps[len(inputs) :]
+    attributes["indexing_maps"] = ir.ArrayAttr.get(new_maps)
+    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs) + len(values), num_outputs])
+    with generic.location, ir.InsertionPoint(generic):
+        new = ir.Operation.create(
+            "linalg.generic",
+            results=[r.type for r in generic.results],
+            operands=inputs + values + outputs,
+            attributes=attributes,
+            regions=1,
+        )
+    old_block = generic.regions[0].blocks[0]
+    old_args = list(old_block.arguments)
+    added = [ir.RankedTensorType(v.type).element_type for v in values]
+    arg_types = [a.type for a in old_args[: len(inputs)]] + added + [a.type for a in old_args[len(inputs) :]]
+    block = new.regions[0].blocks.append(*arg_types, arg_locs=[generic.location] * len(arg_types))
+    new_args = list(block.arguments)
+    for old, replacement in zip(old_args, new_args[: len(inputs)] + new_args[len(inputs) + len(values) :]):
+        old.replace_all_uses_with(replacement)
+    for op in list(old_block.operations):
+        block.append(op.operation)
     for old, replacement in zip(generic.results, new.results):
         old.replace_all_uses_with(replacement)
     generic.operation.erase()
+    return new, new_args[len(inputs) : len(inputs) + len(values)]

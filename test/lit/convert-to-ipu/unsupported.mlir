@@ -105,20 +105,3 @@ func.func @scalar_result(%x: tensor<4xf32>) -> f32 {
   %c = arith.constant 1.0 : f32
   return %c : f32
 }
-
-// -----
-
-// A gather at computed coordinates (not an embedding row lookup) is named.
-func.func @gather_at_computed_coordinates(%ids: tensor<3xi64>, %table: tensor<8xf32>) -> tensor<3xf32> {
-  %e = tensor.empty() : tensor<3xf32>
-  %c1 = arith.constant 1 : index
-  // expected-error@+1 {{'linalg.generic' is not supported by ipu-convert-to-ipu: 'tensor.extract' in the body}}
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%ids : tensor<3xi64>) outs(%e : tensor<3xf32>) {
-  ^bb0(%in: i64, %out: f32):
-    %i = arith.index_cast %in : i64 to index
-    %j = arith.addi %i, %c1 : index
-    %x = tensor.extract %table[%j] : tensor<8xf32>
-    linalg.yield %x : f32
-  } -> tensor<3xf32>
-  return %r : tensor<3xf32>
-}
