@@ -59,6 +59,19 @@ class Layout:
     dims: tuple[Parts, ...]
     replicate: tuple[tuple[int, int], ...] = ()  # (count, tile stride) per extra grid dimension
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Layout) and self._placement() == other._placement()
+
+    def __hash__(self) -> int:
+        return hash(self._placement())
+
+    def _placement(self) -> tuple:
+        """What decides where each element lives: the tile stride of a dimension in one part
+        moves no element, so two layouts differing only there are the same (a reshape's view
+        of a layout and back need not restore such strides)."""
+        dims = tuple((d.intervals, d.stride if d.count > 1 else 0) for d in self.dims)
+        return self.shape, self.first_tile, dims, self.replicate
+
     @staticmethod
     def blocks(shape: tuple[int, ...], block: tuple[int, ...], first_tile: int, strides: tuple[int, ...]) -> Layout:
         return Layout(tuple(shape), first_tile, tuple(Parts.blocks(s, b, st) for s, b, st in zip(shape, block, strides)))

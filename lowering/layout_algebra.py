@@ -140,24 +140,56 @@ def result_layout(space: Space, partition: Partition) -> Layout:
     return Layout(shape, partition.first, tuple(dims))
 
 
-def collapse_layout(expanded: Layout, groups: list[list[int]], collapsed_shape: tuple[int, ...]) -> Layout:
-    """The collapsed-side layout whose buffers are those of `expanded` (cuts of a group's
-    first dimension become cuts of whole rows)."""
+def collapse_layout(expanded: Layout, groups: list[list[int]], collapsed_shape: tuple[int, ...]) -> Layout | None:
+    """The collapsed-side layout whose buffers are those of `expanded`, or None if a tile's box
+    is not one contiguous run of a group. A group may be cut along any of its dimensions as
+    long as a box stays contiguous: one dimension `j` cut into blocks, the dimensions before it
+    in single indices (row-major on the tile grid), those after it whole; when the dimensions
+    before `j` hold more than one index, `j`'s blocks must divide it (equal collapsed blocks)."""
     dims = []
     for group in groups:
-        inner = math.prod(expanded.shape[d] for d in group[1:])
-        first = expanded.dims[group[0]]
-        dims.append(Parts(tuple((lo * inner, hi * inner) for lo, hi in first.intervals), first.stride))
+        sizes = [expanded.shape[d] for d in group]
+        parts = [expanded.dims[d] for d in group]
+        if not all(p.is_block_split(n) for p, n in zip(parts, sizes)):
+            return None
+        cut = [k for k, p in enumerate(parts) if p.count > 1]
+        j = cut[-1] if cut else 0
+        block = parts[j].intervals[0][1]
+        if any(parts[k].max_extent != 1 for k in range(j)) or (math.prod(sizes[:j]) > 1 and sizes[j] % block):
+            return None
+        step = parts[j].stride * parts[j].count
+        for k in reversed(range(j)):
+            if sizes[k] > 1 and parts[k].stride != step:
+                return None
+            step *= sizes[k]
+        inner = math.prod(sizes[j + 1 :])
+        dims.append(Parts.blocks(math.prod(sizes), block * inner, parts[j].stride))
     return Layout(tuple(collapsed_shape), expanded.first_tile, tuple(dims))
 
 
 def expand_layout(collapsed: Layout, groups: list[list[int]], expanded_shape: tuple[int, ...]) -> Layout | None:
-    """The expanded-side layout whose buffers are those of `collapsed` (None if its cuts do not
-    fall on whole rows of a group's inner dimensions)."""
+    """The expanded-side layout whose buffers are those of `collapsed` (the inverse of
+    `collapse_layout`), or None if its blocks are not contiguous runs of a group (a block
+    neither a multiple of the inner dimensions' extent nor, with several outer rows, a divisor
+    of a row)."""
     dims: list[Parts] = [Parts(((0, n),), 0) for n in expanded_shape]
     for group, parts in zip(groups, collapsed.dims):
-        inner = math.prod(expanded_shape[d] for d in group[1:])
-        if any(lo % inner or hi % inner for lo, hi in parts.intervals):
+        sizes = [expanded_shape[d] for d in group]
+        if not parts.is_block_split(math.prod(sizes)):
             return None
-        dims[group[0]] = Parts(tuple((lo // inner, hi // inner) for lo, hi in parts.intervals), parts.stride)
+        if parts.count == 1:
+            continue
+        block, inner, j = parts.intervals[0][1], 1, 0
+        for k in reversed(range(len(group))):  # the innermost dimension the block does not cover whole
+            if block < inner * sizes[k]:
+                j = k
+                break
+            inner *= sizes[k]
+        if block % inner or (math.prod(sizes[:j]) > 1 and sizes[j] % (block // inner)):
+            return None
+        dims[group[j]] = Parts.blocks(sizes[j], block // inner, parts.stride)
+        step = parts.stride * dims[group[j]].count
+        for k in reversed(range(j)):
+            dims[group[k]] = Parts.blocks(sizes[k], 1, step)
+            step *= sizes[k]
     return Layout(tuple(expanded_shape), collapsed.first_tile, tuple(dims))

@@ -22,7 +22,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target, target_of
-from ipu_mlir.target.diagnostics import IpuError, op_error
+from ipu_mlir.target.diagnostics import IpuError, format_location, op_error
 
 from .pass_registry import ModulePass, register_pass
 
@@ -55,7 +55,9 @@ class MemoryPlan(ModulePass):
 
     If a tile's buffers reach beyond its memory the pass fails at the largest buffer there:
     `Out of memory on tile 3: 70000 bytes used but tiles only have 65536 bytes; largest
-    buffers there: @a (40000 B, live ops 2-9), ...` (the worst tile, and how many overflow).
+    buffers there: @a (40000 B, live ops 2-9, placed by the op at model.py:12:5), ...` (the worst
+    tile, and how many overflow; each buffer with the location ipu-schedule gave it, that of the
+    op whose result it holds).
     `report=FILE` writes a JSON report (per-tile peak bytes, most loaded tiles, buffers with
     offsets and live ranges, peak with and without reuse and their ratio); `report=-` prints
     it as a table on stderr. The report is written even when memory overflows.
@@ -311,10 +313,14 @@ class Plan:
         on = self.liveness.owner[self.liveness.tiles == tile]
         return on[np.lexsort((on, -self.liveness.bytes[on]))]
 
-    def describe(self, buffer: int) -> str:
+    def describe(self, buffer: int, placed: bool = True) -> str:
+        """`@name (bytes, live ops, placed by the op at file:line:col)`: ipu-schedule gives a
+        buffer the location of the op whose result (or operand copy) it holds."""
         first, last = (int(v) for v in self.liveness.live_ops[buffer])
         live = "never used" if first < 0 else f"live op {first}" if first == last else f"live ops {first}-{last}"
-        return f"@{self.liveness.names[buffer]} ({self.liveness.bytes[buffer]} B, {live})"
+        where = format_location(self.liveness.ops[buffer].location) if placed else ""
+        origin = f", placed by the op at {where}" if where else ""
+        return f"@{self.liveness.names[buffer]} ({self.liveness.bytes[buffer]} B, {live}{origin})"
 
 
 def plan_memory(liveness: Liveness, target: Target, reuse: bool = True) -> Plan:
@@ -350,7 +356,9 @@ def _check_fits(plan: Plan) -> None:
     over = np.flatnonzero(plan.footprint > capacity)
     if not over.size:
         return
-    worst = int(over[np.argmax(plan.footprint[over])])
+    # Ties (a buffer high on one tile lifts the offsets of wide ones on every tile) go to the
+    # tile with the most bytes live at once: the one whose own buffers overflow.
+    worst = int(over[np.lexsort((-plan.live_bound[over], -plan.footprint[over]))[0]])
     largest = plan.buffers_on(worst)
     message = (
         f"Out of memory on tile {worst}: {plan.footprint[worst]} bytes used but tiles only have {capacity} bytes; "
@@ -447,7 +455,7 @@ def format_report(report: dict, plan: Plan) -> str:
     lines.append(f"  {'tile':>5} {'bytes':>9} {'live':>9}  largest buffers")
     for entry in report["top_tiles"]:
         largest = plan.buffers_on(entry["tile"])[:3]
-        described = ", ".join(f"{plan.describe(b)[:-1]}, at {plan.offsets[b]})" for b in largest)
+        described = ", ".join(f"{plan.describe(b, placed=False)[:-1]}, at {plan.offsets[b]})" for b in largest)
         lines.append(f"  {entry['tile']:>5} {entry['bytes']:>9} {entry['live_bound']:>9}  {described}")
     return "\n".join(lines) + "\n"
 

@@ -19,7 +19,7 @@ from ipu_mlir.target import Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from .layout import Layout, balanced_block
-from .layout_algebra import Partition, collapse_layout, operand_layout, result_layout, shared_loop
+from .layout_algebra import Partition, collapse_layout, expand_layout, operand_layout, result_layout, shared_loop
 from .pass_registry import ModulePass, register_pass
 from .select_entry import public_functions
 from .serialize import split_oversized
@@ -49,8 +49,9 @@ class Plan(ModulePass):
     A matmul or convolution that no cut fits is first split serially, as poplin does, into
     pieces computed one after another (lowering/serialize.py).
     Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
-    fits their loops (no exchange), else cut their result row-major with at least `grain`
-    elements per tile.
+    fits their loops (no exchange) and their pieces fit the budget, else cut their result
+    row-major with at least `grain` elements per tile. Reshapes keep their source's layout when
+    it is a view of the result, else are cut along every dimension a view allows.
 
     Before:
 
@@ -149,37 +150,52 @@ class _Planner:
         self.layouts[op.results[0]] = layout
         op.attributes[ipu.MAPPING_ATTR] = layout.mapping().encode()
 
-    def default_layout(self, shape: tuple[int, ...], splittable: tuple[bool, ...] | None = None, work: int | None = None) -> Layout:
+    def default_layout(self, shape: tuple[int, ...], groups: list[list[int]] | None = None, work: int | None = None) -> Layout:
         """Row-major cut into at most one block per tile, with at least `grain` elements of
-        `work` (default: the elements of the tensor) per tile."""
+        `work` (default: the elements of the tensor) per tile. With reshape `groups`, each group
+        is cut so that a tile's box stays contiguous in it (`collapse_layout`): along its
+        dimensions in order, one index at a time until one is cut into larger blocks (which
+        divide it when indices of outer dimensions were cut), the rest whole."""
         if not shape:
             return Layout((), self.place(1), ())
         tiles = max(1, min(self.target.num_tiles, (work or math.prod(shape)) // self.grain))
         blocks = []
-        for size, can in zip(shape, splittable or (True,) * len(shape)):
-            block = balanced_block(size, tiles) if can else size
-            blocks.append(block)
-            tiles = max(1, tiles // -(-size // block))
+        for group in groups or [[d] for d in range(len(shape))]:
+            outer, whole = 1, False
+            for size in (shape[d] for d in group):
+                block = size if whole else balanced_block(size, tiles)
+                if outer > 1 and size % block:
+                    block = min(b for b in range(block, size + 1) if size % b == 0)
+                blocks.append(block)
+                tiles = max(1, tiles // -(-size // block))
+                outer, whole = outer * size, whole or block > 1
         counts = [-(-s // b) for s, b in zip(shape, blocks)]
         strides = [math.prod(counts[k + 1 :]) for k in range(len(shape))]
         return Layout.blocks(shape, tuple(blocks), self.place(math.prod(counts)), tuple(strides))
 
     def reshape_layout(self, op: ir.OpView) -> Layout:
-        """Expanded-side layouts cut only the first dim of each reassociation group, so the
-        collapsed side is the same buffers viewed with merged dims."""
+        """The source's own layout seen through the reshape when it is one (the same buffers,
+        nothing moves) and within the budget; else the expanded side cut along every dimension
+        a contiguous box allows (`default_layout` with the groups)."""
         source, result = _shape(op.operands[0]), _shape(op.results[0])
-        groups = [list(ir.ArrayAttr(g)) for g in ir.ArrayAttr(op.attributes["reassociation"])]
-        groups = [[ir.IntegerAttr(i).value for i in g] for g in groups]
-        expanded = result if op.operation.name == "tensor.expand_shape" else source
-        firsts = {g[0] for g in groups}
-        layout = self.default_layout(expanded, tuple(d in firsts for d in range(len(expanded))))
-        if op.operation.name == "tensor.expand_shape":
-            return layout
-        return collapse_layout(layout, groups, result)
+        groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+        expanding = op.operation.name == "tensor.expand_shape"
+        view = (expand_layout if expanding else collapse_layout)(self.layouts[op.operands[0]], groups, result)
+        if view is not None and view.is_block and self.tensor_fits(view, op.results[0]):
+            return view
+        layout = self.default_layout(result if expanding else source, groups)
+        return layout if expanding else collapse_layout(layout, groups, result)
+
+    def tensor_fits(self, layout: Layout, value: ir.Value) -> bool:
+        """Whether one tile's block of `value` in `layout` is within the budget."""
+        element_bytes = ipu.element_bytes(ir.RankedTensorType(value.type).element_type)
+        return math.prod(layout.buffer_shape) * element_bytes <= self.budget
 
     def plan_compute(self, op: ir.OpView) -> None:
         space = space_of(op)
         partition = self.reuse_partition(space) if not space.reductions or space.combiner is None else None
+        if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
+            partition = None  # an inherited layout too crowded for this op's pieces: cut afresh
         partition = partition or self.search(space)
         for value, accesses in zip(op.operands, space.operands):
             if value in self.unplaced:
@@ -221,7 +237,10 @@ class _Planner:
             blocks = list(space.extents)
             for d, parts in zip(space.result, layout.dims):
                 blocks[d] = parts.intervals[0][1] - parts.intervals[0][0]
-            return _row_major(space, tuple(blocks), layout.first_tile)
+            partition = _row_major(space, tuple(blocks), layout.first_tile)
+            if _memory(space, partition.blocks, self.target) > self.budget:
+                raise op_error(space.op, f"does not fit in {self.budget} bytes per tile cut over every tile (see ipu-plan memory-fraction)")
+            return partition
         best = self.cheapest(space)
         if best is None:
             raise op_error(space.op, f"does not fit in {self.budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
@@ -299,6 +318,12 @@ def _products(options: list[tuple[int, ...]], limit: int):
             yield from walk(index + 1, product * p, chosen + (p,))
 
     yield from walk(0, 1, ())
+
+
+def _memory(space: Space, blocks: tuple[int, ...], target: Target) -> int:
+    """The bytes one tile's pieces of `space` cut into `blocks` take (operands and result)."""
+    counts = tuple(-(-e // b) for e, b in zip(space.extents, blocks))
+    return _estimate(space, blocks, counts, target, ipu.element_bytes(space.element_type))[1]
 
 
 def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) -> tuple[int, int] | None:

@@ -290,12 +290,10 @@ class _Scheduler:
         result = result_mapping(op)
         groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
         source_shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
-        if op.operation.name == "tensor.expand_shape":
-            source_layout = collapse_layout(result, groups, source_shape)
-        else:
-            source_layout = expand_layout(result, groups, source_shape)
-            if source_layout is None:
-                raise op_error(op, "has a result mapping that does not cut whole rows; replan with ipu-plan")
+        view = collapse_layout if op.operation.name == "tensor.expand_shape" else expand_layout
+        source_layout = view(result, groups, source_shape)
+        if source_layout is None:
+            raise op_error(op, "has a result mapping that does not cut whole rows; replan with ipu-plan")
         buffer = self.bring(op, op.operands[0], source_layout, "reshape")
         if buffer != self.get(op, op.operands[0]).buffer:
             ipu.sync("internal", ip=self.ip)  # the copies land before anything reads them

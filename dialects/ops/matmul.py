@@ -52,6 +52,10 @@ class Matmul(ComputeOp):
             extents.update(zip(value_dims, ir.RankedTensorType(value.type).shape))
         unsigned = is_unsigned(op)
         element_type = input_type(lhs, rhs, out_type.element_type, unsigned)
+        if batch and m and n:
+            shared = _shared_operand(op, lhs, rhs, maps, batch, m, n, k, element_type, unsigned, extents)
+            if shared is not None:
+                return add_init(tb.relayout(shared[0], shared[1], maps[2], out_type.element_type, unsigned), init)
         a = tb.relayout(lhs, maps[0], batch + m + k, element_type, unsigned, extents)
         b = tb.relayout(rhs, maps[1], batch + k + n, element_type, unsigned, extents)
         units = len(batch) + 1  # where the missing m (in a) or n (in b) goes
@@ -125,6 +129,54 @@ class Matmul(ComputeOp):
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         *batch, m, n, k = extents
         return cost_model.matmul_work(math.prod(batch), m, n, k, ir.ShapedType(op.operands[0].type).element_type, target)
+
+
+def _shared_operand(op, lhs, rhs, maps, batch, m, n, k, element_type, unsigned, extents) -> tuple[ir.Value, list[int]] | None:
+    """A batched product one of whose operands is the same for every batch index (torch-mlir's
+    `nn.Linear` on a batch of sequences: `batch_matmul(x, broadcast(W))`) as one matmul on the
+    batch folded into the other operand's rows (or columns), so the shared operand exists
+    once instead of once per batch index. Returns the product and its loops; None otherwise."""
+    rhs_source, rhs_dims = _broadcast_source(rhs, maps[1])
+    lhs_source, lhs_dims = _broadcast_source(lhs, maps[0])
+    rank = len(batch) + 1
+    out_type = ir.RankedTensorType(op.results[0].type).element_type
+    if not set(batch) & set(rhs_dims) and set(batch) <= set(maps[0]):  # x @ W: (B*M, K) x (K, N)
+        a = tb.collapse(tb.relayout(lhs, maps[0], batch + m + k, element_type, unsigned), [list(range(rank)), [rank]])
+        b = tb.relayout(rhs_source, rhs_dims, k + n, element_type, unsigned)
+        product = ipu.matmul(a, b, element_type=out_type).result
+        shape = [extents[d] for d in batch + m + n]
+        return tb.expand(product, [list(range(rank)), [rank]], shape), batch + m + n
+    if not set(batch) & set(lhs_dims) and set(batch) <= set(maps[1]):  # W @ x: (M, K) x (K, B*N)
+        a = tb.relayout(lhs_source, lhs_dims, m + k, element_type, unsigned)
+        b = tb.collapse(tb.relayout(rhs, maps[1], k + batch + n, element_type, unsigned), [[0], list(range(1, rank + 1))])
+        product = ipu.matmul(a, b, element_type=out_type).result
+        shape = [extents[d] for d in m + batch + n]
+        return tb.expand(product, [[0], list(range(1, rank + 1))], shape), m + batch + n
+    return None
+
+
+def _broadcast_source(value: ir.Value, dims: list[int]) -> tuple[ir.Value, list[int]]:
+    """The tensor `value` copies along more dimensions (a `linalg.broadcast`, or a
+    `linalg.generic` yielding its one input through a projected permutation) and the loops of
+    its dimensions given `dims`, the loops of `value`'s; `value` and `dims` if it is no such
+    copy."""
+    if not isinstance(value, ir.OpResult):
+        return value, dims
+    op = value.owner
+    name = op.operation.name
+    if name == "linalg.broadcast":
+        added = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        return op.operands[0], [d for i, d in enumerate(dims) if i not in added]
+    if name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return value, dims
+    body = list(op.regions[0].blocks[0].operations)
+    block = op.regions[0].blocks[0]
+    if len(body) != 1 or list(body[0].operands) != [block.arguments[0]]:
+        return value, dims
+    source_map, result_map = (_dims_of(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"]))
+    if source_map is None or result_map is None or len(result_map) != len(dims):
+        return value, dims
+    return op.operands[0], [dims[result_map.index(loop)] for loop in source_map]
 
 
 def _dims_of(amap: ir.AffineMap) -> list[int] | None:

@@ -9,8 +9,8 @@
 // All three are live together; only tile 3 holds all of them: 40000 + 24000 + 4000 bytes.
 
 module attributes {ipu.target = "tiny"} {
-  // expected-error@+2 {{Out of memory on tile 3: 68000 bytes used but tiles only have 65536 bytes; largest buffers there: @big (40000 B, live ops 0-4), @mid (24000 B, live ops 1-5), @small (4000 B, live ops 2-6)}}
-  // NOREUSE: out-of-memory.mlir:[[@LINE+1]]:3: error: Out of memory on tile 3: 68000 bytes used but tiles only have 65536 bytes; largest buffers there: @big (40000 B, live ops 0-4), @mid (24000 B, live ops 1-5), @small (4000 B, live ops 2-6)
+  // expected-error-re@+2 {{Out of memory on tile 3: 68000 bytes used but tiles only have 65536 bytes; largest buffers there: @big (40000 B, live ops 0-4, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @mid (24000 B, live ops 1-5, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @small (4000 B, live ops 2-6, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3)}}
+  // NOREUSE: out-of-memory.mlir:[[@LINE+1]]:3: error: Out of memory on tile 3: 68000 bytes used but tiles only have 65536 bytes; largest buffers there: @big (40000 B, live ops 0-4, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @mid (24000 B, live ops 1-5, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @small (4000 B, live ops 2-6, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3)
   "ipu.buffer"() {sym_name = "big", tiles = array<i64: 0, 16, 1>, type = memref<10000xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "mid", tiles = array<i64: 2, 4, 1>, type = memref<6000xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "small", tiles = array<i64: 3, 1, 1>, type = memref<1000xf32>} : () -> ()
@@ -32,8 +32,8 @@ module attributes {ipu.target = "tiny"} {
 
 module attributes {ipu.target = "tiny"} {
   "ipu.buffer"() {sym_name = "p", tiles = array<i64: 0, 16, 1>, type = memref<7500xf32>} : () -> ()
-  // expected-error@+2 {{Out of memory on tile 0: 70000 bytes used but tiles only have 65536 bytes; largest buffers there: @q (40000 B, live ops 1-3), @p (30000 B, live ops 0-4); 16 tiles are out of memory, tile 0 is the worst}}
-  // NOREUSE: out-of-memory.mlir:[[@LINE+1]]:3: error: Out of memory on tile 0: 70000 bytes used but tiles only have 65536 bytes; largest buffers there: @q (40000 B, live ops 1-3), @p (30000 B, live ops 0-4); 16 tiles are out of memory, tile 0 is the worst
+  // expected-error-re@+2 {{Out of memory on tile 0: 70000 bytes used but tiles only have 65536 bytes; largest buffers there: @q (40000 B, live ops 1-3, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @p (30000 B, live ops 0-4, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3); 16 tiles are out of memory, tile 0 is the worst}}
+  // NOREUSE: out-of-memory.mlir:[[@LINE+1]]:3: error: Out of memory on tile 0: 70000 bytes used but tiles only have 65536 bytes; largest buffers there: @q (40000 B, live ops 1-3, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @p (30000 B, live ops 0-4, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3); 16 tiles are out of memory, tile 0 is the worst
   "ipu.buffer"() {sym_name = "q", tiles = array<i64: 0, 16, 1>, type = memref<10000xf32>} : () -> ()
   func.func @everywhere(%a: tensor<120000xf32>, %b: tensor<160000xf32>) -> (tensor<120000xf32>, tensor<160000xf32>) attributes {ipu.program} {
     "ipu.host_to_device"(%a) {buffer = @p, mapping = {grain = 7500 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : (tensor<120000xf32>) -> ()
@@ -51,7 +51,7 @@ module attributes {ipu.target = "tiny"} {
 // no error here, but with reuse=false the tile needs 80000 bytes.
 
 module attributes {ipu.target = "tiny"} {
-  // NOREUSE: out-of-memory.mlir:[[@LINE+1]]:3: error: Out of memory on tile 0: 80000 bytes used but tiles only have 65536 bytes; largest buffers there: @first (40000 B, live ops 0-2), @second (40000 B, live ops 4-6); 16 tiles are out of memory, tile 0 is the worst
+  // NOREUSE: out-of-memory.mlir:[[@LINE+1]]:3: error: Out of memory on tile 0: 80000 bytes used but tiles only have 65536 bytes; largest buffers there: @first (40000 B, live ops 0-2, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @second (40000 B, live ops 4-6, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3); 16 tiles are out of memory, tile 0 is the worst
   "ipu.buffer"() {sym_name = "first", tiles = array<i64: 0, 16, 1>, type = memref<10000xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "second", tiles = array<i64: 0, 16, 1>, type = memref<10000xf32>} : () -> ()
   func.func @one_after_the_other(%a: tensor<160000xf32>, %b: tensor<160000xf32>) -> (tensor<160000xf32>, tensor<160000xf32>) attributes {ipu.program} {
@@ -73,7 +73,7 @@ module attributes {ipu.target = "tiny"} {
 // tile holds more than two of them. The message says so.
 
 module attributes {ipu.target = "tiny"} {
-  // expected-error@+1 {{Out of memory on tile 0: 72000 bytes used but tiles only have 65536 bytes; largest buffers there: @a (28000 B, live ops 0-4), @b (16000 B, live ops 1-5) (at most 44000 bytes are live at once there: buffers' offsets, shared by all their tiles, leave gaps); 2 tiles are out of memory, tile 0 is the worst}}
+  // expected-error-re@+1 {{Out of memory on tile 0: 72000 bytes used but tiles only have 65536 bytes; largest buffers there: @a (28000 B, live ops 0-4, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3), @b (16000 B, live ops 1-5, placed by the op at {{.*}}out-of-memory.mlir:{{[0-9]+}}:3) (at most 44000 bytes are live at once there: buffers' offsets, shared by all their tiles, leave gaps); 2 tiles are out of memory, tile 0 is the worst}}
   "ipu.buffer"() {sym_name = "a", tiles = array<i64: 0, 2, 1>, type = memref<7000xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "b", tiles = array<i64: 0, 2, 2>, type = memref<4000xf32>} : () -> ()
   "ipu.buffer"() {sym_name = "c", tiles = array<i64: 1, 2, 1>, type = memref<7000xf32>} : () -> ()
