@@ -30,7 +30,9 @@ defines them:
   updates of each position from the combiner's identity, then combines that with the original
   (a reduction whose init is a function argument made the ExecutionEngine reference fail to
   link, "Symbols not found: [ ockfile ]"); a region yielding the update overwrites, the last update to a position winning,
-  as the sequential loop does (and PyTorch on CPU). Indices out of range write nothing.
+  as the sequential loop does (and PyTorch on CPU). A negative index counts from the end, as
+  in PyTorch (torch-mlir passes it through, and its loops would write out of bounds); indices
+  out of range write nothing (PyTorch raises).
 """
 
 from __future__ import annotations
@@ -120,6 +122,9 @@ def _convert(op: ir.Operation) -> None:
     rewrite = {"scan": _scan, "sort": _sort, "scatter": _scatter}.get(kind)
     if rewrite is None:
         raise _refusal(op, "is not converted by ipu-convert-tm-tensor")
+    for value in [*op.operands, *op.results]:
+        if not isinstance(value.type, ir.RankedTensorType) or not value.type.has_static_shape:
+            raise _refusal(op, f"has dynamic shapes ({value.type}), which ipu-mlir does not support")
     with ir.InsertionPoint(op), op.location:
         replacements = rewrite(op)
     for result, value in zip(op.results, replacements):
@@ -297,11 +302,16 @@ def _scatter(op: ir.Operation) -> list[ir.Value]:
     column_maps = [_map(rank + 1, [rank])] * len(columns)
     at_position = _map(rank + 1, range(rank))
 
+    sizes = [_constant(ir.IntegerAttr.get(index_type, target.shape[d])) for d in dimension_map]
+
     def matches(column_values: Sequence[ir.Value]) -> ir.Value:
-        conditions = [_cmpi(_EQ, value, _index(d, index_type)) for value, d in zip(column_values, dimension_map)]
-        match = conditions[0]
-        for condition in conditions[1:]:
-            match = _op("arith.andi", match, condition)
+        """Whether the update's index row names this position; a negative index counts from
+        the end, as in PyTorch (torch-mlir passes it through unchanged)."""
+        match = None
+        for value, d, size in zip(column_values, dimension_map, sizes):
+            position = _index(d, index_type)
+            condition = _op("arith.ori", _cmpi(_EQ, value, position), _cmpi(_EQ, _op("arith.addi", value, size), position))
+            match = condition if match is None else _op("arith.andi", match, condition)
         return match
 
     same = _map(rank, range(rank))

@@ -94,6 +94,7 @@ def _cases() -> dict[str, tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]:
         "scatter_add": (ScatterAdd(), (x, torch.randint(0, 24, (4, 9)), torch.randn(4, 9))),
         "scatter": (Scatter(), (x, _distinct_columns(4, 24)[:, :7], torch.randn(4, 7))),
         "index_put": (IndexPut(False), (x, torch.tensor([3, 0]), torch.randn(2, 24))),
+        "index_put-negative": (IndexPut(False), (x, torch.tensor([-1, 1]), torch.randn(2, 24))),
         "index_put-accumulate": (IndexPut(True), (x, torch.tensor([1, 3, 1, 1]), torch.randn(4, 24))),
         "index_add": (IndexAdd(), (x, torch.tensor([2, 0, 2]), torch.randn(3, 24))),
     }

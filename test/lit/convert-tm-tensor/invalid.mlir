@@ -57,3 +57,19 @@
     "func.return"(%0) : (tensor<8xf32>) -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// Dynamic shapes (a boolean-mask index_put: its row count depends on the data).
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<24xi64>, tensor<?x1xi64>, tensor<?xi64>) -> tensor<24xi64>, sym_name = "dynamic"}> ({
+  ^bb0(%x: tensor<24xi64>, %i: tensor<?x1xi64>, %u: tensor<?xi64>):
+    // expected-error@+1 {{'tm_tensor.scatter' op has dynamic shapes (tensor<?xi64>), which ipu-mlir does not support}}
+    %0 = "tm_tensor.scatter"(%u, %i, %x) <{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}> ({
+    ^bb0(%a: i64, %b: i64):
+      %s = "arith.addi"(%b, %a) : (i64, i64) -> i64
+      "tm_tensor.yield"(%s) : (i64) -> ()
+    }) : (tensor<?xi64>, tensor<?x1xi64>, tensor<24xi64>) -> tensor<24xi64>
+    "func.return"(%0) : (tensor<24xi64>) -> ()
+  }) : () -> ()
+}) : () -> ()

@@ -1,8 +1,9 @@
 // RUN: ipu-opt %s --allow-unregistered-dialect --split-input-file -p 'builtin.module(ipu-convert-tm-tensor)' | FileCheck %s
 
 // x.index_put((rows,), values, accumulate=True) as torch-mlir exports it: each index column
-// becomes a vector (a slice); the updates naming a position are folded from the combiner's
-// identity over the update loop (d2), then added to the original.
+// becomes a vector (a slice); the updates naming a position (a negative index counting from
+// the end, as in PyTorch) are folded from the combiner's identity over the update loop (d2),
+// then added to the original.
 
 // CHECK-DAG: #[[UPDATE:.*]] = affine_map<(d0, d1, d2) -> (d2, 0, d1)>
 // CHECK-DAG: #[[COLUMN:.*]] = affine_map<(d0, d1, d2) -> (d2)>
@@ -12,8 +13,11 @@
 // CHECK: %[[FOLDED:.*]] = linalg.generic {indexing_maps = [#[[UPDATE]], #[[COLUMN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[ROWS]] : tensor<2x1x8xf32>, tensor<2xi64>)
 // CHECK: %[[P:.*]] = linalg.index 0 : index
 // CHECK: %[[P64:.*]] = arith.index_cast %[[P]] : index to i64
-// CHECK: %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[P64]] : i64
-// CHECK: arith.select %[[HIT]]
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[ROW:.*]], %[[P64]] : i64
+// CHECK: %[[WRAPPED:.*]] = arith.addi %[[ROW]], %c3_i64 : i64
+// CHECK: %[[FROM_END:.*]] = arith.cmpi eq, %[[WRAPPED]], %[[P64]] : i64
+// CHECK: %[[NAMED:.*]] = arith.ori %[[HIT]], %[[FROM_END]] : i1
+// CHECK: arith.select %[[NAMED]]
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%arg0, %[[FOLDED]] : tensor<3x8xf32>, tensor<3x8xf32>)
 // CHECK: arith.addf
 // CHECK: return %[[SUM]]
