@@ -39,8 +39,9 @@ class _Scope:
 
     target: Target
     symbols: Program
-    # compute-set function name -> [(buffer, tiles written, writer op)]
-    writes: dict[str, list[tuple[str, np.ndarray, ir.OpView]]] = field(default_factory=dict)
+    # (compute-set function name, buffer) -> (per tile: which writer writes it there, or -1;
+    # the writers, vertex groups of the compute set, in order)
+    writes: dict[tuple[str, str], tuple[np.ndarray, list[ir.OpView]]] = field(default_factory=dict)
     # buffer name -> which tiles hold a copy of it (None: its grid is malformed or bad); each
     # buffer is named by many ops, and its grid is checked and listed once
     holders: dict[str, np.ndarray | None] = field(default_factory=dict)
@@ -349,15 +350,22 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
     signature = ir.FunctionType(ir.TypeAttr(codelet.attributes["function_type"]).value)
     _check_edges(op, "argument", "inputs", list(signature.inputs), inputs)
     _check_edges(op, "result", "outputs", list(signature.results), outputs)
-    writes = scope.writes.setdefault(ir.StringAttr(parent.attributes["sym_name"]).value, [])
+    compute_set = ir.StringAttr(parent.attributes["sym_name"]).value
     for buffer in outputs:
-        for name, written, writer in writes:
-            if name == buffer.sym_name:
-                both = np.intersect1d(written, tiles)
-                if both.size:
-                    what = "itself" if writer == op else f"another vertex group (at {writer.location})"
-                    raise op_error(op, f"writes @{name} on tile {both[0]}, which {what} also writes in this compute set")
-        writes.append((buffer.sym_name, tiles, op))
+        key = (compute_set, buffer.sym_name)
+        if key not in scope.writes:
+            scope.writes[key] = (np.full(scope.target.num_tiles, -1, dtype=np.int64), [])
+        writer_of, writers = scope.writes[key]
+        earlier = writer_of[tiles]
+        if (earlier >= 0).any():
+            first = earlier[earlier >= 0].min()  # the first writer met, on its lowest tile shared
+            writer = writers[first]
+            what = "itself" if writer == op else f"another vertex group (at {writer.location})"
+            raise op_error(
+                op, f"writes @{buffer.sym_name} on tile {tiles[earlier == first].min()}, which {what} also writes in this compute set"
+            )
+        writer_of[tiles] = len(writers)
+        writers.append(op)
 
 
 def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Type], buffers: list[ipu.BufferOp]) -> None:
