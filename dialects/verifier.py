@@ -33,6 +33,18 @@ class _ReportedElsewhere(Exception):
     """An op refers to a buffer whose own error is already reported: skip the op's rule."""
 
 
+@dataclass(frozen=True)
+class _Buffer:
+    """A buffer as its users see it."""
+
+    sym_name: str
+    type: ir.MemRefType
+    element_type: ir.Type
+    capacity: int  # elements per tile
+    tiles: TileGrid
+    holders: np.ndarray  # per tile of the target: whether it holds a copy
+
+
 @dataclass
 class _Scope:
     """What rules need beyond the op itself: the target and the module's symbols."""
@@ -42,31 +54,34 @@ class _Scope:
     # (compute-set function name, buffer) -> (per tile: which writer writes it there, or -1;
     # the writers, vertex groups of the compute set, in order)
     writes: dict[tuple[str, str], tuple[np.ndarray, list[ir.OpView]]] = field(default_factory=dict)
-    # buffer name -> which tiles hold a copy of it (None: its grid is malformed or bad); each
-    # buffer is named by many ops, and its grid is checked and listed once
-    holders: dict[str, np.ndarray | None] = field(default_factory=dict)
+    # buffer name -> its facts (None: its grid is malformed or bad): each buffer is named by
+    # many ops, and its type and grid are decoded and checked once
+    buffers: dict[str, _Buffer | None] = field(default_factory=dict)
     grids: dict[TileGrid, np.ndarray] = field(default_factory=dict)
 
-    def buffer(self, op: ir.OpView, role: str, name: str) -> ipu.BufferOp:
-        found = self.symbols.buffer(name)
+    def buffer(self, op: ir.OpView, role: str, name: str) -> _Buffer:
+        if name in self.buffers:
+            found = self.buffers[name]
+        else:
+            found = self.symbols.buffer(name)
+            if found is None:
+                raise op_error(op, f"'{role}' @{name} does not name an ipu.buffer")
+            found = self.buffers[name] = self._facts(found)  # a malformed type is the user's error, each time
         if found is None:
-            raise op_error(op, f"'{role}' @{name} does not name an ipu.buffer")
-        if self.holding(found) is None:
             # The buffer's own rule reports it; its users would only list its bad grid again.
             raise _ReportedElsewhere
         return found
 
-    def holding(self, buffer: ipu.BufferOp) -> np.ndarray | None:
-        """Which of the target's tiles hold a copy of `buffer`; None when its grid is bad."""
-        name = buffer.sym_name
-        if name not in self.holders:
-            try:
-                grid = buffer.tiles
-            except MalformedAttribute:
-                grid = None
-            within = grid is not None and grid.min_tile >= 0 and grid.max_tile < self.target.num_tiles
-            self.holders[name] = self.reached(grid) if within and self.distinct(grid) else None
-        return self.holders[name]
+    def _facts(self, buffer: ipu.BufferOp) -> _Buffer | None:
+        """What users of `buffer` check against; None when its tile grid is bad."""
+        try:
+            grid = buffer.tiles
+        except MalformedAttribute:
+            return None
+        if grid.min_tile < 0 or grid.max_tile >= self.target.num_tiles or not self.distinct(grid):
+            return None
+        memref = buffer.type
+        return _Buffer(buffer.sym_name, memref, memref.element_type, math.prod(memref.shape), grid, self.reached(grid))
 
     def reached(self, grid: TileGrid) -> np.ndarray:
         """`_reached` of a grid within the target, once per grid: ops repeat their grids."""
@@ -209,9 +224,9 @@ def _reached(grid: TileGrid, num_tiles: int) -> np.ndarray:
     return mask
 
 
-def _check_held(op: ir.OpView, verb: str, grid: TileGrid, buffer: ipu.BufferOp, scope: _Scope) -> None:
+def _check_held(op: ir.OpView, verb: str, grid: TileGrid, buffer: _Buffer, scope: _Scope) -> None:
     """Every tile of `grid` holds a copy of `buffer`; else names the first that does not."""
-    holders = scope.holding(buffer)
+    holders = buffer.holders
     if holders[grid.min_tile : grid.max_tile + 1].all() or not (scope.reached(grid) & ~holders).any():
         return
     tiles = grid.tiles()  # only to name the first missing tile in grid order
@@ -222,15 +237,15 @@ def _check_held(op: ir.OpView, verb: str, grid: TileGrid, buffer: ipu.BufferOp, 
 def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
     tensor = static_tensor(op, tensor_type, "tensor")
     buffer = scope.buffer(op, "buffer", op.buffer)
-    if buffer.type.element_type != tensor.element_type:
-        raise op_error(op, f"expects @{op.buffer}'s element type {buffer.type.element_type}, got {tensor.element_type}")
+    if buffer.element_type != tensor.element_type:
+        raise op_error(op, f"expects @{op.buffer}'s element type {buffer.element_type}, got {tensor.element_type}")
     mapping = op.mapping
     _check_mapping(op, "'mapping'", mapping, tensor.shape, scope)
-    capacity = math.prod(buffer.type.shape)
+    capacity = buffer.capacity
     numel = math.prod(tensor.shape)
     if numel > buffer.tiles.count * capacity:  # before counting the elements, which could be very many
         raise op_error(op, f"streams {numel} elements, more than the {buffer.tiles.count} x {capacity} that @{op.buffer} holds")
-    holders = scope.holding(buffer)
+    holders = buffer.holders
     for tile, count in elements_per_tile(mapping, tuple(tensor.shape)).items():
         if not holders[tile]:
             raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{op.buffer}")
@@ -260,9 +275,9 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     """A copy's grids have an entry per transfer, often millions: the checks work on the grids'
     ranges and strides, and list the transfers only to name the culprit of an error."""
     source, dest = scope.buffer(op, "source", op.source), scope.buffer(op, "dest", op.dest)
-    if source.type.element_type != dest.type.element_type:
+    if source.element_type != dest.element_type:
         raise op_error(
-            op, f"expects @{op.source} and @{op.dest} of the same element type, got {source.type.element_type} and {dest.type.element_type}"
+            op, f"expects @{op.source} and @{op.dest} of the same element type, got {source.element_type} and {dest.element_type}"
         )
     size = op.size
     if size <= 0:
@@ -272,7 +287,7 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
         raise op_error(op, f"expects 'src_tiles' and 'dst_tiles' of the same sizes, got {list(src_grid.sizes)} and {list(dst_grid.sizes)}")
     scope.check_grid(op, "src_tiles", src_grid, distinct=False)
     scope.check_grid(op, "dst_tiles", dst_grid, distinct=False)
-    capacity = math.prod(dest.type.shape)
+    capacity = dest.capacity
     if dst_grid.count * size > scope.target.num_tiles * capacity:  # before listing the transfers
         raise op_error(
             op,
@@ -284,7 +299,7 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     src_offsets = _offsets(op, "src_offset", op.src_offset, src_grid)
     dst_offsets = _offsets(op, "dst_offset", op.dst_offset, dst_grid)
     for verb, offsets, grid, buffer in (("reads", src_offsets, src_grid, source), ("writes", dst_offsets, dst_grid, dest)):
-        capacity = math.prod(buffer.type.shape)
+        capacity = buffer.capacity
         if offsets.min_tile >= 0 and offsets.max_tile + size <= capacity:
             continue
         starts = offsets.tiles()
@@ -343,7 +358,7 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
     scope.check_grid(op, "tiles", grid, distinct=True)
     tiles = grid.tiles()  # distinct: one entry per tile
     for buffer in inputs + outputs:
-        missing = tiles[~scope.holding(buffer)[tiles]]
+        missing = tiles[~buffer.holders[tiles]]
         if missing.size:
             raise op_error(op, f"runs on tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
     codelet = scope.function(op, "codelet", op.codelet, ipu.CODELET_ATTR)
@@ -368,20 +383,20 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
         writers.append(op)
 
 
-def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Type], buffers: list[ipu.BufferOp]) -> None:
+def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Type], buffers: list[_Buffer]) -> None:
     """A codelet argument (result) views the leading elements of its buffer, row-major: it has
     the buffer's element type and at most as many elements."""
     if len(types) != len(buffers):
         raise op_error(op, f"expects codelet @{op.codelet} to have {len(buffers)} {what}s, one per buffer in {edge}, got {len(types)}")
     for index, (type_, buffer) in enumerate(zip(types, buffers)):
         view = type_ if isinstance(type_, ir.RankedTensorType) else None
-        if view is None or not view.has_static_shape or view.element_type != buffer.type.element_type:
+        if view is None or not view.has_static_shape or view.element_type != buffer.element_type:
             raise op_error(
                 op,
-                f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.type.element_type} like "
+                f"expects {what} #{index} of codelet @{op.codelet} to be a static tensor of {buffer.element_type} like "
                 f"@{buffer.sym_name}, got {type_}",
             )
-        if math.prod(view.shape) > math.prod(buffer.type.shape):
+        if math.prod(view.shape) > buffer.capacity:
             raise op_error(
                 op,
                 f"expects {what} #{index} of codelet @{op.codelet} ({type_}) to fit in @{buffer.sym_name} ({buffer.type}): "
