@@ -20,13 +20,15 @@ that broadcasts of a buffer to every tile cost edges linear in the tiles, not th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.program import Program
+from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError
 
 # Producers kept per (buffer, tile): a sum over many partials keeps a sample of them.
@@ -34,30 +36,31 @@ _FAN_IN = 4
 _ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
 
-@dataclass
 class _Producers:
-    """The vertices whose data a buffer holds, as (tile, vertex) pairs."""
+    """The vertices whose data a buffer holds: per tile, the newest `_FAN_IN` (-1: none)."""
 
-    tiles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    vertices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    def __init__(self, num_tiles: int):
+        self.table = np.full((num_tiles, _FAN_IN), -1, np.int64)
 
     def add(self, tiles: np.ndarray, vertices: np.ndarray) -> None:
-        tiles, vertices = np.concatenate([self.tiles, tiles]), np.concatenate([self.vertices, vertices])
-        # the newest _FAN_IN per tile: a stable sort by tile keeps arrival order within a tile
-        order = np.argsort(tiles[::-1], kind="stable")
-        tiles, vertices = tiles[::-1][order], vertices[::-1][order]
-        rank = np.arange(tiles.size) - np.searchsorted(tiles, tiles, "left")
-        keep = rank < _FAN_IN
-        self.tiles, self.vertices = tiles[keep], vertices[keep]
+        """Vertices (one per entry of `tiles`, newest last) now hold data on those tiles."""
+        order = np.argsort(tiles, kind="stable")
+        tiles, vertices = tiles[order], vertices[order]
+        unique, first, counts = np.unique(tiles, return_index=True, return_counts=True)
+        rank = np.arange(tiles.size) - np.repeat(first, counts)  # arrival order within a tile
+        position = np.repeat(counts, counts) - 1 - rank  # newest first
+        fresh = np.full((unique.size, _FAN_IN), -1, np.int64)
+        keep = position < _FAN_IN
+        fresh[np.repeat(np.arange(unique.size), counts)[keep], position[keep]] = vertices[keep]
+        old, new, rows = self.table[unique], np.minimum(counts, _FAN_IN), np.arange(unique.size)
+        for slot in range(_FAN_IN):  # the new ones, then as many old ones as still fit
+            self.table[unique, slot] = np.where(slot < new, fresh[:, slot], old[rows, np.maximum(slot - new, 0)])
 
     def on(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(index into `tiles`, producer vertex) for every producer on each of `tiles`."""
-        lo = np.searchsorted(self.tiles, tiles, "left")
-        hi = np.searchsorted(self.tiles, tiles, "right")
-        counts = hi - lo
-        index = np.repeat(np.arange(tiles.size), counts)
-        offsets = np.arange(index.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        return index, self.vertices[np.repeat(lo, counts) + offsets]
+        rows = self.table[tiles]
+        index, slot = np.nonzero(rows >= 0)
+        return index, rows[index, slot]
 
 
 @dataclass
@@ -103,9 +106,9 @@ class _Builder:
         if entry is not None and entry not in names:
             raise IpuError(f"no ipu.program function '{entry}' (found: {', '.join(names) or 'none'})", module.location)
         self.function = programs[0] if entry is None else programs[names.index(entry)]
-        self.target = ir.StringAttr(module.attributes["ipu.target"]).value if "ipu.target" in module.attributes else "?"
+        target = target_of(module)
+        self.target, self.num_tiles = target.name, target.num_tiles
         self.layer_depth = layer_depth
-        self.num_tiles = 0
         self.groups: list[str] = []
         self.group_layer: list[int] = []
         self.layers: dict[str, int] = {}
@@ -125,7 +128,7 @@ class _Builder:
         sources, targets = pairs // max(1, self.num_vertices), pairs % max(1, self.num_vertices)
         return ComputeGraph(
             target=self.target,
-            num_tiles=int(vertex_tile.max(initial=-1)) + 1,
+            num_tiles=self.num_tiles,
             groups=self.groups,
             group_layer=np.array(self.group_layer, np.int64),
             layers=list(self.layers),
@@ -150,37 +153,49 @@ class _Builder:
 
     def _copy(self, op: ipu.CopyOp) -> None:
         source = self.producers.get(op.source)
-        if source is None or not source.tiles.size:
+        if source is None:
             return  # host data: no vertex made it
-        index, vertices = source.on(op.src_tiles.tiles())
+        # grid axes along which neither tile moves repeat one pair of tiles (slices of one message): once
+        src, dst = op.src_tiles, op.dst_tiles
+        moving = [axis for axis, strides in enumerate(zip(src.strides, dst.strides)) if strides != (0, 0)]
+        senders, receivers = (TileGrid(g.first, tuple(g.sizes[a] for a in moving), tuple(g.strides[a] for a in moving)) for g in (src, dst))
+        index, vertices = source.on(senders.tiles())
         if index.size:
-            self.producers.setdefault(op.dest, _Producers()).add(op.dst_tiles.tiles()[index], vertices)
+            self._producers(op.dest).add(receivers.tiles()[index], vertices)
 
     def _execute(self, compute_set: str) -> None:
-        if compute_set in self.first_vertex:
-            return  # run again: the same vertices (Poplar counts a compute set's vertices once)
+        """A compute set's vertices (made at its first run: Poplar counts a compute set's
+        vertices once, however often it runs), fed by the current producers of their inputs."""
         groups = self.program.groups(compute_set)
-        self.first_vertex[compute_set] = []
-        for group in groups:
-            tiles = group.tiles.tiles()
-            ids = np.arange(self.num_vertices, self.num_vertices + tiles.size)
-            self.first_vertex[compute_set].append(self.num_vertices)
-            self.vertex_group.append(np.full(tiles.size, len(self.groups), np.int64))
-            self.vertex_tile.append(tiles)
-            self.groups.append(f"{compute_set}/{group.codelet}")
-            self.group_layer.append(self.layers.setdefault(self._layer(group, compute_set), len(self.layers)))
-            self.num_vertices += tiles.size
-            self.num_edges += group.num_edges
+        if compute_set not in self.first_vertex:
+            self.first_vertex[compute_set] = [self._add_group(group, compute_set) for group in groups]
+        ranges = [(group.tiles.tiles(), first) for group, first in zip(groups, self.first_vertex[compute_set])]
+        for group, (tiles, first) in zip(groups, ranges):
             for buffer in group.inputs:
                 producers = self.producers.get(buffer)
-                if producers is not None and producers.tiles.size:
+                if producers is not None:
                     index, sources = producers.on(tiles)
-                    self.edges.append((sources, ids[index]))
+                    self.edges.append((sources, first + index))
         # outputs after all inputs: the groups of one compute set run in parallel
-        for group, first in zip(groups, self.first_vertex[compute_set]):
-            tiles = group.tiles.tiles()
+        for group, (tiles, first) in zip(groups, ranges):
             for buffer in group.outputs:
-                self.producers.setdefault(buffer, _Producers()).add(tiles, np.arange(first, first + tiles.size))
+                self._producers(buffer).add(tiles, np.arange(first, first + tiles.size))
+
+    def _producers(self, buffer: str) -> _Producers:
+        if buffer not in self.producers:
+            self.producers[buffer] = _Producers(self.num_tiles)
+        return self.producers[buffer]
+
+    def _add_group(self, group: ipu.VertexGroupOp, compute_set: str) -> int:
+        """New vertices for `group`, one per tile of its grid; the first one's id."""
+        tiles, first = group.tiles.tiles(), self.num_vertices
+        self.vertex_group.append(np.full(tiles.size, len(self.groups), np.int64))
+        self.vertex_tile.append(tiles)
+        self.groups.append(f"{compute_set}/{group.codelet}")
+        self.group_layer.append(self.layers.setdefault(self._layer(group, compute_set), len(self.layers)))
+        self.num_vertices += tiles.size
+        self.num_edges += group.num_edges
+        return first
 
     def _layer(self, group: ipu.VertexGroupOp, compute_set: str) -> str:
         """The layer (module path) the location names, else its ATen op, else the compute set's stem."""

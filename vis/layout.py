@@ -1,17 +1,18 @@
 """Positions for the graph's vertices: force-directed on the vertex groups, then expanded.
 
 A compiled model has a few hundred vertex groups but up to millions of vertices, all of a group
-doing the same thing on different tiles. So the force-directed layout (igraph's
-Fruchterman-Reingold, edges weighted by how many vertex edges they stand for) places the
-groups; each group's vertices then fill a disc around its place, in tile order (a sunflower
-spiral, area proportional to the vertex count); a few smoothing steps on the vertex edges pull
-each vertex towards the vertices it talks to, so the bundles between layers show. On ResNet-50
-(138,664 vertices) this takes seconds where igraph's DrL on the vertex graph itself takes
-minutes (docs/pictures.md has the measurements).
+doing the same thing on different tiles. So the force-directed layout (igraph's DrL, edges
+weighted by how many vertex edges they stand for) places the groups; each group's vertices
+then fill a disc around its place, in tile order (a sunflower spiral, area proportional to the
+vertex count); a few smoothing steps on the vertex edges pull each vertex towards the vertices
+it talks to, so the bundles between layers show. On ResNet-50 (138,664 vertices) this takes
+seconds, where igraph's DrL on the vertex graph itself did not finish in 15 minutes
+(docs/pictures.md has the measurements).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import igraph
@@ -46,9 +47,9 @@ def layout(graph: ComputeGraph, seed: int = 0, smoothing: int = 3, progress: Cal
 
 
 def group_layout(graph: ComputeGraph, sizes: np.ndarray, seed: int = 0) -> np.ndarray:
-    """(groups, 2) centres: Fruchterman-Reingold on the group graph, edges weighted by the log
-    of the vertex edges they stand for; consecutive groups of a layer are tied too, so that a
-    layer (a convolution cut into several groups) stays one cluster."""
+    """(groups, 2) centres: DrL on the group graph, edges weighted by the log of the vertex
+    edges they stand for; consecutive groups of a layer are tied too, so that a layer (a
+    convolution cut into several groups) stays one cluster."""
     sources, targets, counts = graph.group_edges()
     keep = sources != targets
     edges = list(zip(sources[keep].tolist(), targets[keep].tolist()))
@@ -58,9 +59,8 @@ def group_layout(graph: ComputeGraph, sizes: np.ndarray, seed: int = 0) -> np.nd
     edges += list(zip(same.tolist(), (same + 1).tolist()))
     weights += [float(np.log1p(sizes.max()))] * same.size
     group_graph = igraph.Graph(n=len(graph.groups), edges=edges)
-    rng = np.random.default_rng(seed)
-    start = rng.random((len(graph.groups), 2)).tolist()
-    coords = group_graph.layout_fruchterman_reingold(weights=weights or None, seed=start, niter=1000, grid="nogrid")
+    random.seed(seed)  # igraph draws DrL's moves from Python's generator: the same picture each run
+    coords = group_graph.layout_drl(weights=weights or None)
     return np.array(coords.coords, float).reshape(-1, 2)
 
 
