@@ -5,10 +5,11 @@ and `index_put` / `scatter` / `scatter_add` / `index_add` to `tm_tensor.scatter`
 bindings do not know that dialect, so the front end prints torch-mlir's output in generic form
 and the ops arrive unregistered. This pass rewrites each into generics the rest of the
 compiler already plans across tiles: reductions over one extra loop whose body compares loop
-indices (`linalg.index`, made iota inputs by `ipu-index-to-iota`). The work is quadratic in the
-scanned, sorted or scattered dimension, which stays small in the models this is for (sequence
-lengths, top-k over a few thousand logits); a sorting network or a log-step scan would be
-cheaper on long dimensions but is a sequence of ops the planner places one by one.
+indices (`linalg.index`, made iota inputs by `ipu-index-to-iota`). That work is quadratic in
+the sorted or scattered dimension (sort: n^2 per row; scatter: updates x positions), fine for
+sequence lengths and top-k over a few thousand logits. A scan takes the masked reduction while
+it is cheap on the target's tiles, else ceil(log2 n) element-wise steps adding a shifted copy
+(Hillis-Steele; `QUADRATIC_SCAN_ELEMENTS_PER_STEP` has the measurements).
 
 The same rewrite runs in front of the ExecutionEngine reference (`frontends.api.
 reference_outputs`): it is plain linalg, upstream semantics only, and what the reference
@@ -29,14 +30,16 @@ defines them:
   (`addf(original, update)`: index_put with accumulate, scatter_add, index_add) folds the
   updates of each position from the combiner's identity, then combines that with the original
   (a reduction whose init is a function argument made the ExecutionEngine reference fail to
-  link, "Symbols not found: [ ockfile ]"); a region yielding the update overwrites, the last update to a position winning,
-  as the sequential loop does (and PyTorch on CPU). A negative index counts from the end, as
+  link, "Symbols not found: [ ockfile ]"); a region yielding the update overwrites, the last
+  update to a position winning, as the sequential loop does (and PyTorch on CPU). A negative index counts from the end, as
   in PyTorch (torch-mlir passes it through, and its loops would write out of bounds); indices
   out of range write nothing (PyTorch raises).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,12 +50,19 @@ from ipu_mlir.dialects.ops.generic import filled, identity_constant
 from ipu_mlir.dialects.ops.space import COMBINERS
 from ipu_mlir.dialects.ops.tensor_builders import generic
 from ipu_mlir.dialects.tm_tensor import DIALECT, describe
+from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, op_error
 
 from .pass_registry import ModulePass, register_pass
 
 # arith.cmpi predicates
 _EQ, _SLT, _SLE, _SGE = 0, 2, 3, 5
+# A scan of n along its dimension is one reduction of (elements x n) points when that is at
+# most this many points per tile per log-step (ceil(log2 n)), else ceil(log2 n) element-wise
+# shifted combines. Measured (bench/tm_tensor.py, cycles masked / log-step): gc200 8x128 535 /
+# 3,574 (89 points per tile, 7 steps), tiny 3x8 326 / 913; gc200 8x1024 9,652 / 4,164 (5.7k
+# points, 10 steps), tiny 8x128 13,092 / 3,818 (8k points, 7 steps), tiny 8x1024 791,044 / 16,109.
+QUADRATIC_SCAN_ELEMENTS_PER_STEP = 256
 
 
 @register_pass
@@ -61,8 +71,9 @@ class ConvertTmTensor(ModulePass):
     """Rewrite torch-mlir's `tm_tensor.scan`, `sort` and `scatter` into `linalg.generic`s.
 
     Each becomes reductions over one extra loop comparing loop indices, which ipu-plan cuts
-    across tiles like any reduction (the module docstring of lowering/convert_tm_tensor.py has
-    the semantics). An op of another unknown dialect, a `tm_tensor` op not converted
+    across tiles like any reduction; a scan too long for that on the target's tiles becomes
+    log2(n) element-wise steps adding a shifted copy instead (the module docstring of
+    lowering/convert_tm_tensor.py has the semantics). An op of another unknown dialect, a `tm_tensor` op not converted
     (`attention`) or a form not converted (a scan region that is not one associative combiner,
     a windowed scatter) is an error at its location naming the ATen ops behind it.
 
@@ -103,10 +114,11 @@ class ConvertTmTensor(ModulePass):
             return ir.WalkResult.ADVANCE
 
         module.walk(visit)  # rewritten after the walk: the walk must not see its own edits
+        tiles = target_of(module).num_tiles if found else 0
         errors = []
         for op in found:
             try:
-                _convert(op)
+                _convert(op, tiles)
             except IpuError as error:
                 errors.append(error)
         if len(errors) == 1:
@@ -115,11 +127,11 @@ class ConvertTmTensor(ModulePass):
             raise ExceptionGroup(f"{self.name} failed", errors)
 
 
-def _convert(op: ir.Operation) -> None:
+def _convert(op: ir.Operation, tiles: int) -> None:
     dialect, _, kind = op.name.partition(".")
     if dialect != DIALECT:
         raise IpuError(f"'{op.name}' is not supported: ipu-mlir does not know the {dialect} dialect", op.location)
-    rewrite = {"scan": _scan, "sort": _sort, "scatter": _scatter}.get(kind)
+    rewrite = {"scan": functools.partial(_scan, tiles=tiles), "sort": _sort, "scatter": _scatter}.get(kind)
     if rewrite is None:
         raise _refusal(op, "is not converted by ipu-convert-tm-tensor")
     for value in [*op.operands, *op.results]:
@@ -140,7 +152,7 @@ def _refusal(op: ir.Operation, why: str) -> IpuError:
 # --- scan ----------------------------------------------------------------------------------
 
 
-def _scan(op: ir.Operation) -> list[ir.Value | None]:
+def _scan(op: ir.Operation, tiles: int) -> list[ir.Value | None]:
     dim = ir.IntegerAttr(op.attributes["dimension"]).value
     inclusive = ir.BoolAttr(op.attributes["inclusive"]).value
     x, _, accumulator = op.operands
@@ -148,28 +160,77 @@ def _scan(op: ir.Operation) -> list[ir.Value | None]:
     if combine is None:
         raise _refusal(op, "has a region that is not one associative combiner of its two arguments (addf, mulf, addi, max, min, ...)")
     source = ir.RankedTensorType(x.type)
-    rank, element = source.rank, source.element_type
+    rank, element, length = source.rank, source.element_type, source.shape[dim]
     identity = identity_constant(combine, element)
+    if math.prod(source.shape) * length <= QUADRATIC_SCAN_ELEMENTS_PER_STEP * tiles * max(1, math.ceil(math.log2(length))):
+        scanned = _masked_scan(x, dim, inclusive, combine, identity, accumulator)
+    else:
+        scanned = _log_step_scan(x, dim, combine, identity)
+        if not inclusive:  # out[j] = init (+) inclusive[j - 1]
+            outer = [d for d in range(rank) if d != dim]
+            shifted = _shifted(scanned, dim, 1, identity)
+            same = _map(rank, range(rank))
+            scanned = generic(
+                [accumulator, shifted],
+                tensor.empty(source.shape, element),
+                [_map(rank, outer), same, same],
+                lambda a, b, _: _op(combine, a, b),
+            )
+    last = None
+    if _used(op.results[1]):  # the accumulator's final value: the last position of the scan
+        last = _slice(scanned, dim, length - 1, ir.RankedTensorType(accumulator.type))
+    return [scanned, last]
+
+
+def _masked_scan(x: ir.Value, dim: int, inclusive: bool, combine: str, identity: ir.Value, accumulator: ir.Value) -> ir.Value:
+    """One reduction over an extra loop k: out[j] folds x[k] for k <= j (k < j from the
+    accumulator's initial value when exclusive)."""
+    source = ir.RankedTensorType(x.type)
+    rank, element = source.rank, source.element_type
     if inclusive:
         init = filled(source.shape, element, identity)
     else:  # out[0] is the accumulator's initial value, broadcast along the scanned dimension
         outer = [d for d in range(rank) if d != dim]
         init = generic(
-            [accumulator],
-            tensor.empty(source.shape, element),
-            [_map(rank, outer), _map(rank, range(rank))],
-            lambda value, _: value,
+            [accumulator], tensor.empty(source.shape, element), [_map(rank, outer), _map(rank, range(rank))], lambda value, _: value
         )
 
     def body(value: ir.Value, acc: ir.Value) -> ir.Value:
         keep = _cmpi(_SLE if inclusive else _SLT, _index(rank), _index(dim))
         return _op(combine, _select(keep, value, identity), acc)
 
-    scanned = generic([x], init, [_map(rank + 1, _replaced(rank, dim, rank)), _map(rank + 1, range(rank))], body, reductions=[rank])
-    last = None
-    if _used(op.results[1]):  # the accumulator's final value: the last position of the scan
-        last = _slice(scanned, dim, source.shape[dim] - 1, ir.RankedTensorType(accumulator.type))
-    return [scanned, last]
+    return generic([x], init, [_map(rank + 1, _replaced(rank, dim, rank)), _map(rank + 1, range(rank))], body, reductions=[rank])
+
+
+def _log_step_scan(x: ir.Value, dim: int, combine: str, identity: ir.Value) -> ir.Value:
+    """Hillis-Steele: y (+)= y shifted by 1, 2, 4, ... along `dim` (ceil(log2 n) element-wise steps)."""
+    source = ir.RankedTensorType(x.type)
+    same = _map(source.rank, range(source.rank))
+    scanned, step = x, 1
+    while step < source.shape[dim]:
+        shifted = _shifted(scanned, dim, step, identity)
+        empty = tensor.empty(source.shape, source.element_type)
+        scanned = generic([scanned, shifted], empty, [same] * 3, lambda a, b, _: _op(combine, a, b))
+        step *= 2
+    return scanned
+
+
+def _shifted(value: ir.Value, dim: int, step: int, fill: ir.Value) -> ir.Value:
+    """`value` moved `step` places up along `dim`, the first `step` filled with `fill`."""
+    source = ir.RankedTensorType(value.type)
+    head, tail = list(source.shape), list(source.shape)
+    head[dim], tail[dim] = step, source.shape[dim] - step
+    kept = tensor.ExtractSliceOp(
+        ir.RankedTensorType.get(tail, source.element_type),
+        value,
+        [],
+        [],
+        [],
+        ir.DenseI64ArrayAttr.get([0] * source.rank),
+        ir.DenseI64ArrayAttr.get(tail),
+        ir.DenseI64ArrayAttr.get([1] * source.rank),
+    ).result
+    return tensor.ConcatOp(source, dim, [filled(head, source.element_type, fill), kept]).result
 
 
 def _combiner(block: ir.Block) -> str | None:
