@@ -251,3 +251,15 @@ def test_too_many_vertices_for_an_svg(graph, monkeypatch, tmp_path) -> None:
     with pytest.raises(IpuError, match="too many for an SVG"):
         api.draw(graph, str(tmp_path / "g.svg"), "small")
     assert not list(tmp_path.iterdir())
+
+
+def test_profile_buffers_and_liveness() -> None:
+    """examples/relu.mlir by hand: x streamed in (superstep 0), y computed from it (1), y's heads
+    gathered onto tile 0 (2), both streamed out (3); tile 0 holds all three."""
+    program = Path(__file__).resolve().parents[2] / "examples" / "relu.mlir"
+    profile = json.loads(frontend_api.load_simulator(program, "tiny").profile.to_json())
+    lives = {b["name"]: (b["kind"], b["bytes_per_tile"], b["tiles"], b["first_step"], b["last_step"]) for b in profile["buffers"]}
+    assert lives == {"x": ("host", 256, 16, 0, 1), "y": ("compute", 256, 16, 1, 3), "head": ("exchange", 256, 1, 2, 3)}
+    live = profile["liveness"]
+    assert (live["tile"], live["bytes_per_step"], live["chip_bytes_per_step"]) == (0, [256, 512, 512, 512], [4096, 8192, 4352, 4352])
+    assert (live["peak_step"], live["peak_bytes"], live["peak_buffers"]) == (1, 512, ["x", "y"])
