@@ -43,12 +43,15 @@ _BETTER = {
 _CASTS = frozenset({"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui"})
 
 
-def rewrite_arg_reduction(generic: ir.OpView) -> bool:
-    """Replaces `generic` if it is an arg-reduction (module docstring); False if it is not."""
-    match = _match(generic)
-    if match is None:
-        return False
-    value, index, x, predicate, e = match
+def rewrite_arg_reductions(function: ir.OpView) -> None:
+    for op in list(function.regions[0].blocks[0].operations):
+        if op.operation.name == "linalg.generic":
+            match = _match(op)
+            if match is not None:
+                _rewrite(op, *match)
+
+
+def _rewrite(generic: ir.OpView, value: int, index: int, x: ir.Value, predicate: str, e: ir.Value) -> None:
     block = generic.regions[0].blocks[0]
     num_inputs = len(generic.operands) - 2
     inputs = list(generic.operands)[:num_inputs]
@@ -59,12 +62,13 @@ def rewrite_arg_reduction(generic: ir.OpView) -> bool:
     combine = block.operations[len(block.operations) - 1].operands[value].owner
     index_type = ir.RankedTensorType(generic.results[index].type)
     with generic.location, ir.InsertionPoint(generic):
+        read = _inputs_of(block, [x], num_inputs)  # the iota the index reads is no input of the value
 
         def best(*arguments: ir.Value) -> ir.Value:
-            mapped = _clone_slice(block, [x], arguments[:num_inputs])
+            mapped = _clone_slice(block, [x], dict(zip([block.arguments[k] for k in read], arguments)))
             return _create(combine.operation.name, [mapped[x], arguments[-1]])
 
-        v = tb.generic(inputs, value_init, [*in_maps, out_map], best, reductions=(reduction,))
+        v = tb.generic([inputs[k] for k in read], value_init, [*(in_maps[k] for k in read), out_map], best, reductions=(reduction,))
         extent = _extent(generic, reduction)
         splat = ir.DenseElementsAttr.get_splat(index_type, ir.IntegerAttr.get(index_type.element_type, extent))
         past_end = ir.Operation.create("arith.constant", results=[index_type], attributes={"value": splat}).results[0]
@@ -72,13 +76,16 @@ def rewrite_arg_reduction(generic: ir.OpView) -> bool:
             "arith.constant", results=[index_type.element_type], attributes={"value": ir.IntegerAttr.get(index_type.element_type, extent)}
         ).results[0]
 
+        both = _inputs_of(block, [x, e], num_inputs)
+
         def first(*arguments: ir.Value) -> ir.Value:
-            mapped = _clone_slice(block, [x, e], arguments[:num_inputs])
-            equal = _compare(mapped[x], arguments[num_inputs], "oeq" if isinstance(x.type, ir.FloatType) else "eq")
+            mapped = _clone_slice(block, [x, e], dict(zip([block.arguments[k] for k in both], arguments)))
+            equal = _compare(mapped[x], arguments[len(both)], "oeq" if isinstance(x.type, ir.FloatType) else "eq")
             candidate = _create("arith.select", [equal, mapped[e], scalar_end])
             return _create("arith.minsi", [candidate, arguments[-1]])
 
-        found = tb.generic([*inputs, v], past_end, [*in_maps, out_map, out_map], first, reductions=(reduction,))
+        both_maps = [in_maps[k] for k in both]
+        found = tb.generic([*(inputs[k] for k in both), v], past_end, [*both_maps, out_map, out_map], first, reductions=(reduction,))
         identity = ir.AffineMap.get_identity(index_type.rank)
         empty = ir.Operation.create("tensor.empty", results=[index_type]).results[0]
 
@@ -89,7 +96,6 @@ def rewrite_arg_reduction(generic: ir.OpView) -> bool:
     generic.results[value].replace_all_uses_with(v)
     generic.results[index].replace_all_uses_with(chosen)
     generic.operation.erase()
-    return True
 
 
 def _match(generic: ir.OpView) -> tuple[int, int, ir.Value, str, ir.Value] | None:
@@ -181,17 +187,30 @@ def _extent(generic: ir.OpView, loop: int) -> int:
     raise AssertionError("a reduction loop no operand is indexed by")  # the linalg verifier rules it out
 
 
-def _clone_slice(block: ir.Block, values: list[ir.Value], arguments: list[ir.Value]) -> dict:
-    """The body ops computing `values`, cloned at the insertion point with the block's input
-    arguments replaced by `arguments`; old value -> new value."""
-    mapped: dict = dict(zip(list(block.arguments)[: len(arguments)], arguments))
+def _slice(block: ir.Block, values: list[ir.Value]) -> tuple[set, set]:
+    """The body ops `values` are computed from, and the block arguments they read."""
     needed: set = set()
+    arguments: set = set()
     pending = list(values)
     while pending:
-        owner = _owner(pending.pop())
-        if owner is not None and owner.operation.parent == block.owner and owner.operation not in needed:
+        value = pending.pop()
+        owner = _owner(value)
+        if owner is None:
+            arguments.add(value.arg_number)
+        elif owner.operation.parent == block.owner and owner.operation not in needed:
             needed.add(owner.operation)
             pending.extend(owner.operands)
+    return needed, arguments
+
+
+def _inputs_of(block: ir.Block, values: list[ir.Value], num_inputs: int) -> list[int]:
+    return sorted(k for k in _slice(block, values)[1] if k < num_inputs)
+
+
+def _clone_slice(block: ir.Block, values: list[ir.Value], mapped: dict) -> dict:
+    """The body ops computing `values`, cloned at the insertion point with block arguments
+    replaced as `mapped` says; old value -> new value."""
+    needed = _slice(block, values)[0]
     for op in block.operations:
         if op.operation in needed:
             clone = op.operation.clone()

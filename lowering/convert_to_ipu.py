@@ -40,7 +40,7 @@ from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.convert import pad_value
 from ipu_mlir.target.diagnostics import IpuError
 
-from .arg_reductions import rewrite_arg_reduction
+from .arg_reductions import rewrite_arg_reductions
 from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
 from .pass_registry import ModulePass, register_pass
 
@@ -125,6 +125,7 @@ class ConvertToIpu(ModulePass):
             rewrite_named_ops(function)
         run_upstream(module, _GENERALIZE)
         for function in _functions(module):
+            rewrite_arg_reductions(function)  # before fusion, which fuses the generics it makes
             _squeeze_unit_outputs(function)  # before fusion, which moves the reshapes it adds
         run_upstream(module, _FUSE)
         for function in _functions(module):
@@ -505,8 +506,7 @@ def _split_results(generic: ir.OpView) -> None:
             if isinstance(current.owner, ir.Block):
                 if current.owner == body and current.arg_number >= num_inputs and current.arg_number != num_inputs + index:
                     if not ir.AffineMapAttr(maps[current.arg_number]).value.is_permutation:
-                        rewrite_arg_reduction(generic)  # reads another result's accumulator: only arg-reductions split
-                        return
+                        return  # reads another result's accumulator
                     extra += [] if current.arg_number in extra else [current.arg_number]
                 continue
             owner = current.owner.operation
