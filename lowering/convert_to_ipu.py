@@ -5,9 +5,10 @@ example; docs/contracts.md fixes what L0 and L1 contain.
 
 Steps, in order:
 
-1. upstream `inline`, `symbol-dce`; results of multi-result generics nobody reads stop
-   being computed (torch-mlir's max-with-index, whose index needs `linalg.index`), and with
-   `drop-asserts` `cf.assert`s go; then `canonicalize`, which erases what they leave;
+1. upstream `inline`, `symbol-dce`; results of multi-result generics nobody reads (and no
+   other result reads the accumulator of) stop being computed, and with `drop-asserts`
+   `cf.assert`s go; then `canonicalize`, which erases what they leave; embedding lookups and
+   `tensor.extract`s at coordinates computed from the inputs become `ipu.gather`s (`gathers.py`);
 2. check the input: types (static shapes, element types), dialects, and every op that will
    not be converted, before anything moves, so that errors point at the ops as written;
 3. rewrite the named ops a compute op's record converts (`ComputeOp.converts`, in
@@ -16,6 +17,7 @@ Steps, in order:
    transposes, casts and reshapes around them;
 4. upstream `convert-elementwise-to-linalg` (arith and math on tensors),
    `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`;
+   arg-reductions (argmax, max with index) become single-result generics (`arg_reductions.py`);
    outputs indexed by a constant (keepdim reductions) are computed squeezed and expanded;
    then `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
 5. give the planner data it can place: slices inserted into a `tensor.empty` side by side
