@@ -91,7 +91,8 @@ class Views:
         return figure
 
     def memory_by_buffer(self) -> plt.Figure:
-        """The largest buffers on the busiest tile, coloured by kind, and the bytes per kind."""
+        """The largest buffers on the busiest tile, coloured by kind, and the bytes per kind live
+        there at the liveness peak."""
         tile = self.profile["liveness"]["tile"]
         buffers = sorted((b for b in self.profile["buffers"] if b["on_busiest_tile"]), key=lambda b: -b["bytes_per_tile"])
         shown = buffers[:TOP_BUFFERS][::-1]
@@ -100,10 +101,13 @@ class Views:
         bars.set_xlabel("bytes")
         bars.set_title(f"largest buffers on tile {tile} ({len(shown)} of {len(buffers)})")
         bars.tick_params(axis="y", labelsize=7)
-        totals = {kind: sum(b["bytes_per_tile"] for b in buffers if b["kind"] == kind) for kind in KIND_COLOURS}
+        # by kind at the peak: the buffers of the whole program would add up past the tile's memory, which they share in turn
+        peak = self.profile["liveness"]["peak_step"]
+        live = [b for b in buffers if b["first_step"] <= peak <= b["last_step"]]
+        totals = {kind: sum(b["bytes_per_tile"] for b in live if b["kind"] == kind) for kind in KIND_COLOURS}
         kinds.bar(list(totals), list(totals.values()), color=list(KIND_COLOURS.values()))
         kinds.set_ylabel("bytes")
-        kinds.set_title(f"by kind on tile {tile}")
+        kinds.set_title(f"by kind, live at the peak (superstep {peak})")
         figure.tight_layout()
         return figure
 
@@ -207,6 +211,13 @@ def _op_name(op: dict) -> str:
     return f"{op['op']} {what} at {op.get('loc', '?')}"
 
 
+def _number(value) -> str:
+    """Integers with thousands separators, floats to 6 significant digits, the rest as they are."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+
+
 def _svg(figure: plt.Figure) -> str:
     out = io.StringIO()
     figure.savefig(out, format="svg")
@@ -227,12 +238,7 @@ section svg { width: 100%; height: auto; }
 def write_html(views: Views, path: str) -> None:
     """One self-contained file: the summary, then every view as inline SVG."""
     summary = views.profile["summary"]
-    rows = "\n".join(
-        f"<tr><td>{escape(key)}</td><td class='n'>{value:,}</td></tr>"
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
-        else f"<tr><td>{escape(key)}</td><td class='n'>{escape(str(value))}</td></tr>"
-        for key, value in summary.items()
-    )
+    rows = "\n".join(f"<tr><td>{escape(key)}</td><td class='n'>{escape(_number(value))}</td></tr>" for key, value in summary.items())
     sections = "\n".join(
         f"<h2>{escape(name.replace('_', ' '))}</h2>\n<section id='{name}'>{_svg(draw())}</section>"
         for name, draw in views.figures().items()

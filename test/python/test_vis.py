@@ -195,7 +195,8 @@ def test_profile_views(profile_path) -> None:
     assert cells.count() == profile["target"]["num_tiles"] == 16 and tile_columns(16) == 4
     on_tile = [b for b in profile["buffers"] if b["on_busiest_tile"]]
     assert len(figures["memory_by_buffer"].axes[0].patches) == min(TOP_BUFFERS, len(on_tile))
-    assert len(figures["memory_by_buffer"].axes[1].patches) == 3
+    kinds = figures["memory_by_buffer"].axes[1].patches
+    assert len(kinds) == 3 and sum(bar.get_height() for bar in kinds) == profile["liveness"]["peak_bytes"]
     assert len(figures["exchange"].axes[0].patches) == len(profile["supersteps"])
     lanes = figures["execution_trace"].axes[0].collections
     assert len(lanes) == 3 and all(len(lane.get_paths()) for lane in lanes)
