@@ -208,6 +208,13 @@ class _Lambda(torch.nn.Module):
         return self.function(*inputs)
 
 
+def _conv_transpose() -> torch.nn.Module:
+    """torch-mlir lowers it to a strided insert_slice of the input into zeros (the input
+    dilation, with the padding and output_padding around it), then a convolution."""
+    torch.manual_seed(0)
+    return torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
+
+
 def _focus(x):
     """YOLOv5's Focus, space-to-depth by strided slices: four phases side by side."""
     return torch.cat([x[:, :, ::2, ::2], x[:, :, 1::2, ::2], x[:, :, ::2, 1::2], x[:, :, 1::2, 1::2]], 1)
@@ -222,6 +229,7 @@ def _interleave(x, y):
 TORCH = {
     "every-other": (lambda: _Lambda(lambda x: x[::2] * 2.0), [(9, 5)]),
     "two-strides": (lambda: _Lambda(lambda x: x[1::3, :, ::2] + 1.0), [(31, 3, 40)]),
+    "conv-transpose": (_conv_transpose, [(1, 4, 9, 9)]),
     "focus": (lambda: _Lambda(_focus), [(1, 3, 16, 16)]),
     "interleave": (lambda: _Lambda(_interleave), [(2, 3, 8), (2, 3, 8)]),
 }
