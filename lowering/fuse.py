@@ -119,6 +119,8 @@ class _Fuser:
                 return None
             if set(b.outputs) & (read_by_a | {produced}):
                 return None
+            if self.box_type(a, None) != self.box_type(b, b.inputs.index(produced)):
+                return None  # B reads X through a reshape (a view: same bytes, another shape)
         for copy in copies:
             (source,), (dest,) = self.program.accesses(copy)
             if produced in (source, dest) or dest in read_by_a:
@@ -126,6 +128,11 @@ class _Fuser:
         if self.other_uses(produced, groups_a + groups_b):
             return None
         return sync, copies, second, groups_a, groups_b, produced
+
+    def box_type(self, group, index: int | None) -> ir.Type:
+        """The type of a group's codelet input `index`, or of its result (None)."""
+        signature = ir.FunctionType(ir.TypeAttr(self.program.lookup(group.codelet).attributes["function_type"]).value)
+        return signature.results[0] if index is None else signature.inputs[index]
 
     def other_uses(self, buffer: str, allowed: list) -> bool:
         """Whether any op but the vertex groups `allowed` names `buffer`."""
