@@ -58,6 +58,9 @@ class _Scope:
     # many ops, and its type and grid are decoded and checked once
     buffers: dict[str, _Buffer | None] = field(default_factory=dict)
     grids: dict[TileGrid, np.ndarray] = field(default_factory=dict)
+    # a grid attribute (an offset attribute with its grid's sizes) -> its decoding: copies
+    # repeat their grids, and MLIR uniques attributes
+    decoded: dict[ir.Attribute | tuple[ir.Attribute, tuple[int, ...]], TileGrid] = field(default_factory=dict)
 
     def buffer(self, op: ir.OpView, role: str, name: str) -> _Buffer:
         if name in self.buffers:
@@ -82,6 +85,13 @@ class _Scope:
             return None
         memref = buffer.type
         return _Buffer(buffer.sym_name, memref, memref.element_type, math.prod(memref.shape), grid, self.reached(grid))
+
+    def grid(self, op: ir.OpView, name: str) -> TileGrid:
+        """The tile grid attribute `name` of `op`, decoded once per distinct attribute."""
+        attr = op.attributes[name]
+        if attr not in self.decoded:
+            self.decoded[attr] = getattr(op, name)  # the op's accessor: its errors name the attribute
+        return self.decoded[attr]
 
     def reached(self, grid: TileGrid) -> np.ndarray:
         """`_reached` of a grid within the target, once per grid: ops repeat their grids."""
@@ -261,14 +271,18 @@ def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
     _check_stream(op, op.result.type, scope)
 
 
-def _offsets(op: ipu.CopyOp, role: str, offset: tuple[int, ...], grid: TileGrid) -> TileGrid:
+def _offsets(op: ipu.CopyOp, role: str, grid: TileGrid, scope: _Scope) -> TileGrid:
     """The first element each transfer reads or writes: affine in the transfer's grid index,
-    like its tile, so a grid too."""
-    if len(offset) != 1 + len(grid.sizes):
-        raise op_error(
-            op, f"expects '{role}' to have {1 + len(grid.sizes)} entries (a base and one stride per grid dimension), got {len(offset)}"
-        )
-    return TileGrid(offset[0], grid.sizes, offset[1:])
+    like its tile, so a grid too (decoded once per distinct attribute and grid shape)."""
+    key = (op.attributes[role], grid.sizes)
+    if key not in scope.decoded:
+        offset = getattr(op, role)
+        if len(offset) != 1 + len(grid.sizes):
+            raise op_error(
+                op, f"expects '{role}' to have {1 + len(grid.sizes)} entries (a base and one stride per grid dimension), got {len(offset)}"
+            )
+        scope.decoded[key] = TileGrid(offset[0], grid.sizes, offset[1:])
+    return scope.decoded[key]
 
 
 def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
@@ -282,7 +296,7 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     size = op.size
     if size <= 0:
         raise op_error(op, f"expects a positive 'size', got {size}")
-    src_grid, dst_grid = op.src_tiles, op.dst_tiles
+    src_grid, dst_grid = scope.grid(op, "src_tiles"), scope.grid(op, "dst_tiles")
     if src_grid.sizes != dst_grid.sizes:
         raise op_error(op, f"expects 'src_tiles' and 'dst_tiles' of the same sizes, got {list(src_grid.sizes)} and {list(dst_grid.sizes)}")
     scope.check_grid(op, "src_tiles", src_grid, distinct=False)
@@ -296,8 +310,8 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
         )
     _check_held(op, "sends from", src_grid, source, scope)
     _check_held(op, "sends to", dst_grid, dest, scope)
-    src_offsets = _offsets(op, "src_offset", op.src_offset, src_grid)
-    dst_offsets = _offsets(op, "dst_offset", op.dst_offset, dst_grid)
+    src_offsets = _offsets(op, "src_offset", src_grid, scope)
+    dst_offsets = _offsets(op, "dst_offset", dst_grid, scope)
     for verb, offsets, grid, buffer in (("reads", src_offsets, src_grid, source), ("writes", dst_offsets, dst_grid, dest)):
         capacity = buffer.capacity
         if offsets.min_tile >= 0 and offsets.max_tile + size <= capacity:
@@ -354,7 +368,7 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
         raise op_error(op, f"expects to be directly inside a func.func marked {ipu.COMPUTE_SET_ATTR}")
     inputs = [scope.buffer(op, "inputs", name) for name in op.inputs]
     outputs = [scope.buffer(op, "outputs", name) for name in op.outputs]
-    grid = op.tiles
+    grid = scope.grid(op, "tiles")
     scope.check_grid(op, "tiles", grid, distinct=True)
     tiles = grid.tiles()  # distinct: one entry per tile
     for buffer in inputs + outputs:
