@@ -7,7 +7,8 @@ and the ops arrive unregistered. This pass rewrites each into generics the rest 
 compiler already plans across tiles: reductions over one extra loop whose body compares loop
 indices (`linalg.index`, made iota inputs by `ipu-index-to-iota`). That work is quadratic in
 the sorted or scattered dimension (sort: n^2 per row; scatter: updates x positions), fine for
-sequence lengths and top-k over a few thousand logits. A scan takes the masked reduction while
+sequence lengths; a sort read only through its first k <= `SELECTION_MAX_K` positions (topk)
+takes k rounds of selection instead (k x n per row). A scan takes the masked reduction while
 it is cheap on the target's tiles, else ceil(log2 n) element-wise steps adding a shifted copy
 (Hillis-Steele; `QUADRATIC_SCAN_ELEMENTS_PER_STEP` has the measurements).
 
@@ -24,7 +25,8 @@ defines them:
 - sort: a stable sort by the region's comparator `c(a, b)` (true: `a` may stay before `b`),
   every operand permuted alike. Element `k` lands before element `i` when `c(x_k, x_i)` and not
   `c(x_i, x_k)`, or when both agree (a tie) and `k < i`; the rank of `i` counts those `k`, and
-  each output position picks the element of that rank.
+  each output position picks the element of that rank. Selection (topk) finds, k times, the
+  first remaining value and the lowest position holding it: the same order.
 - scatter: update `n` goes to the position its index row names (`dimension_map`), the
   update's other dimensions along the original's trailing ones. A combining region
   (`addf(original, update)`: index_put with accumulate, scatter_add, index_add) folds the
@@ -53,16 +55,18 @@ from ipu_mlir.dialects.tm_tensor import DIALECT, describe
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, op_error
 
+from . import tm_tensor_builders as build
 from .pass_registry import ModulePass, register_pass
 
-# arith.cmpi predicates
-_EQ, _SLT, _SLE, _SGE = 0, 2, 3, 5
 # A scan of n along its dimension is one reduction of (elements x n) points when that is at
 # most this many points per tile per log-step (ceil(log2 n)), else ceil(log2 n) element-wise
 # shifted combines. Measured (bench/tm_tensor.py, cycles masked / log-step): gc200 8x128 535 /
 # 3,574 (89 points per tile, 7 steps), tiny 3x8 326 / 913; gc200 8x1024 9,652 / 4,164 (5.7k
 # points, 10 steps), tiny 8x128 13,092 / 3,818 (8k points, 7 steps), tiny 8x1024 791,044 / 16,109.
 QUADRATIC_SCAN_ELEMENTS_PER_STEP = 256
+# The first k positions of a sort (topk) by k rounds of selection up to this k (each round a few
+# reductions over the row: IR grows with k), by ranking every element beyond it.
+SELECTION_MAX_K = 16
 
 
 @register_pass
@@ -169,16 +173,16 @@ def _scan(op: ir.Operation, tiles: int) -> list[ir.Value | None]:
         if not inclusive:  # out[j] = init (+) inclusive[j - 1]
             outer = [d for d in range(rank) if d != dim]
             shifted = _shifted(scanned, dim, 1, identity)
-            same = _map(rank, range(rank))
+            same = build.map(rank, range(rank))
             scanned = generic(
                 [accumulator, shifted],
                 tensor.empty(source.shape, element),
-                [_map(rank, outer), same, same],
-                lambda a, b, _: _op(combine, a, b),
+                [build.map(rank, outer), same, same],
+                lambda a, b, _: build.op(combine, a, b),
             )
     last = None
-    if _used(op.results[1]):  # the accumulator's final value: the last position of the scan
-        last = _slice(scanned, dim, length - 1, ir.RankedTensorType(accumulator.type))
+    if build.used(op.results[1]):  # the accumulator's final value: the last position of the scan
+        last = build.slice(scanned, dim, length - 1, ir.RankedTensorType(accumulator.type))
     return [scanned, last]
 
 
@@ -192,25 +196,30 @@ def _masked_scan(x: ir.Value, dim: int, inclusive: bool, combine: str, identity:
     else:  # out[0] is the accumulator's initial value, broadcast along the scanned dimension
         outer = [d for d in range(rank) if d != dim]
         init = generic(
-            [accumulator], tensor.empty(source.shape, element), [_map(rank, outer), _map(rank, range(rank))], lambda value, _: value
+            [accumulator],
+            tensor.empty(source.shape, element),
+            [build.map(rank, outer), build.map(rank, range(rank))],
+            lambda value, _: value,
         )
 
     def body(value: ir.Value, acc: ir.Value) -> ir.Value:
-        keep = _cmpi(_SLE if inclusive else _SLT, _index(rank), _index(dim))
-        return _op(combine, _select(keep, value, identity), acc)
+        keep = build.cmpi(build.SLE if inclusive else build.SLT, build.index(rank), build.index(dim))
+        return build.op(combine, build.select(keep, value, identity), acc)
 
-    return generic([x], init, [_map(rank + 1, _replaced(rank, dim, rank)), _map(rank + 1, range(rank))], body, reductions=[rank])
+    return generic(
+        [x], init, [build.map(rank + 1, build.replaced(rank, dim, rank)), build.map(rank + 1, range(rank))], body, reductions=[rank]
+    )
 
 
 def _log_step_scan(x: ir.Value, dim: int, combine: str, identity: ir.Value) -> ir.Value:
     """Hillis-Steele: y (+)= y shifted by 1, 2, 4, ... along `dim` (ceil(log2 n) element-wise steps)."""
     source = ir.RankedTensorType(x.type)
-    same = _map(source.rank, range(source.rank))
+    same = build.map(source.rank, range(source.rank))
     scanned, step = x, 1
     while step < source.shape[dim]:
         shifted = _shifted(scanned, dim, step, identity)
         empty = tensor.empty(source.shape, source.element_type)
-        scanned = generic([scanned, shifted], empty, [same] * 3, lambda a, b, _: _op(combine, a, b))
+        scanned = generic([scanned, shifted], empty, [same] * 3, lambda a, b, _: build.op(combine, a, b))
         step *= 2
     return scanned
 
@@ -255,33 +264,169 @@ def _position(arguments: list[ir.Value]) -> Callable[[ir.Value], int]:
 def _sort(op: ir.Operation) -> list[ir.Value | None]:
     dim = ir.IntegerAttr(op.attributes["dimension"]).value
     operands = list(op.operands)
+    length = ir.RankedTensorType(operands[0].type).shape[dim]
+    # topk: every reader takes the first k positions; those are computed alone, and the slices
+    # read them instead (now whole, or still the first k of a larger k).
+    used = [m for m, result in enumerate(op.results) if build.used(result)]
+    leading = {m: _leading_slices(op.results[m], dim) for m in used}
+    firsts = None
+    if all(leading.values()):
+        count = max(ir.RankedTensorType(s.result.type).shape[dim] for slices in leading.values() for s in slices)
+        selector = _selector(op.regions[0].blocks[0])
+        if selector is not None and count <= SELECTION_MAX_K:
+            firsts = _selected(operands, used, dim, count, *selector)
+        else:
+            ranks = _ranks(op, dim)
+            firsts = {m: _permuted(operands[m], ranks, dim, count) for m in used}
+        for m in used:
+            for slice_op in leading[m]:
+                slice_op.operation.operands[0] = firsts[m]
+        return [None] * len(operands)
+    ranks = _ranks(op, dim)
+    return [_permuted(operands[m], ranks, dim, length) if m in used else None for m in range(len(operands))]
+
+
+def _ranks(op: ir.Operation, dim: int) -> ir.Value:
+    """Each element's final position: how many elements land before it."""
+    operands = list(op.operands)
     source = ir.RankedTensorType(operands[0].type)
     rank = source.rank
     comparator = op.regions[0].blocks[0]
     arguments = list(comparator.arguments)
     # The operands the comparator reads (torch's: the values, not their positions).
-    compared = [m for m in range(len(operands)) if _used(arguments[2 * m]) or _used(arguments[2 * m + 1])]
+    compared = [m for m in range(len(operands)) if build.used(arguments[2 * m]) or build.used(arguments[2 * m + 1])]
     count = len(compared)
-    at_i, at_k = _map(rank + 1, range(rank)), _map(rank + 1, _replaced(rank, dim, rank))
+    at_i, at_k = build.map(rank + 1, range(rank)), build.map(rank + 1, build.replaced(rank, dim, rank))
     i64 = ir.IntegerType.get_signless(64)
-    true = _constant(ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))
-    zero = _constant(ir.IntegerAttr.get(i64, 0))
+    true = build.constant(ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))
+    zero = build.constant(ir.IntegerAttr.get(i64, 0))
 
     def rank_body(*arguments: ir.Value) -> ir.Value:
         at_position, at_other, acc = arguments[:count], arguments[count : 2 * count], arguments[-1]
         forward = _compare(comparator, compared, at_other, at_position)  # c(x_k, x_i)
         reverse = _compare(comparator, compared, at_position, at_other)  # c(x_i, x_k)
-        strictly = _op("arith.andi", forward, _op("arith.xori", reverse, true))
-        tie_before = _op("arith.andi", _cmpi(_EQ, forward, reverse), _cmpi(_SLT, _index(rank), _index(dim)))
-        precedes = _op("arith.ori", strictly, tie_before)
-        return _op("arith.addi", ir.Operation.create("arith.extui", results=[i64], operands=[precedes]).result, acc)
+        strictly = build.op("arith.andi", forward, build.op("arith.xori", reverse, true))
+        tie_before = build.op(
+            "arith.andi", build.cmpi(build.EQ, forward, reverse), build.cmpi(build.SLT, build.index(rank), build.index(dim))
+        )
+        precedes = build.op("arith.ori", strictly, tie_before)
+        return build.op("arith.addi", ir.Operation.create("arith.extui", results=[i64], operands=[precedes]).result, acc)
 
     inputs = [operands[m] for m in compared]
-    ranks = generic(inputs + inputs, filled(source.shape, i64, zero), [at_i] * count + [at_k] * count + [at_i], rank_body, [rank])
-    results: list[ir.Value | None] = []
-    for operand, result in zip(operands, op.results):
-        results.append(_permuted(operand, ranks, dim) if _used(result) else None)
-    return results
+    return generic(inputs + inputs, filled(source.shape, i64, zero), [at_i] * count + [at_k] * count + [at_i], rank_body, [rank])
+
+
+# arith.cmpf / arith.cmpi predicates of a comparator `c(a, b)` that puts the larger or the
+# smaller first, and the reduction finding that one.
+_FIRST_OF = {
+    ("arith.cmpf", 2): "arith.maximumf",  # ogt
+    ("arith.cmpf", 3): "arith.maximumf",  # oge
+    ("arith.cmpf", 4): "arith.minimumf",  # olt
+    ("arith.cmpf", 5): "arith.minimumf",  # ole
+    ("arith.cmpi", 2): "arith.minsi",  # slt
+    ("arith.cmpi", 3): "arith.minsi",  # sle
+    ("arith.cmpi", 4): "arith.maxsi",  # sgt
+    ("arith.cmpi", 5): "arith.maxsi",  # sge
+}
+
+
+def _selector(comparator: ir.Block) -> tuple[str, str] | None:
+    """(compare op, reduction) when the comparator is one comparison `a_0 <op> b_0` of the first
+    operand that orders by value (torch's sort and topk)."""
+    operations = list(comparator.operations)
+    if len(operations) != 2 or operations[-1].operands[0] != operations[0].results[0]:
+        return None
+    compare = operations[0]
+    name = compare.operation.name
+    if name not in ("arith.cmpf", "arith.cmpi") or list(compare.operands) != list(comparator.arguments)[:2]:
+        return None
+    reduction = _FIRST_OF.get((name, ir.IntegerAttr(compare.attributes["predicate"]).value))
+    return (name, reduction) if reduction else None
+
+
+def _selected(operands: list[ir.Value], used: list[int], dim: int, count: int, compare: str, reduction: str) -> dict[int, ir.Value]:
+    """The first `count` positions of a stable sort by the first operand's value, by selection:
+    `count` rounds each finding the first remaining value (a reduction), the lowest position
+    holding it (ties in order), and marking that position taken. Work count x n per row
+    instead of n^2 (topk(5) over a vocabulary)."""
+    values = operands[0]
+    source = ir.RankedTensorType(values.type)
+    rank, length, element = source.rank, source.shape[dim], source.element_type
+    i1, i64 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(64)
+    one = list(source.shape)
+    one[dim] = 1
+    at_k, here = build.map(rank + 1, build.replaced(rank, dim, rank)), build.map(rank + 1, range(rank))
+    same = build.map(rank, range(rank))
+    taken_at = ir.AffineMap.get(rank, 0, [ir.AffineConstantExpr.get(0) if d == dim else ir.AffineDimExpr.get(d) for d in range(rank)])
+    excluded = identity_constant(reduction, element)
+    beyond = build.constant(ir.IntegerAttr.get(i64, length))
+    equal = ir.IntegerAttr.get(i64, 1 if compare == "arith.cmpf" else build.EQ)  # oeq / eq
+    true = build.constant(ir.IntegerAttr.get(i1, 1))
+    taken = filled(source.shape, i1, build.constant(ir.IntegerAttr.get(i1, 0)))
+    rounds: dict[int, list[ir.Value]] = {m: [] for m in used}
+    for _ in range(count):
+        best = generic(
+            [values, taken],
+            filled(one, element, excluded),
+            [at_k, at_k, here],
+            lambda value, gone, acc: build.op(reduction, build.select(gone, excluded, value), acc),
+            [rank],
+        )
+
+        def lowest(value: ir.Value, gone: ir.Value, first: ir.Value, acc: ir.Value) -> ir.Value:
+            same_value = ir.Operation.create(compare, results=[i1], operands=[value, first], attributes={"predicate": equal}).result
+            wanted = build.op("arith.andi", same_value, build.op("arith.xori", gone, true))
+            return build.op("arith.minsi", build.select(wanted, build.index(rank), beyond), acc)
+
+        position = generic([values, taken, best], filled(one, i64, beyond), [at_k, at_k, here, here], lowest, [rank])
+        taken = generic(
+            [taken, position],
+            tensor.empty(source.shape, i1),
+            [same, taken_at, same],
+            lambda gone, chosen, _: build.op("arith.ori", gone, build.cmpi(build.EQ, build.index(dim), chosen)),
+        )
+        for m in used:
+            if m == 0:
+                rounds[m].append(best)
+                continue
+            element_m = ir.RankedTensorType(operands[m].type).element_type
+            pick = _pick(element_m)
+            zero = identity_constant(pick, element_m)
+            rounds[m].append(
+                generic(
+                    [operands[m], position],
+                    filled(one, element_m, zero),
+                    [at_k, here, here],
+                    lambda value, chosen, acc, zero=zero, pick=pick: build.op(
+                        pick, build.select(build.cmpi(build.EQ, build.index(rank), chosen), value, zero), acc
+                    ),
+                    [rank],
+                )
+            )
+    result_shape = list(source.shape)
+    result_shape[dim] = count
+    firsts = {}
+    for m, parts in rounds.items():
+        element_m = ir.RankedTensorType(operands[m].type).element_type
+        firsts[m] = parts[0] if count == 1 else tensor.ConcatOp(ir.RankedTensorType.get(result_shape, element_m), dim, parts).result
+    return firsts
+
+
+def _leading_slices(value: ir.Value, dim: int) -> list[ir.OpView] | None:
+    """The uses of `value` when every one is a unit-stride slice of its first positions along
+    `dim`, whole along the other dimensions; else None."""
+    full = list(ir.RankedTensorType(value.type).shape)
+    uses = [use.owner for use in value.uses]
+    for user in uses:
+        if user.operation.name != "tensor.extract_slice" or len(user.operands) != 1:
+            return None
+        sizes = list(ir.DenseI64ArrayAttr(user.attributes["static_sizes"]))
+        offsets = list(ir.DenseI64ArrayAttr(user.attributes["static_offsets"]))
+        strides = list(ir.DenseI64ArrayAttr(user.attributes["static_strides"]))
+        whole = [size == extent for d, (size, extent) in enumerate(zip(sizes, full)) if d != dim]
+        if any(offsets) or any(stride != 1 for stride in strides) or not all(whole) or len(sizes) != len(full):
+            return None
+    return uses or None
 
 
 def _compare(comparator: ir.Block, compared: Sequence[int], a: Sequence[ir.Value], b: Sequence[ir.Value]) -> ir.Value:
@@ -302,20 +447,23 @@ def _compare(comparator: ir.Block, compared: Sequence[int], a: Sequence[ir.Value
     return mapping.get(condition, condition)
 
 
-def _permuted(values: ir.Value, ranks: ir.Value, dim: int) -> ir.Value:
-    """out[.., p, ..] = values[.., k, ..] for the k whose rank is p (one k per p)."""
+def _permuted(values: ir.Value, ranks: ir.Value, dim: int, positions: int) -> ir.Value:
+    """out[.., p, ..] = values[.., k, ..] for the k whose rank is p (one k per p), for the
+    first `positions` p."""
     source = ir.RankedTensorType(values.type)
     rank, element = source.rank, source.element_type
+    shape = list(source.shape)
+    shape[dim] = positions
     combine = _pick(element)
     identity = identity_constant(combine, element)
 
     def body(position_rank: ir.Value, value: ir.Value, acc: ir.Value) -> ir.Value:
-        here = _cmpi(_EQ, position_rank, _index(dim))
-        return _op(combine, _select(here, value, identity), acc)
+        here = build.cmpi(build.EQ, position_rank, build.index(dim))
+        return build.op(combine, build.select(here, value, identity), acc)
 
-    at_k = _map(rank + 1, _replaced(rank, dim, rank))
-    init = filled(source.shape, element, identity_constant(combine, element))
-    return generic([ranks, values], init, [at_k, at_k, _map(rank + 1, range(rank))], body, reductions=[rank])
+    at_k = build.map(rank + 1, build.replaced(rank, dim, rank))
+    init = filled(shape, element, identity)
+    return generic([ranks, values], init, [at_k, at_k, build.map(rank + 1, range(rank))], body, reductions=[rank])
 
 
 def _pick(element: ir.Type) -> str:
@@ -358,116 +506,59 @@ def _scatter(op: ir.Operation) -> list[ir.Value]:
                 "(only whole dimensions or single indexed positions are converted)",
             )
     index_type = ir.RankedTensorType(indices.type).element_type
-    columns = [_slice(indices, 1, c, ir.RankedTensorType.get([count], index_type)) for c in range(len(dimension_map))]
+    columns = [build.slice(indices, 1, c, ir.RankedTensorType.get([count], index_type)) for c in range(len(dimension_map))]
     update_map = ir.AffineMap.get(rank + 1, 0, update_exprs)
-    column_maps = [_map(rank + 1, [rank])] * len(columns)
-    at_position = _map(rank + 1, range(rank))
+    column_maps = [build.map(rank + 1, [rank])] * len(columns)
+    at_position = build.map(rank + 1, range(rank))
 
-    sizes = [_constant(ir.IntegerAttr.get(index_type, target.shape[d])) for d in dimension_map]
+    sizes = [build.constant(ir.IntegerAttr.get(index_type, target.shape[d])) for d in dimension_map]
 
     def matches(column_values: Sequence[ir.Value]) -> ir.Value:
         """Whether the update's index row names this position; a negative index counts from
         the end, as in PyTorch (torch-mlir passes it through unchanged)."""
         match = None
         for value, d, size in zip(column_values, dimension_map, sizes):
-            position = _index(d, index_type)
-            condition = _op("arith.ori", _cmpi(_EQ, value, position), _cmpi(_EQ, _op("arith.addi", value, size), position))
-            match = condition if match is None else _op("arith.andi", match, condition)
+            position = build.index(d, index_type)
+            condition = build.op(
+                "arith.ori", build.cmpi(build.EQ, value, position), build.cmpi(build.EQ, build.op("arith.addi", value, size), position)
+            )
+            match = condition if match is None else build.op("arith.andi", match, condition)
         return match
 
-    same = _map(rank, range(rank))
+    same = build.map(rank, range(rank))
     if combine is not None:  # the updates folded from the identity, then into the original
         identity = identity_constant(combine, element)
 
         def fold(update: ir.Value, *rest: ir.Value) -> ir.Value:
-            return _op(combine, _select(matches(rest[:-1]), update, identity), rest[-1])
+            return build.op(combine, build.select(matches(rest[:-1]), update, identity), rest[-1])
 
         folded = generic(
             [updates, *columns], filled(target.shape, element, identity), [update_map, *column_maps, at_position], fold, [rank]
         )
         empty = tensor.empty(target.shape, element)
-        return [generic([original, folded], empty, [same] * 3, lambda old, new, _: _op(combine, old, new))]
+        return [generic([original, folded], empty, [same] * 3, lambda old, new, _: build.op(combine, old, new))]
 
     # Overwrite: the last update naming a position wins (-1: none does), then is picked.
     i64 = ir.IntegerType.get_signless(64)
-    none = _constant(ir.IntegerAttr.get(i64, -1))
+    none = build.constant(ir.IntegerAttr.get(i64, -1))
 
     def last(*arguments: ir.Value) -> ir.Value:
-        return _op("arith.maxsi", _select(matches(arguments[:-1]), _index(rank), none), arguments[-1])
+        return build.op("arith.maxsi", build.select(matches(arguments[:-1]), build.index(rank), none), arguments[-1])
 
     winners = generic(columns, filled(target.shape, i64, none), [*column_maps, at_position], last, reductions=[rank])
     pick = _pick(element)
     identity = identity_constant(pick, element)
 
     def chosen(update: ir.Value, winner: ir.Value, acc: ir.Value) -> ir.Value:
-        return _op(pick, _select(_cmpi(_EQ, _index(rank), winner), update, identity), acc)
+        return build.op(pick, build.select(build.cmpi(build.EQ, build.index(rank), winner), update, identity), acc)
 
     picked = generic([updates, winners], filled(target.shape, element, identity), [update_map, at_position, at_position], chosen, [rank])
-    zero = _constant(ir.IntegerAttr.get(i64, 0))
+    zero = build.constant(ir.IntegerAttr.get(i64, 0))
     return [
         generic(
             [winners, picked, original],
             tensor.empty(target.shape, element),
             [same] * 4,
-            lambda winner, new, old, _: _select(_cmpi(_SGE, winner, zero), new, old),
+            lambda winner, new, old, _: build.select(build.cmpi(build.SGE, winner, zero), new, old),
         )
     ]
-
-
-# --- builders ------------------------------------------------------------------------------
-
-
-def _map(loops: int, dims: Sequence[int]) -> ir.AffineMap:
-    return ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in dims])
-
-
-def _replaced(rank: int, dim: int, loop: int) -> list[int]:
-    """The loops 0..rank-1 indexing a tensor, with `dim` read at `loop` instead."""
-    return [loop if d == dim else d for d in range(rank)]
-
-
-def _used(value: ir.Value) -> bool:
-    return any(True for _ in value.uses)
-
-
-def _op(name: str, a: ir.Value, b: ir.Value) -> ir.Value:
-    return ir.Operation.create(name, results=[a.type], operands=[a, b]).result
-
-
-def _select(condition: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
-    return ir.Operation.create("arith.select", results=[a.type], operands=[condition, a, b]).result
-
-
-def _cmpi(predicate: int, a: ir.Value, b: ir.Value) -> ir.Value:
-    i1, i64 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(64)
-    return ir.Operation.create(
-        "arith.cmpi", results=[i1], operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(i64, predicate)}
-    ).result
-
-
-def _index(loop: int, integer: ir.Type | None = None) -> ir.Value:
-    """The generic's loop index `loop` as an integer (i64 by default)."""
-    i64 = ir.IntegerType.get_signless(64)
-    index = ir.Operation.create("linalg.index", results=[ir.IndexType.get()], attributes={"dim": ir.IntegerAttr.get(i64, loop)}).result
-    return ir.Operation.create("arith.index_cast", results=[integer or i64], operands=[index]).result
-
-
-def _constant(attr: ir.Attribute) -> ir.Value:
-    return ir.Operation.create("arith.constant", results=[attr.type], attributes={"value": attr}).result
-
-
-def _slice(value: ir.Value, dim: int, at: int, result: ir.RankedTensorType) -> ir.Value:
-    """`value` at position `at` of dimension `dim`, that dimension dropped (`result`)."""
-    shape = list(ir.RankedTensorType(value.type).shape)
-    offsets, sizes = [0] * len(shape), list(shape)
-    offsets[dim], sizes[dim] = at, 1
-    return tensor.ExtractSliceOp(
-        result,
-        value,
-        [],
-        [],
-        [],
-        ir.DenseI64ArrayAttr.get(offsets),
-        ir.DenseI64ArrayAttr.get(sizes),
-        ir.DenseI64ArrayAttr.get([1] * len(shape)),
-    ).result

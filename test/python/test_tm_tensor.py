@@ -42,8 +42,12 @@ class Sort(torch.nn.Module):
 
 
 class Topk(torch.nn.Module):
+    def __init__(self, k: int = 5, largest: bool = True):
+        super().__init__()
+        self.k, self.largest = k, largest
+
     def forward(self, x):
-        return torch.topk(x, k=5)
+        return torch.topk(x, k=self.k, largest=self.largest)
 
 
 class ScatterAdd(torch.nn.Module):
@@ -91,7 +95,9 @@ def _cases() -> dict[str, tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]:
         "sort": (Sort(), (x,)),
         "sort-ties": (Sort(), (_ties(3, 20),)),
         "sort-descending-dim0-ties": (Sort(0, descending=True), (_ties(12, 3),)),
-        "topk": (Topk(), (x,)),
+        "topk": (Topk(), (x,)),  # by selection: 5 rounds
+        "topk-smallest-int": (Topk(3, largest=False), (torch.randperm(40).reshape(2, 20),)),
+        "topk-20": (Topk(20), (x,)),  # k beyond SELECTION_MAX_K: ranked, the first 20 permuted
         "scatter_add": (ScatterAdd(), (x, torch.randint(0, 24, (4, 9)), torch.randn(4, 9))),
         "scatter": (Scatter(), (x, _distinct_columns(4, 24)[:, :7], torch.randn(4, 7))),
         "index_put": (IndexPut(False), (x, torch.tensor([3, 0]), torch.randn(2, 24))),

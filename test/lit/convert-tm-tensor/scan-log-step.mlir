@@ -20,16 +20,13 @@
 // GC200-LABEL: func.func @cumsum
 // GC200: iterator_types = ["parallel", "parallel", "reduction"]
 // GC200-NOT: tensor.concat
-"builtin.module"() ({
-  "func.func"() <{function_type = (tensor<8x100xf32>) -> tensor<8x100xf32>, sym_name = "cumsum"}> ({
-  ^bb0(%arg0: tensor<8x100xf32>):
-    %0 = "tensor.empty"() : () -> tensor<8x100xf32>
-    %1 = "tensor.empty"() : () -> tensor<8xf32>
-    %2:2 = "tm_tensor.scan"(%arg0, %0, %1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%a: f32, %b: f32):
-      %3 = "arith.addf"(%a, %b) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
-      "tm_tensor.yield"(%3) : (f32) -> ()
-    }) : (tensor<8x100xf32>, tensor<8x100xf32>, tensor<8xf32>) -> (tensor<8x100xf32>, tensor<8xf32>)
-    "func.return"(%2#0) : (tensor<8x100xf32>) -> ()
-  }) : () -> ()
-}) : () -> ()
+func.func @cumsum(%arg0: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %0 = "tensor.empty"() : () -> tensor<8x100xf32>
+  %1 = "tensor.empty"() : () -> tensor<8xf32>
+  %2:2 = "tm_tensor.scan"(%arg0, %0, %1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: f32, %b: f32):
+    %3 = "arith.addf"(%a, %b) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    "tm_tensor.yield"(%3) : (f32) -> ()
+  }) : (tensor<8x100xf32>, tensor<8x100xf32>, tensor<8xf32>) -> (tensor<8x100xf32>, tensor<8xf32>)
+  return %2#0 : tensor<8x100xf32>
+}

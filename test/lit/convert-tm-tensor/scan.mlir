@@ -18,19 +18,16 @@
 // CHECK: %[[S:.*]] = arith.addf %[[V]], %{{.*}} : f32
 // CHECK: linalg.yield %[[S]] : f32
 // CHECK-NOT: tm_tensor
-"builtin.module"() ({
-  "func.func"() <{function_type = (tensor<3x8xf32>) -> tensor<3x8xf32>, sym_name = "cumsum"}> ({
-  ^bb0(%arg0: tensor<3x8xf32>):
-    %0 = "tensor.empty"() : () -> tensor<3x8xf32>
-    %1 = "tensor.empty"() : () -> tensor<3xf32>
-    %2:2 = "tm_tensor.scan"(%arg0, %0, %1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%a: f32, %b: f32):
-      %3 = "arith.addf"(%a, %b) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
-      "tm_tensor.yield"(%3) : (f32) -> ()
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3xf32>) -> (tensor<3x8xf32>, tensor<3xf32>)
-    "func.return"(%2#0) : (tensor<3x8xf32>) -> ()
-  }) : () -> ()
-}) : () -> ()
+func.func @cumsum(%arg0: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %0 = "tensor.empty"() : () -> tensor<3x8xf32>
+  %1 = "tensor.empty"() : () -> tensor<3xf32>
+  %2:2 = "tm_tensor.scan"(%arg0, %0, %1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: f32, %b: f32):
+    %3 = "arith.addf"(%a, %b) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    "tm_tensor.yield"(%3) : (f32) -> ()
+  }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3xf32>) -> (tensor<3x8xf32>, tensor<3xf32>)
+  return %2#0 : tensor<3x8xf32>
+}
 
 // -----
 
@@ -45,15 +42,12 @@
 // CHECK: arith.muli
 // CHECK: %[[LAST:.*]] = tensor.extract_slice %[[SCAN]][3, 0] [1, 3] [1, 1] : tensor<4x3xi32> to tensor<3xi32>
 // CHECK: return %[[SCAN]], %[[LAST]]
-"builtin.module"() ({
-  "func.func"() <{function_type = (tensor<4x3xi32>, tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>), sym_name = "exclusive"}> ({
-  ^bb0(%arg0: tensor<4x3xi32>, %arg1: tensor<3xi32>):
-    %0 = "tensor.empty"() : () -> tensor<4x3xi32>
-    %2:2 = "tm_tensor.scan"(%arg0, %0, %arg1) <{dimension = 0 : i64, inclusive = false, operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%a: i32, %b: i32):
-      %3 = "arith.muli"(%a, %b) : (i32, i32) -> i32
-      "tm_tensor.yield"(%3) : (i32) -> ()
-    }) : (tensor<4x3xi32>, tensor<4x3xi32>, tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>)
-    "func.return"(%2#0, %2#1) : (tensor<4x3xi32>, tensor<3xi32>) -> ()
-  }) : () -> ()
-}) : () -> ()
+func.func @exclusive(%arg0: tensor<4x3xi32>, %arg1: tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>) {
+  %0 = "tensor.empty"() : () -> tensor<4x3xi32>
+  %2:2 = "tm_tensor.scan"(%arg0, %0, %arg1) <{dimension = 0 : i64, inclusive = false, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: i32, %b: i32):
+    %3 = "arith.muli"(%a, %b) : (i32, i32) -> i32
+    "tm_tensor.yield"(%3) : (i32) -> ()
+  }) : (tensor<4x3xi32>, tensor<4x3xi32>, tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>)
+  return %2#0, %2#1 : tensor<4x3xi32>, tensor<3xi32>
+}

@@ -21,19 +21,16 @@
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%arg0, %[[FOLDED]] : tensor<3x8xf32>, tensor<3x8xf32>)
 // CHECK: arith.addf
 // CHECK: return %[[SUM]]
-"builtin.module"() ({
-  "func.func"() <{function_type = (tensor<3x8xf32>, tensor<2xi64>, tensor<2x8xf32>) -> tensor<3x8xf32>, sym_name = "accumulate"}> ({
-  ^bb0(%arg0: tensor<3x8xf32>, %arg1: tensor<2xi64>, %arg2: tensor<2x8xf32>):
-    %0 = "tensor.expand_shape"(%arg1) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi64>) -> tensor<2x1xi64>
-    %1 = "tensor.expand_shape"(%arg2) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 2, 1, 8>}> : (tensor<2x8xf32>) -> tensor<2x1x8xf32>
-    %2 = "tm_tensor.scatter"(%1, %0, %arg0) <{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}> ({
-    ^bb0(%u: f32, %o: f32):
-      %3 = "arith.addf"(%o, %u) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
-      "tm_tensor.yield"(%3) : (f32) -> ()
-    }) : (tensor<2x1x8xf32>, tensor<2x1xi64>, tensor<3x8xf32>) -> tensor<3x8xf32>
-    "func.return"(%2) : (tensor<3x8xf32>) -> ()
-  }) : () -> ()
-}) : () -> ()
+func.func @accumulate(%arg0: tensor<3x8xf32>, %arg1: tensor<2xi64>, %arg2: tensor<2x8xf32>) -> tensor<3x8xf32> {
+  %0 = "tensor.expand_shape"(%arg1) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi64>) -> tensor<2x1xi64>
+  %1 = "tensor.expand_shape"(%arg2) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 2, 1, 8>}> : (tensor<2x8xf32>) -> tensor<2x1x8xf32>
+  %2 = "tm_tensor.scatter"(%1, %0, %arg0) <{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}> ({
+  ^bb0(%u: f32, %o: f32):
+    %3 = "arith.addf"(%o, %u) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    "tm_tensor.yield"(%3) : (f32) -> ()
+  }) : (tensor<2x1x8xf32>, tensor<2x1xi64>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  return %2 : tensor<3x8xf32>
+}
 
 // -----
 
@@ -51,13 +48,10 @@
 // CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[WINNERS]], %[[PICKED]], %arg0 : tensor<3x8xi64>, tensor<3x8xf32>, tensor<3x8xf32>)
 // CHECK: arith.cmpi sge
 // CHECK: return %[[OUT]]
-"builtin.module"() ({
-  "func.func"() <{function_type = (tensor<3x8xf32>, tensor<12x2xi64>, tensor<12xf32>) -> tensor<3x8xf32>, sym_name = "overwrite"}> ({
-  ^bb0(%arg0: tensor<3x8xf32>, %arg1: tensor<12x2xi64>, %arg2: tensor<12xf32>):
-    %2 = "tm_tensor.scatter"(%arg2, %arg1, %arg0) <{dimension_map = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}> ({
-    ^bb0(%u: f32, %o: f32):
-      "tm_tensor.yield"(%u) : (f32) -> ()
-    }) : (tensor<12xf32>, tensor<12x2xi64>, tensor<3x8xf32>) -> tensor<3x8xf32>
-    "func.return"(%2) : (tensor<3x8xf32>) -> ()
-  }) : () -> ()
-}) : () -> ()
+func.func @overwrite(%arg0: tensor<3x8xf32>, %arg1: tensor<12x2xi64>, %arg2: tensor<12xf32>) -> tensor<3x8xf32> {
+  %2 = "tm_tensor.scatter"(%arg2, %arg1, %arg0) <{dimension_map = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}> ({
+  ^bb0(%u: f32, %o: f32):
+    "tm_tensor.yield"(%u) : (f32) -> ()
+  }) : (tensor<12xf32>, tensor<12x2xi64>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  return %2 : tensor<3x8xf32>
+}
