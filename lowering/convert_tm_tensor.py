@@ -26,7 +26,9 @@ defines them:
   every operand permuted alike. Element `k` lands before element `i` when `c(x_k, x_i)` and not
   `c(x_i, x_k)`, or when both agree (a tie) and `k < i`; the rank of `i` counts those `k`, and
   each output position picks the element of that rank. Selection (topk) finds, k times, the
-  first remaining value and the lowest position holding it: the same order.
+  first remaining value and the lowest position holding it: the same order. NaN compares
+  false both ways, so NaNs do not land where PyTorch puts them (last ascending, first
+  descending): not handled yet.
 - scatter: update `n` goes to the position its index row names (`dimension_map`), the
   update's other dimensions along the original's trailing ones. A combining region
   (`addf(original, update)`: index_put with accumulate, scatter_add, index_add) folds the
