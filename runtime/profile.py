@@ -184,6 +184,8 @@ class Profile:
     memory_per_tile: np.ndarray = field(repr=False)
     steps: list[Superstep] = field(repr=False)
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
+    load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
+    load_seconds: float = 0.0
 
     @staticmethod
     def build(
@@ -194,6 +196,7 @@ class Profile:
         vertices: int,
         edges: int,
         buffers: list[BufferLife] | None = None,
+        load_bytes: int = 0,
     ) -> Profile:
         def total(value) -> int:
             return int(sum(value(step) * step.repeat for step in steps))
@@ -222,6 +225,8 @@ class Profile:
             memory_per_tile=memory_per_tile,
             steps=steps,
             buffers=buffers or [],
+            load_bytes=load_bytes,
+            load_seconds=cost_model.host_seconds(load_bytes, target),
         )
 
     @property
@@ -244,7 +249,8 @@ class Profile:
             name: getattr(self, name)
             for name in (
                 "target", "entry", "cycles", "seconds", "supersteps", "compute_cycles", "exchange_cycles", "sync_cycles",
-                "host_bytes", "host_seconds", "exchange_bytes", "vertices", "edges", "peak_memory_per_tile", "mean_memory_per_tile",
+                "host_bytes", "host_seconds", "load_bytes", "load_seconds", "exchange_bytes", "vertices", "edges",
+                "peak_memory_per_tile", "mean_memory_per_tile",
             )
         }  # fmt: skip
 
@@ -307,6 +313,7 @@ class Profile:
             f"  exchange:        {share(self.exchange_cycles)}",
             f"  sync:            {share(self.sync_cycles)}",
             f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link",
+            *([f"weights at load:   {self.load_bytes:,} bytes = {self.load_seconds * 1e6:.3f} us, once"] if self.load_bytes else []),
             f"exchange bytes:    {self.exchange_bytes:,}",
             f"memory per tile:   peak {self.peak_memory_per_tile:,} bytes, mean {self.mean_memory_per_tile:,.1f} bytes",
             f"vertices:          {self.vertices:,}",
