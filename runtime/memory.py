@@ -398,6 +398,7 @@ class Buffer:
         self.aliases: list[Buffer] = []
         self.pending: dict[int, tuple[Buffer, Region]] = {}
         self.data = self.written = self.last_write = None
+        self.resident = False  # written once at load (a weight): kept from run to run
 
     def rows(self, tiles: np.ndarray, site: Site, verb: str) -> np.ndarray:
         rows = self.row_of_tile[tiles]
@@ -425,10 +426,14 @@ class Buffer:
         return f"tile {tile} at bytes [{self.offset + lo * eb}, {self.offset + hi * eb}) (elements [{lo}, {hi}) of @{self.name})"
 
     def reset(self) -> None:
+        if self.resident:
+            return
         self.release()  # arrays are taken at first use, so freed buffers' memory is reused
         self.last_write = np.full(self.row_count, -1)  # per row: when it was last written, counting writes
 
     def release(self) -> None:
+        if self.resident:
+            return
         for array in (self.data, self.written):
             if array is not None:
                 self.pool.give(array)

@@ -63,6 +63,7 @@ from .memory import (
     strided_pieces,
 )
 from .profile import Profile, Superstep, buffer_lives
+from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .streams import DeviceToHost, HostToDevice
 
@@ -159,89 +160,6 @@ def _run(steps: list, values: list, check: bool) -> None:
         step.run(values, check)
 
 
-@dataclass(frozen=True)
-class _Access:
-    """Bytes one op touches in one compute set or exchange phase, for the race checks."""
-
-    buffer: Buffer
-    region: Region
-    write: bool
-    site: Site
-    actor: int
-
-
-def _check_races(accesses: list[_Access], phase: str) -> None:
-    """No two writes to the same bytes of a tile in one phase, and no read of bytes another op
-    writes in it: BSP gives the ops of a phase no order. Intervals of all accesses are keyed
-    `tile * span + address` and sorted, so each check is a few vectorized passes; a phase of
-    many intervals is checked a range of tiles at a time (no interval crosses a tile), which
-    bounds the tables (an exchange phase of a CNN layer holds half a million messages)."""
-    if not any(a.write and a.region.count for a in accesses):
-        return
-    span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
-    width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
-    keys = [
-        a.region.tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes) if a.region.count else np.zeros(0, np.int64)
-        for a in accesses
-    ]
-    points = sum(k.size for k in keys)
-    tiles = max(int(k.max(initial=0)) for k in keys) // span + 1
-    step = -(-tiles // -(-points // _CHECK_CHUNK))
-
-    def table(selected: list[int], lo_key: int, hi_key: int):
-        """The intervals (start, end, access) of the `selected` accesses whose keys lie in
-        [lo_key, hi_key), sorted by start; ends derive from the accesses' widths."""
-        lo, who = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
-        for index in selected:
-            key = keys[index]
-            key = key[(key >= lo_key) & (key < hi_key)] if step < tiles else key
-            lo.append(key)
-            who.append(np.full(key.shape, index, np.int32))
-        lo, who = np.concatenate(lo), np.concatenate(who)
-        order = np.argsort(lo, kind="stable")
-        lo, who = lo[order], who[order]
-        return lo, lo + width[who], who
-
-    def fail(index: int, other: int, key_lo: int, key_hi: int, verb: str):
-        a, b = accesses[index], accesses[other]
-        tile, lo, hi = key_lo // span, key_lo % span, key_hi - (key_lo // span) * span
-        by = "the same op" if a.actor == b.actor else f"'{b.site.name}' at {b.site.where}"
-        via = "" if a.buffer is b.buffer else f" through @{b.buffer.name} (their bytes overlap)"
-        eb, base = a.buffer.element_bytes, a.buffer.base
-        where = a.buffer.describe(tile, (lo - base) // eb, -((base - hi) // eb))
-        also = " also" if verb == "writes" else ""
-        raise a.site.error(f"{verb} memory on {where}, which {by}{also} writes{via} in {phase}: BSP leaves their order undefined")
-
-    writes = [i for i, a in enumerate(accesses) if a.write]
-    reads = [i for i, a in enumerate(accesses) if not a.write]
-    actor = np.array([a.actor for a in accesses])
-    for first in range(0, tiles, step):
-        lo_key, hi_key = first * span, (first + step) * span
-        w_lo, w_hi, w_who = table(writes, lo_key, hi_key)
-        reach = np.maximum.accumulate(w_hi)
-        clash = np.flatnonzero(w_lo[1:] < reach[:-1])
-        if clash.size:
-            i = clash[0] + 1
-            j = int(np.flatnonzero(w_hi[:i] > w_lo[i])[0])
-            fail(int(w_who[i]), int(w_who[j]), int(w_lo[i]), int(min(w_hi[i], w_hi[j])), "writes")
-        if not reads or not w_lo.size:
-            continue
-        r_lo, r_hi, r_who = table(reads, lo_key, hi_key)
-        position = np.searchsorted(w_hi, r_lo, side="right")  # the first write ending after each read starts
-        active = np.ones(r_lo.shape, bool)
-        while active.any():
-            p = np.minimum(position, w_lo.size - 1)
-            overlap = active & (position < w_lo.size) & (w_lo[p] < r_hi)
-            race = np.flatnonzero(overlap & (actor[w_who[p]] != actor[r_who]))
-            if race.size:
-                k = race[0]
-                fail(int(r_who[k]), int(w_who[p[k]]), int(max(r_lo[k], w_lo[p[k]])), int(min(r_hi[k], w_hi[p[k]])), "reads")
-            active, position = overlap, position + 1  # the op's own write: look at the next one
-
-
-_CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once
-
-
 # --- Planning -----------------------------------------------------------------------------
 
 
@@ -259,7 +177,12 @@ class _Planner:
     the same bytes, and the plan makes no checks: it is the plan of runs after a checked one."""
 
     def __init__(
-        self, module: ir.Operation, target: Target, entry: str, classes: dict[str, np.ndarray] | None = None, codelets: dict | None = None
+        self,
+        module: ir.Operation,
+        target: Target,
+        entry: str,
+        classes: dict[str, np.ndarray] | None = None,
+        codelets: dict | None = None,
     ):
         self.target = target
         self.checks = classes is None
@@ -280,7 +203,7 @@ class _Planner:
         self.supersteps: list[Superstep] = []
         self.repeat = 1
         self.current = Superstep()
-        self.exchange: list[_Access] = []
+        self.exchange: list[Access] = []
         program = _program(self.program, entry)
         block = program.regions[0].blocks[0]
         self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
@@ -289,11 +212,36 @@ class _Planner:
         self.indices: dict[ir.Value, int] = {}
         self.results: list[int] = []
         self.last_use: dict[str, int] = {}  # buffer -> the top-level step using it last
-        self.steps = self._block(block, top=True)
+        self.writers: dict[str, int] = {}  # buffer -> how many ops write it
+        self.constant_streams: list[tuple[HostToDevice, Superstep]] = []  # top-level streams of constants
+        self.depth = 0
+        steps = self._block(block, top=True)
         self._close(None)
-        self.release: list[list[Buffer]] = [[] for _ in self.steps]
+        release: list[list[Buffer]] = [[] for _ in steps]
         for name, position in self.last_use.items():
-            self.release[position].append(self.buffers[name])
+            release[position].append(self.buffers[name])
+        self.loads = self._loads()
+        self.load_bytes = sum(stream.bytes for stream in self.loads)
+        kept = [(step, dead) for step, dead in zip(steps, release) if all(step is not load for load in self.loads)]
+        self.steps, self.release = [step for step, _ in kept], [[b for b in dead if not b.resident] for _, dead in kept]
+
+    def _loads(self) -> list[HostToDevice]:
+        """The streams of weights written once, at load: a top-level stream of a constant into
+        a buffer no other op writes and no other buffer shares bytes with, so its bytes stay
+        from one run to the next, as Poplar's engine loads a graph's constants with it.
+
+        Unchecked plans link no aliases: there a weight whose bytes the memory plan reuses
+        after its last read is loaded too (its profile, the checked plan's, still streams it
+        each run). Its array is never released, so it holds the weight on every read, and the
+        checked run proved that every read comes between the stream and the reuse."""
+        loads = []
+        for stream, superstep in self.constant_streams:
+            buffer = stream.buffer
+            if self.writers[buffer.name] == 1 and not buffer.aliases:
+                superstep.host_bytes -= stream.bytes  # not a per-run stream: Profile.load_bytes
+                buffer.resident = True
+                loads.append(stream)
+        return loads
 
     def _memory_per_tile(self, buffers: list[Buffer]) -> np.ndarray:
         placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
@@ -312,6 +260,9 @@ class _Planner:
                 "(buffers without a memory-plan offset are laid out one after another)"
             )
         return used
+
+    def _written(self, name: str) -> None:
+        self.writers[name] = self.writers.get(name, 0) + 1
 
     def _buffer(self, name: str, site: Site) -> Buffer:
         self.last_use[name] = self.position
@@ -347,7 +298,7 @@ class _Planner:
 
     def _end_exchange(self) -> None:
         if self.checks:
-            _check_races(self.exchange, "this exchange phase")
+            check_races(self.exchange, "this exchange phase")
         self.exchange = []
 
     # Program ops, one method each (named after the op).
@@ -363,6 +314,9 @@ class _Planner:
         stream = HostToDevice(self._buffer(op.buffer, site), op, op.source.type, self.slots[op.source], site, self.target)
         self.writes.append(StreamWrite(stream.buffer.name, stream.tiles))
         self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
+        self._written(stream.buffer.name)
+        if stream.value in self.constants and not self.depth:
+            self.constant_streams.append((stream, self.current))
         return stream
 
     def _ipu_device_to_host(self, op: ir.OpView, site: Site) -> DeviceToHost:
@@ -378,6 +332,7 @@ class _Planner:
             raise site.error("exchanges after a compute set of the same superstep: an ipu.sync must separate them (BSP)")
         # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning).
         source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
+        self._written(dest.name)
         size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
         src_offset, dst_offset = op.src_offset, op.dst_offset
         sides = []
@@ -405,7 +360,7 @@ class _Planner:
         if self.checks:  # the pieces' regions, compact while the phase's other copies are planned
             actor = len(self.exchange)
             self.exchange += [
-                _Access(buffer, region, write, site, actor)
+                Access(buffer, region, write, site, actor)
                 for piece in pieces
                 for buffer, region, write in zip((source, dest), piece, (False, True))
             ]
@@ -430,8 +385,9 @@ class _Planner:
         outer = self.repeat
         self.repeat = outer * count
         self._close(None)  # the loop starts a superstep, with its trip count
+        self.depth += 1
         body = self._block(op.regions[0].blocks[0])
-        self.repeat = outer
+        self.repeat, self.depth = outer, self.depth - 1
         self._close(None)
         return _Repeat(count, body)
 
@@ -456,10 +412,10 @@ class _Planner:
             group, cost = self._vertex_group(op, site)
             cycles[group.tiles] += cost
             for write, edges in ((False, group.inputs), (True, group.outputs)):
-                accesses += [_Access(buffer, region, write, site, len(groups)) for buffer, region in edges]
+                accesses += [Access(buffer, region, write, site, len(groups)) for buffer, region in edges]
             groups.append(group)
         if self.checks:
-            _check_races(accesses, f"compute set @{name}")
+            check_races(accesses, f"compute set @{name}")
         self.compute_sets[name] = _ComputeSet(groups, cycles, {a.buffer.name for a in accesses})
         return self.compute_sets[name]
 
@@ -473,6 +429,8 @@ class _Planner:
         edges = {}
         for role, types in (("input", signature.inputs), ("output", signature.results)):
             edges[role] = [self._edge(site, role, self._buffer(name, site), t, tiles) for name, t in zip(names[role], types)]
+        for name in names["output"]:
+            self._written(name)
         # grid axes along which every output is one row (replicas) are computed at their first point
         outputs = [rows for _, rows, _ in edges["output"]]
         kept = tuple(not repeated for repeated in constant_axes(outputs, sizes)) if outputs else (True,) * len(sizes)
@@ -528,18 +486,43 @@ def _host_constant(op: ir.OpView, value: ir.Attribute, tensor: ir.RankedTensorTy
     return np.ascontiguousarray(array, dtype).reshape(tuple(tensor.shape))
 
 
+@dataclass
+class _Plan:
+    """What runs need of a planner: its steps, the buffers each step frees, all buffers."""
+
+    steps: list
+    release: list[list[Buffer]]
+    buffers: list[Buffer]
+    check: bool
+
+    @staticmethod
+    def load(planner: _Planner, constants: dict[int, np.ndarray], num_slots: int) -> _Plan:
+        """The plan, its weights written into tile memory (the resident streams, once)."""
+        values: list = [None] * num_slots
+        for slot, array in constants.items():
+            values[slot] = array
+        for stream in planner.loads:
+            stream.buffer.resident = False
+            stream.buffer.reset()
+            stream.run(values, planner.checks)
+            stream.buffer.resident = True
+        return _Plan(planner.steps, planner.release, list(planner.buffers.values()), planner.checks)
+
+
 class Simulator:
     """An L3 program planned for a target, ready to run any number of times.
 
     `arguments` lists the (shape, dtype) the entry function takes; `profile` the run's costs
     (known from shapes alone, so available before `run`).
 
-    Which bytes a step reads and writes is fixed by the plan (no data-dependent control flow:
-    loops have constant bounds), so the memory checks see the same thing on every run: the
-    first run that completes makes them all, on one row of memory per tile. Later runs use a
-    second plan without checks, where tiles proven to hold the same bytes (runtime/replicas.py)
-    share a row: exchange then moves each distinct block once, and codelets read replicated
-    operands as broadcasts."""
+    Loading plans the program twice. Which bytes a step reads and writes is fixed by the plan
+    (no data-dependent control flow: loops have constant bounds), so the memory checks see the
+    same thing on every run: the first run that completes makes them all, on one row of memory
+    per tile (the checked plan). Later runs use a second plan without checks, where tiles
+    proven to hold the same bytes (runtime/replicas.py, from the program alone) share a row:
+    exchange then moves each distinct block once, and codelets read replicated operands as
+    broadcasts. Weights streamed from constants into buffers of their own are written into
+    both plans' memory at load and stay there (`Profile.load_bytes`)."""
 
     def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main", verified: bool = False):
         """Verifies `module` (unless `verified`: the caller ran dialects.verifier for this
@@ -550,51 +533,40 @@ class Simulator:
             _verify(module, self.target)
         with module.context:  # messages may build attributes
             planner = _Planner(module.operation, self.target, entry)
+            tiles = {buffer.name: buffer.tiles for buffer in planner.buffers.values()}
+            classes = tile_classes(tiles, planner.writes, self.target.num_tiles)
+            later = _Planner(module.operation, self.target, entry, classes, planner.codelets)
         self.entry = entry
         self.arguments = planner.arguments
-        self._steps, self._release, self._buffers = planner.steps, planner.release, list(planner.buffers.values())
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
         sets = {name: compute_set.buffers for name, compute_set in planner.compute_sets.items()}
         lives = buffer_lives(planner.supersteps, planner.buffers.values(), sets)
         self.profile = Profile.build(
-            self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives
+            self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
         )
-        self._checked = False
-        self._shares_replicas = False  # whether the plan above is already the one of unchecked runs
-        self._writes, self._codelets = planner.writes, planner.codelets
+        self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
+        self._later = _Plan.load(later, self._constants, self._num_slots)
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types)."""
         self.check_inputs(inputs)
-        check = not self._checked
-        if not check and not self._shares_replicas:
-            self._share_replicas()
-        steps, release, buffers = self._steps, self._release, self._buffers
+        plan = self._checked or self._later
         values: list = [None] * self._num_slots
         values[: len(inputs)] = inputs
         for slot, array in self._constants.items():
             values[slot] = array
-        for buffer in buffers:
+        for buffer in plan.buffers:
             buffer.reset()
         try:
-            for step, dead in zip(steps, release):
-                step.run(values, check)
+            for step, dead in zip(plan.steps, plan.release):
+                step.run(values, plan.check)
                 for buffer in dead:  # past its last use: its memory goes back before the next step
                     buffer.release()
-            self._checked = True
+            self._checked = None  # the checks are made: its memory (a row per tile) goes
         finally:
-            for buffer in buffers:
+            for buffer in plan.buffers:
                 buffer.release()
         return [values[slot] for slot in self._results]
-
-    def _share_replicas(self) -> None:
-        """Replaces the checked plan by the plan of unchecked runs (the module docstring)."""
-        tiles = {buffer.name: buffer.tiles for buffer in self._buffers}
-        classes = tile_classes(tiles, self._writes, self.target.num_tiles)
-        with self._module.context:
-            planner = _Planner(self._module.operation, self.target, self.entry, classes, self._codelets)
-        self._steps, self._release, self._buffers = planner.steps, planner.release, list(planner.buffers.values())
-        self._writes, self._shares_replicas = [], True
 
     def check_inputs(self, inputs: Sequence[np.ndarray]) -> None:
         if len(inputs) != len(self.arguments):

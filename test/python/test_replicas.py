@@ -126,15 +126,16 @@ def test_unchecked_runs_store_replicas_once_and_give_the_same_bytes():
     simulator = load_simulator(MLP)
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(shape).astype(dtype) for shape, dtype in simulator.arguments]
+    assert all(buffer.row_count == buffer.tiles.size for buffer in simulator._checked.buffers)  # checked: a row per tile
     (checked,) = simulator.run(inputs)
-    assert all(buffer.row_count == buffer.tiles.size for buffer in simulator._buffers)  # checked: a row per tile
+    assert simulator._checked is None  # the first run made the checks: its plan is gone
     x, w, b = inputs
     np.testing.assert_allclose(checked, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
     (unchecked,) = simulator.run(inputs)
     assert unchecked.tobytes() == checked.tobytes()
-    assert all(buffer.row_count <= buffer.tiles.size for buffer in simulator._buffers)
-    assert sum(b.row_count for b in simulator._buffers) < sum(
-        b.tiles.size for b in simulator._buffers
+    assert all(buffer.row_count <= buffer.tiles.size for buffer in simulator._later.buffers)
+    assert sum(b.row_count for b in simulator._later.buffers) < sum(
+        b.tiles.size for b in simulator._later.buffers
     )  # the matmul's operands are replicated on tiny too
 
 
@@ -144,4 +145,4 @@ def test_unchecked_runs_of_a_hand_written_broadcast():
     simulator = Simulator(ir.Module.parse(STRIDED_COPIES, make_context()))
     checked = [a.tobytes() for a in simulator.run([X])]
     assert [a.tobytes() for a in simulator.run([X])] == checked
-    assert {b.name: b.row_count for b in simulator._buffers}["w"] == 1  # tile 0's @x on every tile: one row
+    assert {b.name: b.row_count for b in simulator._later.buffers}["w"] == 1  # tile 0's @x on every tile: one row

@@ -1,0 +1,93 @@
+"""The simulator's race checks: within one compute set or exchange phase, BSP gives the ops no
+order, so no two may write the same bytes of a tile, nor one read bytes another writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .memory import Buffer, Region, Site
+
+
+@dataclass(frozen=True)
+class Access:
+    """Bytes one op touches in one compute set or exchange phase, for the race checks."""
+
+    buffer: Buffer
+    region: Region
+    write: bool
+    site: Site
+    actor: int
+
+
+def check_races(accesses: list[Access], phase: str) -> None:
+    """No two writes to the same bytes of a tile in one phase, and no read of bytes another op
+    writes in it: BSP gives the ops of a phase no order. Intervals of all accesses are keyed
+    `tile * span + address` and sorted, so each check is a few vectorized passes; a phase of
+    many intervals is checked a range of tiles at a time (no interval crosses a tile), which
+    bounds the tables (an exchange phase of a CNN layer holds half a million messages)."""
+    if not any(a.write and a.region.count for a in accesses):
+        return
+    span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
+    width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
+    keys = [
+        a.region.tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes) if a.region.count else np.zeros(0, np.int64)
+        for a in accesses
+    ]
+    points = sum(k.size for k in keys)
+    tiles = max(int(k.max(initial=0)) for k in keys) // span + 1
+    step = -(-tiles // -(-points // _CHECK_CHUNK))
+
+    def table(selected: list[int], lo_key: int, hi_key: int):
+        """The intervals (start, end, access) of the `selected` accesses whose keys lie in
+        [lo_key, hi_key), sorted by start; ends derive from the accesses' widths."""
+        lo, who = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
+        for index in selected:
+            key = keys[index]
+            key = key[(key >= lo_key) & (key < hi_key)] if step < tiles else key
+            lo.append(key)
+            who.append(np.full(key.shape, index, np.int32))
+        lo, who = np.concatenate(lo), np.concatenate(who)
+        order = np.argsort(lo, kind="stable")
+        lo, who = lo[order], who[order]
+        return lo, lo + width[who], who
+
+    def fail(index: int, other: int, key_lo: int, key_hi: int, verb: str):
+        a, b = accesses[index], accesses[other]
+        tile, lo, hi = key_lo // span, key_lo % span, key_hi - (key_lo // span) * span
+        by = "the same op" if a.actor == b.actor else f"'{b.site.name}' at {b.site.where}"
+        via = "" if a.buffer is b.buffer else f" through @{b.buffer.name} (their bytes overlap)"
+        eb, base = a.buffer.element_bytes, a.buffer.base
+        where = a.buffer.describe(tile, (lo - base) // eb, -((base - hi) // eb))
+        also = " also" if verb == "writes" else ""
+        raise a.site.error(f"{verb} memory on {where}, which {by}{also} writes{via} in {phase}: BSP leaves their order undefined")
+
+    writes = [i for i, a in enumerate(accesses) if a.write]
+    reads = [i for i, a in enumerate(accesses) if not a.write]
+    actor = np.array([a.actor for a in accesses])
+    for first in range(0, tiles, step):
+        lo_key, hi_key = first * span, (first + step) * span
+        w_lo, w_hi, w_who = table(writes, lo_key, hi_key)
+        reach = np.maximum.accumulate(w_hi)
+        clash = np.flatnonzero(w_lo[1:] < reach[:-1])
+        if clash.size:
+            i = clash[0] + 1
+            j = int(np.flatnonzero(w_hi[:i] > w_lo[i])[0])
+            fail(int(w_who[i]), int(w_who[j]), int(w_lo[i]), int(min(w_hi[i], w_hi[j])), "writes")
+        if not reads or not w_lo.size:
+            continue
+        r_lo, r_hi, r_who = table(reads, lo_key, hi_key)
+        position = np.searchsorted(w_hi, r_lo, side="right")  # the first write ending after each read starts
+        active = np.ones(r_lo.shape, bool)
+        while active.any():
+            p = np.minimum(position, w_lo.size - 1)
+            overlap = active & (position < w_lo.size) & (w_lo[p] < r_hi)
+            race = np.flatnonzero(overlap & (actor[w_who[p]] != actor[r_who]))
+            if race.size:
+                k = race[0]
+                fail(int(r_who[k]), int(w_who[p[k]]), int(max(r_lo[k], w_lo[p[k]])), int(min(r_hi[k], w_hi[p[k]])), "reads")
+            active, position = overlap, position + 1  # the op's own write: look at the next one
+
+
+_CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once
