@@ -112,9 +112,10 @@ class Superstep:
 class BufferLife:
     """One buffer as the memory views show it: what it holds and when it is live.
 
-    `kind`: "host" (filled by a host stream: inputs and weights), "exchange" (received by
-    copies), "compute" (written by codelets). Live from the first superstep naming it to the
-    last (-1, -1 for a buffer no op names)."""
+    `kind`: "weight" (written once at load, `Profile.load_bytes`), "host" (filled by a host
+    stream each run), "exchange" (received by copies), "compute" (written by codelets). Live
+    from the first superstep naming it to the last (-1, -1 for a buffer no op names); a weight
+    in every superstep, as it holds its bytes from load on."""
 
     name: str
     kind: str
@@ -138,8 +139,9 @@ class BufferLife:
 
 
 def buffer_lives(steps: list[Superstep], buffers: Iterable, compute_set_buffers: Mapping[str, Iterable[str]]) -> list[BufferLife]:
-    """The lives of `buffers` (objects with name, bytes, tiles, offset: runtime/memory.py's
-    Buffer) over `steps`, from the buffers their ops name (an execute: its compute set's)."""
+    """The lives of `buffers` (objects with name, bytes, tiles, offset, resident:
+    runtime/memory.py's Buffer) over `steps`, from the buffers their ops name (an execute: its
+    compute set's)."""
     lives = {b.name: BufferLife(b.name, "compute", int(b.bytes), np.asarray(b.tiles), b.offset) for b in buffers}
     for index, step in enumerate(steps):
         for op in step.ops:
@@ -153,6 +155,10 @@ def buffer_lives(steps: list[Superstep], buffers: Iterable, compute_set_buffers:
                 lives[op["buffer"]].kind = "host"
             elif op["op"] == "ipu.copy" and lives[op["dest"]].kind == "compute":
                 lives[op["dest"]].kind = "exchange"
+    for buffer in buffers:
+        if buffer.resident:
+            life = lives[buffer.name]
+            life.kind, life.first, life.last = "weight", 0, len(steps) - 1
     return list(lives.values())
 
 

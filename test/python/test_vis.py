@@ -18,7 +18,7 @@ from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.tools import ipu_vis
 from ipu_mlir.vis import api, layout, render
 from ipu_mlir.vis.graph import ComputeGraph, location_names
-from ipu_mlir.vis.report import TOP_BUFFERS, Views, tile_columns
+from ipu_mlir.vis.report import KIND_COLOURS, TOP_BUFFERS, Views, tile_columns
 
 # two dense layers on tiny's 16 tiles, named as the PyTorch front end names them; the ReLU is
 # fused into the first matmul's combining step (named after the compiler's ops, as it has no name)
@@ -196,7 +196,7 @@ def test_profile_views(profile_path) -> None:
     on_tile = [b for b in profile["buffers"] if b["on_busiest_tile"]]
     assert len(figures["memory_by_buffer"].axes[0].patches) == min(TOP_BUFFERS, len(on_tile))
     kinds = figures["memory_by_buffer"].axes[1].patches
-    assert len(kinds) == 3 and sum(bar.get_height() for bar in kinds) == profile["liveness"]["peak_bytes"]
+    assert len(kinds) == len(KIND_COLOURS) and sum(bar.get_height() for bar in kinds) == profile["liveness"]["peak_bytes"]
     assert len(figures["exchange"].axes[0].patches) == len(profile["supersteps"])
     lanes = figures["execution_trace"].axes[0].collections
     assert len(lanes) == 3 and all(len(lane.get_paths()) for lane in lanes)
@@ -264,3 +264,15 @@ def test_profile_buffers_and_liveness() -> None:
     live = profile["liveness"]
     assert (live["tile"], live["bytes_per_step"], live["chip_bytes_per_step"]) == (0, [256, 512, 512, 512], [4096, 8192, 4352, 4352])
     assert (live["peak_step"], live["peak_bytes"], live["peak_buffers"]) == (1, 512, ["x", "y"])
+
+
+def test_weights_are_live_throughout() -> None:
+    """A constant weight is written once at load (Profile.load_bytes) and holds its bytes in every superstep."""
+    source = SMALL.replace(", %v: tensor<32x32xf32>) ->", ") ->").replace(
+        "    %zero = arith.constant 0.0 : f32\n",
+        "    %zero = arith.constant 0.0 : f32\n    %v = arith.constant dense<0.5> : tensor<32x32xf32>\n",
+    )
+    profile = json.loads(frontend_api.load_simulator(source, "tiny").profile.to_json())
+    weights = [b for b in profile["buffers"] if b["kind"] == "weight"]
+    assert profile["summary"]["load_bytes"] == 32 * 32 * 4 == sum(b["bytes_per_tile"] * b["tiles"] for b in weights)
+    assert {(b["first_step"], b["last_step"]) for b in weights} == {(0, len(profile["supersteps"]) - 1)}

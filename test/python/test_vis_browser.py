@@ -4,6 +4,7 @@ drawn in the colours of its bars and lanes."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,7 +40,9 @@ def test_report_in_a_browser(tmp_path: Path) -> None:
     ends = np.flatnonzero(~column[1:] & column[:-1])
     panels = [(a, b) for a, b in zip(starts, ends) if b - a > 150]
     assert len(panels) == 5, panels
-    # the bars and lanes, in their colours: host, exchange, compute buffers; compute, exchange, sync phases
-    for colour in {*KIND_COLOURS.values(), *PHASE_COLOURS.values()}:
+    # the bars and lanes, in their colours: the kinds of buffer the program has; compute, exchange, sync phases
+    kinds = {buffer["kind"] for buffer in json.loads(profile.read_text())["buffers"]}
+    assert kinds == {"host", "exchange", "compute"}
+    for colour in {*(KIND_COLOURS[kind] for kind in kinds), *PHASE_COLOURS.values()}:
         rgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
         assert (np.abs(pixels - rgb).max(axis=2) < 6).sum() > 200, colour
