@@ -168,18 +168,20 @@ def _erf64(x: np.ndarray) -> np.ndarray:
     continued fraction (checked against math.erf on a dense grid in the tests)."""
     a = np.abs(x)
     near = a < 2.5
-    s = np.where(near, a, 0.0)
+    result = np.empty_like(a)
+    # each formula on its own elements only: the series costs 100 passes, the fraction 40
+    s = a[near]
     z, term, total = 2.0 * s * s, s.copy(), s.copy()
     for n in range(1, 34):
         term *= z / (2 * n + 1)
         total += term
-    far = np.where(near, 2.5, a)
+    result[near] = (2 / _SQRT_PI) * np.exp(-s * s) * total
+    far = a[~near]
     fraction = far.copy()
     for k in range(20, 0, -1):
         fraction = far + (k / 2) / fraction
-    inner = (2 / _SQRT_PI) * np.exp(-s * s) * total
-    outer = 1.0 - np.exp(-far * far) / _SQRT_PI / fraction
-    return np.copysign(np.where(near, inner, outer), x)
+    result[~near] = 1.0 - np.exp(-far * far) / _SQRT_PI / fraction
+    return np.copysign(result, x)
 
 
 def _in_f64(fn: Kernel) -> Kernel:
