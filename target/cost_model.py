@@ -195,7 +195,9 @@ def sync_cycles(target: Target) -> int:
 
 
 def host_seconds(num_bytes: int, target: Target) -> float:
-    """Streaming `num_bytes` between host and device over the host link."""
+    """Streaming `num_bytes` between host and device over the host link. A run's host time
+    counts its streams of inputs and outputs (and of weights whose bytes the memory plan
+    reuses); resident weights are priced once, at load (runtime/profile.py's `load_seconds`)."""
     return num_bytes / target.host_link_bytes_per_second
 
 
