@@ -99,7 +99,7 @@ class ComputeGraph:
 class _Builder:
     def __init__(self, module: ir.Operation, entry: str | None, layer_depth: int | None):
         self.program = Program(module)
-        programs = [f for f in self.program.functions(ipu.PROGRAM_ATTR)]
+        programs = self.program.functions(ipu.PROGRAM_ATTR)
         names = [ir.StringAttr(f.attributes["sym_name"]).value for f in programs]
         if entry is None and len(programs) != 1:
             raise IpuError(f"expected one ipu.program function, found {len(programs)}: name one with --entry", module.location)
