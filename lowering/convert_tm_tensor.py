@@ -26,9 +26,9 @@ defines them:
   every operand permuted alike. Element `k` lands before element `i` when `c(x_k, x_i)` and not
   `c(x_i, x_k)`, or when both agree (a tie) and `k < i`; the rank of `i` counts those `k`, and
   each output position picks the element of that rank. Selection (topk) finds, k times, the
-  first remaining value and the lowest position holding it: the same order. NaN compares
-  false both ways, so NaNs do not land where PyTorch puts them (last ascending, first
-  descending): not handled yet.
+  first remaining value and the lowest position holding it: the same order. Floats sorted by
+  value follow PyTorch's order for NaN (above every value: last ascending, first descending),
+  which torch-mlir's comparator (`ole` / `oge`, false on NaN) does not.
 - scatter: update `n` goes to the position its index row names (`dimension_map`), the
   update's other dimensions along the original's trailing ones. A combining region
   (`addf(original, update)`: index_put with accumulate, scatter_add, index_add) folds the
@@ -66,6 +66,8 @@ from .pass_registry import ModulePass, register_pass
 # 3,574 (89 points per tile, 7 steps), tiny 3x8 326 / 913; gc200 8x1024 9,652 / 4,164 (5.7k
 # points, 10 steps), tiny 8x128 13,092 / 3,818 (8k points, 7 steps), tiny 8x1024 791,044 / 16,109.
 QUADRATIC_SCAN_ELEMENTS_PER_STEP = 256
+# arith.cmpf predicates
+_OEQ, _OGE, _OLE, _UNO = 1, 3, 5, 14
 # The first k positions of a sort (topk) by k rounds of selection up to this k (each round a few
 # reductions over the row: IR grows with k), by ranking every element beyond it.
 SELECTION_MAX_K = 16
@@ -297,6 +299,8 @@ def _ranks(op: ir.Operation, dim: int) -> ir.Value:
     arguments = list(comparator.arguments)
     # The operands the comparator reads (torch's: the values, not their positions).
     compared = [m for m in range(len(operands)) if build.used(arguments[2 * m]) or build.used(arguments[2 * m + 1])]
+    selector = _selector(comparator)
+    by_value = selector[1] if selector is not None and selector[0] == "arith.cmpf" else None
     count = len(compared)
     at_i, at_k = build.map(rank + 1, range(rank)), build.map(rank + 1, build.replaced(rank, dim, rank))
     i64 = ir.IntegerType.get_signless(64)
@@ -305,8 +309,11 @@ def _ranks(op: ir.Operation, dim: int) -> ir.Value:
 
     def rank_body(*arguments: ir.Value) -> ir.Value:
         at_position, at_other, acc = arguments[:count], arguments[count : 2 * count], arguments[-1]
-        forward = _compare(comparator, compared, at_other, at_position)  # c(x_k, x_i)
-        reverse = _compare(comparator, compared, at_position, at_other)  # c(x_i, x_k)
+        if by_value is not None:  # a float sort: NaN after every value ascending, before descending
+            forward, reverse = _by_value(by_value, at_other[0], at_position[0]), _by_value(by_value, at_position[0], at_other[0])
+        else:
+            forward = _compare(comparator, compared, at_other, at_position)  # c(x_k, x_i)
+            reverse = _compare(comparator, compared, at_position, at_other)  # c(x_i, x_k)
         strictly = build.op("arith.andi", forward, build.op("arith.xori", reverse, true))
         tie_before = build.op(
             "arith.andi", build.cmpi(build.EQ, forward, reverse), build.cmpi(build.SLT, build.index(rank), build.index(dim))
@@ -330,6 +337,14 @@ _FIRST_OF = {
     ("arith.cmpi", 4): "arith.maxsi",  # sgt
     ("arith.cmpi", 5): "arith.maxsi",  # sge
 }
+
+
+def _by_value(reduction: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    """Whether `a` may stay before `b` in PyTorch's float order: NaN above every value (and
+    equal to NaN), descending when `reduction` takes the largest first."""
+    if reduction == "arith.maximumf":
+        return build.op("arith.ori", build.cmpf(_OGE, a, b), build.cmpf(_UNO, a, a))
+    return build.op("arith.ori", build.cmpf(_OLE, a, b), build.cmpf(_UNO, b, b))
 
 
 def _selector(comparator: ir.Block) -> tuple[str, str] | None:
@@ -360,10 +375,15 @@ def _selected(operands: list[ir.Value], used: list[int], dim: int, count: int, c
     at_k, here = build.map(rank + 1, build.replaced(rank, dim, rank)), build.map(rank + 1, range(rank))
     same = build.map(rank, range(rank))
     taken_at = ir.AffineMap.get(rank, 0, [ir.AffineConstantExpr.get(0) if d == dim else ir.AffineDimExpr.get(d) for d in range(rank)])
+    floats = compare == "arith.cmpf"
+    if reduction == "arith.minimumf":  # NaN last ascending: the smallest number first (NaN when only NaNs remain)
+        reduction = "arith.minnumf"
     excluded = identity_constant(reduction, element)
     beyond = build.constant(ir.IntegerAttr.get(i64, length))
-    equal = ir.IntegerAttr.get(i64, 1 if compare == "arith.cmpf" else build.EQ)  # oeq / eq
+    twice = build.constant(ir.IntegerAttr.get(i64, 2 * length))
+    equal = ir.IntegerAttr.get(i64, _OEQ if floats else build.EQ)
     true = build.constant(ir.IntegerAttr.get(i1, 1))
+    nan = build.constant(ir.FloatAttr.get(element, float("nan"))) if floats else None
     taken = filled(source.shape, i1, build.constant(ir.IntegerAttr.get(i1, 0)))
     rounds: dict[int, list[ir.Value]] = {m: [] for m in used}
     for _ in range(count):
@@ -376,11 +396,31 @@ def _selected(operands: list[ir.Value], used: list[int], dim: int, count: int, c
         )
 
         def lowest(value: ir.Value, gone: ir.Value, first: ir.Value, acc: ir.Value) -> ir.Value:
+            """The lowest remaining position holding `first`; among floats, else the lowest NaN
+            (NaN is above every value) as n + its position."""
             same_value = ir.Operation.create(compare, results=[i1], operands=[value, first], attributes={"predicate": equal}).result
-            wanted = build.op("arith.andi", same_value, build.op("arith.xori", gone, true))
-            return build.op("arith.minsi", build.select(wanted, build.index(rank), beyond), acc)
+            remaining = build.op("arith.xori", gone, true)
+            key = build.select(build.op("arith.andi", same_value, remaining), build.index(rank), twice if floats else beyond)
+            if floats:
+                nan_left = build.op("arith.andi", build.cmpf(_UNO, value, value), remaining)
+                key = build.select(nan_left, build.op("arith.minsi", key, build.op("arith.addi", build.index(rank), beyond)), key)
+            return build.op("arith.minsi", key, acc)
 
-        position = generic([values, taken, best], filled(one, i64, beyond), [at_k, at_k, here, here], lowest, [rank])
+        position = generic([values, taken, best], filled(one, i64, twice if floats else beyond), [at_k, at_k, here, here], lowest, [rank])
+        if floats:  # a NaN chosen: n + its position
+            fallback = generic(
+                [position, best],
+                tensor.empty(one, element),
+                [same] * 3,
+                lambda key, value, _: build.select(build.cmpi(build.SGE, key, beyond), nan, value),
+            )
+            position = generic(
+                [position],
+                tensor.empty(one, i64),
+                [same] * 2,
+                lambda key, _: build.select(build.cmpi(build.SGE, key, beyond), build.op("arith.subi", key, beyond), key),
+            )
+            best = fallback
         taken = generic(
             [taken, position],
             tensor.empty(source.shape, i1),

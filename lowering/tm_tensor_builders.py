@@ -40,6 +40,13 @@ def cmpi(predicate: int, a: ir.Value, b: ir.Value) -> ir.Value:
     ).result
 
 
+def cmpf(predicate: int, a: ir.Value, b: ir.Value) -> ir.Value:
+    i1, i64 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(64)
+    return ir.Operation.create(
+        "arith.cmpf", results=[i1], operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(i64, predicate)}
+    ).result
+
+
 def index(loop: int, integer: ir.Type | None = None) -> ir.Value:
     """The generic's loop index `loop` as an integer (i64 by default)."""
     i64 = ir.IntegerType.get_signless(64)

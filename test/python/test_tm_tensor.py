@@ -131,6 +131,34 @@ def test_matches_pytorch_and_the_reference(name: str, target: str) -> None:
             np.testing.assert_array_equal(engine, wanted.numpy())
 
 
+NAN_ROWS = torch.tensor(
+    [
+        [1.0, float("nan"), -2.0, 3.0, float("nan"), float("inf"), 0.5, -float("inf")],
+        [float("nan"), float("nan"), float("nan"), 2.0, 1.0, float("nan"), 0.0, 5.0],
+    ]
+)
+
+
+@pytest.mark.parametrize("model", [Sort(), Sort(descending=True), Topk(3), Topk(6, largest=False), Topk(8)], ids=str)
+def test_nan_goes_where_pytorch_puts_it(model: torch.nn.Module) -> None:
+    """NaN is above every value: last ascending, first descending (torch-mlir's `ole` / `oge`
+    comparator is false on NaN, which a plain rewrite of it would mis-order). Sorts match
+    PyTorch's stable sort; topk's values match, and its indices (PyTorch orders equal values
+    in no promised way) name those values, once each."""
+    compiled = ipu_torch.compile(model, NAN_ROWS, target="tiny")
+    values, indices = compiled(NAN_ROWS)
+    reference = api.reference_outputs(compiled.imported, [NAN_ROWS.numpy()], "main")
+    expected = getattr(model, "stable", model)(NAN_ROWS)
+    for got in (values.numpy(), reference[0]):
+        np.testing.assert_array_equal(got, expected[0].numpy())  # NaNs compare equal here
+    if isinstance(model, Sort):
+        for got in (indices.numpy(), reference[1]):
+            np.testing.assert_array_equal(got, expected[1].numpy())
+    for got in (indices.numpy(), reference[1]):
+        np.testing.assert_array_equal(np.take_along_axis(NAN_ROWS.numpy(), got, axis=1), expected[0].numpy())
+        assert all(len(set(row)) == len(row) for row in got.tolist())
+
+
 def _planned_tiles(model: torch.nn.Module, *inputs: torch.Tensor) -> list[int]:
     """Tiles of each reduction generic over three or more loops, after ipu-plan on gc200."""
     module = ipu_torch.export(model, *inputs)
