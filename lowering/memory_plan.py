@@ -42,8 +42,11 @@ class MemoryPlan(ModulePass):
     (streams, copies) or through the compute set it executes (vertex group inputs and
     outputs). A buffer is live from its first use to its last; inside an `scf.for` (or any
     region op but `scf.if`, whose branches exclude each other) it is live for the whole loop.
-    Liveness is counted in supersteps, the ops between two `ipu.sync`s, so the inputs and
-    outputs of one exchange phase or compute set are always live together.
+    A weight, a buffer an `ipu.host_to_device` fills from an `arith.constant`, is live for
+    the whole program: it is written once when the program is loaded (as Poplar's engine
+    loads a graph's constants), so its bytes are never reused. Liveness is counted in
+    supersteps, the ops between two `ipu.sync`s, so the inputs and outputs of one exchange
+    phase or compute set are always live together.
 
     A buffer has one offset on all its tiles (compact SPMD form), so two buffers conflict
     when their tile sets intersect and their live supersteps overlap; conflicting buffers
@@ -149,6 +152,8 @@ def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
     live_ops = np.full((len(names), 2), -1, dtype=np.int64)
     for name, span in walker.span.items():
         live_ops[index[name]] = span
+    for name in walker.weights:  # resident from load on (the pass's docstring)
+        live_ops[index[name]] = [0, len(walker.step_of_op) - 1]
     if not programs:  # unknown use: every buffer live all the time, which is always safe
         live_ops[:] = 0
     steps = np.array(walker.step_of_op + [walker.step], dtype=np.int64)
@@ -183,6 +188,7 @@ class _ProgramWalker:
         self.step_of_op: list[int] = []
         self.step = 0
         self.span: dict[str, list[int]] = {}
+        self.weights: set[str] = set()  # buffers streamed from constants
 
     def block(self, block: ir.Block) -> set[str]:
         """Walks `block`; returns the buffers used in it."""
@@ -195,6 +201,8 @@ class _ProgramWalker:
             for name in self.uses(op.operation):
                 self.touch(name, index)
                 used.add(name)
+            if op.operation.name == "ipu.host_to_device" and _is_constant(op.operands[0]):
+                self.weights |= self.uses(op.operation)
             if op.operation.name == "ipu.sync":
                 self.step += 1  # the sync closes its superstep; the next op starts a new one
             inner: set[str] = set()
@@ -219,6 +227,11 @@ class _ProgramWalker:
         except MalformedAttribute as error:
             raise op_error(op.opview, str(error)) from None
         return {name for name in (*reads, *writes) if name in self.buffers}
+
+
+def _is_constant(value: ir.Value) -> bool:
+    owner = value.owner  # a block for a block argument
+    return isinstance(owner, ir.OpView | ir.Operation) and owner.operation.name == "arith.constant"
 
 
 # --- Offsets --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from mlir import ir
 from test_simulator import buffer, copy, d2h, h2d, program, sync
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.runtime.streams import HostToDevice
 
@@ -77,3 +78,39 @@ def test_a_weight_another_op_writes_is_streamed_each_run():
     assert (simulator.profile.load_bytes, simulator.profile.host_bytes) == (0, 16 + 16 + 32)
     assert streams(simulator) == ["w", "x"]
     assert runs(simulator) == [[5.0, 6.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
+
+
+def dense(values: np.ndarray) -> str:
+    return f"dense<{np.array2string(values, separator=', ', floatmode='unique', threshold=10**6).replace(chr(10), '')}>"
+
+
+def test_compiled_weights_are_loaded_once_and_keep_their_bytes():
+    # ipu-memory-plan keeps a weight live for the whole program (never reusing its bytes), so
+    # every weight of a compiled model is resident: a run streams only its input and output.
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    text = f"""
+module attributes {{ipu.target = "tiny"}} {{
+  func.func @main(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {{
+    %w1 = arith.constant {dense(w1)} : tensor<64x64xf32>
+    %w2 = arith.constant {dense(w2)} : tensor<64x64xf32>
+    %zero = arith.constant 0.0 : f32
+    %empty = tensor.empty() : tensor<16x64xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %a = linalg.matmul ins(%x, %w1 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %b = linalg.matmul ins(%a, %w2 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+    return %b : tensor<16x64xf32>
+  }}
+}}"""
+    module = ir.Module.parse(text, make_context())
+    with module.context:
+        compile_module(module)
+    simulator = Simulator(module)
+    profile = simulator.profile
+    assert profile.host_bytes == 2 * 16 * 64 * 4  # the input and the output
+    assert profile.load_bytes >= 2 * 64 * 64 * 4  # each weight at least once (replicas more)
+    assert not any(isinstance(step, HostToDevice) and step.value != 0 for step in simulator._later.steps)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    results = [simulator.run([x])[0] for _ in range(3)]
+    assert all(r.tobytes() == results[0].tobytes() for r in results)
+    np.testing.assert_allclose(results[0], x @ w1 @ w2, rtol=1e-4, atol=1e-4)
