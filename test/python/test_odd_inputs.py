@@ -278,12 +278,13 @@ def test_zero_size_tensors_are_rejected_at_the_function(tmp_path, capsys):
     )
 
 
-def test_huge_shapes_run_out_of_memory_at_the_function(tmp_path, capsys):
+def test_huge_shapes_do_not_fit_at_the_op(tmp_path, capsys):
     source = tmp_path / "huge.mlir"
     source.write_text(HUGE)
     code, out, err = call(capsys, ipu_compile.main, source, "--target", "tiny", "-o", tmp_path / "out.mlir")
     assert (code, out) == (1, "")
-    assert err.startswith(f"{source}:1:1: error: Out of memory on tile 0: ") and err.count("error:") == 1
+    assert err.startswith(f"{source}:2:8: error: 'linalg.generic' op does not fit in 39321 bytes per tile however it is cut")
+    assert err.count("error:") == 1
     assert files(tmp_path) == ["huge.mlir"]
 
 
