@@ -1,7 +1,9 @@
 """Tile memory for the simulator: buffers and the regions of them that ops read and write.
 
 Each `ipu.buffer` is a `Buffer`: an array of (its tiles, its elements) plus a `written` mask,
-not an image of SRAM, allocated at its first use and freed after its last. Its rows follow the
+not an image of SRAM, allocated at its first use and freed after its last in the checked run;
+the plan of later runs binds each buffer to one array at load (`bind_arrays`), so copies and
+codelets use views made once. Its rows follow the
 tiles of the vertex groups using it (`order_rows`), so a vertex group's view is a slice of rows.
 A `Region` is what one op touches: rows (a codelet's view, a stream's slices), windows (a
 copy's side whose offsets differ by tile) or one strided view (a copy's side affine in the
@@ -160,15 +162,15 @@ class Strided:
     def hi(self) -> np.ndarray:
         return self.lo + self.count
 
-    def _view(self, array: np.ndarray) -> np.ndarray:
+    def view(self, array: np.ndarray) -> np.ndarray:
         size = array.itemsize
         return np.ndarray(self.shape, array.dtype, array, self.base * size, tuple(s * size for s in self.strides))
 
     def read(self, array: np.ndarray) -> np.ndarray:
-        return self._view(array)
+        return self.view(array)
 
     def write(self, array: np.ndarray, values) -> None:
-        assign(self._view(array), values)
+        assign(self.view(array), values)
 
 
 @dataclass(eq=False)
@@ -191,7 +193,7 @@ class Grid:
     def hi(self) -> int:
         return self.count
 
-    def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
+    def view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
         row, item = array.strides
         inner = tuple(item * math.prod(self.shape[i + 1 :]) for i in range(len(self.shape)))
         return as_strided(
@@ -200,12 +202,12 @@ class Grid:
 
     def read(self, array: np.ndarray) -> np.ndarray:
         if self.strides is not None:
-            return self._view(array, False)
+            return self.view(array, False)
         return array[self.rows.reshape(self.sizes), : self.count].reshape(*self.sizes, *self.shape)
 
     def write(self, array: np.ndarray, values) -> None:
         if self.strides is not None:
-            assign(self._view(array, True), values)
+            assign(self.view(array, True), values)
         else:
             array[self.rows.reshape(self.sizes), : self.count] = np.broadcast_to(values, (*self.sizes, *self.shape)).reshape(
                 *self.sizes, self.count
@@ -351,6 +353,21 @@ def _flat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 # --- Buffers -------------------------------------------------------------------------------
+
+
+def bind_arrays(lives: list[tuple[Buffer, int, int]]) -> None:
+    """Gives each buffer, with the first and last step using it, an array of its own for every
+    run: buffers whose steps do not overlap share one of their byte size, as `Pool` shares
+    them run by run, so views of the buffers can be made once (runs without checks read
+    only bytes written before in the same run, or at load)."""
+    free: dict[int, list[tuple[int, np.ndarray]]] = {}  # bytes -> (last step using it, array)
+    for buffer, first, last in sorted(lives, key=lambda life: life[1]):
+        size = buffer.row_count * buffer.elements * buffer.dtype.itemsize
+        spares = free.setdefault(size, [])
+        index = next((i for i, (until, _) in enumerate(spares) if until < first), None)
+        array = spares.pop(index)[1] if index is not None else np.empty(size, np.uint8)
+        spares.append((last, array))
+        buffer.data, buffer.resident = array.view(buffer.dtype).reshape(buffer.row_count, buffer.elements), True
 
 
 class Pool:

@@ -42,16 +42,14 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target, target_of
 
-from .codelet import AssertionFailure, CodeletError, compile_codelet
+from .codelet import CodeletError, compile_codelet
 from .memory import (
     Buffer,
-    Grid,
     Pool,
-    Region,
     Side,
     SimulationError,
     Site,
-    Strided,
+    bind_arrays,
     constant_axes,
     copy_region,
     element_dtype,
@@ -65,6 +63,7 @@ from .memory import (
 from .profile import Profile, Superstep, buffer_lives
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
+from .steps import Copy, Execute, Repeat, VertexGroup, prepare
 from .streams import DeviceToHost, HostToDevice
 
 PROGRAM_OPS = (
@@ -79,93 +78,12 @@ PROGRAM_OPS = (
 )
 
 
-# --- Steps of the plan ---------------------------------------------------------------------
-
-
-@dataclass
-class _Copy:
-    """An `ipu.copy`: strided views assigned piece by piece, or else one gather and scatter."""
-
-    site: Site
-    source: Buffer
-    dest: Buffer
-    pieces: list[tuple[Region, Region]]
-
-    def run(self, values: list, check: bool) -> None:
-        for reads, writes in self.pieces:
-            data = self.source.read(reads, self.site, check)
-            self.dest.write(writes, data if isinstance(writes, Strided) else data.reshape(-1, writes.count), check)
-
-
-@dataclass
-class _VertexGroup:
-    """One codelet call over the group's grid: each edge an array of (*grid sizes, *shape)."""
-
-    site: Site
-    tiles: np.ndarray
-    codelet: str
-    kernel: object  # runtime.codelet's CompiledCodelet, compiled for the grid's rank
-    codelet_error: type[Exception]
-    inputs: list[tuple[Buffer, Grid]]
-    outputs: list[tuple[Buffer, Grid]]
-
-    def run(self, check: bool) -> None:
-        arguments = [buffer.read(region, self.site, check) for buffer, region in self.inputs]
-        try:
-            results = self.kernel(arguments)
-        except AssertionFailure as error:
-            raise SimulationError(
-                f"{error.message} (codelet @{self.codelet} of '{self.site.name}' at {self.site.where})", error.location
-            ) from None
-        except self.codelet_error as error:
-            raise self.site.error(f"codelet @{self.codelet} failed: {error}") from None
-        if len(results) != len(self.outputs):
-            raise self.site.error(f"codelet @{self.codelet} returned {len(results)} results, expected {len(self.outputs)}")
-        for (buffer, region), result in zip(self.outputs, results):
-            batch = result.shape[: len(region.sizes)]
-            if result.shape[len(batch) :] != region.shape or result.dtype != buffer.dtype or len(batch) != len(region.sizes):
-                raise self.site.error(
-                    f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected "
-                    f"{(*region.sizes, *region.shape)} {buffer.dtype}"
-                )
-            # a result computed along an axis its buffer replicates: every point holds the same
-            replicated = tuple(slice(0, 1) if n == 1 else slice(None) for n in region.sizes)
-            buffer.write(region, result[replicated], check)
-
-
-@dataclass
-class _Execute:
-    groups: list[_VertexGroup]
-
-    def run(self, values: list, check: bool) -> None:
-        for group in self.groups:
-            group.run(check)
-
-
-@dataclass
-class _Repeat:
-    """`scf.for` with constant bounds. Masks only ever get set or cleared over fixed regions,
-    so from the third iteration on every check sees what it saw in the second: checks stop."""
-
-    count: int
-    steps: list
-
-    def run(self, values: list, check: bool) -> None:
-        for iteration in range(self.count):
-            _run(self.steps, values, check and iteration < 2)
-
-
-def _run(steps: list, values: list, check: bool) -> None:
-    for step in steps:
-        step.run(values, check)
-
-
 # --- Planning -----------------------------------------------------------------------------
 
 
 @dataclass
 class _ComputeSet:
-    groups: list[_VertexGroup]
+    groups: list[VertexGroup]
     cycles_per_tile: np.ndarray
     buffers: set[str]
 
@@ -212,6 +130,7 @@ class _Planner:
         self.indices: dict[ir.Value, int] = {}
         self.results: list[int] = []
         self.last_use: dict[str, int] = {}  # buffer -> the top-level step using it last
+        self.first_use: dict[str, int] = {}
         self.writers: dict[str, int] = {}  # buffer -> how many ops write it
         self.constant_streams: list[tuple[HostToDevice, Superstep]] = []  # top-level streams of constants
         self.depth = 0
@@ -265,6 +184,7 @@ class _Planner:
         self.writers[name] = self.writers.get(name, 0) + 1
 
     def _buffer(self, name: str, site: Site) -> Buffer:
+        self.first_use.setdefault(name, self.position)
         self.last_use[name] = self.position
         return self.buffers[name]
 
@@ -327,7 +247,7 @@ class _Planner:
     def _ipu_sync(self, op: ir.OpView, site: Site) -> None:
         self._close(op.kind)
 
-    def _ipu_copy(self, op: ipu.CopyOp, site: Site) -> _Copy:
+    def _ipu_copy(self, op: ipu.CopyOp, site: Site) -> Copy:
         if self.current.compute_cycles_per_tile is not None:
             raise site.error("exchanges after a compute set of the same superstep: an ipu.sync must separate them (BSP)")
         # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning).
@@ -364,17 +284,19 @@ class _Planner:
                 for piece in pieces
                 for buffer, region, write in zip((source, dest), piece, (False, True))
             ]
-        return _Copy(site, source, dest, pieces)
+        return Copy(site, source, dest, pieces)
 
-    def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> _Execute:
+    def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> Execute:
         name = op.compute_set
         self._end_exchange()
         compute_set = self.compute_sets.get(name) or self._compute_set(name, site)
         self.last_use.update(dict.fromkeys(compute_set.buffers, self.position))
+        for buffer in compute_set.buffers:
+            self.first_use.setdefault(buffer, self.position)
         self.current.add_compute(compute_set.cycles_per_tile, site.record(compute_set=name))
-        return _Execute(compute_set.groups)
+        return Execute(compute_set.groups)
 
-    def _scf_for(self, op: ir.OpView, site: Site) -> _Repeat:
+    def _scf_for(self, op: ir.OpView, site: Site) -> Repeat:
         if len(op.operands) != 3 or len(op.results):
             raise site.error("with loop-carried values is not supported in an ipu program (Repeat has none)")
         bounds = [self.indices.get(value) for value in op.operands]
@@ -389,7 +311,7 @@ class _Planner:
         body = self._block(op.regions[0].blocks[0])
         self.repeat, self.depth = outer, self.depth - 1
         self._close(None)
-        return _Repeat(count, body)
+        return Repeat(count, body)
 
     def _scf_yield(self, op: ir.OpView, site: Site) -> None:
         return None
@@ -419,7 +341,7 @@ class _Planner:
         self.compute_sets[name] = _ComputeSet(groups, cycles, {a.buffer.name for a in accesses})
         return self.compute_sets[name]
 
-    def _vertex_group(self, op: ipu.VertexGroupOp, site: Site) -> tuple[_VertexGroup, int]:
+    def _vertex_group(self, op: ipu.VertexGroupOp, site: Site) -> tuple[VertexGroup, int]:
         # The verifier checked the grid, the codelet, its signature against the buffers.
         codelet, grid, names = op.codelet, op.tiles, {"input": op.inputs, "output": op.outputs}
         tiles = grid.tiles()
@@ -442,7 +364,7 @@ class _Planner:
         self.edges += tiles.size * (len(edges["input"]) + len(edges["output"]))
         if self.checks:
             self.writes.append(ComputeWrite(tiles, tuple(names["input"]), tuple(names["output"])))
-        return _VertexGroup(site, tiles, codelet, kernel, error_type, regions["input"], regions["output"]), cost
+        return VertexGroup(site, tiles, codelet, kernel, error_type, regions["input"], regions["output"]), cost
 
     def _edge(self, site: Site, role: str, buffer: Buffer, type_: ir.Type, tiles: np.ndarray):
         """A codelet argument or result: the buffer, its rows on the tiles and the shape of the
@@ -546,6 +468,9 @@ class Simulator:
         )
         self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
         self._later = _Plan.load(later, self._constants, self._num_slots)
+        names = [name for name, buffer in later.buffers.items() if name in later.last_use and not buffer.resident]
+        bind_arrays([(later.buffers[name], later.first_use[name], later.last_use[name]) for name in names])
+        prepare(self._later.steps)
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types)."""

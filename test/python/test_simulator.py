@@ -305,7 +305,7 @@ def test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group():
     (y, v), simulator = simulate(text, [X])
     assert np.array_equal(y, np.maximum(X, 0))
     assert np.array_equal(v, X + np.tile(X[:64], 16))
-    copies = [step for step in Simulator(ir.Module.parse(text, make_context()))._checked.steps if type(step).__name__ == "_Copy"]
+    copies = [step for step in Simulator(ir.Module.parse(text, make_context()))._checked.steps if type(step).__name__ == "Copy"]
     assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [
         [("Strided", "Strided")] * 2,
         [("Strided", "Strided")],
@@ -334,7 +334,7 @@ def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
     monkeypatch.setattr(simulator_module, "strided_pieces", lambda *args: None)
     (y, v), simulator = simulate(text, [X])
     assert y.tobytes() == expected_y.tobytes() and v.tobytes() == expected_v.tobytes()
-    copies = [step for step in Simulator(ir.Module.parse(text, make_context()))._checked.steps if type(step).__name__ == "_Copy"]
+    copies = [step for step in Simulator(ir.Module.parse(text, make_context()))._checked.steps if type(step).__name__ == "Copy"]
     assert [[(type(r).__name__, type(w).__name__) for r, w in step.pieces] for step in copies] == [[("Rows", "Rows")], [("Rows", "Rows")]]
 
 

@@ -1,0 +1,129 @@
+"""The steps of a simulator plan (runtime/simulator.py builds them): copies, vertex groups,
+compute sets and loops, each run on the buffers of runtime/memory.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_mlir.dialects.ops.arrays import as_items, assign
+
+from .codelet import AssertionFailure
+from .memory import Buffer, Grid, Region, SimulationError, Site, Strided
+
+
+@dataclass
+class Copy:
+    """An `ipu.copy`: strided views assigned piece by piece, or else one gather and scatter."""
+
+    site: Site
+    source: Buffer
+    dest: Buffer
+    pieces: list[tuple[Region, Region]]
+    fixed: list[tuple[np.ndarray, np.ndarray]] | None = None  # (dest, source) item views, once arrays are bound
+
+    def prepare(self) -> None:
+        """Views made once for buffers bound to arrays (memory.bind_arrays): strided pieces
+        become one assignment each, with no view or item reinterpretation per run."""
+        if all(isinstance(r, Strided) and isinstance(w, Strided) for r, w in self.pieces):
+            self.fixed = [as_items(w.view(self.dest.data), r.view(self.source.data)) for r, w in self.pieces]
+
+    def run(self, values: list, check: bool) -> None:
+        if self.fixed is not None:
+            for dest, source in self.fixed:
+                dest[...] = source
+            return
+        for reads, writes in self.pieces:
+            data = self.source.read(reads, self.site, check)
+            self.dest.write(writes, data if isinstance(writes, Strided) else data.reshape(-1, writes.count), check)
+
+
+@dataclass
+class VertexGroup:
+    """One codelet call over the group's grid: each edge an array of (*grid sizes, *shape)."""
+
+    site: Site
+    tiles: np.ndarray
+    codelet: str
+    kernel: object  # runtime.codelet's CompiledCodelet, compiled for the grid's rank
+    codelet_error: type[Exception]
+    inputs: list[tuple[Buffer, Grid]]
+    outputs: list[tuple[Buffer, Grid]]
+    views: tuple[list, list] | None = None  # per input and output, its view made once (None: a gather)
+
+    def prepare(self) -> None:
+        """The edges' strided views, made once for buffers bound to arrays."""
+        self.views = tuple(
+            [region.view(buffer.data, write) if region.strides is not None else None for buffer, region in edges]
+            for edges, write in ((self.inputs, False), (self.outputs, True))
+        )
+
+    def run(self, check: bool) -> None:
+        if self.views is None:
+            arguments = [buffer.read(region, self.site, check) for buffer, region in self.inputs]
+        else:
+            arguments = [
+                buffer.read(region, self.site, check) if view is None else view
+                for view, (buffer, region) in zip(self.views[0], self.inputs)
+            ]
+        try:
+            results = self.kernel(arguments)
+        except AssertionFailure as error:
+            raise SimulationError(
+                f"{error.message} (codelet @{self.codelet} of '{self.site.name}' at {self.site.where})", error.location
+            ) from None
+        except self.codelet_error as error:
+            raise self.site.error(f"codelet @{self.codelet} failed: {error}") from None
+        if len(results) != len(self.outputs):
+            raise self.site.error(f"codelet @{self.codelet} returned {len(results)} results, expected {len(self.outputs)}")
+        for index, ((buffer, region), result) in enumerate(zip(self.outputs, results)):
+            batch = result.shape[: len(region.sizes)]
+            if result.shape[len(batch) :] != region.shape or result.dtype != buffer.dtype or len(batch) != len(region.sizes):
+                raise self.site.error(
+                    f"codelet @{self.codelet} returned {result.shape} {result.dtype}, expected "
+                    f"{(*region.sizes, *region.shape)} {buffer.dtype}"
+                )
+            # a result computed along an axis its buffer replicates: every point holds the same
+            replicated = tuple(slice(0, 1) if n == 1 else slice(None) for n in region.sizes)
+            view = None if self.views is None else self.views[1][index]
+            if view is None:
+                buffer.write(region, result[replicated], check)
+            else:
+                assign(view, result[replicated])
+
+
+@dataclass
+class Execute:
+    groups: list[VertexGroup]
+
+    def run(self, values: list, check: bool) -> None:
+        for group in self.groups:
+            group.run(check)
+
+
+@dataclass
+class Repeat:
+    """`scf.for` with constant bounds. Masks only ever get set or cleared over fixed regions,
+    so from the third iteration on every check sees what it saw in the second: checks stop."""
+
+    count: int
+    steps: list
+
+    def run(self, values: list, check: bool) -> None:
+        for iteration in range(self.count):
+            run_steps(self.steps, values, check and iteration < 2)
+
+
+def prepare(steps: list) -> None:
+    """Makes the views of every copy and vertex group of `steps` (their buffers are bound)."""
+    for step in steps:
+        if isinstance(step, Repeat):
+            prepare(step.steps)
+        for each in step.groups if isinstance(step, Execute) else [step] if isinstance(step, Copy) else []:
+            each.prepare()
+
+
+def run_steps(steps: list, values: list, check: bool) -> None:
+    for step in steps:
+        step.run(values, check)
