@@ -100,7 +100,7 @@ class _Planner:
         target: Target,
         entry: str,
         classes: dict[str, np.ndarray] | None = None,
-        codelets: dict | None = None,
+        checked: _Planner | None = None,
     ):
         self.target = target
         self.checks = classes is None
@@ -113,9 +113,9 @@ class _Planner:
             link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
         self.compute_sets: dict[str, _ComputeSet] = {}
-        self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = (
-            {} if codelets is None else codelets
-        )  # kernel, its error type, cycles
+        # kernel, its error type, cycles; the checked plan's compiled codelets and decoded weights are reused
+        self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = {} if checked is None else checked.codelets
+        self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
         self.writes: list[Write] = []  # for runtime/replicas.py
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
@@ -226,7 +226,8 @@ class _Planner:
     def _arith_constant(self, op: ir.OpView, site: Site) -> None:
         value, result = op.attributes["value"], op.results[0]
         if isinstance(result.type, ir.RankedTensorType):
-            self.constants[self._slot(result)] = _host_constant(op, value, result.type, site)
+            slot = self._slot(result)
+            self.constants[slot] = self.known[slot] if slot in self.known else _host_constant(op, value, result.type, site)
         elif isinstance(value, ir.IntegerAttr):
             self.indices[result] = value.value
 
@@ -270,14 +271,14 @@ class _Planner:
                     sides = [side.take(axis, 0, 1, sizes) for side in sides]
                     sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
         pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
-        # A grid dimension along which neither the source tile nor its offset moves repeats
-        # one message to several tiles: exchange multicasts it, so it is sent once.
-        once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
-        senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
-        self.current.add_exchange(
-            senders, sides[1].tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name)
-        )
-        if self.checks:  # the pieces' regions, compact while the phase's other copies are planned
+        if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
+            # A grid dimension along which neither the source tile nor its offset moves repeats
+            # one message to several tiles: exchange multicasts it, so it is sent once.
+            once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
+            senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
+            self.current.add_exchange(
+                senders, sides[1].tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name)
+            )
             actor = len(self.exchange)
             self.exchange += [
                 Access(buffer, region, write, site, actor)
@@ -457,7 +458,7 @@ class Simulator:
             planner = _Planner(module.operation, self.target, entry)
             tiles = {buffer.name: buffer.tiles for buffer in planner.buffers.values()}
             classes = tile_classes(tiles, planner.writes, self.target.num_tiles)
-            later = _Planner(module.operation, self.target, entry, classes, planner.codelets)
+            later = _Planner(module.operation, self.target, entry, classes, planner)
         self.entry = entry
         self.arguments = planner.arguments
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
