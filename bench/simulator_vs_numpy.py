@@ -6,9 +6,9 @@ A model of `layers` blocks is compiled once for the target: an MLP (matmul, bias
 or a CNN (3x3 'same' convolution, bias add, ReLU; `--width` channels). Then the
 same inputs run (a) directly in numpy, the same math layer by layer, and (b) on the BSP
 simulator (the run phase: host streams, every exchange and every vertex group). Both are timed
-side by side in one process, interleaved, best of `--repeat`; the simulator's first run, which
-also makes the BSP memory checks, is reported apart, and the second (it plans the replicas) is
-not timed. Memory: the simulator's peak traced allocation (its plans included) from its
+side by side in one process, interleaved, best of `--repeat`; loading (`Simulator()`: verify,
+both plans, weights, arrays) and the first run, which also makes the BSP memory checks, are
+reported apart. Memory: the simulator's peak traced allocation (its plans included) from its
 construction through the first run, and over the next two runs, against the SRAM the program
 uses on the target (the sum over tiles of each tile's peak) plus the host arrays (inputs,
 weights, outputs).
@@ -166,7 +166,7 @@ def main() -> None:
     first_seconds = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
-    for _ in range(2):  # plans the replicas, then runs on arrays its buffers keep
+    for _ in range(2):  # later runs: on the arrays bound at load
         simulator.run(inputs)
     _, later_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -176,7 +176,7 @@ def main() -> None:
     numpy_seconds, simulator_seconds = best_interleaved([lambda: reference(inputs), lambda: simulator.run(inputs)], args.repeat)
     profile = simulator.profile
     sram = int(profile.memory_per_tile.sum())
-    print(f"model: {title} on {args.target}; compile {compile_seconds:.2f} s, simulator plan {plan_seconds:.2f} s")
+    print(f"model: {title} on {args.target}; compile {compile_seconds:.2f} s, simulator load {plan_seconds:.2f} s")
     print(f"estimated device time: {profile.cycles:,} cycles, {profile.supersteps} supersteps; max rel error vs numpy {error:.1e}")
     print(
         f"wall time, best of {args.repeat}: numpy {numpy_seconds * 1e3:.1f} ms, simulator {simulator_seconds * 1e3:.1f} ms, "
