@@ -1,7 +1,8 @@
-"""Weights resident in tile memory (issue 12): a stream of a constant into a buffer of its own
+"""What loading does for later runs (issue 12). A stream of a constant into a buffer of its own
 is written once, when the program is loaded, and counted in the profile's `load_bytes`, not in
 each run's host streams; a weight whose bytes another buffer reuses, or that another op also
-writes, stays a per-run stream."""
+writes, stays a per-run stream. Each buffer is bound to an array, shared only by buffers never
+live together."""
 
 from __future__ import annotations
 
@@ -114,3 +115,20 @@ module attributes {{ipu.target = "tiny"}} {{
     results = [simulator.run([x])[0] for _ in range(3)]
     assert all(r.tobytes() == results[0].tobytes() for r in results)
     np.testing.assert_allclose(results[0], x @ w1 @ w2, rtol=1e-4, atol=1e-4)
+
+
+def test_later_runs_share_arrays_only_between_buffers_never_live_together():
+    from test_simulator import RELU_CS, compute_set, execute, group
+
+    # @x -> relu -> @y -> relu -> @z: @x and @z are never used in the same step, so share one array
+    text = program(
+        [buffer("x"), buffer("y"), buffer("z")],
+        [h2d("%arg0", "x"), sync("external"), execute("relu_cs"), sync(), execute("again_cs"), sync(), d2h("%0", "z")],
+        [RELU_CS, compute_set("again_cs", group("relu", "@y", "@z"))],
+    )
+    simulator = Simulator(ir.Module.parse(text, make_context()))
+    buffers = {b.name: b for b in simulator._later.buffers}
+    assert np.shares_memory(buffers["x"].data, buffers["z"].data)
+    assert not np.shares_memory(buffers["x"].data, buffers["y"].data) and not np.shares_memory(buffers["y"].data, buffers["z"].data)
+    x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
+    assert [simulator.run([x])[0].tobytes() for _ in range(3)] == [np.maximum(x, 0).tobytes()] * 3
