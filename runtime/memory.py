@@ -365,7 +365,11 @@ def bind_arrays(lives: list[tuple[Buffer, int, int]]) -> None:
         size = buffer.row_count * buffer.elements * buffer.dtype.itemsize
         spares = free.setdefault(size, [])
         index = next((i for i, (until, _) in enumerate(spares) if until < first), None)
-        array = spares.pop(index)[1] if index is not None else np.empty(size, np.uint8)
+        if index is None:
+            array = np.empty(size, np.uint8)
+            array.fill(0)  # its pages faulted in now, at load, not in the first run using it
+        else:
+            array = spares.pop(index)[1]
         spares.append((last, array))
         buffer.data, buffer.resident = array.view(buffer.dtype).reshape(buffer.row_count, buffer.elements), True
 
