@@ -123,16 +123,18 @@ class ConvertToIpu(ModulePass):
             rewrite_embedding_lookups(function)
             rewrite_computed_gathers(function)
         _raise_all(_check_module(module, _check_input_op))
-        for function in _functions(module):
-            rewrite_named_ops(function)
+        for owner in _region_owners(module):
+            rewrite_named_ops(owner)
         run_upstream(module, _GENERALIZE)
         for function in _functions(module):
             rewrite_arg_reductions(function)  # before fusion, which fuses the generics it makes
-            _squeeze_unit_outputs(function)  # before fusion, which moves the reshapes it adds
+        for owner in _region_owners(module):
+            _squeeze_unit_outputs(owner)  # before fusion, which moves the reshapes it adds
         run_upstream(module, _FUSE)
         for function in _functions(module):
             _drop_fused_assert_copies(function)
-            _normalize_tensor_ops(function)
+        for owner in _region_owners(module):
+            _normalize_tensor_ops(owner)
         _raise_all(_check_module(module, _check_l1_op))
 
 
@@ -186,6 +188,15 @@ def _raise_all(errors: list[IpuError]) -> None:
 
 def _functions(module: ir.Operation) -> list[ir.OpView]:
     return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)]
+
+
+def _region_owners(module: ir.Operation) -> list[ir.OpView]:
+    """The functions and the `scf.for`s in them, outer first: the rewrites run on each one's
+    block, so a loop body is converted like a function body."""
+    owners = _functions(module)
+    for owner in owners:  # grows as loops are found: nested loops come after their parents
+        owners.extend(op for op in owner.regions[0].blocks[0].operations if op.operation.name == "scf.for")
+    return owners
 
 
 def _drop_fused_assert_copies(function: ir.OpView) -> None:
@@ -304,11 +315,34 @@ def _check_module(module: ir.Operation, check_op: Callable[[ir.OpView], str | No
                 problem = _type_problem(type_, scalars=False)
                 if problem:
                     errors.append(unsupported(op, f"{role} #{index} has {problem}"))
-        for inner in op.regions[0].blocks[0].operations:
-            reason = check_op(inner)
-            if reason is not None:
-                errors.append(unsupported(inner, reason))
+        errors += _check_block(op.regions[0].blocks[0], check_op)
     return errors
+
+
+def _check_block(block: ir.Block, check_op: Callable[[ir.OpView], str | None]) -> list[IpuError]:
+    """The objections of `check_op` to the ops of `block`, and of the bodies of its loops."""
+    errors = []
+    for inner in block.operations:
+        name = inner.operation.name
+        reason = _check_loop(inner) if name == "scf.for" else None if name == "scf.yield" else check_op(inner)
+        if reason is not None:
+            errors.append(unsupported(inner, reason))
+        elif name == "scf.for":
+            errors += _check_block(inner.regions[0].blocks[0], check_op)
+    return errors
+
+
+def _check_loop(op: ir.OpView) -> str | None:
+    """An `scf.for` becomes Poplar's Repeat: a trip count known at compile time, and only
+    tensors carried from one iteration to the next (they become buffers)."""
+    for role, value in zip(("lower bound", "upper bound", "step"), op.operands):
+        if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
+            return f"a {role} that is not a constant (Repeat needs its trip count at compile time)"
+    for value in op.operands[3:]:
+        problem = _type_problem(value.type, scalars=False)
+        if problem:
+            return f"a loop-carried value of {problem}"
+    return None
 
 
 def _type_problem(type_: ir.Type, scalars: bool) -> str | None:

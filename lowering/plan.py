@@ -107,6 +107,13 @@ class _Planner:
         # Inputs and weights are placed by their first user: where a compute op reads them,
         # so that they arrive from the host where they are needed.
         self.unplaced = {arg: None for arg in block.arguments}
+        self.plan_block(block)
+        for value in list(self.unplaced):
+            self.place_unplaced(value, self.default_layout(_shape(value)))
+        mappings = [ir.DictAttr.get({ipu.MAPPING_ATTR: self.layouts[arg].mapping().encode()}) for arg in block.arguments]
+        function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
+
+    def plan_block(self, block: ir.Block) -> None:
         for op in block.operations:
             name = op.operation.name
             if name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
@@ -121,12 +128,20 @@ class _Planner:
                 self.set_layout(op, self.reshape_layout(op))
             elif name in TENSOR_OPS:
                 self.set_layout(op, self.default_layout(_shape(op.results[0])))
-            elif name not in ("tensor.empty", "func.return") and not _is_scalar(op):
+            elif name == "scf.for":
+                self.plan_loop(op)
+            elif name not in ("tensor.empty", "func.return", "scf.yield") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
-        for value in list(self.unplaced):
-            self.place_unplaced(value, self.default_layout(_shape(value)))
-        mappings = [ir.DictAttr.get({ipu.MAPPING_ATTR: self.layouts[arg].mapping().encode()}) for arg in block.arguments]
-        function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
+
+    def plan_loop(self, op: ir.OpView) -> None:
+        """The body is planned once (it runs as Poplar's Repeat). A carried value keeps its
+        initial value's layout all through the loop: each iteration reads it where the previous
+        one left it; ipu-schedule copies the yielded value there, an exchange only when the body
+        laid it out otherwise (element-wise bodies keep their largest operand's layout: none)."""
+        body = op.regions[0].blocks[0]
+        for init, carried, result in zip(op.operands[3:], body.arguments[1:], op.results):
+            self.layouts[carried] = self.layouts[result] = self.layouts[init]
+        self.plan_block(body)
 
     def crowded(self, value: ir.Value, block: Layout) -> bool:
         """Whether a weight (a constant, resident for the whole program) would sit on few tiles

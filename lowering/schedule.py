@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func
+from mlir.dialects import func, scf
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import Piece, record_of, space_of
@@ -137,6 +137,10 @@ class _Scheduler:
                 self.reshape(op)
             elif name in ("tensor.extract_slice", "tensor.insert_slice", "tensor.concat", "tensor.pad"):
                 self.move(op)
+            elif name == "scf.for":
+                self.loop(op)
+            elif name == "scf.yield":
+                self.carry(op)
             elif name in ("tensor.empty", "arith.constant"):
                 pass
             else:
@@ -149,6 +153,41 @@ class _Scheduler:
             stored = self.get(op, value)
             results.append(ipu.device_to_host(value.type, stored.buffer, stored.layout.mapping(), ip=self.ip).result)
         func.ReturnOp(results, ip=self.ip)
+
+    def loop(self, op: ir.OpView) -> None:
+        """An `scf.for` with constant bounds becomes one at L3 (Poplar's Repeat), around the
+        body's supersteps, scheduled once. Each carried tensor gets its own buffer in its initial
+        value's layout (ipu-plan keeps it through the loop): the initial value is copied in
+        before the loop, the yielded one at the end of each iteration (`carry`); after the loop
+        the buffer holds the result."""
+        body = op.regions[0].blocks[0]
+        for init, carried, result in zip(op.operands[3:], body.arguments[1:], op.results):
+            source = self.get(op, init)
+            buffer = self.buffer("carried", source.layout, ir.RankedTensorType(init.type).element_type, op.location)
+            self.copy(source, buffer, source.layout)
+            self.stored[carried] = self.stored[result] = Stored(buffer, source.layout)
+        if len(body.arguments) > 1:
+            ipu.sync("internal", ip=self.ip)
+        bounds = [value.owner.operation.clone(ip=self.ip).results[0] for value in op.operands[:3]]
+        repeat = scf.ForOp(*bounds, ip=self.ip)
+        outer, self.ip = self.ip, ir.InsertionPoint(repeat.body)
+        for inner in body.operations:
+            self.lower(inner)
+        self.ip = outer
+
+    def carry(self, op: ir.OpView) -> None:
+        """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
+        when the body wrote it there), then the empty L3 yield."""
+        body = op.operation.block
+        targets = [self.stored[carried] for carried in body.arguments[1:]]
+        copies = [(self.get(op, value), target) for value, target in zip(op.operands, targets) if self.get(op, value) != target]
+        if {source.buffer for source, _ in copies} & {target.buffer for target in targets}:
+            raise op_error(op, "yields a carried tensor in another one's place; not supported by ipu-schedule")
+        for source, target in copies:
+            self.copy(source, target.buffer, target.layout)
+        if copies:
+            ipu.sync("internal", ip=self.ip)
+        scf.YieldOp([], ip=self.ip)
 
     def get(self, op: ir.OpView, value: ir.Value) -> Stored:
         if value not in self.stored:

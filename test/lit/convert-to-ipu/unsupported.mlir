@@ -64,12 +64,14 @@ func.func @loop(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
-  // expected-error@+1 {{'scf.for' is not supported by ipu-convert-to-ipu}}
-  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<4xf32> {
+  %f = arith.constant 1.0 : f32
+  // expected-error@+1 {{'scf.for' is not supported by ipu-convert-to-ipu: a loop-carried value of type f32 (only statically shaped tensors)}}
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %x, %s = %f) -> (tensor<4xf32>, f32) {
     %n = arith.addf %acc, %x : tensor<4xf32>
-    scf.yield %n : tensor<4xf32>
+    %t = arith.addf %s, %f : f32
+    scf.yield %n, %t : tensor<4xf32>, f32
   }
-  return %r : tensor<4xf32>
+  return %r#0 : tensor<4xf32>
 }
 
 // -----
