@@ -335,9 +335,9 @@ def _check_block(block: ir.Block, check_op: Callable[[ir.OpView], str | None]) -
 def _check_loop(op: ir.OpView) -> str | None:
     """An `scf.for` becomes Poplar's Repeat: a trip count known at compile time, and only
     tensors carried from one iteration to the next (they become buffers)."""
-    for role, value in zip(("lower bound", "upper bound", "step"), op.operands):
+    for role, value in zip(("a lower bound", "an upper bound", "a step"), op.operands):
         if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
-            return f"a {role} that is not a constant (Repeat needs its trip count at compile time)"
+            return f"{role} that is not a constant (Repeat needs its trip count at compile time)"
     for value in op.operands[3:]:
         problem = _type_problem(value.type, scalars=False)
         if problem:

@@ -141,6 +141,7 @@ class _Planner:
         body = op.regions[0].blocks[0]
         for init, carried, result in zip(op.operands[3:], body.arguments[1:], op.results):
             self.layouts[carried] = self.layouts[result] = self.layouts[init]
+        split_oversized(op, self.cheapest, self.budget)  # the body's matmuls, like the function's
         self.plan_block(body)
 
     def crowded(self, value: ir.Value, block: Layout) -> bool:

@@ -177,12 +177,23 @@ class _Scheduler:
 
     def carry(self, op: ir.OpView) -> None:
         """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
-        when the body wrote it there), then the empty L3 yield."""
+        when the body wrote it there), then the empty L3 yield. A carried tensor yielded in
+        another one's place (a rotation, `yield %b, %a`) is first staged in a buffer of its own,
+        a superstep earlier: one exchange phase must not write a buffer that it reads."""
         body = op.operation.block
         targets = [self.stored[carried] for carried in body.arguments[1:]]
-        copies = [(self.get(op, value), target) for value, target in zip(op.operands, targets) if self.get(op, value) != target]
-        if {source.buffer for source, _ in copies} & {target.buffer for target in targets}:
-            raise op_error(op, "yields a carried tensor in another one's place; not supported by ipu-schedule")
+        carried = {target.buffer for target in targets}
+        copies, staging = [], False
+        for value, target in zip(op.operands, targets):
+            source = self.get(op, value)
+            if source.buffer in carried and source != target:
+                staged = self.buffer("staged", source.layout, ir.RankedTensorType(value.type).element_type, op.location)
+                self.copy(source, staged, source.layout)
+                source, staging = Stored(staged, source.layout), True
+            if source != target:
+                copies.append((source, target))
+        if staging:
+            ipu.sync("internal", ip=self.ip)
         for source, target in copies:
             self.copy(source, target.buffer, target.layout)
         if copies:

@@ -132,6 +132,39 @@ func.func @main(%h0: tensor<8xNxf32>, %w: tensor<NxNxf32>, %x: tensor<8xNxf32>) 
 }
 """
 
+# Nested loops: the inner one's result is carried by the outer one.
+NESTED = """
+func.func @main(%x: tensor<Nxf32>, %y: tensor<Nxf32>) -> tensor<Nxf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %ct = arith.constant T : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> tensor<Nxf32> {
+    %s = scf.for %j = %c0 to %ct step %c1 iter_args(%b = %a) -> tensor<Nxf32> {
+      %n = arith.addf %b, %y : tensor<Nxf32>
+      scf.yield %n : tensor<Nxf32>
+    }
+    %h = arith.mulf %s, %y : tensor<Nxf32>
+    scf.yield %h : tensor<Nxf32>
+  }
+  return %r : tensor<Nxf32>
+}
+"""
+
+# Carried tensors trading places: (a, b) <- (b, a + b).
+ROTATION = """
+func.func @main(%x: tensor<Nxf32>, %y: tensor<Nxf32>) -> (tensor<Nxf32>, tensor<Nxf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ct = arith.constant T : index
+  %r:2 = scf.for %i = %c0 to %ct step %c1 iter_args(%a = %x, %b = %y) -> (tensor<Nxf32>, tensor<Nxf32>) {
+    %s = arith.addf %a, %b : tensor<Nxf32>
+    scf.yield %b, %s : tensor<Nxf32>, tensor<Nxf32>
+  }
+  return %r#0, %r#1 : tensor<Nxf32>, tensor<Nxf32>
+}
+"""
+
 
 def source(template: str, n: int, trips: int) -> str:
     return template.replace("M", str(n + 2)).replace("N", str(n)).replace(" T ", f" {trips} ")
@@ -143,12 +176,21 @@ def inputs(name: str, n: int) -> list[np.ndarray]:
         rest = rng.uniform(-1, 1, (n, n)).astype(np.float32) / n
         np.fill_diagonal(rest, 0)
         return [rest, rng.uniform(-1, 1, n).astype(np.float32), np.full(n, 0.5, np.float32)]
+    if name in ("nested", "rotation"):
+        return [rng.uniform(-1, 1, n).astype(np.float32), rng.uniform(0.5, 1, n).astype(np.float32)]
     if name == "recurrent":
         return [rng.uniform(-1, 1, s).astype(np.float32) / (n if s == (n, n) else 1) for s in ((8, n), (n, n), (8, n))]
     return [rng.uniform(-1, 1, (n,) * (2 if name == "heat2d" else 1)).astype(np.float32)]
 
 
-PROGRAMS = {"heat1d": (HEAT_1D, 1024), "heat2d": (HEAT_2D, 32), "jacobi": (JACOBI, 64), "recurrent": (RECURRENT, 32)}
+PROGRAMS = {
+    "heat1d": (HEAT_1D, 1024),
+    "heat2d": (HEAT_2D, 32),
+    "jacobi": (JACOBI, 64),
+    "recurrent": (RECURRENT, 32),
+    "nested": (NESTED, 256),
+    "rotation": (ROTATION, 128),
+}
 
 
 @pytest.fixture
@@ -172,10 +214,11 @@ def compiled(text: str, target: str) -> ir.Module:
 def test_loop_matches_execution_engine(loop_reference, name, trips, target):
     template, n = PROGRAMS[name]
     text, args = source(template, n, trips), inputs(name, n)
-    (expected,) = loop_reference(text, args)
+    expected = loop_reference(text, args)
     with make_context():
-        (got,) = load_simulator(compiled(text, target)).run(args)
-    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+        got = load_simulator(compiled(text, target)).run(args)
+    for value, wanted in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, wanted, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
