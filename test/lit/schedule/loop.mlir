@@ -1,0 +1,82 @@
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-schedule,ipu-verify)' | FileCheck %s
+
+// A loop (L2, planned) becomes an L3 scf.for (Poplar's Repeat) around its body's supersteps,
+// scheduled once. The carried tensor gets a buffer of its own: the initial value is copied in
+// before the loop, the yielded one at the end of each iteration; the result is read from it.
+
+// CHECK-DAG: "ipu.buffer"() {sym_name = "[[X:arg0_0]]", tiles = array<i64: 0, 4, 1>, type = memref<64xf32>}
+// CHECK-DAG: "ipu.buffer"() {sym_name = "[[U:carried0]]", tiles = array<i64: 0, 4, 1>, type = memref<64xf32>}
+// CHECK-DAG: "ipu.buffer"() {sym_name = "[[N:generic0]]", tiles = array<i64: 0, 4, 1>, type = memref<64xf32>}
+// CHECK-LABEL: func.func @main
+// CHECK: "ipu.sync"() {kind = "external"}
+// CHECK-NEXT: "ipu.copy"() {dest = @[[U]], {{.*}}source = @[[X]]
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: %[[LB:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[UB:.*]] = arith.constant 5 : index
+// CHECK-NEXT: %[[STEP:.*]] = arith.constant 1 : index
+// CHECK-NEXT: scf.for %{{.*}} = %[[LB]] to %[[UB]] step %[[STEP]] {
+// CHECK-NEXT: "ipu.execute"() {compute_set = @generic_cs0}
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: "ipu.copy"() {dest = @[[U]], {{.*}}source = @[[N]]
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: }
+// CHECK-NEXT: "ipu.sync"() {kind = "external"}
+// CHECK-NEXT: "ipu.device_to_host"() {buffer = @[[U]]
+// CHECK-LABEL: func.func private @generic_cs0()
+// CHECK-NEXT: "ipu.vertex_group"() {codelet = @generic_v0, inputs = [@[[U]], @arg1_0], outputs = [@[[N]]]
+
+#map = affine_map<(d0) -> (d0)>
+module attributes {ipu.target = "tiny"} {
+  func.func @main(%arg0: tensor<256xf32> {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 4, 1>}}, %arg1: tensor<256xf32> {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 4, 1>}}) -> tensor<256xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c5 = arith.constant 5 : index
+    %0 = scf.for %arg2 = %c0 to %c5 step %c1 iter_args(%arg3 = %arg0) -> (tensor<256xf32>) {
+      %1 = tensor.empty() : tensor<256xf32>
+      %2 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%arg3, %arg1 : tensor<256xf32>, tensor<256xf32>) outs(%1 : tensor<256xf32>) attrs =  {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 4, 1>}, ipu.partition = array<i64: 64>, ipu.tiles = array<i64: 0, 4, 1>} {
+      ^bb0(%in: f32, %in_0: f32, %out: f32):
+        %3 = arith.addf %in, %in_0 : f32
+        linalg.yield %3 : f32
+      } -> tensor<256xf32>
+      scf.yield %2 : tensor<256xf32>
+    }
+    return %0 : tensor<256xf32>
+  }
+}
+
+// -----
+
+// Carried tensors trading places, (a, b) <- (b, a + b): @carried1 is both read (for the new
+// a) and written (with the new b) at the end of the body, so b is first staged in a buffer of
+// its own, a superstep earlier; the yielded a + b, in a's layout, crosses tiles to b's.
+
+// CHECK-LABEL: func.func @main
+// CHECK: scf.for
+// CHECK-NEXT: "ipu.copy"() {dest = @generic_in0, {{.*}}source = @carried1
+// CHECK-NEXT: "ipu.execute"() {compute_set = @generic_cs0}
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: "ipu.copy"() {dest = @staged0, {{.*}}source = @carried1
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: "ipu.copy"() {dest = @carried0, {{.*}}source = @staged0
+// CHECK-NEXT: "ipu.copy"() {dest = @carried1, {{.*}}source = @generic0
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: }
+
+#map = affine_map<(d0) -> (d0)>
+module attributes {ipu.target = "tiny"} {
+  func.func @main(%arg0: tensor<128xf32> {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 2, 1>}}, %arg1: tensor<128xf32> {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 2, 2, 1>}}) -> (tensor<128xf32>, tensor<128xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c5 = arith.constant 5 : index
+    %0:2 = scf.for %arg2 = %c0 to %c5 step %c1 iter_args(%arg3 = %arg0, %arg4 = %arg1) -> (tensor<128xf32>, tensor<128xf32>) {
+      %1 = tensor.empty() : tensor<128xf32>
+      %2 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%arg3, %arg4 : tensor<128xf32>, tensor<128xf32>) outs(%1 : tensor<128xf32>) attrs =  {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 2, 1>}, ipu.partition = array<i64: 64>, ipu.tiles = array<i64: 0, 2, 1>} {
+      ^bb0(%in: f32, %in_0: f32, %out: f32):
+        %3 = arith.addf %in, %in_0 : f32
+        linalg.yield %3 : f32
+      } -> tensor<128xf32>
+      scf.yield %arg4, %2 : tensor<128xf32>, tensor<128xf32>
+    }
+    return %0#0, %0#1 : tensor<128xf32>, tensor<128xf32>
+  }
+}
