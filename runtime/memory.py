@@ -250,18 +250,19 @@ class Side:
     starts: np.ndarray
     elements: int  # per row of the buffer
     write: bool
+    affine: bool = False  # tiles and starts known to be affine in the grid index (listed from TileGrids)
 
     def take(self, axis: int, lo: int, hi: int, sizes: tuple[int, ...]) -> Side:
         def pick(a: np.ndarray) -> np.ndarray:
             return np.take(a.reshape(sizes), range(lo, hi), axis=axis).reshape(-1)
 
-        return Side(pick(self.rows), pick(self.tiles), pick(self.starts), self.elements, self.write)
+        return Side(pick(self.rows), pick(self.tiles), pick(self.starts), self.elements, self.write, self.affine)
 
     def strided(self, count: int, sizes: tuple[int, ...]) -> Strided | None:
         """The side as one strided view, if rows and starts are affine in the grid index; not
         for a written side repeating elements (stride 0: left to the checks of the others)."""
         (row_first, row_strides), (tile_first, tile_strides), (start_first, start_strides) = (
-            _affine(a, sizes) for a in (self.rows, self.tiles, self.starts)
+            _affine(a, sizes, known) for a, known in ((self.rows, False), (self.tiles, self.affine), (self.starts, self.affine))
         )
         if row_strides is None or tile_strides is None or start_strides is None:
             return None
@@ -323,11 +324,14 @@ def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) ->
     return runs
 
 
-def _affine(values: np.ndarray, sizes: tuple[int, ...]) -> tuple[int, tuple[int, ...] | None]:
-    """`values` in grid order as `first + sum_k i_k * strides[k]`, or strides None if not."""
+def _affine(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> tuple[int, tuple[int, ...] | None]:
+    """`values` in grid order as `first + sum_k i_k * strides[k]`, or strides None if not
+    (not checked when `known` to be affine)."""
     grid = values.reshape(sizes)
     first = int(grid.flat[0])
     strides = tuple(int(np.take(grid, 1, axis=k).flat[0]) - first if n > 1 else 0 for k, n in enumerate(sizes))
+    if known:
+        return first, strides
     expected = np.full((1,) * len(sizes), first, np.int64)
     for axis, (n, stride) in enumerate(zip(sizes, strides)):
         if n > 1 and stride:

@@ -260,7 +260,7 @@ class _Planner:
         for buffer, grid, offset, verb in ((source, src_grid, src_offset, "reads"), (dest, dst_grid, dst_offset, "writes")):
             tiles = grid.tiles()
             starts = TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # affine in the grid index, like tiles
-            sides.append(Side(buffer.rows(tiles, site, verb), tiles, starts, buffer.elements, verb == "writes"))
+            sides.append(Side(buffer.rows(tiles, site, verb), tiles, starts, buffer.elements, verb == "writes", affine=True))
         sizes = tuple(src_grid.sizes)
         if self.checks:
             starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]
