@@ -16,8 +16,9 @@ checked first run, one per class of tiles holding the same bytes afterwards
 (runtime/replicas.py), plus a `written` mask while checking. Loading builds both plans,
 writes the weights into both (`Simulator`), and binds each buffer of the later plan to one
 array, so its steps' views are made once (runtime/steps.py). Buffers with `offset`s (the
-memory plan) whose tiles intersect and whose byte ranges overlap alias: writing one forgets the other's data over the shared bytes, so
-reading it afterwards is an error naming the buffer that overwrote it.
+memory plan) whose tiles intersect and whose byte ranges overlap alias: writing one forgets
+the other's data over the shared bytes, so reading it afterwards is an error naming the
+buffer that overwrote it.
 
 **Static checks are the verifier's** (dialects/verifier.py, run by the constructor unless
 the caller verified already): symbols, tile grids within the target, copies, streams and
