@@ -51,7 +51,8 @@ class Plan(ModulePass):
     Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
     fits their loops (no exchange) and their pieces fit the budget, else cut their result
     row-major with at least `grain` elements per tile. Reshapes keep their source's layout when
-    it is a view of the result, else are cut along every dimension a view allows.
+    it is a view of the result, else are cut along every dimension a view allows. A loop's
+    body is planned once; a tensor it carries keeps its initial value's layout.
 
     Before:
 

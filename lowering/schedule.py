@@ -42,7 +42,8 @@ class Schedule(ModulePass):
     compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
     adds a second superstep exchanging and summing the partial results. Data-movement ops
     (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
-    host streams, results leave by them.
+    host streams, results leave by them. An `scf.for` stays one around its body's supersteps
+    (Poplar's Repeat), each tensor it carries a buffer copied into at the end of the body.
 
     Before (L2):
 

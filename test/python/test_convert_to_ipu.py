@@ -20,7 +20,7 @@ LIT = Path(__file__).resolve().parents[1] / "lit" / "convert-to-ipu"
 # The compute ops of the registry (ipu.matmul, ipu.conv, ipu.gather, linalg.generic) and data ops.
 L1_OPS = set(REGISTRY) | {
     "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
-    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
+    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat", "scf.for",
 }  # fmt: skip
 
 
