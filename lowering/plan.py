@@ -140,7 +140,9 @@ class _Planner:
         one left it; ipu-schedule copies the yielded value there, an exchange only when the body
         laid it out otherwise (element-wise bodies keep their largest operand's layout: none)."""
         body = op.regions[0].blocks[0]
-        for init, carried, result in zip(op.operands[3:], body.arguments[1:], op.results):
+        for index, (init, carried, result) in enumerate(zip(op.operands[3:], body.arguments[1:], op.results)):
+            if init not in self.layouts:
+                raise op_error(op, f"carries a tensor.empty (iter_arg #{index}): a carried tensor needs an initial value (fill it)")
             self.layouts[carried] = self.layouts[result] = self.layouts[init]
         split_oversized(op, self.cheapest, self.budget)  # the body's matmuls, like the function's
         self.plan_block(body)
