@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest browser fuzz docs clean
+.PHONY: demo test lint lit pytest browser fuzz bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,13 @@ FUZZ_SEEDS ?= 2000
 FUZZ_START ?= 0
 fuzz: $(STAMP)
 	$(BIN)/python test/fuzz/run_fuzz.py --seeds $(FUZZ_SEEDS) --start $(FUZZ_START)
+
+# Every benchmark (bench/run.py) into bench/results.md and bench/results.json, with xDSL (the
+# `bench` extra) for its interpreter rows; `make bench BENCH_ARGS=--quick` for a short run.
+BENCH_ARGS ?=
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 docs: $(STAMP)
 	$(BIN)/ipu-dialect-doc -o docs/dialect.md

@@ -53,6 +53,31 @@ def cases() -> list[tuple[str, torch.nn.Module, tuple[torch.Tensor, ...]]]:
     ]
 
 
+def measure(name: str, model: torch.nn.Module, inputs: tuple, target: str) -> dict:
+    """Compile and simulation seconds, estimated cycles and the largest error against PyTorch
+    of one case, or the compiler's refusal (e.g. a rank generic of topk over 4,096 on tiny's
+    64 KiB tiles)."""
+    start = time.perf_counter()
+    try:
+        compiled = ipu_torch.compile(model, *inputs, target=target)
+    except IpuError as error:
+        return {"case": name, "target": target, "refused": error.message.splitlines()[0]}
+    compiled_at = time.perf_counter()
+    got = compiled(*inputs)
+    ran_at = time.perf_counter()
+    expected = model(*inputs)
+    got, expected = (got if isinstance(got, tuple) else (got,)), (expected if isinstance(expected, tuple) else (expected,))
+    error = max(float(np.max(np.abs(g.numpy().astype(np.float64) - e.numpy().astype(np.float64)))) for g, e in zip(got, expected))
+    return {
+        "case": name,
+        "target": target,
+        "compile_s": compiled_at - start,
+        "simulate_s": ran_at - compiled_at,
+        "cycles": compiled.profile.cycles,
+        "error": error,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="gc200")
@@ -61,21 +86,13 @@ def main() -> None:
     for name, model, inputs in cases():
         if args.only not in name:
             continue
-        start = time.perf_counter()
-        try:
-            compiled = ipu_torch.compile(model, *inputs, target=args.target)
-        except IpuError as error:  # e.g. a rank generic of topk over 4,096 on tiny's 64 KiB tiles
-            print(f"{args.target} {name:30s} refused: {error.message.splitlines()[0]}", flush=True)
+        r = measure(name, model, inputs, args.target)
+        if "refused" in r:
+            print(f"{args.target} {name:30s} refused: {r['refused']}", flush=True)
             continue
-        compiled_at = time.perf_counter()
-        got = compiled(*inputs)
-        ran_at = time.perf_counter()
-        expected = model(*inputs)
-        got, expected = (got if isinstance(got, tuple) else (got,)), (expected if isinstance(expected, tuple) else (expected,))
-        error = max(float(np.max(np.abs(g.numpy().astype(np.float64) - e.numpy().astype(np.float64)))) for g, e in zip(got, expected))
         print(
-            f"{args.target} {name:30s} compile {compiled_at - start:5.1f} s  simulate {ran_at - compiled_at:5.1f} s  "
-            f"cycles {compiled.profile.cycles:>10,}  max |error| {error:.1e}",
+            f"{args.target} {name:30s} compile {r['compile_s']:5.1f} s  simulate {r['simulate_s']:5.1f} s  "
+            f"cycles {r['cycles']:>10,}  max |error| {r['error']:.1e}",
             flush=True,
         )
 
