@@ -81,6 +81,7 @@ class _Scheduler:
         self.stored: dict[ir.Value, Stored] = {}
         self.names: dict[str, int] = {}
         self.loc = function.location
+        self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
 
     # --- naming and creation ------------------------------------------------------------------
 
@@ -171,10 +172,11 @@ class _Scheduler:
             ipu.sync("internal", ip=self.ip)
         bounds = [value.owner.operation.clone(ip=self.ip).results[0] for value in op.operands[:3]]
         repeat = scf.ForOp(*bounds, ip=self.ip)
-        outer, self.ip = self.ip, ir.InsertionPoint(repeat.body)
+        outer, preheader = self.ip, self.preheader
+        self.ip, self.preheader = ir.InsertionPoint(repeat.body), preheader or ir.InsertionPoint(repeat.operation)
         for inner in body.operations:
             self.lower(inner)
-        self.ip = outer
+        self.ip, self.preheader = outer, preheader
 
     def carry(self, op: ir.OpView) -> None:
         """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
@@ -387,7 +389,11 @@ class _Scheduler:
                 codelet = self.fresh("pad_fill")
                 codelets.fill_codelet(codelet, box, value, element_type, self.codelet_ip, op.location)
                 groups.append((codelet, grid, [], [dest]))
+            # In a loop, the border keeps its constant all through (only the interior is
+            # copied each iteration): it is filled once, before the loop.
+            inside, self.ip = self.ip, self.preheader or self.ip
             self.execute("pad", groups)
+            self.ip = inside
             self.copy(self.get(op, op.operands[0]), dest, result, low)
         ipu.sync("internal", ip=self.ip)  # the copies land before anything reads them
         self.stored[op.results[0]] = Stored(dest, result)

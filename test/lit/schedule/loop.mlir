@@ -80,3 +80,45 @@ module attributes {ipu.target = "tiny"} {
     return %0#0, %0#1 : tensor<128xf32>, tensor<128xf32>
   }
 }
+
+// -----
+
+// A 1-D stencil step, u + left(u) with a zero border: the halo exchange (pad, slice) repeats
+// in the body; the pad's border is a constant, filled once before the loop.
+
+// CHECK-LABEL: func.func @main
+// CHECK: "ipu.execute"() {compute_set = @pad_cs0}
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: scf.for
+// CHECK-NOT: compute_set = @pad_cs
+// CHECK: "ipu.copy"() {dest = @pad0, {{.*}}source = @carried0
+// CHECK: "ipu.copy"() {dest = @extract_slice0, {{.*}}source = @pad0
+// CHECK: "ipu.execute"() {compute_set = @generic_cs0}
+// CHECK: "ipu.copy"() {dest = @carried0, {{.*}}source = @generic0
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: }
+// CHECK-NOT: compute_set = @pad_cs
+
+#map = affine_map<(d0) -> (d0)>
+module attributes {ipu.target = "tiny"} {
+  func.func @main(%arg0: tensor<256xf32> {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 4, 1>}}) -> tensor<256xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = scf.for %arg1 = %c0 to %c3 step %c1 iter_args(%arg2 = %arg0) -> (tensor<256xf32>) {
+      %padded = tensor.pad %arg2 low[1] high[1] {
+      ^bb0(%arg3: index):
+        tensor.yield %cst : f32
+      } {ipu.mapping = {block = array<i64: 65>, kind = "block", tiles = array<i64: 4, 4, 1>}} : tensor<256xf32> to tensor<258xf32>
+      %extracted_slice = tensor.extract_slice %padded[0] [256] [1] {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 8, 4, 1>}} : tensor<258xf32> to tensor<256xf32>
+      %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%arg2, %extracted_slice : tensor<256xf32>, tensor<256xf32>) outs(%arg2 : tensor<256xf32>) attrs =  {ipu.mapping = {block = array<i64: 64>, kind = "block", tiles = array<i64: 0, 4, 1>}, ipu.partition = array<i64: 64>, ipu.tiles = array<i64: 0, 4, 1>} {
+      ^bb0(%in: f32, %in_0: f32, %out: f32):
+        %2 = arith.addf %in, %in_0 : f32
+        linalg.yield %2 : f32
+      } -> tensor<256xf32>
+      scf.yield %1 : tensor<256xf32>
+    }
+    return %0 : tensor<256xf32>
+  }
+}
