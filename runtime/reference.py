@@ -11,8 +11,10 @@ pass, the message):
 
 - `convert-elementwise-to-linalg`: `arith` / `math` ops on whole tensors become
   `linalg.generic` (one-shot-bufferize does not bufferize them).
-- `one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=
-  identity-layout-map}`: tensors become memrefs, signatures included; identity layouts make
+- `one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops
+  function-boundary-type-conversion=identity-layout-map}`: tensors become memrefs, signatures
+  included (a loop yielding a new tensor gets a fresh buffer per iteration instead of being
+  refused: time-stepping programs yield one); identity layouts make
   arguments and results plain row-major buffers, which is what the arrays handed over are
   (inputs are copied in C order for each run: a transposed view would be misread, and the
   program may write into its arguments).
@@ -69,7 +71,8 @@ from ipu_mlir.target.diagnostics import IpuError
 
 TO_BUFFERS = (
     "func.func(convert-elementwise-to-linalg)",
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops"
+    " function-boundary-type-conversion=identity-layout-map}",
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}",
 )
 # buffer-results-to-out-params{hoist-static-allocs} of LLVM 22 crashes the process (a segfault in

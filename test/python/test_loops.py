@@ -193,16 +193,6 @@ PROGRAMS = {
 }
 
 
-@pytest.fixture
-def loop_reference(monkeypatch):
-    """runtime/reference.py's bufferization refuses a loop yielding a new tensor ("Yield operand
-    #0 is not equivalent to the corresponding iter bbArg"): allow it, as upstream's option does."""
-    stages = list(reference.TO_BUFFERS)
-    stages[1] = stages[1].replace("bufferize-function-boundaries", "bufferize-function-boundaries allow-return-allocs-from-loops")
-    monkeypatch.setattr(reference, "TO_BUFFERS", tuple(stages))
-    return reference.run_reference
-
-
 def compiled(text: str, target: str) -> ir.Module:
     module = ir.Module.parse(text)
     return compile_module(module, target)
@@ -211,10 +201,10 @@ def compiled(text: str, target: str) -> ir.Module:
 @pytest.mark.parametrize("target", ["tiny", "gc200"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 @pytest.mark.parametrize("trips", [1, 3, 100])
-def test_loop_matches_execution_engine(loop_reference, name, trips, target):
+def test_loop_matches_execution_engine(name, trips, target):
     template, n = PROGRAMS[name]
     text, args = source(template, n, trips), inputs(name, n)
-    expected = loop_reference(text, args)
+    expected = reference.run_reference(text, args)
     with make_context():
         got = load_simulator(compiled(text, target)).run(args)
     for value, wanted in zip(got, expected, strict=True):
