@@ -12,6 +12,7 @@ checks against a tensor shape or a target are separate methods.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -97,13 +98,9 @@ class TileGrid:
         return self.first + sum(max(0, (n - 1) * s) for n, s in zip(self.sizes, self.strides))
 
     def tiles(self) -> np.ndarray:
-        """Every tile of the grid, in grid order (repeats included)."""
-        tiles = np.full(self.sizes, self.first, dtype=np.int64)
-        for axis, (size, stride) in enumerate(zip(self.sizes, self.strides)):
-            shape = [1] * len(self.sizes)
-            shape[axis] = size
-            tiles += (np.arange(size, dtype=np.int64) * stride).reshape(shape)
-        return tiles.reshape(-1)
+        """Every tile of the grid, in grid order (repeats included), read-only: equal grids
+        share one array (a simulator lists each op's grids several times while loading)."""
+        return _grid_tiles(self.first, self.sizes, self.strides)
 
     def has_repeats(self) -> bool:
         span = self.max_tile - self.min_tile + 1
@@ -114,6 +111,18 @@ class TileGrid:
     def check_within(self, num_tiles: int) -> None:
         if self.min_tile < 0 or self.max_tile >= num_tiles:
             raise MalformedAttribute(f"tile grid reaches tiles {self.min_tile}..{self.max_tile}, outside the target's {num_tiles} tiles")
+
+
+@functools.lru_cache(maxsize=4096)
+def _grid_tiles(first: int, sizes: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    tiles = np.full(sizes, first, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(sizes, strides)):
+        shape = [1] * len(sizes)
+        shape[axis] = size
+        tiles += (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+    tiles = tiles.reshape(-1)
+    tiles.flags.writeable = False
+    return tiles
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,10 @@ class Access:
 def check_races(accesses: list[Access], phase: str) -> None:
     """No two writes to the same bytes of a tile in one phase, and no read of bytes another op
     writes in it: BSP gives the ops of a phase no order. Intervals of all accesses are keyed
-    `tile * span + address` and sorted, so each check is a few vectorized passes; a phase of
-    many intervals is checked a range of tiles at a time (no interval crosses a tile), which
-    bounds the tables (an exchange phase of a CNN layer holds half a million messages)."""
+    `tile * span + address` and sorted once, so each check is a few vectorized passes; a phase
+    of many intervals is checked a range of tiles at a time (no interval crosses a tile), a
+    slice of the sorted keys, which bounds the tables of the read checks (an exchange phase of
+    a CNN layer holds half a million messages)."""
     if not any(a.write and a.region.count for a in accesses):
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
@@ -39,18 +40,21 @@ def check_races(accesses: list[Access], phase: str) -> None:
     tiles = max(int(k.max(initial=0)) for k in keys) // span + 1
     step = -(-tiles // -(-points // _CHECK_CHUNK))
 
-    def table(selected: list[int], lo_key: int, hi_key: int):
-        """The intervals (start, end, access) of the `selected` accesses whose keys lie in
-        [lo_key, hi_key), sorted by start; ends derive from the accesses' widths."""
-        lo, who = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
-        for index in selected:
-            key = keys[index]
-            key = key[(key >= lo_key) & (key < hi_key)] if step < tiles else key
-            lo.append(key)
-            who.append(np.full(key.shape, index, np.int32))
-        lo, who = np.concatenate(lo), np.concatenate(who)
+    def sorted_table(selected: list[int]):
+        """The keys of the `selected` accesses and the access of each, sorted by key once (a
+        range of tiles is then a slice of them)."""
+        lo = np.concatenate([np.zeros(0, np.int64)] + [keys[index] for index in selected])
+        who = np.repeat(np.array(selected, np.int32), [keys[index].size for index in selected])
         order = np.argsort(lo, kind="stable")
-        lo, who = lo[order], who[order]
+        return lo[order], who[order]
+
+    def table(sorted_keys, lo_key: int, hi_key: int):
+        """The intervals (start, end, access) of a sorted table whose keys lie in
+        [lo_key, hi_key), sorted by start; ends derive from the accesses' widths."""
+        lo, who = sorted_keys
+        if step < tiles:
+            first, last = np.searchsorted(lo, (lo_key, hi_key))
+            lo, who = lo[first:last], who[first:last]
         return lo, lo + width[who], who
 
     def fail(index: int, other: int, key_lo: int, key_hi: int, verb: str):
@@ -66,9 +70,10 @@ def check_races(accesses: list[Access], phase: str) -> None:
     writes = [i for i, a in enumerate(accesses) if a.write]
     reads = [i for i, a in enumerate(accesses) if not a.write]
     actor = np.array([a.actor for a in accesses])
+    sorted_writes, sorted_reads = sorted_table(writes), sorted_table(reads)
     for first in range(0, tiles, step):
         lo_key, hi_key = first * span, (first + step) * span
-        w_lo, w_hi, w_who = table(writes, lo_key, hi_key)
+        w_lo, w_hi, w_who = table(sorted_writes, lo_key, hi_key)
         reach = np.maximum.accumulate(w_hi)
         clash = np.flatnonzero(w_lo[1:] < reach[:-1])
         if clash.size:
@@ -77,7 +82,7 @@ def check_races(accesses: list[Access], phase: str) -> None:
             fail(int(w_who[i]), int(w_who[j]), int(w_lo[i]), int(min(w_hi[i], w_hi[j])), "writes")
         if not reads or not w_lo.size:
             continue
-        r_lo, r_hi, r_who = table(reads, lo_key, hi_key)
+        r_lo, r_hi, r_who = table(sorted_reads, lo_key, hi_key)
         position = np.searchsorted(w_hi, r_lo, side="right")  # the first write ending after each read starts
         active = np.ones(r_lo.shape, bool)
         while active.any():

@@ -113,15 +113,15 @@ def _per_tile(tiles: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.nda
     """The distinct `tiles` and an id per tile of the list of its points' ids (in grid order:
     two tiles sent the same messages in another order count as different, which only keeps
     them apart): a tile written at several grid points is identified by all of them."""
+    if tiles.size < 2 or np.bincount(tiles).max() == 1:  # each tile written once: its point is its id
+        return tiles, points
     order = np.argsort(tiles.astype(np.uint16) if tiles.max(initial=0) < 2**16 else tiles, kind="stable")  # 16 bits: a radix sort
     tiles, points = tiles[order], points[order]
-    if tiles.size < 2 or np.all(tiles[1:] != tiles[:-1]):
-        return tiles, points
     starts = np.flatnonzero(np.r_[True, tiles[1:] != tiles[:-1]])
     counts = np.diff(np.r_[starts, tiles.size])
     rows = np.full((starts.size, int(counts.max())), -1, np.int64)
     rows[np.repeat(np.arange(starts.size), counts), np.arange(tiles.size) - np.repeat(starts, counts)] = points
-    return tiles[starts], np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)  # few rows: one per tile
+    return tiles[starts], _ids(list(rows.T))  # a column per message of a tile: few rows, one per tile
 
 
 def _ids(columns: list[np.ndarray], dense: bool = True) -> np.ndarray:
