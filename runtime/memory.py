@@ -328,8 +328,10 @@ def _affine(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> 
     """`values` in grid order as `first + sum_k i_k * strides[k]`, or strides None if not
     (not checked when `known` to be affine)."""
     grid = values.reshape(sizes)
-    first = int(grid.flat[0])
-    strides = tuple(int(np.take(grid, 1, axis=k).flat[0]) - first if n > 1 else 0 for k, n in enumerate(sizes))
+    flat = values.reshape(-1)
+    first = int(flat[0])
+    # one step along axis k is math.prod(sizes[k + 1 :]) entries on in grid order
+    strides = tuple(int(flat[math.prod(sizes[k + 1 :])]) - first if n > 1 else 0 for k, n in enumerate(sizes))
     if known:
         return first, strides
     expected = np.full((1,) * len(sizes), first, np.int64)

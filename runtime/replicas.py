@@ -121,7 +121,17 @@ def _per_tile(tiles: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.nda
     counts = np.diff(np.r_[starts, tiles.size])
     rows = np.full((starts.size, int(counts.max())), -1, np.int64)
     rows[np.repeat(np.arange(starts.size), counts), np.arange(tiles.size) - np.repeat(starts, counts)] = points
-    return tiles[starts], _ids(list(rows.T))  # a column per message of a tile: few rows, one per tile
+    return tiles[starts], _row_ids(rows)
+
+
+def _row_ids(rows: np.ndarray) -> np.ndarray:
+    """Equal ids for equal rows of `rows` (few rows, one per tile): their lexicographic ranks,
+    one sort over all columns at once."""
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    ids = np.empty(rows.shape[0], np.int64)
+    ids[order] = np.cumsum(np.r_[True, np.any(ordered[1:] != ordered[:-1], axis=1)]) - 1
+    return ids
 
 
 def _ids(columns: list[np.ndarray], dense: bool = True) -> np.ndarray:
