@@ -123,7 +123,8 @@ def programs(quick: bool) -> list[dict]:
             y = torch.relu(torch.nn.functional.conv2d(y, weight, bias, padding=1))
         return y
 
-    cnn_width = width // 4
+    # full size: 64 channels, as 12 layers of 128 put every layer's weights on tile 0 (out of memory)
+    cnn_width, cnn_batch = (width // 4, batch // 4) if quick else (width // 8, batch // 16)
     return [
         dict(
             name="mlp",
@@ -135,8 +136,8 @@ def programs(quick: bool) -> list[dict]:
         ),
         dict(
             name="cnn",
-            title=f"CNN {layers} x (conv 3x3 {cnn_width}->{cnn_width} on {batch // 4}x{cnn_width}x{image}x{image} + bias + ReLU)",
-            text=simulator_vs_numpy.cnn(layers, batch // 4, cnn_width, image, "gc200"),
+            title=f"CNN {layers} x (conv 3x3 {cnn_width}->{cnn_width} on {cnn_batch}x{cnn_width}x{image}x{image} + bias + ReLU)",
+            text=simulator_vs_numpy.cnn(layers, cnn_batch, cnn_width, image, "gc200"),
             numpy=simulator_vs_numpy.numpy_cnn,
             torch=torch_cnn,
             scale=cnn_width * 9,
