@@ -5,7 +5,7 @@
 
 An MLP of `layers` blocks (matmul 128x256 @ 256x256, bias add, ReLU), at L1, goes through
 the default pipeline's passes after conversion (plan, schedule, fuse, merge, memory plan,
-verify) for each target; the table shows wall time, the ratio to the previous row, the op
+verify) for each target; the table shows CPU seconds, the ratio to the previous row, the op
 count of the L3 module and the time per pass.
 
 `--model bert_encoder`: BERT-base's encoder (hidden 768, seq 128) of `layers` layers, exported
@@ -78,15 +78,15 @@ def op_count(module: ir.Module) -> int:
 
 
 def compile_seconds(layers: int, target: str) -> tuple[float, int, dict[str, float]]:
-    """Seconds for the default pipeline after conversion (the input is L1 already), the L3 op
-    count, and seconds per pass."""
+    """CPU seconds for the default pipeline after conversion (the input is L1 already), the L3
+    op count, and CPU seconds per pass (steadier than wall time on a shared machine)."""
     per_pass = {}
     with make_context() as context:
         module = ir.Module.parse(mlp(layers, target))
         for step in STEPS:
-            start = time.perf_counter()
+            start = time.process_time()
             build_pass_manager(f"builtin.module({step})", context).run(module.operation)
-            per_pass[step] = time.perf_counter() - start
+            per_pass[step] = time.process_time() - start
         return sum(per_pass.values()), op_count(module), per_pass
 
 
