@@ -44,7 +44,10 @@ class MemoryPlan(ModulePass):
     region op but `scf.if`, whose branches exclude each other) it is live for the whole loop.
     A weight, a buffer an `ipu.host_to_device` fills from an `arith.constant`, is live for
     the whole program: it is written once when the program is loaded (as Poplar's engine
-    loads a graph's constants), so its bytes are never reused. Liveness is counted in
+    loads a graph's constants), so its bytes are never reused. When the weights cannot all
+    stay resident (full-size GPT-2 on gc200: 498 MB of f32 parameters beside the activations),
+    the plan falls back to weights live from their first use to their last, streamed by
+    every run. Liveness is counted in
     supersteps, the ops between two `ipu.sync`s, so the inputs and outputs of one exchange
     phase or compute set are always live together.
 
@@ -99,6 +102,11 @@ class MemoryPlan(ModulePass):
         if not liveness.names:
             return  # not an L3 module: nothing to place
         plan = plan_memory(liveness, target, reuse=self.reuse)
+        if self.reuse and not plan.fits() and liveness.weights_resident:
+            # Weights that cannot all stay resident are streamed by each run instead (their
+            # bytes reused between their uses), as a device program too large for its SRAM does.
+            liveness = analyze_liveness(module, target.num_tiles, resident_weights=False)
+            plan = plan_memory(liveness, target, reuse=True)
         if self.report:
             other = plan_memory(liveness, target, reuse=not self.reuse)
             with_reuse, without = (plan, other) if self.reuse else (other, plan)
@@ -132,9 +140,10 @@ class Liveness:
     owner: np.ndarray
     num_ops: int
     num_steps: int
+    weights_resident: bool = False  # some weight is live for the whole program
 
 
-def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
+def analyze_liveness(module: ir.Operation, num_tiles: int, resident_weights: bool = True) -> Liveness:
     program = Program(module)
     buffers = program.buffers()
     names = [b.sym_name for b in buffers]
@@ -152,7 +161,8 @@ def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
     live_ops = np.full((len(names), 2), -1, dtype=np.int64)
     for name, span in walker.span.items():
         live_ops[index[name]] = span
-    for name in walker.weights:  # resident from load on (the pass's docstring)
+    resident = sorted(walker.weights) if resident_weights else []
+    for name in resident:  # resident from load on (the pass's docstring)
         live_ops[index[name]] = [0, len(walker.step_of_op) - 1]
     if not programs:  # unknown use: every buffer live all the time, which is always safe
         live_ops[:] = 0
@@ -177,6 +187,7 @@ def analyze_liveness(module: ir.Operation, num_tiles: int) -> Liveness:
         owner=np.repeat(np.arange(len(names)), counts),
         num_ops=len(walker.step_of_op),
         num_steps=walker.step + 1,
+        weights_resident=bool(resident),
     )
 
 
@@ -321,6 +332,9 @@ class Plan:
     footprint: np.ndarray
     live_bound: np.ndarray
 
+    def fits(self) -> bool:
+        return bool((self.footprint <= self.target.tile_memory_bytes).all())
+
     def buffers_on(self, tile: int) -> np.ndarray:
         """The buffers on `tile`, largest first."""
         on = self.liveness.owner[self.liveness.tiles == tile]
@@ -367,7 +381,7 @@ def _live_bound(live: Liveness, num_tiles: int) -> np.ndarray:
 def _check_fits(plan: Plan) -> None:
     capacity = plan.target.tile_memory_bytes
     over = np.flatnonzero(plan.footprint > capacity)
-    if not over.size:
+    if plan.fits():
         return
     # Ties (a buffer high on one tile lifts the offsets of wide ones on every tile) go to the
     # tile with the most bytes live at once: the one whose own buffers overflow.

@@ -11,6 +11,7 @@ from mlir import ir
 from test_simulator import buffer, copy, d2h, h2d, program, sync
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.lowering.memory_plan import MemoryPlan
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.runtime.streams import HostToDevice
@@ -132,3 +133,40 @@ def test_later_runs_share_arrays_only_between_buffers_never_live_together():
     assert not np.shares_memory(buffers["x"].data, buffers["y"].data) and not np.shares_memory(buffers["y"].data, buffers["z"].data)
     x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
     assert [simulator.run([x])[0].tobytes() for _ in range(3)] == [np.maximum(x, 0).tobytes()] * 3
+
+
+def two_weights(words: int) -> ir.Module:
+    """Two weights of `words` f32 on tile 0 of tiny (64 KiB), the first read before the
+    second is streamed: resident together they need 2 x 4 x `words` bytes."""
+    mapping = '{grain = 1 : i64, kind = "linear", tiles = array<i64: 0, 1, 1>}'
+    tensor = f"tensor<{words}xf32>"
+    text = program(
+        [buffer("w1", words, "0, 1, 1"), buffer("w2", words, "0, 1, 1")],
+        [f"    %a = arith.constant dense<1.0> : {tensor}", f"    %b = arith.constant dense<2.0> : {tensor}",
+         h2d("%a", "w1", mapping, tensor), sync("external"), d2h("%0", "w1", mapping, tensor), sync("external"),
+         h2d("%b", "w2", mapping, tensor), sync("external"), d2h("%1", "w2", mapping, tensor)],
+        args="", results=f"{tensor}, {tensor}", returns=f"%0, %1 : {tensor}, {tensor}",
+    )  # fmt: skip
+    return ir.Module.parse(text, make_context())
+
+
+def offsets(module: ir.Module) -> dict[str, int]:
+    ops = [op for op in module.body.operations if op.operation.name == "ipu.buffer"]
+    return {op.attributes["sym_name"].value: op.attributes["offset"].value for op in ops}
+
+
+def test_weights_stay_resident_when_they_fit():
+    module = two_weights(4096)  # 2 x 16 KiB
+    MemoryPlan(target="tiny").run(module.operation)
+    assert offsets(module) == {"w1": 0, "w2": 16384}
+    assert Simulator(module).profile.load_bytes == 2 * 16384
+
+
+def test_weights_that_cannot_all_stay_resident_are_streamed_each_run():
+    module = two_weights(10240)  # 2 x 40 KiB on a 64 KiB tile: one at a time fits
+    MemoryPlan(target="tiny").run(module.operation)
+    assert offsets(module) == {"w1": 0, "w2": 0}
+    simulator = Simulator(module)
+    assert simulator.profile.load_bytes == 0
+    first, second = simulator.run([])
+    assert (first == 1.0).all() and (second == 2.0).all()
