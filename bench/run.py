@@ -77,13 +77,7 @@ def machine() -> dict:
 
 def medians(sides: list[Callable[[], object]], repeat: int) -> list[float]:
     """Median wall seconds of each side over `repeat` rounds, each round running every side once."""
-    times = [[] for _ in sides]
-    for _ in range(repeat):
-        for side, record in zip(sides, times):
-            start = time.perf_counter()
-            side()
-            record.append(time.perf_counter() - start)
-    return [statistics.median(record) for record in times]
+    return [statistics.median(record) for record in simulator_vs_numpy.interleaved(sides, repeat)]
 
 
 def row(section: str, what: str, input_: str, figure: str, ratio: float | None, peer: str, goal: str = "-", met=None, **raw) -> dict:

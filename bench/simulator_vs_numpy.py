@@ -120,16 +120,21 @@ def numpy_mlp(inputs: list[np.ndarray]) -> np.ndarray:
     return y
 
 
-def best_interleaved(functions: list, repeat: int) -> list[float]:
-    """The best wall time of each function over `repeat` rounds, each round running every
-    function once: both sides see the same load of this shared machine."""
+def interleaved(functions: list, repeat: int) -> list[list[float]]:
+    """Each function's wall times over `repeat` rounds, each round running every function
+    once: all sides see the same load of this shared machine."""
     times = [[] for _ in functions]
     for _ in range(repeat):
         for function, record in zip(functions, times):
             start = time.perf_counter()
             function()
             record.append(time.perf_counter() - start)
-    return [min(record) for record in times]
+    return times
+
+
+def best_interleaved(functions: list, repeat: int) -> list[float]:
+    """The best wall time of each function, measured interleaved."""
+    return [min(record) for record in interleaved(functions, repeat)]
 
 
 def main() -> None:
