@@ -19,12 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mlir import ir
 
-from ipu_mlir.dialects import make_context
 from ipu_mlir.frontends import api
-from ipu_mlir.lowering.pass_registry import build_pass_manager
-from ipu_mlir.runtime import reference
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.tools.ipu_opt import SPLIT_MARKER
 
@@ -90,7 +86,7 @@ def test_lit_input_matches_reference(path: Path, index: int, chunk: str) -> None
     outputs = simulator.run(inputs)
     # later runs share the replicas the first (checked) run proved identical: the same bytes
     assert [o.tobytes() for o in simulator.run(inputs)] == [o.tobytes() for o in outputs]
-    expected = reference.run_reference(_upstream_l0(chunk), inputs, entry=entry)
+    expected = api.reference_outputs(chunk, inputs, entry)  # what --check runs: TOSA and tm_tensor rewritten first
     assert len(outputs) == len(expected)
     for got, want in zip(outputs, expected):
         assert got.shape == want.shape and got.dtype == want.dtype
@@ -101,19 +97,6 @@ def test_lit_input_matches_reference(path: Path, index: int, chunk: str) -> None
             np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 0.1 * scale)
         else:
             np.testing.assert_array_equal(got, want)
-
-
-def _upstream_l0(chunk: str) -> str:
-    """The reference runs L0: TOSA goes through upstream tosa-to-linalg first (ipu-import-tosa
-    runs only upstream passes), torch-mlir's tm_tensor ops through their rewrite into linalg
-    (ipu-convert-tm-tensor), as `frontends.api.reference_outputs` does."""
-    if "tosa." not in chunk and "tm_tensor." not in chunk:
-        return chunk
-    with make_context() as context:
-        context.allow_unregistered_dialects = True
-        module = ir.Module.parse(chunk)
-        build_pass_manager("builtin.module(ipu-import-tosa,ipu-convert-tm-tensor)", context).run(module.operation)
-        return module.operation.get_asm()
 
 
 def _with_target(chunk: str, target: str) -> str:
