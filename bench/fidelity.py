@@ -1,0 +1,324 @@
+"""Fidelity: the cost model held against published measurements (issue 13, point 3).
+
+    .venv/bin/python bench/fidelity.py [--quick]
+
+For each published figure, the program its source measured is written as L0 MLIR, compiled by
+the default pipeline for the same target, and priced by the simulator's profile (static: it is
+built while planning, so nothing runs). The table puts the published figure beside our
+estimate; ratio = ours / published, the goal is within 15%. docs/fidelity.md gives the sources,
+the programs and, for every miss, the constant or assumption it points at. `bench/run.py
+--sections fidelity` puts the same rows in bench/results.md.
+
+- STREAM triad `a = b + 3 c`, 1472 x 4096 f32 on gc200: bandwidth = 12 bytes per element over
+  the compute time (simehaa/IPU, STREAMTriad/README.md: 46.55 TB/s).
+- 2D heat (5-point stencil, 8000 x 8000 f32) and 3D heat (7-point, 360^3) on gc200, time
+  stepped by `scf.for`: seconds per step, TFLOPS and TB/s (simehaa/IPU, README.md). These
+  grids do not fit our plan's tile memory (each of the stencil's shifted operands is a tensor
+  of its own), so a smaller grid is compiled and its per-step cycles are scaled by the ratio of
+  interior points; the row names both grids.
+- GC2 local memory (Jia et al. 2019, arXiv:1912.03413): bytes per cycle per tile of a program
+  that only reads (a sum) and one that only writes (a fill), over all 1216 tiles, from the
+  change in cycles between two sizes (fixed costs cancel); the 6-cycle latency, which our
+  model has no term for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass, field
+
+from ipu_mlir.frontends.api import load_simulator
+from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.target import load_target
+
+WITHIN = 0.15  # the goal: |ours / published - 1| <= 15%
+GOAL = "within 15%"
+
+
+@dataclass
+class Figure:
+    """One published figure beside our estimate of it."""
+
+    what: str
+    input: str
+    unit: str
+    published: float
+    ours: float | None  # None: not modelled
+    source: str
+    note: str = ""
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.ours is None else self.ours / self.published
+
+    @property
+    def met(self) -> bool:
+        return self.ratio is not None and abs(self.ratio - 1) <= WITHIN
+
+
+def estimate(text: str) -> Profile:
+    """The profile of `text` compiled by the default pipeline (the module names its target)."""
+    return load_simulator(text).profile
+
+
+def loop_cycles(profile: Profile, trips: int) -> dict[str, int]:
+    """Cycles of one trip of the program's loop, in all and by kind: its supersteps are recorded
+    once, with the trip count as `repeat` (trips > 1 tells them from the straight-line ones)."""
+    assert trips > 1, "one trip cannot be told from the supersteps outside the loop"
+    body = [step for step in profile.steps if step.repeat == trips]
+    kinds = {kind: sum(getattr(step, f"{kind}_cycles") for step in body) for kind in ("compute", "exchange", "sync")}
+    return {"cycles": sum(kinds.values()), **kinds}
+
+
+# --- STREAM triad --------------------------------------------------------------------------
+
+TRIAD = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {{ipu.target = "gc200"}} {{
+  func.func @main(%b: tensor<{r}x{c}xf32>, %c: tensor<{r}x{c}xf32>) -> tensor<{r}x{c}xf32> {{
+    %e = tensor.empty() : tensor<{r}x{c}xf32>
+    %a = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}}
+        ins(%b, %c : tensor<{r}x{c}xf32>, tensor<{r}x{c}xf32>) outs(%e : tensor<{r}x{c}xf32>) {{
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %q = arith.constant 3.0 : f32
+      %qy = arith.mulf %q, %y : f32
+      %s = arith.addf %x, %qy : f32
+      linalg.yield %s : f32
+    }} -> tensor<{r}x{c}xf32>
+    return %a : tensor<{r}x{c}xf32>
+  }}
+}}
+"""
+
+TRIAD_SHAPE = (1472, 4096)  # 4096 floats per tile, one row each
+
+
+def triad_text(rows: int = TRIAD_SHAPE[0], cols: int = TRIAD_SHAPE[1]) -> str:
+    return TRIAD.format(r=rows, c=cols)
+
+
+def triad_bandwidth(profile: Profile, elements: int) -> float:
+    """Bytes per second of the triad: 3 arrays of 4-byte elements (b and c read, a written)
+    over the compute time, as STREAM counts it."""
+    return 3 * 4 * elements / (profile.compute_cycles / profile.clock_hz)
+
+
+def triad() -> list[Figure]:
+    profile = estimate(triad_text())
+    elements = math.prod(TRIAD_SHAPE)
+    bandwidth = triad_bandwidth(profile, elements)
+    return [
+        Figure(
+            "STREAM triad bandwidth",
+            f"a = b + 3 c, {TRIAD_SHAPE[0]}x{TRIAD_SHAPE[1]} f32 linalg.generic on gc200",
+            "TB/s",
+            46.55,
+            bandwidth / 1e12,
+            "simehaa/IPU STREAMTriad/README.md (99.1% of 47.5 TB/s)",
+            f"{profile.compute_cycles:,} compute cycles",
+            dict(compute_cycles=profile.compute_cycles, tflops=2 * elements / (profile.compute_cycles / profile.clock_hz) / 1e12),
+        )
+    ]
+
+
+# --- Heat equation -------------------------------------------------------------------------
+
+
+def stencil_text(n: int, rank: int, trips: int, target: str = "gc200") -> str:
+    """The explicit heat step of simehaa/IPU (HeatEquation2D/codelets.cpp and its 3D twin) on
+    an n^rank grid whose boundary stays fixed: the interior becomes beta u + alpha (sum of its
+    2 rank neighbours), beta = 1 - 2 rank alpha, `trips` times in an `scf.for`."""
+    inner = n - 2
+    full = "x".join([str(n)] * rank) + "xf32"
+    part = "x".join([str(inner)] * rank) + "xf32"
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    sizes = ", ".join([str(inner)] * rank)
+    ones = ", ".join(["1"] * rank)
+    offsets = [[1] * rank] + [[1 + (d == axis) * step for d in range(rank)] for axis in range(rank) for step in (-1, 1)]
+    names = [f"%p{i}" for i in range(len(offsets))]
+    slices = "\n".join(
+        f"      {name} = tensor.extract_slice %u[{', '.join(map(str, offset))}] [{sizes}] [{ones}] : tensor<{full}> to tensor<{part}>"
+        for name, offset in zip(names, offsets)
+    )
+    arguments = ", ".join(f"%a{i}: f32" for i in range(len(names)))
+    sums, last = [], "%a1"
+    for i in range(2, len(names)):
+        sums.append(f"        %s{i} = arith.addf {last}, %a{i} : f32")
+        last = f"%s{i}"
+    alpha = 0.1
+    maps, iterators = ", ".join(["#id"] * (len(names) + 1)), ", ".join(['"parallel"'] * rank)
+    return f"""
+#id = affine_map<({dims}) -> ({dims})>
+module attributes {{ipu.target = "{target}"}} {{
+  func.func @main(%u0: tensor<{full}>) -> tensor<{full}> {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %ct = arith.constant {trips} : index
+    %r = scf.for %t = %c0 to %ct step %c1 iter_args(%u = %u0) -> tensor<{full}> {{
+{slices}
+      %e = tensor.empty() : tensor<{part}>
+      %v = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iterators}]}}
+          ins({", ".join(names)} : {", ".join([f"tensor<{part}>"] * len(names))}) outs(%e : tensor<{part}>) {{
+      ^bb0({arguments}, %o: f32):
+        %alpha = arith.constant {alpha} : f32
+        %beta = arith.constant {1 - 2 * rank * alpha} : f32
+{chr(10).join(sums)}
+        %an = arith.mulf %alpha, {last} : f32
+        %bu = arith.mulf %beta, %a0 : f32
+        %y = arith.addf %bu, %an : f32
+        linalg.yield %y : f32
+      }} -> tensor<{part}>
+      %next = tensor.insert_slice %v into %u[{ones}] [{sizes}] [{ones}] : tensor<{part}> into tensor<{full}>
+      scf.yield %next : tensor<{full}>
+    }}
+    return %r : tensor<{full}>
+  }}
+}}
+"""
+
+
+@dataclass(frozen=True)
+class Heat:
+    """A published heat-equation run: grid side `n` (boundary included), rank, 1000 steps."""
+
+    name: str
+    n: int
+    rank: int
+    seconds: float  # for 1000 steps
+    tflops: float
+    tbs: float
+    simulated: int  # the grid side we compile (the published one does not fit our plan)
+    quick: int
+
+    steps = 1000
+
+
+HEATS = (
+    Heat("2D heat, 5-point", 8000, 2, 0.30, 1.28, 4.28, simulated=4000, quick=1000),
+    Heat("3D heat, 7-point", 360, 3, 0.26, 1.44, 5.15, simulated=240, quick=80),
+)
+HEAT_SOURCE = "simehaa/IPU README.md, single-IPU table (1 GC200, 1000 steps)"
+TRIPS = 2  # the loop body is planned once: its cost per trip does not depend on the count
+
+
+def heat(case: Heat, quick: bool) -> list[Figure]:
+    side = case.quick if quick else case.simulated
+    profile = estimate(stencil_text(side, case.rank, TRIPS))
+    scale = ((case.n - 2) / (side - 2)) ** case.rank  # interior points: published / simulated
+    step = loop_cycles(profile, TRIPS)
+    cycles = step["cycles"]
+    seconds = cycles * scale / profile.clock_hz
+    published_step = case.seconds / case.steps
+    # The source's own work per step (its figure times its time): the FLOPs and bytes it counts.
+    flops, bytes_ = case.tflops * 1e12 * published_step, case.tbs * 1e12 * published_step
+    grid = "^".join([str(case.n), str(case.rank)]) if case.rank == 3 else f"{case.n}x{case.n}"
+    label = f"{case.name}, {grid} f32 on gc200 (simulated {side}^{case.rank}, x{scale:.2f} interior points)"
+    raw = dict(cycles_per_step_simulated=step, scale=scale, simulated_side=side)
+    note = f"per step at {side}^{case.rank}: {cycles:,} cycles = " + " + ".join(f"{step[k]:,} {k}" for k in ("compute", "exchange", "sync"))
+    return [
+        Figure(f"{case.name}: time per step", label, "ms", published_step * 1e3, seconds * 1e3, HEAT_SOURCE, note, raw),
+        Figure(f"{case.name}: throughput", label, "TFLOPS", case.tflops, flops / seconds / 1e12, HEAT_SOURCE, note, raw),
+        Figure(f"{case.name}: bandwidth", label, "TB/s", case.tbs, bytes_ / seconds / 1e12, HEAT_SOURCE, note, raw),
+    ]
+
+
+# --- GC2 local memory ----------------------------------------------------------------------
+
+SUM_ROWS = """
+module attributes {{ipu.target = "gc2"}} {{
+  func.func @main(%x: tensor<{t}x{n}xf32>) -> tensor<{t}xf32> {{
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<{t}xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<{t}xf32>) -> tensor<{t}xf32>
+    %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                         iterator_types = ["parallel", "reduction"]}}
+        ins(%x : tensor<{t}x{n}xf32>) outs(%init : tensor<{t}xf32>) {{
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }} -> tensor<{t}xf32>
+    return %r : tensor<{t}xf32>
+  }}
+}}
+"""
+
+FILL = """
+module attributes {{ipu.target = "gc2"}} {{
+  func.func @main() -> tensor<{t}x{n}xf32> {{
+    %one = arith.constant 1.0 : f32
+    %e = tensor.empty() : tensor<{t}x{n}xf32>
+    %f = linalg.fill ins(%one : f32) outs(%e : tensor<{t}x{n}xf32>) -> tensor<{t}x{n}xf32>
+    return %f : tensor<{t}x{n}xf32>
+  }}
+}}
+"""
+
+JIA = "Jia et al. 2019, arXiv:1912.03413 (GC2)"
+
+
+def busiest_compute(profile: Profile) -> int:
+    """Cycles of the superstep whose compute spans the most tiles (the program's main work)."""
+    steps = [s for s in profile.steps if s.compute_cycles_per_tile is not None]
+    return max(steps, key=lambda s: int((s.compute_cycles_per_tile > 0).sum())).compute_cycles
+
+
+def bytes_per_cycle(template: str, tiles: int, sizes: tuple[int, int]) -> tuple[float, list[int]]:
+    """Bytes one tile moves per extra cycle when its row grows from sizes[0] to sizes[1] f32
+    (one row per tile): the steady rate, vertex overhead and syncs cancelled."""
+    cycles = [busiest_compute(estimate(template.format(t=tiles, n=n))) for n in sizes]
+    return 4 * (sizes[1] - sizes[0]) / (cycles[1] - cycles[0]), cycles
+
+
+def gc2_memory() -> list[Figure]:
+    tiles, sizes = load_target("gc2").num_tiles, (2048, 4096)
+    read, read_cycles = bytes_per_cycle(SUM_ROWS, tiles, sizes)
+    write, write_cycles = bytes_per_cycle(FILL, tiles, sizes)
+    label = f"{tiles} tiles, one row of {sizes[0]} -> {sizes[1]} f32 each, gc2"
+    latency = load_target("gc2").memory_latency_cycles
+    return [
+        Figure("local memory read rate", f"sum of rows: {label}", "B/cycle/tile", 16, read, JIA, "", dict(cycles=read_cycles)),
+        Figure("local memory write rate", f"fill: {label}", "B/cycle/tile", 8, write, JIA, "", dict(cycles=write_cycles)),
+        Figure(
+            "local memory latency",
+            "any load (gc2)",
+            "cycles",
+            6,
+            None,
+            JIA,
+            f"not modelled: memory_latency_cycles = {latency} is in the target but no cost uses it",
+        ),
+    ]
+
+
+# --- The table -----------------------------------------------------------------------------
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    return triad() + [f for case in HEATS for f in heat(case, quick)] + gc2_memory()
+
+
+def show(value: float) -> str:
+    return f"{value:,.4g}"
+
+
+def table(rows: list[Figure]) -> str:
+    lines = ["| what | input | published | ours | ratio | met | source |", "|---|---|---|---|---|---|---|"]
+    for f in rows:
+        ratio = "-" if f.ratio is None else f"{f.ratio:.3f}"
+        ours = f.note if f.ours is None else show(f.ours) + (f" ({f.note})" if f.note else "")
+        cells = [f.what, f.input, f"{show(f.published)} {f.unit}", ours, ratio, "met" if f.met else "**missed**", f.source]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller heat grids (seconds, not minutes)")
+    args = parser.parse_args()
+    print(table(figures(args.quick)))
+
+
+if __name__ == "__main__":
+    main()
