@@ -1,6 +1,6 @@
 """Fidelity: the cost model held against published measurements (issue 13, point 3).
 
-    .venv/bin/python bench/fidelity.py [--quick]
+    .venv/bin/python bench/fidelity.py          # a few seconds: the profiles are static
 
 For each published figure, the program its source measured is written as L0 MLIR, compiled by
 the default pipeline for the same target, and priced by the simulator's profile (static: it is
@@ -190,21 +190,20 @@ class Heat:
     tflops: float
     tbs: float
     simulated: int  # the grid side we compile (the published one does not fit our plan)
-    quick: int
 
     steps = 1000
 
 
 HEATS = (
-    Heat("2D heat, 5-point", 8000, 2, 0.30, 1.28, 4.28, simulated=4000, quick=1000),
-    Heat("3D heat, 7-point", 360, 3, 0.26, 1.44, 5.15, simulated=240, quick=80),
+    Heat("2D heat, 5-point", 8000, 2, 0.30, 1.28, 4.28, simulated=4000),
+    Heat("3D heat, 7-point", 360, 3, 0.26, 1.44, 5.15, simulated=240),
 )
 HEAT_SOURCE = "simehaa/IPU README.md, single-IPU table (1 GC200, 1000 steps)"
 TRIPS = 2  # the loop body is planned once: its cost per trip does not depend on the count
 
 
-def heat(case: Heat, quick: bool) -> list[Figure]:
-    side = case.quick if quick else case.simulated
+def heat(case: Heat) -> list[Figure]:
+    side = case.simulated
     profile = estimate(stencil_text(side, case.rank, TRIPS))
     scale = ((case.n - 2) / (side - 2)) ** case.rank  # interior points: published / simulated
     step = loop_cycles(profile, TRIPS)
@@ -295,8 +294,8 @@ def gc2_memory() -> list[Figure]:
 # --- The table -----------------------------------------------------------------------------
 
 
-def figures(quick: bool = False) -> list[Figure]:
-    return triad() + [f for case in HEATS for f in heat(case, quick)] + gc2_memory()
+def figures() -> list[Figure]:
+    return triad() + [f for case in HEATS for f in heat(case)] + gc2_memory()
 
 
 def show(value: float) -> str:
@@ -314,10 +313,8 @@ def table(rows: list[Figure]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller heat grids (seconds, not minutes)")
-    args = parser.parse_args()
-    print(table(figures(args.quick)))
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    print(table(figures()))
 
 
 if __name__ == "__main__":

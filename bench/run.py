@@ -25,6 +25,8 @@ Sections (issue 13):
   least 67% of roofline from 2048^3 up in f32 on gc200).
 - memory: peak bytes per tile of each zoo model's plan with and without liveness reuse.
 - tm_tensor: torch-mlir's TMTensor ops (bench/tm_tensor.py): compile, simulate, error.
+- fidelity: the cost model's estimates against published measurements (bench/fidelity.py,
+  docs/fidelity.md; goal: within 15%).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from functools import partial
 from pathlib import Path
 
 import compile_scaling
+import fidelity
 import matmul_roofline
 import numpy as np
 import simulator_vs_numpy
@@ -64,7 +67,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor")
+SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -461,6 +464,15 @@ def tm_tensor_rows(args) -> list[dict]:
     return rows
 
 
+def fidelity_rows(args) -> list[dict]:
+    rows = []
+    for f in fidelity.figures():  # seconds: --quick changes nothing
+        ours = f.note if f.ours is None else f"{fidelity.show(f.ours)} {f.unit}" + (f" ({f.note})" if f.note else "")
+        figure = f"{ours} vs published {fidelity.show(f.published)} {f.unit}"
+        rows.append(row("fidelity", f.what, f.input, figure, f.ratio, f.source, fidelity.GOAL, f.met, **f.raw))
+    return rows
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -469,6 +481,7 @@ SECTION_ROWS = {
     "plan": plan_rows,
     "memory": memory_rows,
     "tm_tensor": tm_tensor_rows,
+    "fidelity": fidelity_rows,
 }
 
 
