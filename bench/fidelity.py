@@ -54,6 +54,12 @@ class Figure:
         return None if self.ours is None else self.ours / self.published
 
     @property
+    def ours_text(self) -> str:
+        if self.ours is None:
+            return self.note
+        return f"{show(self.ours)} {self.unit}" + (f" ({self.note})" if self.note else "")
+
+    @property
     def met(self) -> bool:
         return self.ratio is not None and abs(self.ratio - 1) <= WITHIN
 
@@ -306,8 +312,7 @@ def table(rows: list[Figure]) -> str:
     lines = ["| what | input | published | ours | ratio | met | source |", "|---|---|---|---|---|---|---|"]
     for f in rows:
         ratio = "-" if f.ratio is None else f"{f.ratio:.3f}"
-        ours = f.note if f.ours is None else show(f.ours) + (f" ({f.note})" if f.note else "")
-        cells = [f.what, f.input, f"{show(f.published)} {f.unit}", ours, ratio, "met" if f.met else "**missed**", f.source]
+        cells = [f.what, f.input, f"{show(f.published)} {f.unit}", f.ours_text, ratio, "met" if f.met else "**missed**", f.source]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -431,6 +431,14 @@ def plan_rows(args) -> list[dict]:
                 if target == "gc200" and dtype == "f32" and n >= 2048:
                     goal, met = goal + "; >= 67% of roofline", met and of_roofline >= 0.67
                 rows.append(row("plan", "estimated cycles", input_, figure, of_bound, "any-plan lower bound", goal, met, **r))
+    for shape in matmul_roofline.RESNET50_CONVS[:2] if args.quick else matmul_roofline.RESNET50_CONVS:
+        c, f, kernel, stride, size = shape
+        input_ = f"ResNet-50 conv {c}->{f} {kernel}x{kernel}/{stride} on {size}x{size} f32 on gc200"
+        r = matmul_roofline.measure_conv(shape)
+        of_roofline, of_bound = r["roofline"] / r["cycles"], r["cycles"] / r["any_plan"]
+        figure = f"{r['cycles']:,} cycles; busiest-vertex bound {r['any_plan']:,.0f}; roofline {r['roofline']:,.0f} ({of_roofline:.0%})"
+        goal = "<= 1.25x the any-plan bound"
+        rows.append(row("plan", "estimated cycles", input_, figure, of_bound, "any-plan lower bound", goal, of_bound <= 1.25, **r))
     return rows
 
 
@@ -467,8 +475,7 @@ def tm_tensor_rows(args) -> list[dict]:
 def fidelity_rows(args) -> list[dict]:
     rows = []
     for f in fidelity.figures():  # seconds: --quick changes nothing
-        ours = f.note if f.ours is None else f"{fidelity.show(f.ours)} {f.unit}" + (f" ({f.note})" if f.note else "")
-        figure = f"{ours} vs published {fidelity.show(f.published)} {f.unit}"
+        figure = f"{f.ours_text} vs published {fidelity.show(f.published)} {f.unit}"
         rows.append(row("fidelity", f.what, f.input, figure, f.ratio, f.source, fidelity.GOAL, f.met, **f.raw))
     return rows
 
