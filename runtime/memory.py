@@ -14,6 +14,7 @@ copy's grid: the copy is then a numpy assignment, a repeated source a broadcast)
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -327,22 +328,25 @@ def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) ->
 def _affine(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> tuple[int, tuple[int, ...] | None]:
     """`values` in grid order as `first + sum_k i_k * strides[k]`, or strides None if not
     (not checked when `known` to be affine)."""
-    grid = values.reshape(sizes)
     flat = values.reshape(-1)
     first = int(flat[0])
     # one step along axis k is math.prod(sizes[k + 1 :]) entries on in grid order
     strides = tuple(int(flat[math.prod(sizes[k + 1 :])]) - first if n > 1 else 0 for k, n in enumerate(sizes))
-    if known:
+    if known or flat.size == 1:
         return first, strides
-    expected = np.full((1,) * len(sizes), first, np.int64)
-    for axis, (n, stride) in enumerate(zip(sizes, strides)):
-        if n > 1 and stride:
-            shape = [1] * len(sizes)
-            shape[axis] = n
-            expected = expected + stride * np.arange(n, dtype=np.int64).reshape(shape)
-    if not np.array_equal(np.broadcast_to(expected, sizes), grid):
-        return first, None
-    return first, strides
+    if len(sizes) == 1:
+        affine = bool((flat[1:] - flat[:-1] == strides[0]).all())
+    else:  # the grid's multi-indices (cached per shape) dotted with the strides: one pass
+        affine = bool((np.dot(np.array(strides, np.int64), _grid_indices(sizes)) + first == flat).all())
+    return first, strides if affine else None
+
+
+@functools.lru_cache(maxsize=256)
+def _grid_indices(sizes: tuple[int, ...]) -> np.ndarray:
+    """(rank, points): the multi-index of each point of a grid of `sizes`, in grid order."""
+    indices = np.indices(sizes, dtype=np.int64).reshape(len(sizes), -1)
+    indices.flags.writeable = False
+    return indices
 
 
 def as_slice(rows: np.ndarray) -> slice | np.ndarray:

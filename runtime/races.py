@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .memory import Buffer, Region, Site
+from .memory import Buffer, Region, Site, Strided
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ def check_races(accesses: list[Access], phase: str) -> None:
     of many intervals is checked a range of tiles at a time (no interval crosses a tile), a
     slice of the sorted keys, which bounds the tables of the read checks (an exchange phase of
     a CNN layer holds half a million messages)."""
-    if not any(a.write and a.region.count for a in accesses):
+    accesses = _meeting(accesses)
+    if not accesses:
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
     width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
@@ -45,6 +46,10 @@ def check_races(accesses: list[Access], phase: str) -> None:
         range of tiles is then a slice of them)."""
         lo = np.concatenate([np.zeros(0, np.int64)] + [keys[index] for index in selected])
         who = np.repeat(np.array(selected, np.int32), [keys[index].size for index in selected])
+        n = len(accesses)
+        if int(lo.max(initial=0)) < 2**62 // n:  # keys and accesses packed in one int64: numpy's (SIMD) sort of values
+            packed = np.sort(lo * n + who)  # ties in key ordered by access, as a stable sort leaves them
+            return packed // n, (packed % n).astype(np.int32)
         order = np.argsort(lo, kind="stable")
         return lo[order], who[order]
 
@@ -93,6 +98,45 @@ def check_races(accesses: list[Access], phase: str) -> None:
                 k = race[0]
                 fail(int(r_who[k]), int(w_who[p[k]]), int(max(r_lo[k], w_lo[p[k]])), int(min(r_hi[k], w_hi[p[k]])), "reads")
             active, position = overlap, position + 1  # the op's own write: look at the next one
+
+
+def _meeting(accesses: list[Access]) -> list[Access]:
+    """The accesses whose bytes, over all their tiles, meet those of a write other than their
+    own, in order: only they can race. A phase's reads of its sources and its writes of distinct
+    destinations (which the memory plan places apart) mostly drop out here, a sweep over one
+    address range per access, before the check per tile and byte, whose cost is in the tiles."""
+    touching = [a for a in accesses if a.region.count]
+    ranges = np.array([_addresses(a) for a in touching], np.int64).reshape(-1, 2)
+    write = np.array([a.write for a in touching], bool)
+    writes, reads = np.flatnonzero(write), np.flatnonzero(~write)
+    if not writes.size:
+        return []
+    w_order = writes[np.argsort(ranges[writes, 0], kind="stable")]
+    w_lo, w_hi = ranges[w_order, 0], ranges[w_order, 1]
+    w_reach = np.maximum.accumulate(w_hi)
+    met = np.zeros(len(touching), bool)
+    # sorted by start: a write meets an earlier one reaching past its start, or the next one starting before its end
+    met[w_order[1:]] |= w_lo[1:] < w_reach[:-1]
+    met[w_order[:-1]] |= w_lo[1:] < w_hi[:-1]
+    if reads.size:
+        r_order = reads[np.argsort(ranges[reads, 0], kind="stable")]
+        r_lo, r_reach = ranges[r_order, 0], np.maximum.accumulate(ranges[r_order, 1])
+        for mine, lo, reach in ((reads, w_lo, w_reach), (w_order, r_lo, r_reach)):  # reads meeting a write, writes meeting a read
+            before = np.searchsorted(lo, ranges[mine, 1], side="left")  # those starting before its end
+            met[mine] |= (before > 0) & (reach[np.maximum(before - 1, 0)] > ranges[mine, 0])
+    return [a for a, keep in zip(touching, met) if keep]
+
+
+def _addresses(access: Access) -> tuple[int, int]:
+    """The bytes [lo, hi) of the tile address space an access touches on some tile."""
+    region, buffer = access.region, access.buffer
+    if isinstance(region, Strided):  # its starts are an affine form: their extremes without listing them
+        first, last = region.forms[2].min_tile, region.forms[2].max_tile
+    elif np.ndim(region.lo):
+        first, last = int(region.lo.min()), int(region.lo.max())
+    else:
+        first = last = int(region.lo)
+    return buffer.base + first * buffer.element_bytes, buffer.base + (last + region.count) * buffer.element_bytes
 
 
 _CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once

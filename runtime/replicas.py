@@ -74,6 +74,7 @@ def tile_classes(tiles: dict[str, np.ndarray], writes: Iterable[Write], num_tile
     versions = dict.fromkeys(tiles, 0)  # how often each buffer's classes split
     writes = list(writes)
     seen: list[tuple | None] = [None] * len(writes)  # the versions of its sources a write last saw
+    groupings: dict[TileGrid, _Grouping | None] = {}  # per copy destination grid, for every pass
     changed = True
     while changed:  # each pass splits a class or ends
         changed = False
@@ -82,7 +83,7 @@ def tile_classes(tiles: dict[str, np.ndarray], writes: Iterable[Write], num_tile
             if seen[index] == sources:
                 continue  # refining again by the same signature splits nothing
             seen[index] = sources
-            for buffer, written, signature in _signatures(write, classes):
+            for buffer, written, signature in _signatures(write, classes, groupings):
                 if _refine(classes[buffer], tiles[buffer], written, signature):
                     versions[buffer] += 1
                     changed = True
@@ -95,7 +96,7 @@ def _sources(write: Write) -> tuple[str, ...]:
     return write.inputs if isinstance(write, ComputeWrite) else ()
 
 
-def _signatures(write: Write, classes: dict[str, np.ndarray]):
+def _signatures(write: Write, classes: dict[str, np.ndarray], groupings: dict[TileGrid, _Grouping | None]):
     """(buffer, tiles written, an id per tile written): tiles written alike get equal ids,
     within one write."""
     if isinstance(write, StreamWrite):
@@ -106,22 +107,41 @@ def _signatures(write: Write, classes: dict[str, np.ndarray]):
             yield name, write.tiles, signature
     else:
         points = _ids([write.dst_starts.tiles(), classes[write.source][write.src_tiles.tiles()], write.src_starts.tiles()], dense=False)
-        yield (write.dest, *_per_tile(write.dst_tiles.tiles(), points))
+        if write.dst_tiles not in groupings:
+            groupings[write.dst_tiles] = _Grouping.of(write.dst_tiles.tiles())
+        grouping = groupings[write.dst_tiles]
+        yield (write.dest, write.dst_tiles.tiles(), points) if grouping is None else (write.dest, grouping.tiles, grouping.ids(points))
 
 
-def _per_tile(tiles: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct `tiles` and an id per tile of the list of its points' ids (in grid order:
-    two tiles sent the same messages in another order count as different, which only keeps
-    them apart): a tile written at several grid points is identified by all of them."""
-    if tiles.size < 2 or np.bincount(tiles).max() == 1:  # each tile written once: its point is its id
-        return tiles, points
-    order = np.argsort(tiles.astype(np.uint16) if tiles.max(initial=0) < 2**16 else tiles, kind="stable")  # 16 bits: a radix sort
-    tiles, points = tiles[order], points[order]
-    starts = np.flatnonzero(np.r_[True, tiles[1:] != tiles[:-1]])
-    counts = np.diff(np.r_[starts, tiles.size])
-    rows = np.full((starts.size, int(counts.max())), -1, np.int64)
-    rows[np.repeat(np.arange(starts.size), counts), np.arange(tiles.size) - np.repeat(starts, counts)] = points
-    return tiles[starts], _row_ids(rows)
+@dataclass(frozen=True)
+class _Grouping:
+    """The grid points of a copy by destination tile, for a tile written at several points
+    (identified by the list of its points' ids, in grid order: two tiles sent the same
+    messages in another order count as different, which only keeps them apart). Made once per
+    grid: the refinement passes reuse it."""
+
+    tiles: np.ndarray  # the distinct tiles
+    order: np.ndarray  # grid points sorted by tile
+    cells: tuple[np.ndarray, np.ndarray]  # (tile, position among its points) of each sorted point
+    shape: tuple[int, int]
+
+    @staticmethod
+    def of(tiles: np.ndarray) -> _Grouping | None:
+        """None when each tile is written once: its point is then its id."""
+        if tiles.size < 2 or np.bincount(tiles).max() == 1:
+            return None
+        order = np.argsort(tiles.astype(np.uint16) if tiles.max(initial=0) < 2**16 else tiles, kind="stable")  # 16 bits: a radix sort
+        ordered = tiles[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        counts = np.diff(np.r_[starts, ordered.size])
+        cells = (np.repeat(np.arange(starts.size), counts), np.arange(ordered.size) - np.repeat(starts, counts))
+        return _Grouping(ordered[starts], order, cells, (starts.size, int(counts.max())))
+
+    def ids(self, points: np.ndarray) -> np.ndarray:
+        """An id per distinct tile of the list of its points' ids."""
+        rows = np.full(self.shape, -1, np.int64)
+        rows[self.cells] = points[self.order]
+        return _row_ids(rows)
 
 
 def _row_ids(rows: np.ndarray) -> np.ndarray:
