@@ -17,10 +17,10 @@ from ipu_mlir.dialects.ops.space import SUM, Space
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets
-from .convert_to_ipu import rank_drop
 from .exchange import plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import Partition, collapse_layout, expand_layout, mapping_of, operand_layout, replicas, result_mapping
+from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
 from .select_entry import public_functions
 
