@@ -50,6 +50,12 @@ class Target:
     fp32_fma_per_cycle: int
     # AMP (matrix unit) rate with half-precision inputs.
     fp16_fma_per_cycle: int
+    # The matrix unit as poplibs' AMP vertices use it (target.cost_model.amp_work): output
+    # channels per weight load, the bytes of weights each conv unit holds, and the rate at
+    # which the supervisor loads them.
+    amp_conv_units: int
+    amp_weight_bytes_per_conv_unit: int
+    amp_weight_load_bytes_per_cycle: int
     memory_latency_cycles: int
     memory_read_bytes_per_cycle: int
     memory_write_bytes_per_cycle: int

@@ -27,14 +27,10 @@ from . import Target
 
 # --- Assumptions (not in any target file) ----------------------------------------------------
 
-# Assumption: launching a vertex (supervisor start, worker dispatch and the final worker sync)
-# costs a fixed few tens of cycles; the order of magnitude of the fixed terms in poplibs'
-# codelet cycle estimators, not a measured figure.
+# Launching a vertex (supervisor start, worker dispatch and the final worker sync): poplibs'
+# AMP 1x1 vertex estimate has a `supervisorNonloopOverhead` of 50
+# (lib/poplin/PerformanceEstimation.hpp); assumption: every vertex pays the same.
 VERTEX_OVERHEAD_CYCLES = 50
-
-# Assumption: the matrix unit (AMP) sustains 75% of its peak `fma_per_cycle` on one vertex's
-# matmul or convolution (loading weights and partial sums interrupts the stream of FMAs).
-MATMUL_EFFICIENCY = 0.75
 
 # Assumption: element-wise float arithmetic runs on 64-bit SIMD, so f16 is 4 lanes and f32 2
 # lanes wide; f64 and integers run one lane (the IPU has no f64 unit and no integer SIMD).
@@ -107,13 +103,85 @@ def _dtype_info(text: str) -> _DType:  # the planner asks thousands of times per
     return _DType(text, numpy_type.itemsize, numpy_type.kind == "f")
 
 
-def _fma_per_cycle(dtype: _DType, target: Target) -> float:
-    """FMAs per cycle of one tile for a matmul or convolution in `dtype`."""
-    if dtype.is_float and dtype.bytes == 4:
-        return target.fp32_fma_per_cycle
-    if dtype.is_float and dtype.bytes == 2:  # f16, and bf16 assumed to run like f16
-        return target.fp16_fma_per_cycle
-    return _lanes_per_cycle(dtype, target)  # no matrix unit for f64 and integers
+def _has_amp(dtype: _DType) -> bool:
+    """Whether the matrix unit (AMP) takes `dtype`: f32 and f16 (bf16 assumed to run as f16);
+    f64 and integers run on the vector path only."""
+    return dtype.is_float and dtype.bytes in (2, 4)
+
+
+# --- poplibs' AMP 1x1 partials vertex --------------------------------------------------------
+# poplin plans an M x K x N matmul as a 1x1 convolution (lib/poplin/MatMul.cpp getConvParams)
+# whose M output positions run on the AMP "ConvPartial1x1Out" vertex. Its cycle estimator is
+# lib/poplin/PerformanceEstimation.hpp (graphcore/poplibs at 7eac0f26), transcribed below for
+# f32 and f16 activations; the numbers in `_amp_worker_cycles` and `amp_work` are that file's
+# (each comment names the function). The vertex works on chunks of `in_chans_per_group`
+# input channels by `amp_conv_units` output channels: it loads the chunk's weights into the
+# conv units, then streams the tile's output positions, split among the workers, through them.
+
+# poplibs' estimator: 8 cycles per output position for f32 activations, 4 for f16
+# (getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat's coreCycles).
+AMP_CORE_CYCLES = {4: 8, 2: 4}
+
+
+def amp_in_chans_per_group(dtype: _DType, target: Target) -> int:
+    """Input channels of one chunk: the weights one conv unit holds (8 f32, 16 f16)."""
+    return target.amp_weight_bytes_per_conv_unit // dtype.bytes
+
+
+def _amp_worker_cycles(elems: int, zeroing: bool, float_acts: bool, common_path: bool, zero_per_group: int) -> int:
+    """One worker's cycles for `elems` output positions of one chunk, `zeroing` on the first
+    input chunk: the switch of getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat."""
+    if elems == 0:
+        return 0  # an empty work list: the worker does not run
+    zero = (2 + zero_per_group * elems) * zeroing
+    if float_acts:
+        return {1: 47, 2: 46}.get(elems, 46) + zero + max(0, elems - 3) * AMP_CORE_CYCLES[4]
+    if common_path:
+        return {1: 31, 2: 40}.get(elems, 37) + (2 - zeroing if elems < 3 else 1 - zeroing) + max(0, elems - 3) * AMP_CORE_CYCLES[2]
+    return {1: 39, 2: 40}.get(elems, 41) + zero + max(0, elems - 3) * AMP_CORE_CYCLES[2]
+
+
+@functools.cache
+def _amp_inner_cycles(positions: int, zeroing: bool, dtype: _DType, target: Target) -> int:
+    """The supervisor's cycles for one chunk: the slowest worker's cycles x the workers (they
+    share the issue slots), and at least the fastest's plus 14
+    (getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat). Positions are split evenly
+    among the workers (poplin's partitionConvPartialByWorker)."""
+    float_acts, units, workers = dtype.bytes == 4, target.amp_conv_units, target.worker_threads
+    # Assumption: partial sums are kept in the operands' type (f32 or f16), as our result is.
+    float_partials = float_acts
+    common_path = (not float_acts and units == 16) or float_partials
+    zero_per_group = 8 if float_acts and units == 16 else 4 if float_partials else 2
+    retention = 7 if not float_acts and (float_partials or units == 16) else 0  # conv1x1WorkerRetentionSavings
+    share, extra = divmod(positions, workers)
+    cycles = [_amp_worker_cycles(share + (w < extra), zeroing, float_acts, common_path, zero_per_group) for w in range(workers)]
+    cycles = [c - retention if c else 0 for c in cycles]
+    return max(workers * max(cycles), workers * min(cycles) + 14)
+
+
+def amp_work(groups: int, positions: int, in_channels: int, out_channels: int, dtype: _DType, target: Target) -> int:
+    """poplibs' estimate of the AMP 1x1 vertex (getConvPartial1x1SupervisorOuterLoopCycleEstimateHalfFloat
+    with one output pass per group: output channels grouped by `amp_conv_units`), less its
+    `supervisorNonloopOverhead` of 50, which VERTEX_OVERHEAD_CYCLES charges once per vertex.
+    Per conv group, each input chunk x output chunk costs the weight load
+    (getConvPartialAmpSupervisorWeightLoadCycleEstimate: conv units x weight bytes per unit /
+    load bytes per cycle) plus the inner loop, with zeroing on the first input chunk."""
+    float_acts, units, workers = dtype.bytes == 4, target.amp_conv_units, target.worker_threads
+    float_partials = float_acts  # as in _amp_inner_cycles
+    common_path = (not float_acts and units == 16) or float_partials
+    retention = (7, 3) if not float_acts and (float_partials or units == 16) else (0, 0)
+    in_groups = -(-in_channels // amp_in_chans_per_group(dtype, target))
+    out_groups = -(-out_channels // units)
+    loads = units * target.amp_weight_bytes_per_conv_unit // target.amp_weight_load_bytes_per_cycle
+    first = _amp_inner_cycles(positions, True, dtype, target)
+    later = _amp_inner_cycles(positions, False, dtype, target)
+    excess_in_chan = 1
+    return workers * (retention[0] + retention[1] * (in_groups * groups - 1)) + groups * (
+        12
+        + common_path
+        + (in_groups - 1) * (15 - common_path + excess_in_chan + out_groups * (19 + 6 + loads + later))
+        + (10 + excess_in_chan + out_groups * (19 - common_path + 7 + loads + first))
+    )
 
 
 def _lanes_per_cycle(dtype: _DType, target: Target) -> float:
@@ -125,25 +193,35 @@ def _memory_cycles(read_bytes: int, write_bytes: int, target: Target) -> int:
     return max(math.ceil(read_bytes / target.memory_read_bytes_per_cycle), math.ceil(write_bytes / target.memory_write_bytes_per_cycle))
 
 
-def contraction_work(fmas: int, read_bytes: int, write_bytes: int, dtype, target: Target) -> int:
-    """`fmas` multiply-adds on the matrix unit at `fma_per_cycle(dtype)` x MATMUL_EFFICIENCY,
-    or the memory traffic if that is slower: any sum of products (matmuls, convolutions)."""
-    compute = math.ceil(fmas / (_fma_per_cycle(dtype_info(dtype), target) * MATMUL_EFFICIENCY))
+def contraction_work(
+    groups: int, positions: int, in_channels: int, out_channels: int, read_bytes: int, write_bytes: int, dtype, target: Target
+) -> int:
+    """`groups` independent sums of products, each `out_channels` outputs at `positions` output
+    positions over `in_channels` inputs (a matmul is positions M, in K, out N): the cheaper of
+    poplibs' AMP 1x1 vertex (`amp_work`) and the vector path (one SIMD multiply-add per lane,
+    as element-wise code), or the memory traffic if that is slower. poplin plans every vertex
+    kind it has and keeps the cheapest (`lib/poplin/ConvPlan.cpp`); these are two of them."""
+    info = dtype_info(dtype)
+    vector = math.ceil(groups * positions * in_channels * out_channels / _lanes_per_cycle(info, target))
+    compute = min(vector, amp_work(groups, positions, in_channels, out_channels, info, target)) if _has_amp(info) else vector
     return max(compute, _memory_cycles(read_bytes, write_bytes, target))
 
 
 def matmul_work(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
     info = dtype_info(dtype)
     reads = batch * (m * k + k * n) * info.bytes
-    return contraction_work(batch * m * n * k, reads, batch * m * n * info.bytes, dtype, target)
+    return contraction_work(batch, m, k, n, reads, batch * m * n * info.bytes, dtype, target)
 
 
 def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target) -> int:
     info = dtype_info(dtype)
     # Each output position reads its input window once (stride 1, no reuse counted) and the
-    # filters are read once.
+    # filters are read once. Assumption: the kernel's taps count as input channels (the vertex
+    # runs on im2col columns, as runtime/codelet's kernel builds them; poplin's expandDims
+    # transform does the same for few channels), so one 1x1 vertex computes the convolution.
+    # A grouped convolution is priced as a dense one with the same FMAs.
     reads = (n * c_per_group * oh * ow + f * c_per_group * kh * kw) * info.bytes
-    return contraction_work(n * f * oh * ow * c_per_group * kh * kw, reads, n * f * oh * ow * info.bytes, dtype, target)
+    return contraction_work(1, n * oh * ow, c_per_group * kh * kw, f, reads, n * f * oh * ow * info.bytes, dtype, target)
 
 
 def elementwise_work(num_elements: int, ops_per_element: int, dtype, target: Target) -> int:
@@ -161,8 +239,7 @@ def copy_work(num_bytes: int, target: Target) -> int:
 
 
 def matmul_cycles(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
-    """One vertex computing `batch` products of M x K by K x N: the matrix unit at
-    `fma_per_cycle(dtype)` x MATMUL_EFFICIENCY, or the memory traffic if that is slower."""
+    """One vertex computing `batch` products of M x K by K x N (`contraction_work`)."""
     return VERTEX_OVERHEAD_CYCLES + matmul_work(batch, m, n, k, dtype, target)
 
 

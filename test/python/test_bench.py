@@ -14,7 +14,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FIELDS = {"section", "what", "input", "figure", "ratio", "peer", "goal", "met", "raw"}
 EXPECTED = {
-    "plan": [f"matmul {n}^3 {dtype} on {target}" for target in ("gc2", "gc200") for dtype in ("f32", "f16") for n in (128, 256)],
+    "plan": [f"matmul {n}^3 {dtype} on {target}" for target in ("gc2", "gc200") for dtype in ("f32", "f16") for n in (128, 256)]
+    + ["ResNet-50 conv 3->64 7x7/2", "ResNet-50 conv 64->64 1x1/1"],
     "reference": ["MLP 2 x (matmul 16x64x64 + bias + ReLU)", "CNN 2 x (conv 3x3 16->16 on 4x16x8x8 + bias + ReLU)"],
     "scaling": [f"{model} stack, {n} layers" for model in ("MLP", "CNN") for n in (2, 4)] + [f"BERT encoder, {n} layers" for n in (1, 2)],
 }

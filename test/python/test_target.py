@@ -15,6 +15,7 @@ from ipu_mlir.target import (
     BUILTIN_TARGETS_DIR,
     Target,
     builtin_targets,
+    cost_model,
     load_target,
     target_of,
 )
@@ -27,6 +28,9 @@ FIGURES = [
     "clock_hz",
     "fp32_fma_per_cycle",
     "fp16_fma_per_cycle",
+    "amp_conv_units",
+    "amp_weight_bytes_per_conv_unit",
+    "amp_weight_load_bytes_per_cycle",
     "memory_latency_cycles",
     "memory_read_bytes_per_cycle",
     "memory_write_bytes_per_cycle",
@@ -131,6 +135,18 @@ def test_gc2_matches_design_table():
     assert gc2.exchange_bytes_per_cycle == 4
     assert gc2.ipu_link_bytes_per_second == 64e9
     assert gc2.host_link_bytes_per_second == 64e9
+
+
+@pytest.mark.parametrize("name", ["gc2", "gc200"])
+def test_amp_vertex_reaches_the_datasheet_peaks(name: str):
+    # poplibs' AMP vertex: one output position per AMP_CORE_CYCLES through `amp_conv_units`
+    # units of `amp_weight_bytes_per_conv_unit` weights each: the chip's FMA peaks, so the
+    # vertex figures (poplibs) and the peaks (datasheets, Jia et al.) agree.
+    target = load_target(name)
+    for dtype in ("f32", "f16"):
+        info = cost_model.dtype_info(dtype)
+        per_cycle = target.amp_conv_units * cost_model.amp_in_chans_per_group(info, target) / cost_model.AMP_CORE_CYCLES[info.bytes]
+        assert per_cycle == target.fma_per_cycle(dtype)
 
 
 @pytest.mark.parametrize("name", ["gc2", "gc200"])

@@ -111,7 +111,8 @@ class BatchReduceMatmul(ComputeOp):
         m, n, b, k = extents
         element_bytes = cost_model.dtype_info(ir.ShapedType(op.operands[0].type).element_type).bytes
         reads, writes = b * (m * k + k * n) * element_bytes, m * n * element_bytes
-        return cost_model.contraction_work(b * m * n * k, reads, writes, ir.ShapedType(op.operands[0].type).element_type, target)
+        # One contraction over b k inputs per output: m positions, n output channels.
+        return cost_model.contraction_work(1, m, b * k, n, reads, writes, ir.ShapedType(op.operands[0].type).element_type, target)
 
 
 # 3. A pass with options: what the cost model thinks of each compute op, ours included.
