@@ -31,7 +31,7 @@ module knows no compute-op names.
 iteration space (*batch, *loops): projected permutations, broadcasts, constant indices and
 pooling windows `s * d_out + k * d_win` alike. The body then runs once, element-wise over that
 space. A reduction `yield combine(f(ins), out)` with an associative combiner evaluates `f`
-everywhere and reduces it with the combiner's ufunc; any other body steps through the
+everywhere and reduces it by the combiner (runtime/reduce.py); any other body steps through the
 reduction points, still vectorised over batch axes and parallel loops.
 """
 
@@ -51,6 +51,8 @@ from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, num
 from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
+
+from .reduce import fold
 
 Env = list  # the values of a call, by slot
 Step = Callable[[Env], None]
@@ -487,7 +489,7 @@ class _Compiler:
                 for (reduce, combine, init_first), f, init, (to_parallel, from_parallel), out in zip(
                     combiners, wanted_slots, inits, layouts, results
                 ):
-                    reduced, start = reduce(_full(env[f], loops, batch), axes), env[init].transpose(to_parallel)
+                    reduced, start = fold(_full(env[f], loops, batch), axes, reduce, combine), env[init].transpose(to_parallel)
                     env[out] = (combine(start, reduced) if init_first else combine(reduced, start)).transpose(from_parallel)
                 clear(env)
 

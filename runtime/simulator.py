@@ -14,8 +14,10 @@ profile is built while planning.
 **Memory** (runtime/memory.py). Each `ipu.buffer` is an array of rows, one per tile in the
 checked first run, one per class of tiles holding the same bytes afterwards
 (runtime/replicas.py), plus a `written` mask while checking. Loading builds both plans,
-writes the weights into both (`Simulator`), and binds each buffer of the later plan to one
-array, so its steps' views are made once (runtime/steps.py). Buffers with `offset`s (the
+writes the weights into both (`Simulator`), runs once the later plan's steps whose results
+are the same on every run (a weight's exchange into the layout its reader needs:
+`_Planner._hoisted`), and binds each other buffer of the later plan to one array, so its
+steps' views are made once (runtime/steps.py). Buffers with `offset`s (the
 memory plan) whose tiles intersect and whose byte ranges overlap alias: writing one forgets
 the other's data over the shared bytes, so reading it afterwards is an error naming the
 buffer that overwrote it.
@@ -144,7 +146,9 @@ class _Planner:
             release[position].append(self.buffers[name])
         self.loads = self._loads()
         self.load_bytes = sum(stream.bytes for stream in self.loads)
-        kept = [(step, dead) for step, dead in zip(steps, release) if all(step is not load for load in self.loads)]
+        self.hoisted = [] if self.checks else self._hoisted(steps)
+        fixed = {id(step) for step in self.loads + self.hoisted}
+        kept = [(step, dead) for step, dead in zip(steps, release) if id(step) not in fixed]
         self.steps, self.release = [step for step, _ in kept], [[b for b in dead if not b.resident] for _, dead in kept]
 
     def _loads(self) -> list[HostToDevice]:
@@ -164,6 +168,24 @@ class _Planner:
                 buffer.resident = True
                 loads.append(stream)
         return loads
+
+    def _hoisted(self, steps: list) -> list:
+        """The top-level copies and compute sets of an unchecked plan whose results are the
+        same on every run, to run once at load: those reading only weights (or such steps'
+        results) into buffers no other op writes, such as a weight's exchange into the layout
+        its convolution or matmul reads, or its transpose. Their buffers stay resident. The
+        checked run proved every read of those buffers comes after the write; the profile,
+        the checked plan's, still counts their exchange and compute on every run."""
+        invariant = {stream.buffer.name for stream in self.loads}
+        hoisted = []
+        for step in steps:
+            reads, writes = _accesses(step)
+            if writes and all(b.name in invariant for b in reads) and all(self.writers[b.name] == 1 for b in writes):
+                hoisted.append(step)
+                for buffer in writes:
+                    invariant.add(buffer.name)
+                    buffer.resident = True
+        return hoisted
 
     def _memory_per_tile(self, buffers: list[Buffer]) -> np.ndarray:
         placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
@@ -386,6 +408,15 @@ class _Planner:
         return self.codelets[name, rank]
 
 
+def _accesses(step) -> tuple[list[Buffer], list[Buffer]]:
+    """The buffers a copy or compute set reads and writes (none for other steps)."""
+    if isinstance(step, Copy):
+        return [step.source], [step.dest]
+    if isinstance(step, Execute):
+        return [b for g in step.groups for b, _ in g.inputs], [b for g in step.groups for b, _ in g.outputs]
+    return [], []
+
+
 def _program(program: Program, entry: str) -> ir.OpView:
     found = program.function(entry, ipu.PROGRAM_ATTR)
     if found is not None:
@@ -427,11 +458,14 @@ class _Plan:
         values: list = [None] * num_slots
         for slot, array in constants.items():
             values[slot] = array
-        for stream in planner.loads:
-            stream.buffer.resident = False
-            stream.buffer.reset()
-            stream.run(values, planner.checks)
-            stream.buffer.resident = True
+        for step in planner.loads + planner.hoisted:
+            written = [step.buffer] if isinstance(step, HostToDevice) else _accesses(step)[1]
+            for buffer in written:
+                buffer.resident = False
+                buffer.reset()
+            step.run(values, planner.checks)
+            for buffer in written:
+                buffer.resident = True
         return _Plan(planner.steps, planner.release, list(planner.buffers.values()), planner.checks)
 
 

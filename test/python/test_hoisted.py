@@ -1,0 +1,51 @@
+"""Steps whose results are the same on every run run once, at load (runtime/simulator.py,
+`_Planner._hoisted`): a copy or compute set reading only weights, or such steps' results,
+into buffers no other op writes. Anything reading a run's input, or writing a buffer another
+op also writes, still runs on every run; the profile counts every step either way."""
+
+from __future__ import annotations
+
+import numpy as np
+from test_resident_weights import ONE_TILE, weights_program
+from test_simulator import buffer, copy, d2h, h2d, sync
+
+from ipu_mlir.runtime.steps import Copy
+
+TILE = "0, 1, 1"
+
+
+def copies(simulator) -> list[tuple[str, str]]:
+    """The copies the later runs make, as (source, dest)."""
+    return [(step.source.name, step.dest.name) for step in simulator._later.steps if isinstance(step, Copy)]
+
+
+def outputs(simulator, x: list[float]) -> list[list[float]]:
+    return [o.tolist() for o in simulator.run([np.array(x, np.float32)])]
+
+
+def test_a_weights_exchange_and_what_reads_only_it_run_at_load():
+    simulator = weights_program(
+        [buffer("w", 4, TILE), buffer("v", 4, TILE), buffer("u", 4, TILE), buffer("x", 4, TILE)],
+        [copy("w", "v", 2, TILE, TILE, "2, 0", "0, 0"), sync(), copy("v", "u", 2, TILE, TILE, "0, 0", "2, 0"), sync(),
+         copy("w", "u", 2, TILE, TILE, "0, 0", "0, 0"), sync(), h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"),
+         d2h("%0", "u", ONE_TILE, "tensor<4xf32>"), d2h("%1", "x", ONE_TILE, "tensor<4xf32>")],
+    )  # fmt: skip
+    assert copies(simulator) == [("v", "u"), ("w", "u")]  # @w -> @v at load; @u has two writers
+    (v,) = (b for b in simulator._later.buffers if b.name == "v")
+    assert v.data[0, :2].tolist() == [3.0, 4.0]  # before any run
+    assert [step.kind for step in simulator.profile.steps].count("exchange") == 3  # the profile still counts all
+    for x in ([5, 6, 7, 8], [9, 10, 11, 12]):
+        assert outputs(simulator, x) == [[1.0, 2.0, 3.0, 4.0], x]
+    assert outputs(simulator, [1, 1, 1, 1]) == outputs(simulator, [1, 1, 1, 1])
+
+
+def test_steps_reading_a_runs_input_or_writing_a_shared_buffer_run_every_run():
+    simulator = weights_program(
+        [buffer("w", 4, TILE), buffer("v", 4, TILE), buffer("x", 4, TILE), buffer("y", 4, TILE)],
+        [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"), copy("w", "v", 2, TILE, TILE, "0, 0", "0, 0"),
+         copy("x", "v", 2, TILE, TILE, "2, 0", "2, 0"), copy("x", "y", 4, TILE, TILE, "0, 0", "0, 0"), sync(),
+         d2h("%0", "v", ONE_TILE, "tensor<4xf32>"), d2h("%1", "y", ONE_TILE, "tensor<4xf32>")],
+    )  # fmt: skip
+    assert copies(simulator) == [("w", "v"), ("x", "v"), ("x", "y")]
+    for x in ([5, 6, 7, 8], [9, 10, 11, 12]):
+        assert outputs(simulator, x) == [[1.0, 2.0, *x[2:]], x]

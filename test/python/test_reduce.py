@@ -1,0 +1,87 @@
+"""Reductions shaped for numpy's speed (`runtime/reduce.py`): every path (a short axis
+element by element, a long one halved, a contiguous last axis by `ufunc.reduce`) against
+numpy's own reduction, over strided views, odd lengths, several axes, NaN, integers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ipu_mlir.dialects.ops.semantics import elementwise_kernel, reducer
+from ipu_mlir.runtime import reduce as reduce_module
+from ipu_mlir.runtime.reduce import fold
+
+RNG = np.random.default_rng(3)
+
+# (shape, reduced axes): a conv's partial sums (long first axis, short inner block), a pooling
+# window (two short last axes), a contiguous last axis, a long inner block (a matmul's partial
+# sums), odd lengths, a length-1 axis
+CASES = [
+    ((4, 512, 8), (1,)),
+    ((3, 5, 6, 3, 3), (3, 4)),
+    ((2, 3, 100), (2,)),
+    ((2, 16, 80), (1,)),
+    ((7, 33, 5), (1,)),
+    ((9, 2, 17), (0, 2)),
+    ((5, 1, 4), (1,)),
+]
+
+
+def combiners(name: str, dtype):
+    dtype = np.dtype(dtype)
+    return reducer(name, dtype), elementwise_kernel(name, [dtype, dtype], dtype, None)
+
+
+@pytest.mark.parametrize("shape, axes", CASES)
+@pytest.mark.parametrize("name", ["arith.addf", "arith.mulf", "arith.maximumf", "arith.minnumf"])
+def test_float_folds_agree_with_numpy(shape, axes, name):
+    x = RNG.uniform(0.5, 1.5, shape).astype(np.float32)
+    if "max" in name or "min" in name:
+        x[RNG.random(shape) < 0.1] = np.nan
+    reduce, combine = combiners(name, np.float32)
+    got = fold(x, axes, reduce, combine)
+    want = reduce(x.astype(np.float64), axes).astype(np.float32) if "add" in name or "mul" in name else reduce(x, axes)
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5)  # f32 rounding over 512 products
+    np.testing.assert_array_equal(fold(x, axes, reduce, combine), got)  # the same bits again
+
+
+@pytest.mark.parametrize("shape, axes", CASES)
+def test_integer_folds_wrap_like_numpy(shape, axes):
+    x = RNG.integers(-128, 128, shape, dtype=np.int8)
+    reduce, combine = combiners("arith.addi", np.int8)
+    got = fold(x, axes, reduce, combine)
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(got, reduce(x, axes))
+
+
+def test_empty_axes_give_the_identity():
+    reduce, combine = combiners("arith.addf", np.float32)
+    np.testing.assert_array_equal(fold(np.ones((6, 0, 3), np.float32), (1,), reduce, combine), np.zeros((6, 3), np.float32))
+
+
+def test_strided_views_and_broadcasts_are_read_not_written():
+    base = RNG.standard_normal((8, 40, 6)).astype(np.float32)
+    x = base[::2, ::-1, 1:5]  # negative and non-unit strides
+    spread = np.broadcast_to(base[:1, :1], (3, 20, 6))  # stride 0 along the reduced axis
+    reduce, combine = combiners("arith.addf", np.float32)
+    before = base.copy()
+    np.testing.assert_allclose(fold(x, (1,), reduce, combine), x.sum(1, dtype=np.float64), rtol=1e-5)
+    np.testing.assert_allclose(fold(spread, (1,), reduce, combine), np.broadcast_to(20 * base[0, 0], (3, 6)), rtol=1e-5)
+    np.testing.assert_array_equal(base, before)
+
+
+def test_each_path_is_taken(monkeypatch):
+    """The shapes above do reach the three paths (a test that always took one would pass)."""
+    taken = []
+    for path in ("_sequential", "_halving"):
+        original = getattr(reduce_module, path)
+        monkeypatch.setattr(reduce_module, path, lambda *a, _f=original, _p=path: taken.append(_p) or _f(*a))
+    reduce, combine = combiners("arith.addf", np.float32)
+    calls = []
+    fold(np.ones((4, 512, 8), np.float32), (1,), reduce, combine)
+    fold(np.ones((3, 3, 3), np.float32), (2,), reduce, combine)
+    numpy_reduce = lambda x, axes: calls.append(axes) or reduce(x, axes)  # noqa: E731
+    fold(np.ones((3, 100), np.float32), (1,), numpy_reduce, combine)
+    fold(np.ones((3, 16, 320), np.float32), (1,), numpy_reduce, combine)  # a long inner block
+    assert taken == ["_halving", "_sequential"] and calls == [(1,), (1,)]
