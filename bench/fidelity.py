@@ -72,7 +72,8 @@ def estimate(text: str) -> Profile:
 def loop_cycles(profile: Profile, trips: int) -> dict[str, int]:
     """Cycles of one trip of the program's loop, in all and by kind: its supersteps are recorded
     once, with the trip count as `repeat` (trips > 1 tells them from the straight-line ones)."""
-    assert trips > 1, "one trip cannot be told from the supersteps outside the loop"
+    if trips < 2:
+        raise ValueError("one trip cannot be told from the supersteps outside the loop: compile two or more")
     body = [step for step in profile.steps if step.repeat == trips]
     kinds = {kind: sum(getattr(step, f"{kind}_cycles") for step in body) for kind in ("compute", "exchange", "sync")}
     return {"cycles": sum(kinds.values()), **kinds}
@@ -101,8 +102,8 @@ module attributes {{ipu.target = "gc200"}} {{
 TRIAD_SHAPE = (1472, 4096)  # 4096 floats per tile, one row each
 
 
-def triad_text(rows: int = TRIAD_SHAPE[0], cols: int = TRIAD_SHAPE[1]) -> str:
-    return TRIAD.format(r=rows, c=cols)
+def triad_text() -> str:
+    return TRIAD.format(r=TRIAD_SHAPE[0], c=TRIAD_SHAPE[1])
 
 
 def triad_bandwidth(profile: Profile, elements: int) -> float:
