@@ -118,23 +118,23 @@ class ConvertToIpu(ModulePass):
     def run(self, module: ir.Operation) -> None:
         _raise_all(_check_recursion(module))
         run_upstream(module, _INLINE)
-        for function in _functions(module):
-            _forget_unused_results(function, self.drop_asserts)
+        for owner in _region_owners(module):
+            _forget_unused_results(owner, self.drop_asserts)
         run_upstream(module, _PREPARE)
-        for function in _functions(module):
-            rewrite_embedding_lookups(function)
-            rewrite_computed_gathers(function)
+        for owner in _region_owners(module):
+            rewrite_embedding_lookups(owner)
+            rewrite_computed_gathers(owner)
         _raise_all(_check_module(module, _check_input_op))
         for owner in _region_owners(module):
             rewrite_named_ops(owner)
         run_upstream(module, _GENERALIZE)
-        for function in _functions(module):
-            rewrite_arg_reductions(function)  # before fusion, which fuses the generics it makes
+        for owner in _region_owners(module):
+            rewrite_arg_reductions(owner)  # before fusion, which fuses the generics it makes
         for owner in _region_owners(module):
             squeeze_unit_outputs(owner)  # before fusion, which moves the reshapes it adds
         run_upstream(module, _FUSE)
-        for function in _functions(module):
-            _drop_fused_assert_copies(function)
+        for owner in _region_owners(module):
+            _drop_fused_assert_copies(owner)
         for owner in _region_owners(module):
             normalize_tensor_ops(owner)
         _raise_all(_check_module(module, _check_l1_op))

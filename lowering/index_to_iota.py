@@ -50,12 +50,17 @@ class IndexToIota(ModulePass):
     name = "ipu-index-to-iota"
 
     def run(self, module: ir.Operation) -> None:
-        for function in module.regions[0].blocks[0].operations:
-            if function.operation.name != "func.func" or not len(function.regions[0].blocks):
-                continue
-            for op in list(function.regions[0].blocks[0].operations):
-                if op.operation.name == "linalg.generic" and _indices(op):
-                    _rewrite(op)
+        # Every generic, also those in loop bodies (the iota is a constant there too).
+        generics: list[ir.OpView] = []
+        module.walk(lambda op: _collect_indexed(op, generics))
+        for op in generics:
+            _rewrite(op)
+
+
+def _collect_indexed(op: ir.Operation, into: list[ir.OpView]) -> ir.WalkResult:
+    if op.name == "linalg.generic" and _indices(op.opview):
+        into.append(op.opview)
+    return ir.WalkResult.ADVANCE
 
 
 def _indices(generic: ir.OpView) -> list[ir.OpView]:
