@@ -14,7 +14,9 @@ copy's grid: the copy is then a numpy assignment, a repeated source a broadcast)
 
 from __future__ import annotations
 
+import copy
 import functools
+import hashlib
 import itertools
 import math
 from dataclasses import dataclass
@@ -281,7 +283,44 @@ class Side:
 def strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...], limit: int = 32) -> list[tuple[Strided, Strided]] | None:
     """A copy as at most `limit` pairs of strided views, cutting its grid along axes into runs
     that are affine on both sides (a buffer's rows follow its vertex groups' tile order, so a
-    copy spanning two of them is affine piecewise); None if it takes more."""
+    copy spanning two of them is affine piecewise); None if it takes more.
+
+    Copies between layers of one shape have equal sides, and so do a copy of the checked plan
+    and the same copy in the later plan where no tile of its buffers has a replica: the pieces
+    are found once per distinct pair of sides (ResNet-50: 2,822 of 9,646), keyed by a digest,
+    and each copy gets its own (a write's region is its identity in `Buffer.write`)."""
+    key = _sides_key(source, dest, sizes, (count, limit))
+    if key not in _PIECES:
+        if len(_PIECES) >= _PIECES_KEPT:
+            _PIECES.clear()
+        _PIECES[key] = _strided_pieces(source, dest, count, sizes, limit)
+    found = _PIECES[key]
+    return None if found is None else [(copy.copy(reads), copy.copy(writes)) for reads, writes in found]
+
+
+_PIECES: dict[bytes, list[tuple[Strided, Strided]] | None] = {}
+_PIECES_KEPT = 1 << 14  # entries (a few hundred bytes each) before the memo starts again
+
+
+def _sides_key(source: Side, dest: Side, sizes: tuple[int, ...], details: tuple) -> bytes:
+    """A digest of what the pieces depend on: rows listed (in 16 bits when they fit, half the
+    bytes to hash), tiles and starts by their affine forms over the grid `sizes` when known to
+    be affine."""
+    forms = [sizes, details]
+    digest = hashlib.blake2b(digest_size=20)
+    for side in (source, dest):
+        forms.append((side.elements, side.write, side.affine, side.rows.size))
+        for array in (side.tiles, side.starts) if side.affine else ():
+            forms.append(_affine(array, sizes, known=True))
+        for array in (side.rows,) if side.affine else (side.rows, side.tiles, side.starts):
+            small = bool(array.size) and 0 <= int(array.min()) and int(array.max()) < 2**15
+            forms.append((array.size, small))
+            digest.update(np.ascontiguousarray(array, np.int16 if small else np.int64).data)
+    digest.update(repr(forms).encode())
+    return digest.digest()
+
+
+def _strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...], limit: int) -> list[tuple[Strided, Strided]] | None:
     whole = source.strided(count, sizes), dest.strided(count, sizes)
     if None not in whole:
         return [whole]
@@ -297,7 +336,7 @@ def strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...],
     for index, (lo, hi) in enumerate(runs):
         shape = (*sizes[:axis], hi - lo, *sizes[axis + 1 :])
         budget = limit - len(pieces) - (len(runs) - index - 1)  # one piece at least per run left
-        more = strided_pieces(source.take(axis, lo, hi, sizes), dest.take(axis, lo, hi, sizes), count, shape, budget)
+        more = _strided_pieces(source.take(axis, lo, hi, sizes), dest.take(axis, lo, hi, sizes), count, shape, budget)
         if more is None:
             return None
         pieces += more
