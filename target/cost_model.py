@@ -224,11 +224,17 @@ def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: i
     return contraction_work(1, n * oh * ow, c_per_group * kh * kw, f, reads, n * f * oh * ow * info.bytes, dtype, target)
 
 
-def elementwise_work(num_elements: int, ops_per_element: int, dtype, target: Target) -> int:
+def elementwise_work(
+    num_elements: int, ops_per_element: int, dtype, target: Target, read_bytes: int | None = None, write_bytes: int | None = None
+) -> int:
+    """SIMD instructions over `num_elements` points, or the memory traffic if slower: the bytes
+    the caller counts (a generic: each input's piece and the result's), else one element read
+    and one written per point."""
     info = dtype_info(dtype)
     compute = math.ceil(num_elements * ops_per_element / _lanes_per_cycle(info, target))
     size = num_elements * info.bytes
-    return max(compute, _memory_cycles(size, size, target))
+    reads, writes = size if read_bytes is None else read_bytes, size if write_bytes is None else write_bytes
+    return max(compute, _memory_cycles(reads, writes, target))
 
 
 def copy_work(num_bytes: int, target: Target) -> int:
