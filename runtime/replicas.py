@@ -75,10 +75,16 @@ def tile_classes(tiles: dict[str, np.ndarray], writes: Iterable[Write], num_tile
     writes = list(writes)
     seen: list[tuple | None] = [None] * len(writes)  # the versions of its sources a write last saw
     groupings: dict[TileGrid, _Grouping | None] = {}  # per copy destination grid, for every pass
+    # Buffers whose tiles are each a class of their own cannot split further: writes to them
+    # are skipped (most of a CNN's copies write activations already split by an earlier write).
+    holders = {name: np.unique(held).size for name, held in tiles.items()}
+    discrete = {name for name, count in holders.items() if count <= 1}
     changed = True
     while changed:  # each pass splits a class or ends
         changed = False
         for index, write in enumerate(writes):
+            if discrete.issuperset(_targets(write)):
+                continue
             sources = tuple(versions[name] for name in _sources(write))
             if seen[index] == sources:
                 continue  # refining again by the same signature splits nothing
@@ -87,7 +93,15 @@ def tile_classes(tiles: dict[str, np.ndarray], writes: Iterable[Write], num_tile
                 if _refine(classes[buffer], tiles[buffer], written, signature):
                     versions[buffer] += 1
                     changed = True
+                    if int(classes[buffer].max()) + 1 == holders[buffer]:
+                        discrete.add(buffer)
     return classes
+
+
+def _targets(write: Write) -> tuple[str, ...]:
+    if isinstance(write, CopyWrite):
+        return (write.dest,)
+    return write.outputs if isinstance(write, ComputeWrite) else (write.buffer,)
 
 
 def _sources(write: Write) -> tuple[str, ...]:
