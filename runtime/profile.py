@@ -33,6 +33,7 @@ class Superstep:
     compute_cycles_per_tile: np.ndarray | None = None
     bytes_received_per_tile: np.ndarray | None = None
     bytes_sent_per_tile: np.ndarray | None = None
+    local_bytes_per_tile: np.ndarray | None = None  # copied within a tile by `ipu.copy` (not exchange)
     host_bytes: int = 0
     sync: str | None = None  # "internal", "external", or None when no sync ends it
     exchange_cycles: int = 0
@@ -68,13 +69,29 @@ class Superstep:
         self.host_bytes += num_bytes
         self.ops.append(op)
 
-    def add_exchange(self, senders: np.ndarray, receivers: np.ndarray, message_bytes: int, num_tiles: int, op: dict[str, str]) -> None:
-        """Each sender tile sends, and each receiver tile receives, one message (tiles repeat)."""
+    def add_exchange(
+        self, senders: np.ndarray, receivers: np.ndarray, message_bytes: int, num_tiles: int, op: dict[str, str], sources=None
+    ) -> None:
+        """Each sender tile sends, and each receiver tile receives, one message (tiles repeat).
+        With `sources` (the source tile of each receiver's message), a message whose source is
+        its receiver does not go through the exchange: the tile copies it itself at memory speed
+        (`cost_model.copy_work`, added to the superstep's compute by `finish`). A multicast
+        (fewer senders than receivers) is still sent once."""
+        self.ops.append(op)
+        if sources is not None:
+            local = np.asarray(sources) == receivers
+            if local.any():
+                if self.local_bytes_per_tile is None:
+                    self.local_bytes_per_tile = np.zeros(num_tiles, np.int64)
+                self.local_bytes_per_tile += np.bincount(receivers[local], minlength=num_tiles) * message_bytes
+                senders = senders[~local] if len(senders) == len(receivers) else senders
+                receivers = receivers[~local]
+                if not len(receivers):
+                    return
         if self.bytes_received_per_tile is None:
             self.bytes_received_per_tile, self.bytes_sent_per_tile = np.zeros(num_tiles, np.int64), np.zeros(num_tiles, np.int64)
         self.bytes_received_per_tile += np.bincount(receivers, minlength=num_tiles) * message_bytes
         self.bytes_sent_per_tile += np.bincount(senders, minlength=num_tiles) * message_bytes
-        self.ops.append(op)
 
     def add_compute(self, cycles_per_tile: np.ndarray, op: dict[str, str]) -> None:
         """A compute set; those of one superstep run back to back on each tile."""
@@ -84,7 +101,11 @@ class Superstep:
         self.ops.append(op)
 
     def finish(self, target: Target) -> None:
-        """Prices the exchange and the sync, once the superstep's ops are all in."""
+        """Prices the exchange, the on-tile copies and the sync, once the superstep's ops are all in."""
+        if self.local_bytes_per_tile is not None:
+            sizes, which = np.unique(self.local_bytes_per_tile, return_inverse=True)  # few distinct sizes
+            copies = np.array([cost_model.copy_work(int(b), target) for b in sizes], np.int64)[which]
+            self.compute_cycles_per_tile = copies if self.compute_cycles_per_tile is None else self.compute_cycles_per_tile + copies
         if self.bytes_received_per_tile is not None:
             busiest = np.maximum(self.bytes_received_per_tile, self.bytes_sent_per_tile).max()
             self.exchange_cycles = cost_model.exchange_cycles(int(busiest), target)

@@ -302,7 +302,12 @@ class _Planner:
             once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
             senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
             self.current.add_exchange(
-                senders, sides[1].tiles, size * dest.element_bytes, self.target.num_tiles, site.record(source=source.name, dest=dest.name)
+                senders,
+                sides[1].tiles,
+                size * dest.element_bytes,
+                self.target.num_tiles,
+                site.record(source=source.name, dest=dest.name),
+                sides[0].tiles,
             )
             actor = len(self.exchange)
             self.exchange += [

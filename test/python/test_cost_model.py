@@ -111,18 +111,19 @@ def test_relu_example_profile_by_hand():
     """examples/relu.mlir: a host stream, a ReLU compute set, a gather onto tile 0, streams out.
 
     ReLU codelet on 64 floats: max(64 / 2 lanes, 256 B / 16 read, 256 B / 8 write) = 32 cycles,
-    plus 50: 82. The gather: tile 0 receives 16 x 4 floats = 256 bytes: 64 cycles. Three syncs
-    of 40. Memory: @x and @y on every tile (256 B each), @head on tile 0 too."""
+    plus 50: 82. The gather: tile 0 receives 15 x 4 floats = 240 bytes: 60 cycles, and copies
+    its own 16 bytes on the tile (not exchange): 2 cycles of compute. Three syncs of 40. Memory: @x and @y on every tile (256 B each), @head on tile 0 too."""
     module = ir.Module.parseFile(str(REPO / "examples/relu.mlir"), make_context())
     profile = Simulator(module).profile
-    assert [step.kind for step in profile.steps] == ["host", "compute", "exchange", "host"]
-    assert [step.cycles for step in profile.steps] == [40, 82 + 40, 64 + 40, 0]
-    assert (profile.cycles, profile.compute_cycles, profile.exchange_cycles, profile.sync_cycles) == (266, 82, 64, 120)
-    assert profile.seconds == pytest.approx(266 / TINY.clock_hz)
-    assert (profile.host_bytes, profile.exchange_bytes) == (2 * 4096 + 256, 256)
+    assert [step.kind for step in profile.steps] == ["host", "compute", "exchange+compute", "host"]
+    assert [step.cycles for step in profile.steps] == [40, 82 + 40, 2 + 60 + 40, 0]
+    assert (profile.cycles, profile.compute_cycles, profile.exchange_cycles, profile.sync_cycles) == (264, 84, 60, 120)
+    assert profile.seconds == pytest.approx(264 / TINY.clock_hz)
+    assert (profile.host_bytes, profile.exchange_bytes) == (2 * 4096 + 256, 240)
     assert profile.host_seconds == pytest.approx(8448 / 64e9)
     assert (profile.supersteps, profile.vertices, profile.edges) == (4, 16, 32)
     assert (profile.peak_memory_per_tile, profile.mean_memory_per_tile) == (768, (768 + 15 * 512) / 16)
     exchange = profile.steps[2]
-    assert exchange.bytes_received_per_tile.tolist() == [256] + [0] * 15
-    assert exchange.bytes_sent_per_tile.tolist() == [16] * 16
+    assert exchange.bytes_received_per_tile.tolist() == [240] + [0] * 15
+    assert exchange.bytes_sent_per_tile.tolist() == [0] + [16] * 15
+    assert exchange.compute_cycles_per_tile.tolist() == [2] + [0] * 15

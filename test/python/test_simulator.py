@@ -159,8 +159,10 @@ def test_matmul_over_two_tiles_with_a_broadcast_copy():
     np.testing.assert_allclose(c, a @ b, rtol=1e-6)
     exchange = simulator.profile.steps[1]
     assert exchange.kind == "exchange+compute"
-    # Tile 0 sends its 48 bytes once (a broadcast), to itself and to tile 1.
-    assert exchange.bytes_sent_per_tile[:2].tolist() == [48, 0] and exchange.bytes_received_per_tile[:2].tolist() == [48, 48]
+    # Tile 0 sends its 48 bytes once (a broadcast) to tile 1, and copies them to itself on the
+    # tile: not exchange, 48 bytes written at 8 per cycle in the superstep's compute.
+    assert exchange.bytes_sent_per_tile[:2].tolist() == [48, 0] and exchange.bytes_received_per_tile[:2].tolist() == [0, 48]
+    assert exchange.local_bytes_per_tile[:2].tolist() == [48, 0]
 
 
 def test_streams_place_each_tiles_elements_in_flat_order_at_the_buffer_start():
