@@ -374,8 +374,7 @@ def _affine(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> 
     (not checked when `known` to be affine)."""
     flat = values.reshape(-1)
     first = int(flat[0])
-    # one step along axis k is math.prod(sizes[k + 1 :]) entries on in grid order
-    strides = tuple(int(flat[math.prod(sizes[k + 1 :])]) - first if n > 1 else 0 for k, n in enumerate(sizes))
+    strides = tuple((flat[_axis_steps(sizes)] - first).tolist())
     if known or flat.size == 1:
         return first, strides
     if len(sizes) == 1:
@@ -385,7 +384,14 @@ def _affine(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> 
     return first, strides if affine else None
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
+def _axis_steps(sizes: tuple[int, ...]) -> np.ndarray:
+    """Per grid axis, the entry one step along it from the first, in grid order
+    (math.prod(sizes[k + 1 :]) entries on); the first itself (stride 0) along an axis of size 1."""
+    return np.array([math.prod(sizes[k + 1 :]) if n > 1 else 0 for k, n in enumerate(sizes)], np.intp)
+
+
+@functools.lru_cache(maxsize=1024)
 def _grid_indices(sizes: tuple[int, ...]) -> np.ndarray:
     """(rank, points): the multi-index of each point of a grid of `sizes`, in grid order."""
     indices = np.indices(sizes, dtype=np.int64).reshape(len(sizes), -1)
