@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from mlir import ir
@@ -88,8 +88,26 @@ class CompiledCodelet:
     batch_rank: int
     _template: list  # the value list before a call: constants filled in
     _steps: list[Step]
+    _checked: dict = field(default_factory=dict)  # the batch shape of inputs already checked, by their shapes and types
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        key = tuple((value.shape, value.dtype) for value in inputs)
+        tiles = self._checked.get(key)
+        if tiles is None:
+            tiles = self._checked[key] = self._check(inputs)
+        env = list(self._template)
+        env[: len(inputs)] = inputs
+        with np.errstate(all="ignore"):  # poison (division by zero, invalid casts) is not an error
+            for step in self._steps:
+                step(env)
+        batch = self.batch_rank
+        results = []
+        for slot, shape in self.results:
+            results.append(env[slot] if env[slot].shape[:batch] == tiles else np.broadcast_to(env[slot], (*tiles, *shape)))
+        return results
+
+    def _check(self, inputs: Sequence[np.ndarray]) -> tuple[int, ...]:
+        """The batch shape the inputs broadcast to; CodeletError if they do not fit."""
         if len(inputs) != len(self.arguments):
             raise CodeletError(f"codelet @{self.name} takes {len(self.arguments)} arguments, got {len(inputs)}")
         batch = self.batch_rank
@@ -107,15 +125,7 @@ class CompiledCodelet:
                 raise CodeletError(
                     f"codelet @{self.name} argument #{index} expects batch axes broadcasting with {tiles}, got {value.shape[:batch]}"
                 ) from None
-        env = list(self._template)
-        env[: len(inputs)] = inputs
-        with np.errstate(all="ignore"):  # poison (division by zero, invalid casts) is not an error
-            for step in self._steps:
-                step(env)
-        results = []
-        for slot, shape in self.results:
-            results.append(env[slot] if env[slot].shape[:batch] == tiles else np.broadcast_to(env[slot], (*tiles, *shape)))
-        return results
+        return tiles
 
 
 def compile_codelet(func_op: ir.OpView, batch_rank: int = 1) -> CompiledCodelet:
