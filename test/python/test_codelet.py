@@ -1123,3 +1123,25 @@ def test_batch_axes_that_do_not_broadcast_or_are_not_there_are_errors(shapes, me
     kernel = codelet(elementwise("math.fma", [np.float32] * 3, np.float32), 2)
     with pytest.raises(CodeletError, match=rf"^error: codelet @f {message}"):
         kernel([np.zeros(shape, np.float32) for shape in shapes])
+
+
+@pytest.mark.parametrize("tiles", [3, 16])
+def test_a_per_channel_operand_shared_by_tiles_gives_the_same_results_made_dense(tiles):
+    # (x - mean[c]) * scale[c] over a 4 x 6 piece: mean and scale repeat along the pixels and are
+    # the same on every tile; from 8 tiles sharing them on, they are made dense (DENSE)
+    op = generic(
+        ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0)", "(d0, d1) -> (d0)", "(d0, d1) -> (d0, d1)"],
+        ["parallel", "parallel"],
+        [("%x", "tensor<4x6xf32>"), ("%m", "tensor<4xf32>"), ("%s", "tensor<4xf32>")],
+        [("%x", "tensor<4x6xf32>")],
+        "  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):\n    %0 = arith.subf %a, %b : f32\n    %1 = arith.mulf %0, %c : f32"
+        "\n    linalg.yield %1 : f32",
+        "tensor<4x6xf32>",
+    )
+    text = f"""func.func @f(%x: tensor<4x6xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4x6xf32> {{
+  %r = {op}
+  return %r : tensor<4x6xf32>
+}}"""
+    x, m, s = floats((4, 6), batch=(tiles,)), floats((4,), batch=(1,)), floats((4,), batch=(1,))
+    (got,) = codelet(text)([x, m, s])
+    np.testing.assert_array_equal(got, (x - m[:, :, None]) * s[:, :, None])
