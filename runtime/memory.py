@@ -14,7 +14,6 @@ copy's grid: the copy is then a numpy assignment, a repeated source a broadcast)
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import itertools
@@ -165,6 +164,10 @@ class Strided:
     def hi(self) -> np.ndarray:
         return self.lo + self.count
 
+    def fresh(self) -> Strided:
+        """The same view as another region (regions of writes are told apart by identity)."""
+        return Strided(self.forms, self.count, self.shape, self.base, self.strides)
+
     def view(self, array: np.ndarray) -> np.ndarray:
         size = array.itemsize
         return np.ndarray(self.shape, array.dtype, array, self.base * size, tuple(s * size for s in self.strides))
@@ -261,8 +264,10 @@ class Side:
     affine: bool = False  # tiles and starts known to be affine in the grid index (listed from TileGrids)
 
     def take(self, axis: int, lo: int, hi: int, sizes: tuple[int, ...]) -> Side:
+        cut = (slice(None),) * axis + (slice(lo, hi),)
+
         def pick(a: np.ndarray) -> np.ndarray:
-            return np.take(a.reshape(sizes), range(lo, hi), axis=axis).reshape(-1)
+            return a.reshape(sizes)[cut].reshape(-1)
 
         return Side(pick(self.rows), pick(self.tiles), pick(self.starts), self.elements, self.write, self.affine)
 
@@ -300,7 +305,7 @@ def strided_pieces(source: Side, dest: Side, count: int, sizes: tuple[int, ...],
             _PIECES.clear()
         _PIECES[key] = _strided_pieces(source, dest, count, sizes, limit)
     found = _PIECES[key]
-    return None if found is None else [(copy.copy(reads), copy.copy(writes)) for reads, writes in found]
+    return None if found is None else [(reads.fresh(), writes.fresh()) for reads, writes in found]
 
 
 _PIECES: dict[bytes, list[tuple[Strided, Strided]] | None] = {}
