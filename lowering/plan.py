@@ -14,11 +14,12 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
+from ipu_mlir.dialects.ops.generic import box_elements
 from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target import Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
-from .layout import Layout, balanced_block
+from .layout import Layout, Parts, balanced_block
 from .layout_algebra import Partition, collapse_layout, expand_layout, operand_layout, result_layout, shared_loop
 from .pass_registry import ModulePass, register_pass
 from .select_entry import public_functions
@@ -127,6 +128,8 @@ class _Planner:
                 self.plan_compute(op)
             elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
                 self.set_layout(op, self.reshape_layout(op))
+            elif name in ("tensor.extract_slice", "tensor.insert_slice"):
+                self.set_layout(op, self.slice_layout(op))
             elif name in TENSOR_OPS:
                 self.set_layout(op, self.default_layout(_shape(op.results[0])))
             elif name == "scf.for":
@@ -204,6 +207,29 @@ class _Planner:
             return view
         layout = self.default_layout(result if expanding else source, groups)
         return layout if expanding else collapse_layout(layout, groups, result)
+
+    def slice_layout(self, op: ir.OpView) -> Layout:
+        """A slice keeps its source's blocks, placed so that each of its blocks starts on the
+        tile holding its first element (an insert keeps its destination's layout): the copy
+        is then on-tile but for the rows of an offset that is not a multiple of the block, and
+        shifted slices of one grid (a stencil's neighbours), computed on in the layout of one
+        of them, exchange only their halo. Else (strided, rank-reducing or dynamic, or on far
+        fewer tiles than a fresh cut: over twice its elements per tile) a fresh row-major cut."""
+        shape = _shape(op.results[0])
+        fresh = self.default_layout(shape)
+        source = self.layouts.get(op.operands[0 if op.operation.name == "tensor.extract_slice" else 1])
+        if op.operation.name == "tensor.insert_slice":
+            return source if source is not None and source.is_block else fresh
+        offsets, sizes, strides = (tuple(ir.DenseI64ArrayAttr(op.attributes[f"static_{k}"])) for k in ("offsets", "sizes", "strides"))
+        if source is None or not source.is_block or len(op.operands) > 1 or sizes != shape or any(s != 1 for s in strides):
+            return fresh
+        first, dims = source.first_tile, []
+        for parts, offset, size in zip(source.dims, offsets, sizes):
+            block = parts.intervals[0][1] - parts.intervals[0][0]
+            first += offset // block * parts.stride
+            dims.append(Parts.blocks(size, block, parts.stride))
+        aligned = Layout(shape, first, tuple(dims))
+        return aligned if math.prod(aligned.buffer_shape) <= 2 * math.prod(fresh.buffer_shape) else fresh
 
     def tensor_fits(self, layout: Layout, value: ir.Value) -> bool:
         """Whether one tile's block of `value` in `layout` is within the budget."""
@@ -347,18 +373,7 @@ def _memory(space: Space, blocks: tuple[int, ...], target: Target) -> int:
 
 def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) -> tuple[int, int] | None:
     box = dict(enumerate(blocks))
-    operand_elements = 0
-    for accesses in space.operands:
-        elements = 1
-        for a in accesses:
-            if a.kind == "const":
-                continue
-            if a.loop is None:
-                elements *= a.size
-                continue
-            r = a.region(0, box[a.loop])
-            elements *= r.hi - r.lo + r.pad_low + r.pad_high if a.kind == "window" else r.hi - r.lo
-        operand_elements += elements
+    operand_elements = sum(box_elements(accesses, blocks) for accesses in space.operands)
     result_elements = math.prod(box[d] for d in space.result)
     dtype = space.element_type
     cycles = tile_cycles(space.op, blocks, target) + cost_model.exchange_cycles(operand_elements * element_bytes, target)

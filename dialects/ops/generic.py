@@ -105,9 +105,36 @@ class Generic(ComputeOp):
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         """Each point of the box runs the body's instructions (`body_instructions`), or the
-        memory traffic bounds it (`cost_model.elementwise_work`)."""
+        memory traffic bounds it (`cost_model.elementwise_work`): each input's piece read once
+        and the result's piece written once (a reduction writes its result, not its points)."""
         instructions = body_instructions(op.regions[0].blocks[0])
-        return cost_model.elementwise_work(math.prod(extents), max(1, instructions), ir.ShapedType(op.results[0].type).element_type, target)
+        space = self.space(op)
+        reads = sum(
+            box_elements(accesses, extents) * ipu.element_bytes(_element_type(value))
+            for accesses, value in zip(space.operands, op.operands)
+        )
+        element_type = _element_type(op.results[0])
+        writes = math.prod(extents[d] for d in space.result) * ipu.element_bytes(element_type)
+        return cost_model.elementwise_work(math.prod(extents), max(1, instructions), element_type, target, reads, writes)
+
+
+def _element_type(value: ir.Value) -> ir.Type:
+    return ir.ShapedType(value.type).element_type if isinstance(value.type, ir.ShapedType) else value.type
+
+
+def box_elements(accesses: Sequence[Access], extents: Sequence[int]) -> int:
+    """The elements of an operand that the box `extents` of the loops reads (a window with its
+    padding included: the tile pads its piece)."""
+    elements = 1
+    for a in accesses:
+        if a.kind == "const":
+            continue
+        if a.loop is None:
+            elements *= a.size
+            continue
+        r = a.region(0, extents[a.loop])
+        elements *= r.hi - r.lo + r.pad_low + r.pad_high if a.kind == "window" else r.hi - r.lo
+    return elements
 
 
 # --- The body's instructions ---------------------------------------------------------------

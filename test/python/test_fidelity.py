@@ -15,8 +15,10 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.dialects.ops import record_of
 from ipu_mlir.dialects.ops.generic import body_instructions
 from ipu_mlir.frontends.api import load_simulator
+from ipu_mlir.target import load_target
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("fidelity", REPO / "bench" / "fidelity.py")
@@ -100,3 +102,40 @@ def test_cycles_per_trip_do_not_depend_on_the_trip_count():
     per_trip = [fidelity.loop_cycles(fidelity.estimate(fidelity.stencil_text(20, 2, trips, "tiny")), trips) for trips in (2, 7)]
     assert per_trip[0] == per_trip[1] and per_trip[0]["compute"] > 0
     assert "scf.for" in text
+
+
+def test_heat_3d_step_exchanges_only_its_halo_planes():
+    """10^3 on gc200: one plane per tile. Each slice keeps the grid's blocks from the tile of its
+    first plane, and the generic computes in the centre slice's layout, so of its 7 operands
+    only the planes above and below come from other tiles: 2 x 8 x 8 floats for each of the 8
+    interior planes. Everything else is copied on the tile, at memory speed, not exchanged."""
+    profile = fidelity.estimate(fidelity.stencil_text(10, 3, 2))
+    body = [step for step in profile.steps if step.repeat == 2]
+    assert sum(step.exchange_bytes for step in body) == 2 * 8 * 8 * 8 * 4
+    assert sum(int(step.local_bytes_per_tile.sum()) for step in body if step.local_bytes_per_tile is not None) > 0
+
+
+MANY_INPUTS = """
+#id = affine_map<(d0) -> (d0)>
+func.func @f(%a: tensor<4096xf32>, %b: tensor<4096xf32>, %c: tensor<4096xf32>, %d: tensor<4096xf32>,
+             %e: tensor<4096xf32>) -> tensor<4096xf32> {
+  %o = tensor.empty() : tensor<4096xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %b, %c, %d, %e : tensor<4096xf32>, tensor<4096xf32>, tensor<4096xf32>, tensor<4096xf32>, tensor<4096xf32>)
+      outs(%o : tensor<4096xf32>) {
+  ^bb0(%x0: f32, %x1: f32, %x2: f32, %x3: f32, %x4: f32, %y: f32):
+    %s = arith.maximumf %x0, %x4 : f32
+    linalg.yield %s : f32
+  } -> tensor<4096xf32>
+  return %r : tensor<4096xf32>
+}
+"""
+
+
+def test_a_generic_reading_five_inputs_is_bound_by_reading_each():
+    """One instruction per point (2048 cycles at 2 lanes), writing 16 KiB at 8 B/cycle (2048),
+    but reading 5 x 16 KiB at 16 B/cycle: 5120 cycles (counting one read per point: 2048)."""
+    with make_context():
+        module = ir.Module.parse(MANY_INPUTS)
+        generic = next(op for op in module.body.operations[0].regions[0].blocks[0].operations if op.operation.name == "linalg.generic")
+        assert record_of(generic).work(generic, (4096,), load_target("gc200")) == 5 * 4096 * 4 // 16
