@@ -79,6 +79,14 @@ def loop_cycles(profile: Profile, trips: int) -> dict[str, int]:
     return {"cycles": sum(kinds.values()), **kinds}
 
 
+def loop_bytes(profile: Profile, trips: int) -> dict[str, int]:
+    """Bytes one trip of the loop moves through the exchange (all tiles) and copies within tiles
+    (`ipu.copy` messages whose source tile is their destination)."""
+    body = [step for step in profile.steps if step.repeat == trips]
+    on_tile = sum(int(step.local_bytes_per_tile.sum()) for step in body if step.local_bytes_per_tile is not None)
+    return {"exchanged": sum(step.exchange_bytes for step in body), "copied_on_tile": on_tile}
+
+
 # --- STREAM triad --------------------------------------------------------------------------
 
 TRIAD = """
@@ -221,8 +229,10 @@ def heat(case: Heat) -> list[Figure]:
     flops, bytes_ = case.tflops * 1e12 * published_step, case.tbs * 1e12 * published_step
     grid = "^".join([str(case.n), str(case.rank)]) if case.rank == 3 else f"{case.n}x{case.n}"
     label = f"{case.name}, {grid} f32 on gc200 (simulated {side}^{case.rank}, x{scale:.2f} interior points)"
-    raw = dict(cycles_per_step_simulated=step, scale=scale, simulated_side=side)
+    moved = loop_bytes(profile, TRIPS)
+    raw = dict(cycles_per_step_simulated=step, bytes_per_step_simulated=moved, scale=scale, simulated_side=side)
     note = f"per step at {side}^{case.rank}: {cycles:,} cycles = " + " + ".join(f"{step[k]:,} {k}" for k in ("compute", "exchange", "sync"))
+    note += f"; {moved['exchanged'] / 1e6:.1f} MB exchanged, {moved['copied_on_tile'] / 1e6:.1f} MB copied on tiles"
     return [
         Figure(f"{case.name}: time per step", label, "ms", published_step * 1e3, seconds * 1e3, HEAT_SOURCE, note, raw),
         Figure(f"{case.name}: throughput", label, "TFLOPS", case.tflops, flops / seconds / 1e12, HEAT_SOURCE, note, raw),
