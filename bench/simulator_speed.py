@@ -2,30 +2,71 @@
 PyTorch eager on one thread, side by side in one process.
 
     .venv/bin/python bench/simulator_speed.py [--models resnet18 bert_encoder] [--size 128]
-        [--layers 1] [--target gc200] [--repeat 15] [--cache /tmp/ipu-speed] [--profile]
+        [--layers 1] [--target gc200] [--repeat 15] [--cache /tmp/ipu-speed] [--profile] [--breakdown]
 
 Each model is exported and compiled once and its L3 program cached as `CACHE/<model>.mlir`
 (export and compile are not what this measures; bench/zoo_models.py times them), then loaded
 from the file: `load` (parse excluded: verify, plan, checks, weights into tile memory), the
 first run, the second run, and the steady run (best of `--repeat`, interleaved with eager).
-`--profile` prints cProfile's top functions of one steady run.
+Steady runs are CPU time (`time.process_time`: the 2 cores here are shared, so wall time
+measures the neighbours), numpy's BLAS on one thread as eager's (OPENBLAS_NUM_THREADS=1 unless
+set: two BLAS threads on a busy machine spin, and process time counts both).
+`--profile` prints cProfile's top functions of one steady run, `--breakdown` where a steady
+run's time goes: exchange copies, vertex groups by codelet (its name without digits), host
+streams.
+
+Issue 12 on gc200, steady run ms (CPU time, best of 5 interleaved with eager; `--size 224`,
+resnet18 at 128; transformers `--layers 12`), at 8bf262e and at c398c39 (reductions by
+runtime/reduce.py, run-invariant steps at load, output item views made once, dense
+per-channel operands). Between rounds on this shared machine a ratio moves by about 0.3.
+
+| model | before | eager | x eager | after | eager | x eager |
+|---|---|---|---|---|---|---|
+| resnet18 (128) | 200.2 | 24.6 | 8.1 | 165.6 | 27.0 | 6.1 |
+| resnet50 | 909.1 | 124.8 | 7.3 | 983.8 | 133.5 | 7.4 |
+| mobilenet_v2 | 238.3 | 20.8 | 11.4 | 215.8 | 22.3 | 9.7 |
+| alexnet | 177.9 | 30.8 | 5.8 | 182.5 | 33.1 | 5.5 |
+| bert_encoder (12 layers) | 1822.2 | 498.0 | 3.7 | 1770.2 | 509.0 | 3.5 |
+| gpt2 (12 layers) | 1974.6 | 809.4 | 2.4 | 1903.7 | 827.4 | 2.3 |
+
+Where the time goes after (`--breakdown`, ms of a run): ResNet-50 conv vertex groups 598,
+combining partial sums with batch norm 224, copying partial sums 142, other copies 51;
+BERT-12 matmuls 821, element-wise generics (GELU's erf, softmax, layer norm) 567, copying
+partial sums 180, combining them 133, other copies 114. The kernels (dialects/ops/conv.py,
+matmul.py) and the plan's partial sums are what is left: see issue 12.
 """
 
 from __future__ import annotations
 
-import argparse
-import cProfile
-import pstats
-import time
-from pathlib import Path
+import os
 
-import numpy as np
-import torch
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads its BLAS
 
-from ipu_mlir.frontends import torch as torch_frontend
-from ipu_mlir.frontends import zoo
-from ipu_mlir.runtime.api import load_module
-from ipu_mlir.runtime.simulator import Simulator
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+from collections import defaultdict  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from ipu_mlir.frontends import torch as torch_frontend  # noqa: E402
+from ipu_mlir.frontends import zoo  # noqa: E402
+from ipu_mlir.runtime import steps, streams  # noqa: E402
+from ipu_mlir.runtime.api import load_module  # noqa: E402
+from ipu_mlir.runtime.simulator import Simulator  # noqa: E402
+
+# kinds of steps: what `--breakdown` sums a run's time by
+KINDS = {
+    steps.Copy: lambda step: "exchange copy" + (" of partial sums" if "partials" in step.dest.name else ""),
+    steps.VertexGroup: lambda group: "vertex group " + re.sub(r"\d+", "", group.codelet),
+    streams.HostToDevice: lambda stream: "host to device",
+    streams.DeviceToHost: lambda stream: "device to host",
+}
 
 
 def program_file(name: str, args: argparse.Namespace, module, inputs) -> Path:
@@ -38,10 +79,43 @@ def program_file(name: str, args: argparse.Namespace, module, inputs) -> Path:
     return path
 
 
-def clock(step) -> tuple[object, float]:
-    start = time.perf_counter()
+def clock(step, timer=time.perf_counter) -> tuple[object, float]:
+    start = timer()
     result = step()
-    return result, time.perf_counter() - start
+    return result, timer() - start
+
+
+@contextlib.contextmanager
+def per_kind(totals: dict):
+    """Adds each step's CPU time to `totals[kind]` = [count, seconds] while inside."""
+    originals = {cls: cls.run for cls in KINDS}
+
+    def timed(cls, run):
+        def wrapper(self, *args):
+            start = time.process_time()
+            run(self, *args)
+            total = totals[KINDS[cls](self)]
+            total[0] += 1
+            total[1] += time.process_time() - start
+
+        return wrapper
+
+    try:
+        for cls, run in originals.items():
+            cls.run = timed(cls, run)
+        yield totals
+    finally:
+        for cls, run in originals.items():
+            cls.run = run
+
+
+def breakdown(simulator: Simulator, arrays: list, rounds: int = 3) -> None:
+    totals = defaultdict(lambda: [0, 0.0])
+    with per_kind(totals):
+        _, total = clock(lambda: [simulator.run(arrays) for _ in range(rounds)], time.process_time)
+    print(f"steady run {total / rounds * 1e3:.1f} ms CPU, of which:")
+    for kind, (count, seconds) in sorted(totals.items(), key=lambda item: -item[1][1])[:20]:
+        print(f"  {seconds / rounds * 1e3:8.1f} ms  {count // rounds:5d} x  {kind}")
 
 
 def measure(name: str, args: argparse.Namespace) -> dict:
@@ -58,7 +132,7 @@ def measure(name: str, args: argparse.Namespace) -> dict:
         expected = module(*inputs)
         for _ in range(args.repeat):
             for key, step in (("sim", lambda: simulator.run(arrays)), ("eager", lambda: module(*inputs))):
-                times[key].append(clock(step)[1])
+                times[key].append(clock(step, time.process_time)[1])
     expected = expected if isinstance(expected, tuple) else (expected,)
     error = max(float(np.abs(f - e.numpy()).max() / np.abs(e.numpy()).max()) for f, e in zip(first, expected))
     same = all(np.array_equal(a, b) for a, b in zip(first, second))
@@ -66,6 +140,8 @@ def measure(name: str, args: argparse.Namespace) -> dict:
         profiler = cProfile.Profile()
         profiler.runcall(simulator.run, arrays)
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    if args.breakdown:
+        breakdown(simulator, arrays)
     run, eager = min(times["sim"]), min(times["eager"])
     return dict(model=name, load=load, first=first_s, second=second_s, run=run, eager=eager, ratio=run / eager, error=error, same=same)
 
@@ -79,6 +155,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/ipu-speed"))
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--breakdown", action="store_true", help="a steady run's time per kind of step")
     args = parser.parse_args()
     torch.set_num_threads(1)
     print("| model | load s | first run s | second run s | steady run ms | eager ms | x eager | rel. error | runs equal |")
