@@ -169,8 +169,9 @@ class Conv(ComputeOp):
             result=(0, 1, 2, 3),
             element_type=ir.RankedTensorType(op.result.type).element_type,
             combiner=SUM,
-            # A tile's output channels are whole groups, so it reads whole groups of input channels.
-            multiples=(1, f // groups, 1, 1, 1, 1, 1),
+            # A tile's output channels of a grouped convolution are whole groups, so it reads
+            # whole groups of input channels; without groups any block of filters will do.
+            multiples=(1, f // groups if groups > 1 else 1, 1, 1, 1, 1, 1),
         )
 
     def serial_cuts(self, op: ipu.ConvOp) -> list[SerialCut]:
