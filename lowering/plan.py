@@ -349,7 +349,49 @@ def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tup
         cycles, memory = estimate
         if memory <= budget and (best is None or cycles < best[0]):
             best = (cycles, blocks)
-    return best
+    return best if best is None else _refine(space, target, budget, best)
+
+
+def _refine(space: Space, target: Target, budget: int, start: tuple[int, tuple[int, ...]]) -> tuple[int, tuple[int, ...]]:
+    """Hill-climbs from the grid's cheapest cut over every distinct block size of each loop
+    (not only the grid's), moving one or two loops at a time by 1, 2 or 4 sizes: the
+    vertex's cost is a staircase in its block (whole chunks of rows, input and output
+    channels), and the grid's sizes (powers of two, divisors) often fall just past a step.
+    Each move keeps the cut within the tiles and the budget and must lower the estimate."""
+    element_bytes = ipu.element_bytes(space.element_type)
+    sizes = [_block_sizes(e, target.num_tiles, space.multiple(d)) if space.splittable[d] else (e,) for d, e in enumerate(space.extents)]
+    where = [s.index(b) if b in s else None for s, b in zip(sizes, start[1])]
+    loops = [d for d, w in enumerate(where) if w is not None and len(sizes[d]) > 1]
+    steps = (-4, -2, -1, 1, 2, 4)
+    moves = [((d, step),) for d in loops for step in steps]
+    moves += [((d, a), (e, b)) for i, d in enumerate(loops) for e in loops[i + 1 :] for a in steps for b in steps]
+    best, index = start, list(where)
+    while True:
+        found = None
+        for move in moves:
+            trial = list(index)
+            for d, step in move:
+                trial[d] += step
+            if any(not 0 <= trial[d] < len(sizes[d]) for d, _ in move):
+                continue
+            blocks = tuple(sizes[d][trial[d]] if d in loops else b for d, b in enumerate(best[1]))
+            counts = tuple(-(-e // b) for e, b in zip(space.extents, blocks))
+            if math.prod(counts) > target.num_tiles:
+                continue
+            cycles, memory = _estimate(space, blocks, counts, target, element_bytes)
+            if memory <= budget and cycles < (found or best)[0]:
+                found, chosen = (cycles, blocks), trial
+        if found is None:
+            return best
+        best, index = found, chosen
+
+
+@functools.cache
+def _block_sizes(extent: int, tiles: int, multiple: int) -> tuple[int, ...]:
+    """The distinct block sizes of a loop cut into at most `tiles` parts, largest first (the
+    whole loop, which any multiple allows, then blocks that are multiples of `multiple`)."""
+    blocks = {-(-extent // p) for p in range(1, min(extent, tiles) + 1)}
+    return tuple(sorted((b for b in blocks if b == extent or b % multiple == 0), reverse=True))
 
 
 def _products(options: list[tuple[int, ...]], limit: int):
