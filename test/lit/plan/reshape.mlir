@@ -7,16 +7,16 @@
 // -----
 
 // A fused q/k/v projection (nn.MultiheadAttention at BERT-base size): the matmul's column
-// blocks (51) are no runs of the 768-wide heads, so the reshape is cut afresh: rows, q/k/v and
-// 768 in blocks of 256, over 1152 tiles. Cut only along the first dim of each group (sizes 1
-// and 1) it sat whole, 1.18 MB, on one tile.
+// blocks (32: two chunks of the conv units) are runs within the 768-wide heads, so the
+// reshape is a view of the matmul's layout (7 x 32 blocks), nothing moved. Cut only along the
+// first dim of each group (sizes 1 and 1) it would sit whole, 1.18 MB, on one tile.
 
 module attributes {ipu.target = "gc200"} {
   // CHECK-LABEL: func.func @qkv
   func.func @qkv(%x: tensor<128x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x128x1x3x768xf32> {
     %0 = "ipu.matmul"(%x, %w) : (tensor<128x768xf32>, tensor<768x2304xf32>) -> tensor<128x2304xf32>
     // CHECK: tensor.expand_shape
-    // CHECK-SAME: ipu.mapping = {block = array<i64: 1, 1, 1, 1, 256>, kind = "block", tiles = array<i64: 0, 1, 1152, 128, 9, 1, 9, 3, 3, 3, 1>}
+    // CHECK-SAME: ipu.mapping = {block = array<i64: 1, 7, 1, 1, 32>, kind = "block", tiles = array<i64: 0, 1, 19, 19, 1, 1, 1440, 3, 480, 24, 20>}
     %1 = tensor.expand_shape %0 [[0, 1], [2, 3, 4]] output_shape [1, 128, 1, 3, 768] : tensor<128x2304xf32> into tensor<1x128x1x3x768xf32>
     return %1 : tensor<1x128x1x3x768xf32>
   }
