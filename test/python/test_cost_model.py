@@ -112,7 +112,8 @@ def test_relu_example_profile_by_hand():
 
     ReLU codelet on 64 floats: max(64 / 2 lanes, 256 B / 16 read, 256 B / 8 write) = 32 cycles,
     plus 50: 82. The gather: tile 0 receives 15 x 4 floats = 240 bytes: 60 cycles, and copies
-    its own 16 bytes on the tile (not exchange): 2 cycles of compute. Three syncs of 40. Memory: @x and @y on every tile (256 B each), @head on tile 0 too."""
+    its own 16 bytes on the tile (not exchange): 2 cycles of compute. Three syncs of 40.
+    Memory: @x and @y on every tile (256 B each), @head on tile 0 too."""
     module = ir.Module.parseFile(str(REPO / "examples/relu.mlir"), make_context())
     profile = Simulator(module).profile
     assert [step.kind for step in profile.steps] == ["host", "compute", "exchange+compute", "host"]
