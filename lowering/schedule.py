@@ -43,7 +43,8 @@ class Schedule(ModulePass):
     adds a second superstep exchanging and summing the partial results. Data-movement ops
     (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
-    (Poplar's Repeat), each tensor it carries a buffer copied into at the end of the body.
+    (Poplar's Repeat), each tensor it carries a buffer: the op computing the yielded value writes
+    into it when no reader of the old value comes after, else the end of the body copies it in.
 
     Before (L2):
 
@@ -160,8 +161,9 @@ class _Scheduler:
         """An `scf.for` with constant bounds becomes one at L3 (Poplar's Repeat), around the
         body's supersteps, scheduled once. Each carried tensor gets its own buffer in its initial
         value's layout (ipu-plan keeps it through the loop): the initial value is copied in
-        before the loop, the yielded one at the end of each iteration (`carry`); after the loop
-        the buffer holds the result."""
+        before the loop, the yielded one written there by the op computing it (`in_place`) or
+        copied in at the end of each iteration (`carry`); after the loop the buffer holds the
+        result."""
         body = op.regions[0].blocks[0]
         for init, carried, result in zip(op.operands[3:], body.arguments[1:], op.results):
             source = self.get(op, init)
@@ -180,9 +182,10 @@ class _Scheduler:
 
     def carry(self, op: ir.OpView) -> None:
         """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
-        when the body wrote it there), then the empty L3 yield. A carried tensor yielded in
-        another one's place (a rotation, `yield %b, %a`) is first staged in a buffer of its own,
-        a superstep earlier: one exchange phase must not write a buffer that it reads."""
+        when the body wrote it there: `in_place`), then the empty L3 yield. A carried tensor
+        yielded in another one's place (a rotation, `yield %b, %a`) is first staged in a buffer
+        of its own, a superstep earlier: one exchange phase must not write a buffer that it
+        reads."""
         body = op.operation.block
         targets = [self.stored[carried] for carried in body.arguments[1:]]
         carried = {target.buffer for target in targets}
@@ -202,6 +205,50 @@ class _Scheduler:
         if copies:
             ipu.sync("internal", ip=self.ip)
         scf.YieldOp([], ip=self.ip)
+
+    def in_place(self, op: ir.OpView, final: Layout, inputs: list[str]) -> str | None:
+        """The carried buffer `op` writes its result into, when the enclosing loop body yields
+        the result in that tensor's place, laid out as that buffer is, and the old value has no
+        reader left: none after `op` in the body (the yield included, whose copy this saves),
+        none among `inputs` (the buffers `op`'s vertices read) but the carried buffer itself
+        read element for element where it is written (an input of a generic indexed as its
+        result, or its init). Else None: the result gets its own buffer and the yield copies it."""
+        loop = op.operation.parent
+        if loop.name != "scf.for":
+            return None
+        body = loop.regions[0].blocks[0]
+        terminator = body.operations[len(body.operations) - 1]
+        positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
+        if len(positions) != 1:
+            return None
+        target = self.stored[body.arguments[1 + positions[0]]]
+        if target.layout != final or not self.element_for_element(op, inputs, target.buffer):
+            return None
+        later, seen = [], False
+        for after in body.operations:
+            if seen:  # with the ops nested in it (an inner loop reading the old value)
+                after.operation.walk(lambda inner, later=later: later.append(inner) or ir.WalkResult.ADVANCE)
+            seen = seen or after == op
+        for inner in later:
+            operands = [v for k, v in enumerate(inner.operands) if inner != terminator.operation or k != positions[0]]
+            if any(v in self.stored and self.stored[v].buffer == target.buffer for v in operands):
+                return None
+        return target.buffer
+
+    @staticmethod
+    def element_for_element(op: ir.OpView, inputs: list[str], buffer: str) -> bool:
+        """Whether every input of `op` in `buffer` is read only where `op` writes, each element
+        before its own is written: the init (last) always, an input of a generic without
+        reductions indexed as the result. (A reduction writes its partial sums as it goes, while
+        such an input would still be read for the rest of the summed loop.)"""
+        reading = [k for k, name in enumerate(inputs) if name == buffer]
+        if not reading:
+            return True
+        if op.operation.name != "linalg.generic":
+            return False
+        maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+        parallel = all(str(i) == "#linalg.iterator_type<parallel>" for i in ir.ArrayAttr(op.attributes["iterator_types"]))
+        return all(k >= len(maps) - 1 or (parallel and maps[k] == maps[-1]) for k in reading)
 
     def get(self, op: ir.OpView, value: ir.Value) -> Stored:
         if value not in self.stored:
@@ -264,7 +311,7 @@ class _Scheduler:
             )
             partial = self.buffer(stem + "_partial", box_layout, element_type, op.location)
         else:
-            partial = self.buffer(stem, final, element_type, op.location)
+            partial = self.in_place(op, final, inputs) or self.buffer(stem, final, element_type, op.location)
         iteration = Layout(space.extents, partition.first, parts)
         groups = []
         for grid, first_parts in iteration.classes(self.signatures(space, parts)):
@@ -327,7 +374,9 @@ class _Scheduler:
         with_init = record_of(op).reads_init(op)
         if with_init:
             inputs.append(self.bring(op, op.operands[len(op.operands) - 1], final, stem + "_init"))
-        result = self.buffer(stem, final, space.element_type, op.location)
+        # The partials were read from the inputs a superstep earlier: only the init is read here,
+        # element by element where the result is written.
+        result = self.in_place(op, final, []) or self.buffer(stem, final, space.element_type, op.location)
         groups = []
         for grid, first_parts in final.classes():
             box = tuple(d.intervals[j][1] - d.intervals[j][0] for d, j in zip(final.dims, first_parts))

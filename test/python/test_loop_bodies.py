@@ -7,6 +7,7 @@ also rewrites TMTensor ops for it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from string import Template
 
 import numpy as np
@@ -15,7 +16,8 @@ from mlir import ir
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.frontends import api
-from ipu_mlir.lowering.pipelines import compile_module
+from ipu_mlir.lowering.pass_registry import build_pass_manager
+from ipu_mlir.lowering.pipelines import STEPS, compile_module
 from ipu_mlir.runtime.api import load_simulator
 
 # u <- u + i / n: the loop index of the body's generic (linalg.index) is an iota input.
@@ -287,3 +289,19 @@ def test_loop_body_matches_execution_engine(name, trips, target):
     assert len(got) == len(expected)
     for value, wanted in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, wanted, rtol=1e-4, atol=1e-5)
+
+
+def test_cut_reduction_accumulating_into_the_carried_tensor():
+    """A planned row sum cut in four along its summed loop, its init the carried tensor: the
+    second stage writes the carried buffer it reads (test/lit/schedule/loop.mlir shows the
+    vertex group); the result is the init plus five row sums (numpy)."""
+    cases = (Path(__file__).parents[1] / "lit" / "schedule" / "loop.mlir").read_text().split("// -----")
+    text = next(case for case in cases if "generic_combine_cs0" in case)
+    rng = np.random.default_rng(0)
+    x, init = rng.uniform(-1, 1, (2, 256)).astype(np.float32), rng.uniform(-1, 1, 2).astype(np.float32)
+    with make_context():
+        module = ir.Module.parse(text)
+        build_pass_manager(f"builtin.module({','.join(STEPS[STEPS.index('ipu-schedule') :])})", module.context).run(module.operation)
+        assert "outputs = [@carried0]" in str(module)
+        (got,) = load_simulator(module).run([x, init])
+    np.testing.assert_allclose(got, init + 5 * x.sum(axis=1), rtol=1e-5)
