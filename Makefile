@@ -52,7 +52,7 @@ fuzz: $(STAMP)
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	$(BIN)/python bench/run.py $(BENCH_ARGS)
+	$(BIN)/python bench/run.py --readme README.md $(BENCH_ARGS)
 
 docs: $(STAMP)
 	$(BIN)/ipu-dialect-doc -o docs/dialect.md

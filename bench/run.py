@@ -2,8 +2,8 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor]
-        [--out bench/results]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity]
+        [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
 (round i runs every side once), so a load spike on this shared machine hits both sides and does
@@ -520,6 +520,7 @@ def main() -> None:
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--repeat", type=int, default=None, help="timed rounds per comparison (default: 3 quick, 9 full)")
     parser.add_argument("--out", type=Path, default=OUT, help="writes OUT.md and OUT.json")
+    parser.add_argument("--readme", type=Path, help="after a full run, put its table in this README between its bench-table markers")
     args = parser.parse_args()
     args.repeat = args.repeat or (3 if args.quick else 9)
     header = {
@@ -539,6 +540,25 @@ def main() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)  # after each section: a full run takes long
         args.out.with_suffix(".md").write_text(markdown(rows, header), encoding="utf-8")
         args.out.with_suffix(".json").write_text(json.dumps({"header": header, "fields": FIELDS, "rows": rows}, indent=1, default=float))
+    if args.readme and args.quick:
+        print(f"[bench] {args.readme} left as it is: a quick run's table is not the benchmark", flush=True)
+    elif args.readme:
+        update_readme(args.readme, markdown(rows, header))
+        print(f"[bench] table written into {args.readme}", flush=True)
+
+
+README_BEGIN, README_END = "<!-- bench-table:begin -->", "<!-- bench-table:end -->"
+
+
+def update_readme(path: Path, table: str) -> None:
+    """Replaces what lies between the README's two bench-table markers with `table` (its title
+    dropped: the README's own heading introduces it)."""
+    text = path.read_text(encoding="utf-8")
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if begin < 0 or end < begin:
+        raise SystemExit(f"{path}: no '{README_BEGIN}' ... '{README_END}' markers to put the table between")
+    body = table.split("\n", 1)[1].strip()
+    path.write_text(text[: begin + len(README_BEGIN)] + "\n\n" + body + "\n\n" + text[end:], encoding="utf-8")
 
 
 if __name__ == "__main__":

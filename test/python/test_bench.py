@@ -18,15 +18,32 @@ EXPECTED = {
     + ["ResNet-50 conv 3->64 7x7/2", "ResNet-50 conv 64->64 1x1/1"],
     "reference": ["MLP 2 x (matmul 16x64x64 + bias + ReLU)", "CNN 2 x (conv 3x3 16->16 on 4x16x8x8 + bias + ReLU)"],
     "scaling": [f"{model} stack, {n} layers" for model in ("MLP", "CNN") for n in (2, 4)] + [f"BERT encoder, {n} layers" for n in (1, 2)],
+    "fidelity": ["a = b + 3 c", *["2D heat, 5-point"] * 3, *["3D heat, 7-point"] * 3, "sum of rows", "fill", "any load"],
 }
+README = "intro\n<!-- bench-table:begin -->\nold table\n<!-- bench-table:end -->\nrest\n"
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> tuple[str, dict, str]:
     out = tmp_path_factory.mktemp("bench") / "results"
-    command = [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--repeat", "1", "--sections", *EXPECTED, "--out", str(out)]
+    readme = out.with_name("README.md")
+    readme.write_text(README)
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "run.py"),
+        "--quick",
+        "--repeat",
+        "1",
+        "--sections",
+        *EXPECTED,
+        "--out",
+        str(out),
+        "--readme",
+        str(readme),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
+    assert readme.read_text() == README, "a quick run's table went into the README"
     return out.with_suffix(".md").read_text(), json.loads(out.with_suffix(".json").read_text()), done.stdout
 
 
@@ -59,3 +76,19 @@ def test_header_and_progress(results) -> None:
     assert "| section | what | input | figure | ratio | peer | goal | met |" in markdown
     for section in EXPECTED:
         assert f"[bench] {section} done" in stdout
+
+
+def test_full_run_table_goes_between_the_readme_markers(tmp_path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    readme = tmp_path / "README.md"
+    readme.write_text(README)
+    run.update_readme(readme, "# Benchmarks: full run\n\n- date: today\n\n| a | b |\n")
+    assert readme.read_text() == "intro\n<!-- bench-table:begin -->\n\n- date: today\n\n| a | b |\n\n<!-- bench-table:end -->\nrest\n"
+    readme.write_text("no markers\n")
+    with pytest.raises(SystemExit, match="bench-table:begin"):
+        run.update_readme(readme, "# t\n| a |\n")
+    assert readme.read_text() == "no markers\n"
