@@ -430,9 +430,13 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) 
     cycles = tile_cycles(space.op, blocks, target) + cost_model.exchange_cycles(operand_elements * element_bytes, target)
     memory = (operand_elements + result_elements) * element_bytes
     reduced = math.prod(counts[d] for d in space.reductions)
-    if reduced > 1:
-        # Each partial tile receives 1/reduced of the box from each of the `reduced` partials.
-        share = -(-result_elements // reduced) * reduced
+    shared = shared_loop(space, blocks)
+    if reduced > 1 and shared is not None:
+        # Each partial tile combines a share of the box from each of the `reduced` partials:
+        # whole rows of the shared loop, cut into `reduced` times its parts over its extent
+        # (`result_layout`), so a share may hold more than 1/reduced of a box.
+        rows = balanced_block(space.extents[shared], counts[shared] * reduced)
+        share = rows * (result_elements // box[shared]) * reduced
         cycles += cost_model.sync_cycles(target) + cost_model.exchange_cycles(share * element_bytes, target)
         cycles += cost_model.elementwise_cycles(share, 1, dtype, target)
         memory += share * element_bytes

@@ -41,7 +41,7 @@ def test_matmul_estimate_near_the_any_plan_bound(n, dtype, limit):
 
 @pytest.mark.parametrize(
     ("shape", "limit"),
-    [((128, 512, 1, 1, 28), 3.0), ((64, 64, 3, 1, 56), 2.0), ((512, 512, 3, 1, 7), 1.6)],
+    [((128, 512, 1, 1, 28), 3.0), ((64, 64, 3, 1, 56), 2.0), ((512, 512, 3, 1, 7), 1.7)],
 )
 def test_resnet50_conv_cuts_its_filters(shape, limit):
     """An ungrouped convolution's output channels are cut like any loop (they were kept whole:

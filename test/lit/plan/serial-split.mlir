@@ -9,12 +9,12 @@
 
 module attributes {ipu.target = "tiny"} {
   // CHECK-LABEL: func.func @matmul_columns
-  // CHECK: tensor.extract_slice %arg1[0, 0] [96, 21] [1, 1]
-  // CHECK: "ipu.matmul"(%arg0, %{{.*}}) {{{.*}}ipu.partition = {{.*}} : (tensor<64x96xf32>, tensor<96x21xf32>) -> tensor<64x21xf32>
-  // CHECK: tensor.extract_slice %arg1[0, 21] [96, 21] [1, 1]
-  // CHECK: tensor.extract_slice %arg1[0, 42] [96, 22] [1, 1]
-  // CHECK: tensor.extract_slice %arg1[0, 106] [96, 22] [1, 1]
-  // CHECK: %[[JOINED:.*]] = tensor.concat dim(1) %0, %1, %2, %3, %4, %5 {ipu.mapping
+  // CHECK: tensor.extract_slice %arg1[0, 0] [96, 18] [1, 1]
+  // CHECK: "ipu.matmul"(%arg0, %{{.*}}) {{{.*}}ipu.partition = {{.*}} : (tensor<64x96xf32>, tensor<96x18xf32>) -> tensor<64x18xf32>
+  // CHECK: tensor.extract_slice %arg1[0, 18] [96, 18] [1, 1]
+  // CHECK: tensor.extract_slice %arg1[0, 36] [96, 18] [1, 1]
+  // CHECK: tensor.extract_slice %arg1[0, 109] [96, 19] [1, 1]
+  // CHECK: %[[JOINED:.*]] = tensor.concat dim(1) %0, %1, %2, %3, %4, %5, %6 {ipu.mapping
   // CHECK-SAME: -> tensor<64x128xf32>
   // CHECK: return %[[JOINED]]
   // FITS-LABEL: func.func @matmul_columns
