@@ -23,7 +23,6 @@ from .. import ipu
 from . import tensor_builders as tb
 from .arrays import assign
 from .convert import add_init, input_type, is_unsigned, pair, zero_pad_source
-from .fold import fold_axes, folded_matmul, unshared
 from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
@@ -215,10 +214,8 @@ class Conv(ComputeOp):
         c/groups * kh * kw, oh * ow) columns that each group's filter matrix multiplies. This
         layout copies rows of `ow` elements (each row one item: `arrays.assign`) and needs no
         transpose after the product: twice as fast as (oh * ow, taps) columns on 1,472 tiles.
-        The columns keep the input's own batch shape, so neither operand is copied per tile of
-        the other, and are laid out in memory as `folded_matmul` folds them: the images and the
-        tiles sharing the filter become columns of one product, the tiles sharing the input
-        rows of the filter matrix (ResNet-50's conv kernels 202 -> 188 ms CPU a run)."""
+        The columns keep the input's own batch shape and the product broadcasts it against the
+        filter's, so neither operand is copied per tile of the other."""
         (sh, sw), (dh, dw), (top, left, bottom, right), groups = op.strides, op.dilations, op.padding, op.groups
         (n, c, h, w), (f, cg, kh, kw), result_shape = shape(op.input), shape(op.filter), shape(op.result)
         oh, ow = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1, (w + left + right - dw * (kw - 1) - 1) // sw + 1
@@ -229,7 +226,7 @@ class Conv(ComputeOp):
         padded = (n, c, h + top + bottom, w + left + right)
 
         def kernel(x: np.ndarray, k: np.ndarray) -> np.ndarray:
-            x, k = unshared(enter(x), enter(k), batch)
+            x, k = enter(x), enter(k)
             tiles = x.shape[:batch]
             if top or left or bottom or right:
                 xp = np.zeros((*tiles, *padded), x.dtype)
@@ -243,16 +240,9 @@ class Conv(ComputeOp):
                 (*xp.strides[:batch], s[0], cg * s[1], s[1], dh * s[2], dw * s[3], sh * s[2], sw * s[3]),
                 writeable=False,
             )
-            filters = k.reshape(*k.shape[:batch], 1, groups, fg, taps)
-            # memory in the folded order of (*tiles, n, groups, taps, oh * ow), taps and oh * ow
-            # spelled out as the windows' (c, kh, kw) and (oh, ow)
-            parts = {batch + 2: [batch + 2, batch + 3, batch + 4], batch + 3: [batch + 5, batch + 6]}
-            order = [e for axis in fold_axes(filters.shape[:-2], (*tiles, n, groups)).rhs_order() for e in parts.get(axis, [axis])]
-            memory = np.empty([windows.shape[a] for a in order], x.dtype)
-            spread = memory.transpose(np.argsort(order))
-            assign(spread, windows)
-            # thick=1: columns in the folded layout fold with no copy, however few filters share them
-            product = folded_matmul(filters, spread.reshape(*tiles, n, groups, taps, oh * ow), thick=1)  # (*batch, n, groups, fg, oh * ow)
+            columns = np.empty((*tiles, n, groups, taps, oh * ow), x.dtype)
+            assign(columns.reshape(windows.shape), windows)
+            product = np.matmul(k.reshape(*k.shape[:batch], 1, groups, fg, taps), columns)  # (*batch, n, groups, fg, oh * ow)
             return leave(product.reshape(*product.shape[:batch], n, f, oh, ow))
 
         return kernel

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import func, linalg
 
@@ -18,7 +19,6 @@ from ipu_mlir.target.diagnostics import op_error
 from .. import ipu
 from . import tensor_builders as tb
 from .convert import add_init, input_type, is_unsigned
-from .fold import folded_matmul, unshared
 from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
@@ -123,9 +123,8 @@ class Matmul(ComputeOp):
             func.ReturnOp([ipu.matmul(block.arguments[0], block.arguments[1], element_type=result_type).result])
 
     def kernel(self, op: ir.OpView, batch: int) -> Kernel:
-        """The product, the tiles one operand is shared by folded into the other's rows or columns."""
         enter, leave = accumulation(dtype_of(op, op.operands[0]), dtype_of(op, op.results[0]))
-        return lambda lhs, rhs: leave(folded_matmul(*unshared(enter(lhs), enter(rhs), batch)))
+        return lambda lhs, rhs: leave(np.matmul(enter(lhs), enter(rhs)))
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         *batch, m, n, k = extents
