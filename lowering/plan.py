@@ -397,10 +397,21 @@ def _refine(space: Space, target: Target, budget: int, start: tuple[int, tuple[i
 
 @functools.cache
 def _block_sizes(extent: int, tiles: int, multiple: int) -> tuple[int, ...]:
-    """The distinct block sizes of a loop cut into at most `tiles` parts, largest first (the
-    whole loop, which any multiple allows, then blocks that are multiples of `multiple`)."""
-    blocks = {-(-extent // p) for p in range(1, min(extent, tiles) + 1)}
-    return tuple(sorted((b for b in blocks if b == extent or b % multiple == 0), reverse=True))
+    """One block size per count of parts of a loop cut into at most `tiles` parts, largest
+    first: the whole loop, which any multiple allows, then multiples of `multiple`. Of the
+    sizes giving the same count, the one with the largest power-of-two factor: such blocks line
+    up with their neighbours' (powers of two, divisors), so the copies between differently cut
+    ops come in few large pieces (a 12-layer MLP on gc200 cut its 512 input channels in blocks
+    of 47, where 48 gives as many: 3,132 copies instead of 514)."""
+    blocks = {extent}
+    for count in range(2, min(extent, tiles) + 1):
+        low, high = -(-extent // count), -(-extent // (count - 1)) - 1  # the sizes giving `count` parts
+        for power in range(high.bit_length(), -1, -1):
+            step = math.lcm(multiple, 1 << power)
+            if high // step * step >= low:
+                blocks.add(high // step * step)
+                break
+    return tuple(sorted(blocks, reverse=True))
 
 
 def _products(options: list[tuple[int, ...]], limit: int):
