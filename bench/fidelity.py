@@ -48,6 +48,9 @@ class Figure:
     source: str
     note: str = ""
     raw: dict = field(default_factory=dict)
+    # Errors known to offset each other in this estimate: a ratio near 1 is then no fidelity
+    # claim, and the row is not met (docs/fidelity.md explains each).
+    offsetting: str = ""
 
     @property
     def ratio(self) -> float | None:
@@ -57,11 +60,12 @@ class Figure:
     def ours_text(self) -> str:
         if self.ours is None:
             return self.note
-        return f"{show(self.ours)} {self.unit}" + (f" ({self.note})" if self.note else "")
+        notes = [text for text in (self.note, self.offsetting and f"offsetting errors: {self.offsetting}") if text]
+        return f"{show(self.ours)} {self.unit}" + (f" ({'; '.join(notes)})" if notes else "")
 
     @property
     def met(self) -> bool:
-        return self.ratio is not None and abs(self.ratio - 1) <= WITHIN
+        return self.ratio is not None and abs(self.ratio - 1) <= WITHIN and not self.offsetting
 
 
 def estimate(text: str) -> Profile:
@@ -233,10 +237,13 @@ def heat(case: Heat) -> list[Figure]:
     raw = dict(cycles_per_step_simulated=step, bytes_per_step_simulated=moved, scale=scale, simulated_side=side)
     note = f"per step at {side}^{case.rank}: {cycles:,} cycles = " + " + ".join(f"{step[k]:,} {k}" for k in ("compute", "exchange", "sync"))
     note += f"; {moved['exchanged'] / 1e6:.1f} MB exchanged, {moved['copied_on_tile'] / 1e6:.1f} MB copied on tiles"
+    offsetting = (
+        "our vectorised compute against the source's scalar C++ vertices, and on-tile copies of each shifted slice the source does not make"
+    )
     return [
-        Figure(f"{case.name}: time per step", label, "ms", published_step * 1e3, seconds * 1e3, HEAT_SOURCE, note, raw),
-        Figure(f"{case.name}: throughput", label, "TFLOPS", case.tflops, flops / seconds / 1e12, HEAT_SOURCE, note, raw),
-        Figure(f"{case.name}: bandwidth", label, "TB/s", case.tbs, bytes_ / seconds / 1e12, HEAT_SOURCE, note, raw),
+        Figure(f"{case.name}: time per step", label, "ms", published_step * 1e3, seconds * 1e3, HEAT_SOURCE, note, raw, offsetting),
+        Figure(f"{case.name}: throughput", label, "TFLOPS", case.tflops, flops / seconds / 1e12, HEAT_SOURCE, note, raw, offsetting),
+        Figure(f"{case.name}: bandwidth", label, "TB/s", case.tbs, bytes_ / seconds / 1e12, HEAT_SOURCE, note, raw, offsetting),
     ]
 
 

@@ -139,3 +139,10 @@ def test_a_generic_reading_five_inputs_is_bound_by_reading_each():
         module = ir.Module.parse(MANY_INPUTS)
         generic = next(op for op in module.body.operations[0].regions[0].blocks[0].operations if op.operation.name == "linalg.generic")
         assert record_of(generic).work(generic, (4096,), load_target("gc200")) == 5 * 4096 * 4 // 16
+
+
+def test_offsetting_errors_never_meet_the_goal():
+    exact = fidelity.Figure("w", "i", "ms", 1.0, 1.0, "s")
+    assert exact.met
+    offset = fidelity.Figure("w", "i", "ms", 1.0, 1.0, "s", offsetting="fast compute, extra copies")
+    assert not offset.met and "offsetting errors: fast compute, extra copies" in offset.ours_text
