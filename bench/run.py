@@ -48,6 +48,7 @@ import compile_scaling
 import fidelity
 import matmul_roofline
 import numpy as np
+import numpy_models
 import simulator_vs_numpy
 import tm_tensor
 import torch
@@ -225,9 +226,16 @@ def zoo_runtime_rows(name: str, args) -> list[dict]:
     arrays = [value.detach().numpy() for value in inputs]
     compiled.simulator.run(arrays)
     compiled.simulator.run(arrays)  # the second run plans the unchecked runs
+    numpy_model = numpy_models.NumpyModel(module, inputs)
     with torch.no_grad():
-        sim, eager1, eager = medians(
-            [lambda: compiled.simulator.run(arrays), one_thread(lambda: module(*inputs)), lambda: module(*inputs)], args.repeat
+        sim, eager1, eager, numpy_s = medians(
+            [
+                lambda: compiled.simulator.run(arrays),
+                one_thread(lambda: module(*inputs)),
+                lambda: module(*inputs),
+                lambda: numpy_model(*arrays),
+            ],
+            args.repeat,
         )
     return [
         row(
@@ -240,7 +248,11 @@ def zoo_runtime_rows(name: str, args) -> list[dict]:
             sim_s=sim,
             peer_s=seconds,
         )
-        for peer, seconds in (("PyTorch eager, 1 thread", eager1), (f"PyTorch eager, {torch.get_num_threads()} threads", eager))
+        for peer, seconds in (
+            ("PyTorch eager, 1 thread", eager1),
+            (f"PyTorch eager, {torch.get_num_threads()} threads", eager),
+            ("numpy", numpy_s),
+        )
     ]
 
 
