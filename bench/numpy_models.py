@@ -28,6 +28,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 aten = torch.ops.aten
 
 
+class UnsupportedOp(NotImplementedError):
+    """A refusal naming an op this baseline has no numpy function for (raised when the model is
+    built) or a form of one it does not take (raised when it runs: a transposed convolution)."""
+
+
 def _erf(x: np.ndarray) -> np.ndarray:
     """erf to float32 precision (numpy has none): the rational approximation on [-4, 4] of
     Eigen's and XLA's f32 erf (beyond 4, erf is 1 in f32), evaluated in f64."""
@@ -59,7 +64,7 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
     """im2col, per group: the padded input's windows (a strided view) copied channel-major,
     times the group's filter matrix, all groups in one batched matmul (depthwise included)."""
     if transposed or any(d != 1 for d in dilation):
-        raise NotImplementedError(f"convolution: transposed={transposed} dilation={list(dilation)} (only plain convolutions)")
+        raise UnsupportedOp(f"convolution: transposed={transposed} dilation={list(dilation)} (only plain convolutions)")
     n, c, _, _ = x.shape
     out_channels, group_channels, kh, kw = weight.shape
     padded = np.pad(x, ((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
@@ -75,7 +80,7 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
 def max_pool2d(x, kernel, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False) -> tuple[np.ndarray, None]:
     """The values of max_pool2d_with_indices; the indices (unused in inference) are not made."""
     if ceil_mode or any(d != 1 for d in dilation):
-        raise NotImplementedError(f"max_pool2d: ceil_mode={ceil_mode} dilation={list(dilation)}")
+        raise UnsupportedOp(f"max_pool2d: ceil_mode={ceil_mode} dilation={list(dilation)}")
     stride = stride or kernel
     padded = np.pad(x, ((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])), constant_values=-np.inf)
     windows = sliding_window_view(padded, tuple(kernel), axis=(2, 3))[:, :, :: stride[0], :: stride[1]]
@@ -187,7 +192,7 @@ class NumpyModel:
                 self.constants[node.name] = tensors[spec.target].detach().numpy()
         for node in self.graph.nodes:
             if node.op == "call_function" and node.target not in OPS:
-                raise NotImplementedError(f"no numpy function for {node.target} (node {node.name}){_source(node)}")
+                raise UnsupportedOp(f"no numpy function for {node.target} (node {node.name}){_source(node)}")
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         if len(arrays) != len(self.inputs):
