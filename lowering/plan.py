@@ -438,7 +438,7 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) 
     operand_elements = sum(box_elements(accesses, blocks) for accesses in space.operands)
     result_elements = math.prod(box[d] for d in space.result)
     dtype = space.element_type
-    cycles = tile_cycles(space.op, blocks, target) + cost_model.exchange_cycles(operand_elements * element_bytes, target)
+    cycles = tile_cycles(space, blocks, target) + cost_model.exchange_cycles(operand_elements * element_bytes, target)
     memory = (operand_elements + result_elements) * element_bytes
     reduced = math.prod(counts[d] for d in space.reductions)
     shared = shared_loop(space, blocks)

@@ -104,11 +104,14 @@ class Generic(ComputeOp):
         return None  # the codelet interpreter runs the body
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+        return self.space_work(self.space(op), extents, target)
+
+    def space_work(self, space: Space, extents: tuple[int, ...], target: Target) -> int:
         """Each point of the box runs the body's instructions (`body_instructions`), or the
         memory traffic bounds it (`cost_model.elementwise_work`): each input's piece read once
         and the result's piece written once (a reduction writes its result, not its points)."""
+        op = space.op
         instructions = body_instructions(op.regions[0].blocks[0])
-        space = self.space(op)
         reads = sum(
             box_elements(accesses, extents) * ipu.element_bytes(_element_type(value))
             for accesses, value in zip(space.operands, op.operands)

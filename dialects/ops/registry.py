@@ -15,7 +15,8 @@ file of this package. The record says everything the rest of the compiler needs 
     codelet      `codelet(op, name, piece, ip, loc)`: the per-tile codelet (ipu-schedule)
     kernel       `kernel(op, batch)`: the numpy function the codelet interpreter calls
     cost         `work(op, extents, target)`: cycles of one tile computing a box of its loops,
-                 from the primitive formulas of `ipu_mlir.target.cost_model`
+                 from the primitive formulas of `ipu_mlir.target.cost_model`; `space_work`
+                 the same given the op's Space (the planner's, built once per op)
 
 Nobody else keeps a table of compute-op names: ask `record_of(op)` (None for other ops).
 docs/extending.md walks through adding an op, from a plugin file.
@@ -127,6 +128,12 @@ class ComputeOp(ABC):
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         """Cycles of one tile computing the box `extents` of its loops, vertex overhead excluded."""
 
+    def space_work(self, space: Space, extents: tuple[int, ...], target: Target) -> int:
+        """`work` of `space.op` for a caller holding its Space already: the planner prices
+        thousands of boxes of one op, so a record whose `work` reads the space overrides this
+        to take the caller's rather than build its own each time (a generic's)."""
+        return self.work(space.op, extents, target)
+
 
 REGISTRY: dict[str, ComputeOp] = {}
 
@@ -165,9 +172,10 @@ def converter_of(name: str) -> ComputeOp | None:
     return None
 
 
-def tile_cycles(op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
-    """One vertex computing the box `extents` of a compute op's loops, overhead included."""
-    return cost_model.VERTEX_OVERHEAD_CYCLES + REGISTRY[op.operation.name].work(op, extents, target)
+def tile_cycles(space: Space, extents: tuple[int, ...], target: Target) -> int:
+    """One vertex computing the box `extents` of the loops of a compute op (`space.op`),
+    overhead included."""
+    return cost_model.VERTEX_OVERHEAD_CYCLES + REGISTRY[space.op.operation.name].space_work(space, extents, target)
 
 
 def codelet_cycles(func_op: ir.OpView, target: Target) -> int:
