@@ -180,7 +180,8 @@ class _Planner:
         hoisted = []
         for step in steps:
             reads, writes = _accesses(step)
-            if writes and all(b.name in invariant for b in reads) and all(self.writers[b.name] == 1 for b in writes):
+            # a compute set's groups may share an output (a transpose cut over tiles): its writes only
+            if writes and all(b.name in invariant for b in reads) and all(self.writers[b.name] == writes.count(b) for b in writes):
                 hoisted.append(step)
                 for buffer in writes:
                     invariant.add(buffer.name)

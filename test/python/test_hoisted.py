@@ -6,10 +6,13 @@ op also writes, still runs on every run; the profile counts every step either wa
 from __future__ import annotations
 
 import numpy as np
+from mlir import ir
 from test_resident_weights import ONE_TILE, weights_program
-from test_simulator import buffer, copy, d2h, h2d, sync
+from test_simulator import X, buffer, compute_set, copy, d2h, execute, group, h2d, program, sync
 
-from ipu_mlir.runtime.steps import Copy
+from ipu_mlir.dialects import make_context
+from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.runtime.steps import Copy, Execute
 
 TILE = "0, 1, 1"
 
@@ -50,3 +53,18 @@ def test_steps_reading_a_runs_input_or_writing_a_shared_buffer_run_every_run():
     assert copies(simulator) == [("w", "v"), ("x", "v"), ("x", "y")]
     for x in ([5, 6, 7, 8], [9, 10, 11, 12]):
         assert outputs(simulator, x) == [[1.0, 2.0, *x[2:]], x]
+
+
+def test_a_compute_set_whose_groups_share_an_output_reading_only_weights_runs_at_load():
+    # a weight's transpose cut over tiles: two vertex groups of one compute set write @v
+    text = program(
+        [buffer("w"), buffer("v"), buffer("x"), buffer("y")],
+        ["    %w = arith.constant dense<-2.0> : tensor<1024xf32>", h2d("%w", "w"), sync("external"), execute("weight_cs"), sync(),
+         h2d("%arg0", "x"), sync("external"), execute("add_cs"), sync(), d2h("%0", "y")],
+        [compute_set("weight_cs", group("relu", "@w", "@v", "0, 8, 1"), group("relu", "@w", "@v", "8, 8, 1")),
+         compute_set("add_cs", group("add", "@v, @x", "@y"))],
+    )  # fmt: skip
+    simulator = Simulator(ir.Module.parse(text, make_context()))
+    assert [[g.codelet for g in step.groups] for step in simulator._later.steps if isinstance(step, Execute)] == [["add"]]
+    for x in (X, -X, X):
+        assert simulator.run([x])[0].tolist() == x.tolist()  # relu(-2) + x
