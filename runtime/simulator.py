@@ -172,21 +172,38 @@ class _Planner:
     def _hoisted(self, steps: list) -> list:
         """The top-level copies and compute sets of an unchecked plan whose results are the
         same on every run, to run once at load: those reading only weights (or such steps'
-        results) into buffers no other op writes, such as a weight's exchange into the layout
-        its convolution or matmul reads, or its transpose. Their buffers stay resident. The
-        checked run proved every read of those buffers comes after the write; the profile,
-        the checked plan's, still counts their exchange and compute on every run."""
+        results), such as a weight's exchange into the layout its convolution or matmul reads,
+        or its transpose. A buffer they write is a weight in turn once all its writers are such
+        steps and none comes after a read of it (a transpose cut over tiles, its pieces sent by
+        several copies); its steps are hoisted together, in program order, and their buffers
+        stay resident. The checked run proved every read of those buffers comes after the
+        writes; the profile, the checked plan's, still counts their exchange and compute on
+        every run."""
         invariant = {stream.buffer.name for stream in self.loads}
-        hoisted = []
-        for step in steps:
+        counted: dict[str, int] = {}  # buffer -> its writes by waiting steps
+        waiting: dict[int, list[Buffer]] = {}  # step index -> its writes: steps reading only weights, until those are whole
+        hoisted, read = [], set()
+        for index, step in enumerate(steps):
             reads, writes = _accesses(step)
-            # a compute set's groups may share an output (a transpose cut over tiles): its writes only
-            if writes and all(b.name in invariant for b in reads) and all(self.writers[b.name] == writes.count(b) for b in writes):
-                hoisted.append(step)
+            if writes and all(b.name in invariant for b in reads) and not any(b.name in read for b in writes):
+                waiting[index] = writes
                 for buffer in writes:
-                    invariant.add(buffer.name)
-                    buffer.resident = True
-        return hoisted
+                    counted[buffer.name] = counted.get(buffer.name, 0) + 1
+                whole = {i for i, written in waiting.items() if all(counted[b.name] == self.writers[b.name] for b in written)}
+                while True:  # a buffer with a writer still waiting for another buffer is not whole yet
+                    blocked = {b.name for i, written in waiting.items() if i not in whole for b in written}
+                    kept = {i for i in whole if not any(b.name in blocked for b in waiting[i])}
+                    if kept == whole:
+                        break
+                    whole = kept
+                for i in whole:
+                    invariant.update(b.name for b in waiting.pop(i))
+                hoisted += whole
+            read.update(b.name for b in reads)
+        for index in hoisted:
+            for buffer in _accesses(steps[index])[1]:
+                buffer.resident = True
+        return [steps[index] for index in sorted(hoisted)]
 
     def _memory_per_tile(self, buffers: list[Buffer]) -> np.ndarray:
         placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
