@@ -438,7 +438,7 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) 
     operand_elements = sum(box_elements(accesses, blocks) for accesses in space.operands)
     result_elements = math.prod(box[d] for d in space.result)
     dtype = space.element_type
-    cycles = tile_cycles(space, blocks, target) + cost_model.exchange_cycles(operand_elements * element_bytes, target)
+    cycles = tile_cycles(space, blocks, target) + _operand_exchange(space, blocks, counts, target, element_bytes)
     memory = (operand_elements + result_elements) * element_bytes
     reduced = math.prod(counts[d] for d in space.reductions)
     shared = shared_loop(space, blocks)
@@ -452,6 +452,26 @@ def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) 
         cycles += cost_model.elementwise_cycles(share, 1, dtype, target)
         memory += share * element_bytes
     return cycles, memory
+
+
+def _operand_exchange(space: Space, blocks, counts, target: Target, element_bytes: int) -> int:
+    """Cycles of a tile receiving its operand pieces, as poplin's ExchangeEstimator prices them
+    (target.cost_model): a piece is needed by the tiles of the loops its operand does not index,
+    spread over them, so 1/holders of it is in place (`exchanged_bytes`); when the innermost
+    loops of `_row_major`'s tile order are such loops, consecutive tiles receive it alike, over
+    their super tiles' shared buses (`shares_exchange_bus`)."""
+    strides = _row_major(space, blocks).strides
+    inner_first = sorted((d for d, count in enumerate(counts) if count > 1), key=lambda d: strides[d])
+    moved = shared = 0
+    for accesses in space.operands:
+        indexed = {a.loop for a in accesses if a.kind != "const" and a.loop is not None}
+        holders = math.prod(counts[d] for d in inner_first if d not in indexed)
+        outer = next((k for k, d in enumerate(inner_first) if d in indexed), len(inner_first))
+        consecutive = math.prod(counts[d] for d in inner_first[:outer])
+        piece = cost_model.exchanged_bytes(box_elements(accesses, blocks) * element_bytes, holders)
+        moved += piece
+        shared += piece if cost_model.shares_exchange_bus(consecutive, holders, target) else 0
+    return cost_model.exchange_cycles(moved, target, shared)
 
 
 def _body(op: ir.OpView) -> tuple[str, ...]:

@@ -33,6 +33,9 @@ class Superstep:
     compute_cycles_per_tile: np.ndarray | None = None
     bytes_received_per_tile: np.ndarray | None = None
     bytes_sent_per_tile: np.ndarray | None = None
+    # Of the bytes received, those every tile of the receiver's super tile received alike (one
+    # message to all of them): they come over the super tile's shared exchange bus.
+    shared_bytes_per_tile: np.ndarray | None = None
     local_bytes_per_tile: np.ndarray | None = None  # copied within a tile by `ipu.copy` (not exchange)
     host_bytes: int = 0
     sync: str | None = None  # "internal", "external", or None when no sync ends it
@@ -70,28 +73,44 @@ class Superstep:
         self.ops.append(op)
 
     def add_exchange(
-        self, senders: np.ndarray, receivers: np.ndarray, message_bytes: int, num_tiles: int, op: dict[str, str], sources=None
+        self,
+        senders: np.ndarray,
+        receivers: np.ndarray,
+        message_bytes: int,
+        num_tiles: int,
+        op: dict[str, str],
+        sources=None,
+        source_starts=None,
+        tiles_per_bus: int = 1,
     ) -> None:
         """Each sender tile sends, and each receiver tile receives, one message (tiles repeat).
         With `sources` (the source tile of each receiver's message), a message whose source is
         its receiver does not go through the exchange: the tile copies it itself at memory speed
         (`cost_model.copy_work`, added to the superstep's compute by `finish`). A multicast
-        (fewer senders than receivers) is still sent once."""
+        (fewer senders than receivers) is still sent once. With `source_starts` too (where each
+        message starts on its source tile), a message that every tile of a super tile (runs of
+        `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`)."""
         self.ops.append(op)
         if sources is not None:
-            local = np.asarray(sources) == receivers
+            sources = np.asarray(sources)
+            local = sources == receivers
             if local.any():
                 if self.local_bytes_per_tile is None:
                     self.local_bytes_per_tile = np.zeros(num_tiles, np.int64)
                 self.local_bytes_per_tile += np.bincount(receivers[local], minlength=num_tiles) * message_bytes
                 senders = senders[~local] if len(senders) == len(receivers) else senders
-                receivers = receivers[~local]
+                receivers, sources = receivers[~local], sources[~local]
+                source_starts = None if source_starts is None else np.asarray(source_starts)[~local]
                 if not len(receivers):
                     return
         if self.bytes_received_per_tile is None:
             self.bytes_received_per_tile, self.bytes_sent_per_tile = np.zeros(num_tiles, np.int64), np.zeros(num_tiles, np.int64)
+            self.shared_bytes_per_tile = np.zeros(num_tiles, np.int64)
         self.bytes_received_per_tile += np.bincount(receivers, minlength=num_tiles) * message_bytes
         self.bytes_sent_per_tile += np.bincount(senders, minlength=num_tiles) * message_bytes
+        if source_starts is not None and tiles_per_bus > 1 and len(senders) < len(receivers):  # only a multicast shares
+            shared = _bus_shared(receivers, sources, np.asarray(source_starts), tiles_per_bus)
+            self.shared_bytes_per_tile += np.bincount(receivers[shared], minlength=num_tiles) * message_bytes
 
     def add_compute(self, cycles_per_tile: np.ndarray, op: dict[str, str]) -> None:
         """A compute set; those of one superstep run back to back on each tile."""
@@ -107,8 +126,11 @@ class Superstep:
             copies = np.array([cost_model.copy_work(int(b), target) for b in sizes], np.int64)[which]
             self.compute_cycles_per_tile = copies if self.compute_cycles_per_tile is None else self.compute_cycles_per_tile + copies
         if self.bytes_received_per_tile is not None:
-            busiest = np.maximum(self.bytes_received_per_tile, self.bytes_sent_per_tile).max()
-            self.exchange_cycles = cost_model.exchange_cycles(int(busiest), target)
+            # The slowest receiver (bytes over a shared bus count 1/tiles_per_bus) or sender.
+            received, shared, share = self.bytes_received_per_tile, self.shared_bytes_per_tile, target.exchange_tiles_per_shared_bus
+            tile = int(np.argmax(share * (received - shared) + shared))
+            receiving = cost_model.exchange_cycles(int(received[tile]), target, int(shared[tile]))
+            self.exchange_cycles = max(receiving, cost_model.exchange_cycles(int(self.bytes_sent_per_tile.max()), target))
         self.sync_cycles = cost_model.sync_cycles(target) if self.sync else 0
 
     def to_dict(self, index: int) -> dict:
@@ -127,6 +149,16 @@ class Superstep:
             record["host_bytes"] = self.host_bytes
         record["sync"] = {"kind": self.sync, "cycles": self.sync_cycles} if self.sync else None
         return record
+
+
+def _bus_shared(receivers: np.ndarray, sources: np.ndarray, starts: np.ndarray, tiles_per_bus: int) -> np.ndarray:
+    """Which receivers get their message over their super tile's shared bus: those whose
+    super tile's every tile receives the same message (same source tile and start)."""
+    message = np.unique(np.stack([sources, starts]), axis=1, return_inverse=True)[1].reshape(-1)
+    span = int(receivers.max()) + 1
+    pairs = np.unique(message * span + receivers)  # each receiver of a message once
+    groups, counts = np.unique(pairs // span * span + pairs % span // tiles_per_bus, return_counts=True)
+    return counts[np.searchsorted(groups, message * span + receivers // tiles_per_bus)] == tiles_per_bus
 
 
 @dataclass

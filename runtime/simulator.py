@@ -326,6 +326,8 @@ class _Planner:
                 self.target.num_tiles,
                 site.record(source=source.name, dest=dest.name),
                 sides[0].tiles,
+                sides[0].starts,  # with the tiles, which receivers get the same message (super-tile sharing)
+                self.target.exchange_tiles_per_shared_bus,
             )
             actor = len(self.exchange)
             self.exchange += [

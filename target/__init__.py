@@ -60,6 +60,9 @@ class Target:
     memory_read_bytes_per_cycle: int
     memory_write_bytes_per_cycle: int
     exchange_bytes_per_cycle: int
+    # Tiles of a super tile, sharing one exchange bus: data that all of them receive arrives
+    # this many times as fast (target.cost_model.exchange_cycles); 1: no sharing.
+    exchange_tiles_per_shared_bus: int
     # One BSP sync of all tiles of the chip.
     sync_cycles: int
     host_link_bytes_per_second: int

@@ -36,10 +36,6 @@ VERTEX_OVERHEAD_CYCLES = 50
 # lanes wide; f64 and integers run one lane (the IPU has no f64 unit and no integer SIMD).
 SIMD_BYTES = 8
 
-# Assumption: the `worker_threads` workers of a tile are barrel-scheduled, each issuing one
-# instruction every WORKER_ISSUE_INTERVAL cycles (Jia et al. 2019, arXiv:1912.03413, describe
-# round-robin issue over the 6 workers), so a tile issues one vector instruction per cycle.
-WORKER_ISSUE_INTERVAL = 6
 
 # Assumption: instructions per element of scalar ops, by op name; anything not listed is one
 # instruction. Transcendentals expand into short polynomial sequences.
@@ -184,9 +180,19 @@ def amp_work(groups: int, positions: int, in_channels: int, out_channels: int, d
     )
 
 
+def worker_issue_interval(target: Target) -> int:
+    """Cycles between two instructions of one worker. The `worker_threads` workers of a tile are
+    barrel-scheduled, one instruction each per turn of `worker_threads` cycles (Jia et al. 2019,
+    arXiv:1912.03413: round-robin issue over the 6 workers); a worker's next instruction uses
+    what its last loaded, so it waits `memory_latency_cycles` if that is longer than a turn.
+    On gc2 and gc200 both are 6: the barrel hides the latency and a tile issues one instruction
+    per cycle (docs/fidelity.md, latency)."""
+    return max(target.worker_threads, target.memory_latency_cycles)
+
+
 def _lanes_per_cycle(dtype: _DType, target: Target) -> float:
     lanes = SIMD_BYTES // dtype.bytes if dtype.is_float and dtype.bytes <= 4 else 1
-    return lanes * target.worker_threads / WORKER_ISSUE_INTERVAL
+    return lanes * target.worker_threads / worker_issue_interval(target)
 
 
 def _memory_cycles(read_bytes: int, write_bytes: int, target: Target) -> int:
@@ -265,11 +271,53 @@ def copy_cycles(num_bytes: int, target: Target) -> int:
     return VERTEX_OVERHEAD_CYCLES + copy_work(num_bytes, target)
 
 
-def exchange_cycles(max_bytes_received_by_a_tile: int, target: Target) -> int:
-    """An exchange phase whose busiest tile moves `max_bytes_received_by_a_tile` bytes at the
-    target's exchange rate. The simulator passes max over tiles of max(bytes received, bytes
-    sent): a tile's exchange port limits both directions."""
-    return math.ceil(max_bytes_received_by_a_tile / target.exchange_bytes_per_cycle)
+# --- Exchange, as poplibs' ExchangeEstimator prices it ---------------------------------------
+# graphcore/poplibs at 7eac0f26: lib/poplin/ExchangeEstimator.hpp (the convolution planner's)
+# and lib/popops/ExchangeEstimator.cpp (the other planners'), with the bytes already in place
+# from lib/poplin/ConvModel.cpp addExchangeCycleEstimates.
+
+# Bytes and the rate are both scaled by 16 so that a fractional rate divides in integers
+# (exchangeBytesScalingFactor, ExchangeEstimator.hpp:18-26, ExchangeEstimator.cpp:17-25).
+EXCHANGE_SCALE = 16
+
+
+def _scaled_exchange_rate(target: Target) -> int:
+    """getScaledExchangeBytesPerCycle: round(rate x 16), at least 1 (ExchangeEstimator.cpp:27-42)."""
+    return max(1, round(target.exchange_bytes_per_cycle * EXCHANGE_SCALE))
+
+
+def exchange_cycles(num_bytes: int, target: Target, shared_bytes: int = 0) -> int:
+    """A tile receiving `num_bytes` in an exchange phase, `shared_bytes` of them over its super
+    tile's shared bus (data every tile of the super tile receives: `exchange_tiles_per_shared_bus`
+    times the rate): ceil(16 x bytes / (round(16 x rate) x share)), poplibs' getCycles
+    (ExchangeEstimator.cpp:68-109), with the two kinds of bytes in one division. The planner
+    passes a tile's operand pieces (`exchanged_bytes`, `shares_exchange_bus`); the simulator each
+    superstep's busiest tile (runtime/profile.py: received, with the shared part, or sent,
+    whichever is slower: a tile's port limits both directions; a tile sends at the base rate)."""
+    share = target.exchange_tiles_per_shared_bus
+    scaled = EXCHANGE_SCALE * (share * (num_bytes - shared_bytes) + shared_bytes)
+    return -(-scaled // (share * _scaled_exchange_rate(target)))
+
+
+def exchanged_bytes(num_bytes: int, holders: int) -> int:
+    """The bytes of a piece that `holders` tiles all need which reach one of them through the
+    exchange: the piece is spread evenly over those tiles, so 1/holders of it is already there
+    (ConvModel.cpp:1049-1068, for weights and inputs alike; one holder: no exchange)."""
+    return num_bytes - num_bytes // holders
+
+
+def shares_exchange_bus(consecutive_receivers: int, total_receivers: int, target: Target) -> bool:
+    """Whether a piece that `consecutive_receivers` consecutive tiles receive (of
+    `total_receivers` receiving it) comes over the shared bus: when the consecutive receivers
+    fill whole super tiles, or are all of them (ExchangeEstimator.cpp:79-103; poplin's
+    convolution planner asks the first only, of its output-channel split: ExchangeEstimator.hpp
+    :57-72). Poplibs' formula grants the second case to a single receiver too; no bus is shared
+    with nobody, so one receiver is not. The tiles are assumed to start on a super tile, as poplin
+    places them (Convolution.cpp:303 asserts it)."""
+    share = target.exchange_tiles_per_shared_bus
+    if share < 2 or consecutive_receivers < 2:
+        return False
+    return consecutive_receivers % share == 0 or consecutive_receivers == total_receivers
 
 
 def sync_cycles(target: Target) -> int:

@@ -3,6 +3,7 @@
 16 AMP conv units holding 32 B of weights each, loaded at 8 B/cycle), with the model's
 assumptions: 50 cycles per vertex, 64-bit SIMD, and poplibs' AMP 1x1 vertex estimator."""
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context, ops
+from ipu_mlir.runtime.profile import Superstep
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import cost_model, load_target
 
@@ -64,6 +66,56 @@ def test_copy_exchange_sync_and_host():
     assert [cost_model.exchange_cycles(n, TINY) for n in (0, 256, 257)] == [0, 64, 65]
     assert cost_model.sync_cycles(TINY) == 40
     assert cost_model.host_seconds(64_000, TINY) == pytest.approx(1e-6)
+
+
+def test_exchange_as_poplibs_prices_it():
+    """poplibs' ExchangeEstimator: ceil(16 bytes / round(16 rate)), data over a super tile's shared
+    bus (gc200, tiny: 2 tiles) at twice the rate; 1/holders of a spread piece already in place."""
+    gc2 = load_target("gc2")  # no bus sharing assumed on Mk1
+    assert cost_model.exchange_cycles(256, TINY, shared_bytes=256) == 32
+    assert cost_model.exchange_cycles(256, TINY, shared_bytes=128) == 48  # 128 / 4 + 128 / 8
+    assert cost_model.exchange_cycles(257, TINY, shared_bytes=1) == 65  # ceil(16 x 513 / 128)
+    assert cost_model.exchange_cycles(256, gc2, shared_bytes=256) == 64
+    assert [cost_model.exchanged_bytes(1000, n) for n in (1, 3, 16)] == [0, 667, 938]
+    # Whole super tiles of consecutive receivers, or all the receivers; never one alone.
+    shares = [cost_model.shares_exchange_bus(c, n, TINY) for c, n in ((2, 2), (4, 8), (3, 3), (3, 6), (1, 1))]
+    assert shares == [True, True, True, False, False]
+    assert not cost_model.shares_exchange_bus(2, 2, gc2)
+
+
+def test_memory_latency_beyond_a_barrel_turn_slows_each_worker():
+    """A worker issues once per turn of the 6-thread barrel; its next instruction uses what it
+    loaded, so a latency above 6 cycles stretches the turn (on gc2 and gc200 it is 6: hidden)."""
+    assert cost_model.worker_issue_interval(TINY) == 6
+    slow = dataclasses.replace(TINY, memory_latency_cycles=12)
+    assert cost_model.worker_issue_interval(slow) == 12
+    assert cost_model.elementwise_cycles(1000, 3, "f32", slow) == 50 + 3000  # 1500 at 6 cycles
+    assert cost_model.elementwise_cycles(1000, 3, "f32", dataclasses.replace(TINY, memory_latency_cycles=3)) == 50 + 1500
+
+
+def test_all_gather_receives_over_the_shared_bus():
+    """Tiles 0-3 each multicast a 64-byte piece to the others. Tile 0 gets tile 1's piece alone
+    in its super tile (0, 1), and tiles 2's and 3's together with tile 1: 64 + 128 / 2 bytes'
+    worth, 32 cycles (48 without the bus); each sends 64 (16 cycles); its own piece is local."""
+    step = Superstep()
+    for source in range(4):
+        tiles = np.arange(4)
+        step.add_exchange(np.array([source]), tiles, 64, 16, {"op": "ipu.copy"}, np.full(4, source), np.zeros(4, int), 2)
+    step.finish(TINY)
+    assert step.bytes_received_per_tile[:4].tolist() == [192] * 4
+    assert step.shared_bytes_per_tile[:4].tolist() == [128] * 4
+    assert step.exchange_cycles == 32
+    assert step.local_bytes_per_tile[:4].tolist() == [64] * 4
+
+
+def test_only_the_same_message_shares_the_bus():
+    """Tile 0 sends rows from 0 to tiles 2 and 3 (one message, shared) and rows from 16 to tile
+    2 only: the second is not shared, though its source tile is the same."""
+    step = Superstep()
+    step.add_exchange(np.array([0, 0]), np.array([2, 3, 2]), 64, 16, {"op": "ipu.copy"}, np.zeros(3, int), np.array([0, 0, 16]), 2)
+    assert step.shared_bytes_per_tile[2:4].tolist() == [64, 64]
+    step.finish(TINY)
+    assert step.exchange_cycles == 32  # tile 2: 64 / 4 + 64 / 8 = 24; tile 0 sends 128: 32
 
 
 def test_element_types_in_every_spelling():

@@ -14,7 +14,7 @@ from mlir import ir
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.ops import space_of
 from ipu_mlir.lowering.pipelines import compile_module
-from ipu_mlir.lowering.plan import _block_sizes, cheapest_blocks
+from ipu_mlir.lowering.plan import _block_sizes, _operand_exchange, cheapest_blocks
 from ipu_mlir.target import load_target
 
 _SPEC = importlib.util.spec_from_file_location("matmul_roofline", Path(__file__).parents[2] / "bench" / "matmul_roofline.py")
@@ -55,6 +55,22 @@ def test_resnet50_conv_cuts_its_filters(shape, limit):
     bound = roofline.least_vertex(out * out, c * kernel * kernel, f, fmas / target.num_tiles, target, "f32")
     assert blocks[1] < f
     assert bound <= cycles <= limit * bound
+
+
+def test_operand_exchange_as_poplin_prices_it():
+    """256^3 f32 on gc200. Cut (8, 16, 11) (blocks 32, 16, 24): A's 3,072-byte piece is in place
+    on 1/16 of its tiles (the 16 column parts), B's 1,536 on 1/8; the summed loop is innermost
+    in the tile order, so no two consecutive tiles need the same piece: (2,880 + 1,344) / 4.
+    Cut (8, 16, 1): the row loop, whose blocks are the larger, is innermost (`_row_major`), so
+    B's 16 KiB piece goes to 8 consecutive tiles, over their shared buses at 8 B/cycle:
+    30,720 / 4 + 14,336 / 8 (without the bus 11,264)."""
+    target = load_target("gc200")
+    with make_context():
+        module = ir.Module.parse(roofline.matmul_module(256, "gc200"))
+        op = next(op for op in module.body.operations[0].regions[0].blocks[0].operations if op.operation.name == "ipu.matmul")
+        space = space_of(op)
+        assert _operand_exchange(space, (32, 16, 24), (8, 16, 11), target, 4) == 1056
+        assert _operand_exchange(space, (32, 16, 256), (8, 16, 1), target, 4) == 9472
 
 
 def test_blocks_of_a_part_count_are_the_most_aligned():

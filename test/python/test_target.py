@@ -35,6 +35,7 @@ FIGURES = [
     "memory_read_bytes_per_cycle",
     "memory_write_bytes_per_cycle",
     "exchange_bytes_per_cycle",
+    "exchange_tiles_per_shared_bus",
     "sync_cycles",
     "host_link_bytes_per_second",
     "ipu_link_count",
