@@ -146,3 +146,13 @@ def test_offsetting_errors_never_meet_the_goal():
     assert exact.met
     offset = fidelity.Figure("w", "i", "ms", 1.0, 1.0, "s", offsetting="fast compute, extra copies")
     assert not offset.met and "offsetting errors: fast compute, extra copies" in offset.ours_text
+
+
+def test_latency_row_is_one_workers_dependent_interval():
+    """GC2's 6-cycle load latency, as one worker sees it in the sum of rows: 6 cycles between its
+    dependent instructions (the 6-worker barrel's turn, which hides the 6 cycles); with the
+    latency at 12 the turn stretches to 12 and the sum's cycles per element double."""
+    latency = {figure.what: figure for figure in fidelity.gc2_memory()}["local memory latency"]
+    assert latency.ours == 6 and latency.met
+    normal, slow = latency.raw["cycles"], latency.raw["cycles_at_latency_12"]
+    assert slow[1] - slow[0] == 2 * (normal[1] - normal[0])
