@@ -47,7 +47,7 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.ops import record_of
-from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, numpy_dtype, reducer
+from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, numpy_dtype, reducer, select
 from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
@@ -338,7 +338,7 @@ class _Compiler:
             raise _unsupported(op)
         if name == "arith.select" and not isinstance(op.operands[0].type, ir.ShapedType) and isinstance(result.type, ir.ShapedType):
             ones = (1,) * len(_shape(result))  # a scalar condition (batch axes only) choosing whole tensors
-            kernel = lambda c, a, b: np.where(c.reshape(*c.shape, *ones), a, b)  # noqa: E731
+            kernel = lambda c, a, b: select(c.reshape(*c.shape, *ones), a, b)  # noqa: E731
         slots, out = [self._slot(v, op) for v in op.operands], self._define(result)
         if len(slots) == 1:
             (a,) = slots

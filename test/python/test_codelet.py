@@ -16,6 +16,7 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.dialects.ops.semantics import _erf_narrow, select
 from ipu_mlir.runtime.codelet import CodeletError, CompiledCodelet, compile_codelet
 
 T = 3
@@ -202,6 +203,19 @@ def test_erf_is_accurate_in_f64():
     (got,) = run(elementwise("math.erf", [np.float64], np.float64, shape=x.shape), x[None])
     want = np.array([math.erf(v) for v in x])
     assert np.max(np.abs(got[0] - want) / np.maximum(np.abs(want), 1e-300)) < 1e-13
+
+
+def test_erf_on_f32_is_the_correctly_rounded_value():
+    # over several blocks of the blocked evaluation, both polynomials, the clamp, specials
+    x = np.concatenate(
+        [np.linspace(-6, 6, 40001), np.geomspace(1e-38, 6, 3000), -np.geomspace(1e-38, 6, 3000), [0.0, -0.0, np.inf, -np.inf, np.nan]]
+    ).astype(np.float32)
+    (got,) = run(elementwise("math.erf", [np.float32], np.float32, shape=x.shape), x[None])
+    want = np.array([math.erf(v) for v in x.astype(np.float64)]).astype(np.float32)
+    assert got[0].tobytes() == want.tobytes()  # signed zeros and NaN included
+    inside = x[np.abs(x) < 4].astype(np.float64)  # the f64 value before rounding
+    exact = np.array([math.erf(v) for v in inside])
+    assert np.max(np.abs(_erf_narrow(inside) - exact) / np.maximum(np.abs(exact), 1e-300)) < 3e-13
 
 
 PREDICATES = "false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true".split()
@@ -419,6 +433,17 @@ def test_select_elementwise_and_with_a_scalar_condition():
     chosen, whole = run(SELECT, c, a, b)
     np.testing.assert_array_equal(chosen, per_tile(np.where, c, a, b))
     np.testing.assert_array_equal(whole, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int64, np.uint16, np.bool_])
+def test_select_as_bits_is_np_where_byte_for_byte(dtype):
+    # random bits: NaNs with payloads, signed zeros, infinities; the other side a row, then a scalar
+    size = np.dtype(dtype).itemsize
+    a = RNG.integers(0, 2 if dtype == np.bool_ else 256, (3, 64 * size), dtype=np.uint8).view(dtype)
+    c = RNG.random((3, 64)) < 0.5
+    for b in (a[1:2, ::-1], a[2:, 5:6], np.zeros((1, 1), dtype)):
+        assert select(c, a, b).tobytes() == np.where(c, a, b).tobytes()
+        assert select(c[:1], b, a).tobytes() == np.where(c[:1], b, a).tobytes()  # the condition broadcast
 
 
 # --- ipu.matmul and ipu.conv -------------------------------------------------------------------
