@@ -8,13 +8,16 @@
 // With 1% not even one column or channel per piece fits: a located error.
 
 module attributes {ipu.target = "tiny"} {
+  // Rows and columns both need 7 pieces; the rows' are cheaper once the exchange credits the
+  // share of each operand piece already in place (poplin's ExchangeEstimator): simulated on
+  // tiny, 26,889 cycles against 29,620 in columns.
   // CHECK-LABEL: func.func @matmul_columns
-  // CHECK: tensor.extract_slice %arg1[0, 0] [96, 18] [1, 1]
-  // CHECK: "ipu.matmul"(%arg0, %{{.*}}) {{{.*}}ipu.partition = {{.*}} : (tensor<64x96xf32>, tensor<96x18xf32>) -> tensor<64x18xf32>
-  // CHECK: tensor.extract_slice %arg1[0, 18] [96, 18] [1, 1]
-  // CHECK: tensor.extract_slice %arg1[0, 36] [96, 18] [1, 1]
-  // CHECK: tensor.extract_slice %arg1[0, 109] [96, 19] [1, 1]
-  // CHECK: %[[JOINED:.*]] = tensor.concat dim(1) %0, %1, %2, %3, %4, %5, %6 {ipu.mapping
+  // CHECK: tensor.extract_slice %arg0[0, 0] [9, 96] [1, 1]
+  // CHECK: "ipu.matmul"(%{{.*}}, %arg1) {{{.*}}ipu.partition = {{.*}} : (tensor<9x96xf32>, tensor<96x128xf32>) -> tensor<9x128xf32>
+  // CHECK: tensor.extract_slice %arg0[9, 0] [9, 96] [1, 1]
+  // CHECK: tensor.extract_slice %arg0[18, 0] [9, 96] [1, 1]
+  // CHECK: tensor.extract_slice %arg0[54, 0] [10, 96] [1, 1]
+  // CHECK: %[[JOINED:.*]] = tensor.concat dim(0) %0, %1, %2, %3, %4, %5, %6 {ipu.mapping
   // CHECK-SAME: -> tensor<64x128xf32>
   // CHECK: return %[[JOINED]]
   // FITS-LABEL: func.func @matmul_columns
