@@ -59,7 +59,7 @@ def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entr
     module = load_module(module_or_path)
     with module.context:
         copy = copy_module(module)
-    build_pass_manager("builtin.module(ipu-import-tosa,ipu-convert-tm-tensor)", module.context).run(copy.operation)
+    build_pass_manager("builtin.module(ipu-import-tosa,ipu-convert-tm-tensor{linalg-only=true})", module.context).run(copy.operation)
     return run_reference(copy.operation.get_asm(enable_debug_info=True), inputs, entry)
 
 

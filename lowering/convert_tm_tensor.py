@@ -1,4 +1,5 @@
-"""`ipu-convert-tm-tensor` (L0): torch-mlir's TMTensor ops become `linalg.generic`s.
+"""`ipu-convert-tm-tensor` (L0): torch-mlir's TMTensor ops become `linalg.generic`s (and
+scatters `ipu.scatter`).
 
 torch-mlir lowers `cumsum` to `tm_tensor.scan`, `sort` / `topk` / `argsort` to `tm_tensor.sort`,
 and `index_put` / `scatter` / `scatter_add` / `index_add` to `tm_tensor.scatter`. The MLIR
@@ -6,16 +7,19 @@ bindings do not know that dialect, so the front end prints torch-mlir's output i
 and the ops arrive unregistered. This pass rewrites each into generics the rest of the
 compiler already plans across tiles: reductions over one extra loop whose body compares loop
 indices (`linalg.index`, made iota inputs by `ipu-index-to-iota`). That work is quadratic in
-the sorted or scattered dimension (sort: n^2 per row; scatter: updates x positions), fine for
-sequence lengths; a sort read only through its first k <= `SELECTION_MAX_K` positions (topk)
+the sorted dimension (n^2 per row), fine for sequence lengths; a sort read only through its first k <= `SELECTION_MAX_K` positions (topk)
 takes k rounds of selection instead (k x n per row). A scan takes the masked reduction while
 it is cheap on the target's tiles, else ceil(log2 n) element-wise steps adding a shifted copy
-(Hillis-Steele; `QUADRATIC_SCAN_ELEMENTS_PER_STEP` has the measurements).
+(Hillis-Steele; `QUADRATIC_SCAN_ELEMENTS_PER_STEP` has the measurements). A scatter whose
+indexed dimensions lead (all of torch-mlir's) becomes `ipu.scatter` on rows, work linear in
+the updates (`lowering/tm_tensor_scatter.py`); under `linalg-only`, or another form, it becomes
+generics comparing every update with every position (updates x positions).
 
-The same rewrite runs in front of the ExecutionEngine reference (`frontends.api.
-reference_outputs`): it is plain linalg, upstream semantics only, and what the reference
-then checks is everything after it (planning, scheduling, the simulator). PyTorch itself is
-the independent check of the rewrite (`test/python/test_tm_tensor.py`).
+The same rewrite, `linalg-only`, runs in front of the ExecutionEngine reference
+(`frontends.api.reference_outputs`): plain linalg, upstream semantics only, and what the
+reference then checks is everything after it (planning, scheduling, the simulator), and the
+scatter's linear form against its quadratic one. PyTorch itself is the independent check of
+the rewrite (`test/python/test_tm_tensor.py`).
 
 Semantics, as torch-mlir's own loop lowering (`TMTensorOps.cpp`, `generateScalarImplementation`)
 defines them:
@@ -44,20 +48,20 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from mlir import ir
 from mlir.dialects import tensor
 
 from ipu_mlir.dialects.ops.generic import filled, identity_constant
-from ipu_mlir.dialects.ops.space import COMBINERS
 from ipu_mlir.dialects.ops.tensor_builders import generic
-from ipu_mlir.dialects.tm_tensor import DIALECT, describe
+from ipu_mlir.dialects.tm_tensor import DIALECT
 from ipu_mlir.target import target_of
-from ipu_mlir.target.diagnostics import IpuError, op_error
+from ipu_mlir.target.diagnostics import IpuError
 
 from . import tm_tensor_builders as build
+from . import tm_tensor_scatter
 from .pass_registry import ModulePass, register_pass
 
 # A scan of n along its dimension is one reduction of (elements x n) points when that is at
@@ -81,7 +85,8 @@ class ConvertTmTensor(ModulePass):
     Each becomes reductions over one extra loop comparing loop indices, which ipu-plan cuts
     across tiles like any reduction; a scan too long for that on the target's tiles becomes
     log2(n) element-wise steps adding a shifted copy instead (the module docstring of
-    lowering/convert_tm_tensor.py has the semantics). An op of another unknown dialect, a `tm_tensor` op not converted
+    lowering/convert_tm_tensor.py has the semantics). A scatter becomes `ipu.scatter` on rows
+    (work linear in the updates), or under `linalg-only` generics too. An op of another unknown dialect, a `tm_tensor` op not converted
     (`attention`) or a form not converted (a scan region that is not one associative combiner,
     a windowed scatter) is an error at its location naming the ATen ops behind it.
 
@@ -111,6 +116,14 @@ class ConvertTmTensor(ModulePass):
 
     name = "ipu-convert-tm-tensor"
 
+    linalg_only: bool = field(
+        default=False,
+        metadata={
+            "help": "plain upstream linalg only, for the ExecutionEngine reference: scatters compare every update "
+            "with every position (default: `ipu.scatter`, work linear in the updates)"
+        },
+    )
+
     def run(self, module: ir.Operation) -> None:
         context = module.context
         found: list[ir.Operation] = []
@@ -126,7 +139,7 @@ class ConvertTmTensor(ModulePass):
         errors = []
         for op in found:
             try:
-                _convert(op, tiles)
+                _convert(op, tiles, self.linalg_only)
             except IpuError as error:
                 errors.append(error)
         if len(errors) == 1:
@@ -135,26 +148,23 @@ class ConvertTmTensor(ModulePass):
             raise ExceptionGroup(f"{self.name} failed", errors)
 
 
-def _convert(op: ir.Operation, tiles: int) -> None:
+def _convert(op: ir.Operation, tiles: int, linalg_only: bool) -> None:
     dialect, _, kind = op.name.partition(".")
     if dialect != DIALECT:
         raise IpuError(f"'{op.name}' is not supported: ipu-mlir does not know the {dialect} dialect", op.location)
-    rewrite = {"scan": functools.partial(_scan, tiles=tiles), "sort": _sort, "scatter": _scatter}.get(kind)
+    scatter = functools.partial(tm_tensor_scatter.scatter, linalg_only=linalg_only)
+    rewrite = {"scan": functools.partial(_scan, tiles=tiles), "sort": _sort, "scatter": scatter}.get(kind)
     if rewrite is None:
-        raise _refusal(op, "is not converted by ipu-convert-tm-tensor")
+        raise build.refusal(op, "is not converted by ipu-convert-tm-tensor")
     for value in [*op.operands, *op.results]:
         if not isinstance(value.type, ir.RankedTensorType) or not value.type.has_static_shape:
-            raise _refusal(op, f"has dynamic shapes ({value.type}), which ipu-mlir does not support")
+            raise build.refusal(op, f"has dynamic shapes ({value.type}), which ipu-mlir does not support")
     with ir.InsertionPoint(op), op.location:
         replacements = rewrite(op)
     for result, value in zip(op.results, replacements):
         if value is not None:
             result.replace_all_uses_with(value)
     op.erase()
-
-
-def _refusal(op: ir.Operation, why: str) -> IpuError:
-    return op_error(op, f"{why} ({describe(op.name)})")
 
 
 # --- scan ----------------------------------------------------------------------------------
@@ -164,9 +174,9 @@ def _scan(op: ir.Operation, tiles: int) -> list[ir.Value | None]:
     dim = ir.IntegerAttr(op.attributes["dimension"]).value
     inclusive = ir.BoolAttr(op.attributes["inclusive"]).value
     x, _, accumulator = op.operands
-    combine = _combiner(op.regions[0].blocks[0])
+    combine = build.combiner(op.regions[0].blocks[0])
     if combine is None:
-        raise _refusal(op, "has a region that is not one associative combiner of its two arguments (addf, mulf, addi, max, min, ...)")
+        raise build.refusal(op, "has a region that is not one associative combiner of its two arguments (addf, mulf, addi, max, min, ...)")
     source = ir.RankedTensorType(x.type)
     rank, element, length = source.rank, source.element_type, source.shape[dim]
     identity = identity_constant(combine, element)
@@ -244,22 +254,6 @@ def _shifted(value: ir.Value, dim: int, step: int, fill: ir.Value) -> ir.Value:
         ir.DenseI64ArrayAttr.get([1] * source.rank),
     ).result
     return tensor.ConcatOp(source, dim, [filled(head, source.element_type, fill), kept]).result
-
-
-def _combiner(block: ir.Block) -> str | None:
-    """The combiner name when the region is `yield combine(arg0, arg1)` (either order)."""
-    operations = list(block.operations)
-    if len(operations) != 2:
-        return None
-    combine, terminator = operations
-    arguments = list(block.arguments)
-    if combine.operation.name not in COMBINERS or terminator.operands[0] != combine.results[0]:
-        return None
-    return combine.operation.name if sorted(map(_position(arguments), combine.operands)) == [0, 1] else None
-
-
-def _position(arguments: list[ir.Value]) -> Callable[[ir.Value], int]:
-    return lambda value: arguments.index(value) if value in arguments else -1
 
 
 # --- sort ----------------------------------------------------------------------------------
@@ -432,7 +426,7 @@ def _selected(operands: list[ir.Value], used: list[int], dim: int, count: int, c
                 rounds[m].append(best)
                 continue
             element_m = ir.RankedTensorType(operands[m].type).element_type
-            pick = _pick(element_m)
+            pick = build.pick(element_m)
             zero = identity_constant(pick, element_m)
             rounds[m].append(
                 generic(
@@ -496,7 +490,7 @@ def _permuted(values: ir.Value, ranks: ir.Value, dim: int, positions: int) -> ir
     rank, element = source.rank, source.element_type
     shape = list(source.shape)
     shape[dim] = positions
-    combine = _pick(element)
+    combine = build.pick(element)
     identity = identity_constant(combine, element)
 
     def body(position_rank: ir.Value, value: ir.Value, acc: ir.Value) -> ir.Value:
@@ -506,101 +500,3 @@ def _permuted(values: ir.Value, ranks: ir.Value, dim: int, positions: int) -> ir
     at_k = build.map(rank + 1, build.replaced(rank, dim, rank))
     init = filled(shape, element, identity)
     return generic([ranks, values], init, [at_k, at_k, build.map(rank + 1, range(rank))], body, reductions=[rank])
-
-
-def _pick(element: ir.Type) -> str:
-    """A combiner that, from its identity, gives back the one value selected exactly."""
-    if isinstance(element, ir.FloatType):
-        return "arith.addf"
-    return "arith.ori" if ir.IntegerType(element).width == 1 else "arith.addi"
-
-
-# --- scatter -------------------------------------------------------------------------------
-
-
-def _scatter(op: ir.Operation) -> list[ir.Value]:
-    updates, indices, original = op.operands
-    dimension_map = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
-    block = op.regions[0].blocks[0]
-    yielded = list(block.operations)[-1].operands[0]
-    combine = _combiner(block)
-    if yielded != block.arguments[0] and combine is None:
-        raise _refusal(op, "has a region that neither yields the update nor combines it with the original by one associative op")
-    update_type, target = ir.RankedTensorType(updates.type), ir.RankedTensorType(original.type)
-    rank, element = target.rank, target.element_type
-    offset = rank - (update_type.rank - 1)  # update dims 1.. run along the original's trailing dims
-    count = update_type.shape[0]
-    update_exprs = [ir.AffineDimExpr.get(rank)]
-    for d in range(rank):
-        if d < offset and d not in dimension_map:
-            raise _refusal(op, f"leaves dimension {d} of the original neither indexed nor updated")
-        if d < offset:
-            continue
-        size = update_type.shape[1 + d - offset]
-        if d in dimension_map and size == 1:
-            update_exprs.append(ir.AffineConstantExpr.get(0))
-        elif d not in dimension_map and size == target.shape[d]:
-            update_exprs.append(ir.AffineDimExpr.get(d))
-        else:
-            raise _refusal(
-                op,
-                f"writes windows of size {size} along dimension {d} of the original "
-                "(only whole dimensions or single indexed positions are converted)",
-            )
-    index_type = ir.RankedTensorType(indices.type).element_type
-    columns = [build.slice(indices, 1, c, ir.RankedTensorType.get([count], index_type)) for c in range(len(dimension_map))]
-    update_map = ir.AffineMap.get(rank + 1, 0, update_exprs)
-    column_maps = [build.map(rank + 1, [rank])] * len(columns)
-    at_position = build.map(rank + 1, range(rank))
-
-    sizes = [build.constant(ir.IntegerAttr.get(index_type, target.shape[d])) for d in dimension_map]
-
-    def matches(column_values: Sequence[ir.Value]) -> ir.Value:
-        """Whether the update's index row names this position; a negative index counts from
-        the end, as in PyTorch (torch-mlir passes it through unchanged)."""
-        match = None
-        for value, d, size in zip(column_values, dimension_map, sizes):
-            position = build.index(d, index_type)
-            condition = build.op(
-                "arith.ori", build.cmpi(build.EQ, value, position), build.cmpi(build.EQ, build.op("arith.addi", value, size), position)
-            )
-            match = condition if match is None else build.op("arith.andi", match, condition)
-        return match
-
-    same = build.map(rank, range(rank))
-    if combine is not None:  # the updates folded from the identity, then into the original
-        identity = identity_constant(combine, element)
-
-        def fold(update: ir.Value, *rest: ir.Value) -> ir.Value:
-            return build.op(combine, build.select(matches(rest[:-1]), update, identity), rest[-1])
-
-        folded = generic(
-            [updates, *columns], filled(target.shape, element, identity), [update_map, *column_maps, at_position], fold, [rank]
-        )
-        empty = tensor.empty(target.shape, element)
-        return [generic([original, folded], empty, [same] * 3, lambda old, new, _: build.op(combine, old, new))]
-
-    # Overwrite: the last update naming a position wins (-1: none does), then is picked.
-    i64 = ir.IntegerType.get_signless(64)
-    none = build.constant(ir.IntegerAttr.get(i64, -1))
-
-    def last(*arguments: ir.Value) -> ir.Value:
-        return build.op("arith.maxsi", build.select(matches(arguments[:-1]), build.index(rank), none), arguments[-1])
-
-    winners = generic(columns, filled(target.shape, i64, none), [*column_maps, at_position], last, reductions=[rank])
-    pick = _pick(element)
-    identity = identity_constant(pick, element)
-
-    def chosen(update: ir.Value, winner: ir.Value, acc: ir.Value) -> ir.Value:
-        return build.op(pick, build.select(build.cmpi(build.EQ, build.index(rank), winner), update, identity), acc)
-
-    picked = generic([updates, winners], filled(target.shape, element, identity), [update_map, at_position, at_position], chosen, [rank])
-    zero = build.constant(ir.IntegerAttr.get(i64, 0))
-    return [
-        generic(
-            [winners, picked, original],
-            tensor.empty(target.shape, element),
-            [same] * 4,
-            lambda winner, new, old, _: build.select(build.cmpi(build.SGE, winner, zero), new, old),
-        )
-    ]

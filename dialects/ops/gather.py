@@ -12,6 +12,7 @@ rows' share of the result. `ipu-convert-to-ipu` builds it from torch-mlir's embe
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from mlir import ir
@@ -68,12 +69,7 @@ class Gather(ComputeOp):
         )
 
     def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
-        types = [ir.RankedTensorType.get(list(s), ir.RankedTensorType(v.type).element_type) for s, v in zip(piece.shapes, op.operands)]
-        result = ir.RankedTensorType.get(list(piece.box), ir.RankedTensorType(op.results[0].type).element_type)
-        function = ipu.codelet_function(name, types, [result], loc=loc, ip=ip)
-        block = function.regions[0].blocks[0]
-        with ir.InsertionPoint(block), loc:
-            func.ReturnOp([ipu.gather(*block.arguments).result])
+        piece_codelet(op, name, piece, ip, loc, lambda *arguments: ipu.gather(*arguments).result)
 
     def kernel(self, op: ir.OpView, batch: int) -> Kernel:
         def gather(table: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -98,3 +94,13 @@ class Gather(ComputeOp):
         return cost_model.elementwise_work(lookups * columns, 1, table_type, target) + cost_model.elementwise_work(
             lookups, 2, index_type, target
         )
+
+
+def piece_codelet(op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location, body: Callable[..., ir.Value]) -> None:
+    """The codelet `name` of `piece` of a one-result op whose codelet is the op itself on the
+    pieces: `body(*arguments)` builds it (ipu.gather, ipu.scatter)."""
+    types = [ir.RankedTensorType.get(list(s), ir.RankedTensorType(v.type).element_type) for s, v in zip(piece.shapes, op.operands)]
+    result = ir.RankedTensorType.get(list(piece.box), ir.RankedTensorType(op.results[0].type).element_type)
+    function = ipu.codelet_function(name, types, [result], loc=loc, ip=ip)
+    with ir.InsertionPoint(function.regions[0].blocks[0]), loc:
+        func.ReturnOp([body(*function.regions[0].blocks[0].arguments)])

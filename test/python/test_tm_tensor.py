@@ -74,6 +74,11 @@ class IndexAdd(torch.nn.Module):
         return x.index_add(0, rows, values)
 
 
+class IndexPut2d(torch.nn.Module):
+    def forward(self, x, rows, columns, values):
+        return x.index_put((rows, columns), values, accumulate=True)
+
+
 def _ties(*shape: int) -> torch.Tensor:
     """Floats with many equal values (a stable sort must keep their order)."""
     return torch.randint(-3, 4, shape).float()
@@ -104,6 +109,12 @@ def _cases() -> dict[str, tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]:
         "index_put-negative": (IndexPut(False), (x, torch.tensor([-1, 1]), torch.randn(2, 24))),
         "index_put-accumulate": (IndexPut(True), (x, torch.tensor([1, 3, 1, 1]), torch.randn(4, 24))),
         "index_add": (IndexAdd(), (x, torch.tensor([2, 0, 2]), torch.randn(3, 24))),
+        # ipu.scatter cut along the updates too (a second stage combines the pieces)
+        "scatter_add-many": (ScatterAdd(), (torch.randn(8, 64), torch.randint(0, 64, (8, 128)), torch.randn(8, 128))),
+        "scatter_add-int": (ScatterAdd(), (torch.randint(-9, 9, (4, 16)), torch.randint(0, 16, (4, 40)), torch.randint(-9, 9, (4, 40)))),
+        "index_put-accumulate-duplicates": (IndexPut(True), (torch.randn(6, 8), torch.tensor([1, -1, 1, 5, 1]), torch.randn(5, 8))),
+        "index_put-2d": (IndexPut2d(), (torch.randn(6, 8), torch.tensor([1, 5, 1, -6]), torch.tensor([0, 7, 0, 3]), torch.randn(4))),
+        "index_add-3d": (IndexAdd(), (torch.randn(5, 3, 4), torch.tensor([4, 0, 4, 2]), torch.randn(4, 3, 4))),
     }
 
 
@@ -129,6 +140,9 @@ def test_matches_pytorch_and_the_reference(name: str, target: str) -> None:
         else:  # indices and integer sums: exactly, equal values in a stable order
             np.testing.assert_array_equal(simulated.numpy(), wanted.numpy())
             np.testing.assert_array_equal(engine, wanted.numpy())
+    again = compiled(*inputs)
+    again = again if isinstance(again, tuple) else (again,)
+    assert [g.numpy().tobytes() for g in got] == [a.numpy().tobytes() for a in again]  # every run alike
 
 
 NAN_ROWS = torch.tensor(
@@ -160,7 +174,8 @@ def test_nan_goes_where_pytorch_puts_it(model: torch.nn.Module) -> None:
 
 
 def _planned_tiles(model: torch.nn.Module, *inputs: torch.Tensor) -> list[int]:
-    """Tiles of each reduction generic over three or more loops, after ipu-plan on gc200."""
+    """Tiles of each reduction generic over three or more loops and of each `ipu.scatter`,
+    after ipu-plan on gc200."""
     module = ipu_torch.export(model, *inputs)
     pipeline = (
         "builtin.module(ipu-convert-tm-tensor,ipu-select-entry,symbol-dce,ipu-index-to-iota,ipu-fold-constants,"
@@ -176,6 +191,8 @@ def _planned_tiles(model: torch.nn.Module, *inputs: torch.Tensor) -> list[int]:
             if len(iterators) >= 3 and any("reduction" in it for it in iterators):
                 grid = list(ir.DenseI64ArrayAttr(op.attributes["ipu.tiles"]))
                 tiles.append(math.prod(grid[1::2]))
+        if op.name == "ipu.scatter":
+            tiles.append(math.prod(list(ir.DenseI64ArrayAttr(op.attributes["ipu.tiles"]))[1::2]))
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
