@@ -16,14 +16,19 @@ the summed loops: `space_of` of the op registry). Reshapes map layouts across
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import BlockMapping, MalformedAttribute, PartitionAttr, TileGrid, decode_mapping
+from ipu_mlir.dialects.ops.generic import box_elements
+from ipu_mlir.dialects.ops.space import Access
 from ipu_mlir.target.diagnostics import op_error
 
 from .layout import Layout, Parts, balanced_block
@@ -193,3 +198,153 @@ def expand_layout(collapsed: Layout, groups: list[list[int]], expanded_shape: tu
             dims[group[k]] = Parts.blocks(sizes[k], 1, step)
             step *= sizes[k]
     return Layout(tuple(expanded_shape), collapsed.first_tile, tuple(dims))
+
+
+# --- Slices read in place ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Read:
+    """What a compute op reads from one stored tensor: `value` through `accesses`, for its
+    inputs `inputs`. A plain input reads itself; the shifted slices of one tensor that a
+    generic reads (a stencil's neighbours, `slice_view`) are one read of that tensor, the union
+    of their windows, and input `inputs[i]` is its piece at `offsets[i]` (per dimension)."""
+
+    value: ir.Value
+    accesses: tuple
+    inputs: tuple[int, ...]
+    offsets: tuple[tuple[int, ...], ...] | None = None
+
+
+def slice_view(value: ir.Value) -> tuple[ir.Value, tuple[int, ...]] | None:
+    """(source, offsets) if `value` is a window of `source` that is never stored: a static,
+    unit-stride `tensor.extract_slice` keeping its rank whose every use is an input of a
+    `linalg.generic` indexing each of its dimensions by a loop (the reader reads the window
+    in place from its source's piece: no copy, no buffer of its own)."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.operation.name != "tensor.extract_slice" or len(op.operands) != 1:
+        return None
+    attrs = op.attributes
+    offsets, sizes, strides = (tuple(ir.DenseI64ArrayAttr(attrs[f"static_{k}"])) for k in ("offsets", "sizes", "strides"))
+    if any(s != 1 for s in strides) or sizes != tuple(ir.RankedTensorType(value.type).shape):
+        return None
+    for use in value.uses:
+        user = use.owner
+        if user.operation.name != "linalg.generic" or use.operand_number >= len(user.operands) - 1:
+            return None
+        amap = ir.AffineMapAttr(ir.ArrayAttr(user.attributes["indexing_maps"])[use.operand_number]).value
+        if not all(isinstance(expr, ir.AffineDimExpr) for expr in amap.results):
+            return None
+    return op.operands[0], offsets
+
+
+def reads(space: Space) -> list[Read]:
+    """The stored tensors `space`'s op reads, in the order of its first input reading each:
+    its inputs, but the slices `slice_view` finds, which read their source once (one read per
+    source and choice of loops per dimension)."""
+    result: list[Read] = []
+    groups: dict[tuple, list[tuple[int, tuple[int, ...], tuple]]] = {}
+    order: list = []
+    for k, (value, accesses) in enumerate(zip(space.op.operands, space.operands)):
+        view = slice_view(value) if space.op.operation.name == "linalg.generic" else None
+        if view is None:
+            order.append(Read(value, accesses, (k,)))
+            continue
+        source, offsets = view
+        key = (source, tuple(a.loop for a in accesses))
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((k, offsets, accesses))
+    for item in order:
+        if isinstance(item, Read):
+            result.append(item)
+            continue
+        source, loops = item
+        members = groups[item]
+        sizes = ir.RankedTensorType(source.type).shape
+        low = [min(offsets[d] for _, offsets, _ in members) for d in range(len(sizes))]
+        high = [max(offsets[d] for _, offsets, _ in members) for d in range(len(sizes))]
+        accesses = tuple(_shifted(size, loop, lo, hi) for size, loop, lo, hi in zip(sizes, loops, low, high))
+        locals_ = tuple(tuple(o - lo for o, lo in zip(offsets, low)) for _, offsets, _ in members)
+        result.append(Read(source, accesses, tuple(k for k, _, _ in members), locals_))
+    return result
+
+
+@dataclass(frozen=True)
+class Halo(Access):
+    """A window of the windows of slices read in place: `loop + low` to `loop + high`."""
+
+
+def _shifted(size: int, loop: int, low: int, high: int) -> Access:
+    """Source dimension `size` read at `loop + low` to `loop + high` (the windows of slices
+    offset by `low` .. `high`)."""
+    if low == high == 0:
+        return Access("dim", size, loop)
+    return Halo("window", size, loop, window=high - low + 1, pad_low=-low)
+
+
+def halo_elements(accesses: tuple, blocks: tuple[int, ...]) -> int:
+    """The elements of an operand's piece for the box `blocks` outside the part's own block of
+    it: none but for the windows of slices read in place, whose source ipu-plan lays out in the
+    parts' blocks (`aligned_source`): their halo comes from the neighbouring parts' tiles."""
+    if not any(isinstance(a, Halo) for a in accesses):
+        return 0
+    own = math.prod(min(blocks[a.loop], a.size) for a in accesses if a.kind != "const" and a.loop is not None)
+    return box_elements(accesses, blocks) - own
+
+
+def read_accesses(space: Space) -> tuple[tuple, ...]:
+    """The accesses of each stored tensor `space`'s op reads (`reads`): what its pieces take.
+    The planner asks for every cut it prices, with the same Space: the last answer is kept."""
+    if space.op.operation.name != "linalg.generic":
+        return space.operands
+    if _last_read[0] is not space:
+        _last_read[:] = [space, tuple(read.accesses for read in reads(space))]
+    return _last_read[1]
+
+
+_last_read: list = [None, ()]  # [space, its read accesses]: holding the Space keeps its id unique
+
+
+def aligned_source(read: Read, partition: Partition, space: Space, num_tiles: int) -> tuple[Layout, Partition] | None:
+    """A block layout of a read's source whose blocks are the partition's in the source's
+    coordinates, so each part finds its window there but for the few rows its shifts bring
+    from the next parts, and the partition (moved, if that layout needs tiles before its
+    first); None if there is none. The source may be larger than the loops (a stencil's grid
+    around its interior) and so have more blocks than the loop has parts: then block b goes
+    on the tile of part b - s, s the blocks between a window's start and its middle (a stencil
+    cut one row per tile reads rows j .. j+2 on part j, and finds row j+1 on its tile), the
+    extra blocks on tiles beside the partition's grid when they are free; else the source is
+    cut into as many blocks as the loop has parts (the windows then drift by up to one element
+    per part from them)."""
+    parts = partition.parts(space)
+    loops = [parts[a.loop] for a in read.accesses]
+    shape = tuple(a.size for a in read.accesses)
+    blocks = [loop.intervals[0][1] - loop.intervals[0][0] if loop.count > 1 else a.size for a, loop in zip(read.accesses, loops)]
+    cuts = [Parts.blocks(a.size, b, loop.stride) for a, b, loop in zip(read.accesses, blocks, loops)]
+    middle = [(-2 * a.pad_low + a.window - 1) // 2 if a.kind == "window" else 0 for a in read.accesses]
+    extra = [d for d, (cut, loop) in enumerate(zip(cuts, loops)) if cut.count != loop.count]
+    span = int(partition.grid(space).tiles().max()) - partition.first
+    # Each dimension with extra blocks shifted (the first choices) or drifting; the first
+    # combination whose tiles are free and distinct.
+    for shifts in sorted(itertools.product((True, False), repeat=len(extra)), key=lambda c: -sum(c)):
+        dims, before = list(cuts), 0
+        for d, shift in zip(extra, shifts):
+            if shift:
+                before += middle[d] // blocks[d] * loops[d].stride
+            else:
+                dims[d] = Parts.blocks(shape[d], -(-shape[d] // loops[d].count), loops[d].stride)
+        if any(dims[d].count != loops[d].count for d, shift in zip(extra, shifts) if not shift):
+            continue
+        moved = dataclasses.replace(partition, first=max(partition.first, before))
+        layout = Layout(shape, moved.first - before, tuple(dims))
+        if moved.first + span < num_tiles and _distinct_tiles(layout.grid(), num_tiles):
+            return layout, moved
+    return None
+
+
+def _distinct_tiles(grid: TileGrid, num_tiles: int) -> bool:
+    """Whether a grid's tiles are within the target and none twice."""
+    tiles = grid.tiles()
+    return bool(tiles.min() >= 0 and tiles.max() < num_tiles and np.unique(tiles).size == tiles.size)

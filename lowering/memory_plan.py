@@ -101,12 +101,8 @@ class MemoryPlan(ModulePass):
         liveness = analyze_liveness(module, target.num_tiles)
         if not liveness.names:
             return  # not an L3 module: nothing to place
-        plan = plan_memory(liveness, target, reuse=self.reuse)
-        if self.reuse and not plan.fits() and liveness.weights_resident:
-            # Weights that cannot all stay resident are streamed by each run instead (their
-            # bytes reused between their uses), as a device program too large for its SRAM does.
-            liveness = analyze_liveness(module, target.num_tiles, resident_weights=False)
-            plan = plan_memory(liveness, target, reuse=True)
+        plan = chosen_plan(module, target, self.reuse, liveness)
+        liveness = plan.liveness
         if self.report:
             other = plan_memory(liveness, target, reuse=not self.reuse)
             with_reuse, without = (plan, other) if self.reuse else (other, plan)
@@ -359,6 +355,18 @@ def plan_memory(liveness: Liveness, target: Target, reuse: bool = True) -> Plan:
     footprint = np.zeros(target.num_tiles, dtype=np.int64)
     np.maximum.at(footprint, live.tiles, (offsets + live.bytes)[live.owner])
     return Plan(live, target, reuse, offsets, footprint, _live_bound(live, target.num_tiles))
+
+
+def chosen_plan(module: ir.Operation, target: Target, reuse: bool = True, liveness: Liveness | None = None) -> Plan:
+    """The plan `ipu-memory-plan` keeps: weights resident for the whole program, or, with reuse,
+    when they do not all fit beside the activations, streamed by each run (their bytes reused
+    between their uses), as a device program too large for its SRAM does. `plan.liveness.
+    weights_resident` says which (also False for a program without weights)."""
+    liveness = liveness or analyze_liveness(module, target.num_tiles)
+    plan = plan_memory(liveness, target, reuse=reuse)
+    if reuse and not plan.fits() and liveness.weights_resident:
+        plan = plan_memory(analyze_liveness(module, target.num_tiles, resident_weights=False), target, reuse=True)
+    return plan
 
 
 def _live_bound(live: Liveness, num_tiles: int) -> np.ndarray:

@@ -21,7 +21,19 @@ from ipu_mlir.target import Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from .layout import Layout, Parts, balanced_block
-from .layout_algebra import Partition, collapse_layout, expand_layout, operand_layout, result_layout, shared_loop
+from .layout_algebra import (
+    Partition,
+    aligned_source,
+    collapse_layout,
+    expand_layout,
+    halo_elements,
+    operand_layout,
+    read_accesses,
+    reads,
+    result_layout,
+    shared_loop,
+    slice_view,
+)
 from .pass_registry import ModulePass, register_pass
 from .select_entry import public_functions
 from .serialize import split_oversized
@@ -54,7 +66,10 @@ class Plan(ModulePass):
     fits their loops (no exchange) and their pieces fit the budget, else cut their result
     row-major with at least `grain` elements per tile. Reshapes keep their source's layout when
     it is a view of the result, else are cut along every dimension a view allows. A loop's
-    body is planned once; a tensor it carries keeps its initial value's layout.
+    body is planned once; a tensor it carries keeps its initial value's layout (an input first
+    used by the loop is placed where the body reads it). Unit-stride slices only generics read
+    are windows read in place from their source (a stencil's neighbours: one piece of the grid
+    per part), and a source its reader places gets the parts' blocks (`aligned_source`).
 
     Before:
 
@@ -122,9 +137,12 @@ class _Planner:
             if name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
                 self.unplaced[op.results[0]] = op
                 continue
-            for operand in op.operands:
-                if operand in self.unplaced and not record_of(op):
-                    self.place_unplaced(operand, self.default_layout(_shape(operand)))
+            # A window read in place (`slice_view`) and a loop's initial value are placed by the
+            # compute op reading them (plan_compute, plan_loop).
+            if not record_of(op) and name != "scf.for" and (name != "tensor.extract_slice" or slice_view(op.results[0]) is None):
+                for operand in op.operands:
+                    if operand in self.unplaced:
+                        self.place_unplaced(operand, self.default_layout(_shape(operand)))
             if record_of(op):
                 self.plan_compute(op)
             elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
@@ -144,12 +162,22 @@ class _Planner:
         one left it; ipu-schedule copies the yielded value there, an exchange only when the body
         laid it out otherwise (element-wise bodies keep their largest operand's layout: none)."""
         body = op.regions[0].blocks[0]
-        for index, (init, carried, result) in enumerate(zip(op.operands[3:], body.arguments[1:], op.results)):
-            if init not in self.layouts:
+        carries = list(zip(op.operands[3:], body.arguments[1:], op.results))
+        for index, (init, carried, result) in enumerate(carries):
+            if init in self.unplaced:  # an input first used here: placed where the body reads it
+                self.unplaced[carried] = None
+            elif init not in self.layouts:
                 raise op_error(op, f"carries a tensor.empty (iter_arg #{index}): a carried tensor needs an initial value (fill it)")
-            self.layouts[carried] = self.layouts[result] = self.layouts[init]
+            else:
+                self.layouts[carried] = self.layouts[result] = self.layouts[init]
         split_oversized(op, self.cheapest, self.budget)  # the body's matmuls, like the function's
         self.plan_block(body)
+        for init, carried, result in carries:
+            if init in self.unplaced:
+                if carried in self.unplaced:
+                    self.place_unplaced(carried, self.default_layout(_shape(carried)))
+                self.place_unplaced(init, self.layouts[carried])
+                self.layouts[result] = self.layouts[carried]
 
     def crowded(self, value: ir.Value, block: Layout) -> bool:
         """Whether a weight (a constant, resident for the whole program) would sit on few tiles
@@ -243,6 +271,13 @@ class _Planner:
         if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
             partition = None  # an inherited layout too crowded for this op's pieces: cut afresh
         partition = partition or self.search(space)
+        for read in reads(space):  # the source of windows read in place: in the parts' blocks
+            if read.offsets is not None and read.value in self.unplaced:
+                aligned = aligned_source(read, partition, space, self.target.num_tiles)
+                layout, partition = aligned or (self.default_layout(_shape(read.value)), partition)
+                self.place_unplaced(read.value, layout)
+                for k in read.inputs:  # the windows' mappings, now that their source has one
+                    self.set_layout(op.operands[k].owner, self.slice_layout(op.operands[k].owner))
         for value, accesses in zip(op.operands, space.operands):
             if value in self.unplaced:
                 wanted = operand_layout(space, partition, accesses)
@@ -296,7 +331,7 @@ class _Planner:
     def cheapest(self, space: Space) -> tuple[int, tuple[int, ...]] | None:
         """`cheapest_blocks` within the budget, searched once per distinct loop nest (the layers
         of a deep model are alike)."""
-        key = (space.op.operation.name, space.extents, space.reductions, space.splittable, space.operands, space.result)
+        key = (space.op.operation.name, space.extents, space.reductions, space.splittable, read_accesses(space), space.result)
         key += (str(space.element_type), space.combiner, space.multiples, _body(space.op))
         if key not in self.cheapest_cuts:
             self.cheapest_cuts[key] = cheapest_blocks(space, self.target, self.budget)
@@ -435,7 +470,7 @@ def _memory(space: Space, blocks: tuple[int, ...], target: Target) -> int:
 
 def _estimate(space: Space, blocks, counts, target: Target, element_bytes: int) -> tuple[int, int] | None:
     box = dict(enumerate(blocks))
-    operand_elements = sum(box_elements(accesses, blocks) for accesses in space.operands)
+    operand_elements = sum(box_elements(accesses, blocks) for accesses in read_accesses(space))
     result_elements = math.prod(box[d] for d in space.result)
     dtype = space.element_type
     cycles = tile_cycles(space, blocks, target) + _operand_exchange(space, blocks, counts, target, element_bytes)
@@ -463,12 +498,13 @@ def _operand_exchange(space: Space, blocks, counts, target: Target, element_byte
     strides = _row_major(space, blocks).strides
     inner_first = sorted((d for d, count in enumerate(counts) if count > 1), key=lambda d: strides[d])
     moved = shared = 0
-    for accesses in space.operands:
+    for accesses in read_accesses(space):
         indexed = {a.loop for a in accesses if a.kind != "const" and a.loop is not None}
         holders = math.prod(counts[d] for d in inner_first if d not in indexed)
         outer = next((k for k, d in enumerate(inner_first) if d in indexed), len(inner_first))
         consecutive = math.prod(counts[d] for d in inner_first[:outer])
-        piece = cost_model.exchanged_bytes(box_elements(accesses, blocks) * element_bytes, holders)
+        halo = halo_elements(accesses, blocks)  # comes from the neighbours whatever the holders
+        piece = cost_model.exchanged_bytes((box_elements(accesses, blocks) - halo) * element_bytes, holders) + halo * element_bytes
         moved += piece
         shared += piece if cost_model.shares_exchange_bus(consecutive, holders, target) else 0
     return cost_model.exchange_cycles(moved, target, shared)

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func, scf
+from mlir.dialects import func, scf, tensor
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import Piece, record_of, space_of
@@ -19,7 +19,18 @@ from ipu_mlir.target.diagnostics import op_error
 from . import codelets
 from .exchange import plan_transfers
 from .layout import Layout, Parts
-from .layout_algebra import Partition, collapse_layout, expand_layout, mapping_of, operand_layout, replicas, result_mapping
+from .layout_algebra import (
+    Partition,
+    Read,
+    collapse_layout,
+    expand_layout,
+    mapping_of,
+    operand_layout,
+    reads,
+    replicas,
+    result_mapping,
+    slice_view,
+)
 from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
 from .select_entry import public_functions
@@ -37,8 +48,10 @@ class Schedule(ModulePass):
     """Lower a planned function to an L3 program of buffers, exchanges and compute sets.
 
     Every tensor of the planned entry function becomes an `ipu.buffer` holding each tile's block
-    (views for reshapes); every compute op becomes one superstep: an exchange phase of `ipu.copy`
-    patterns bringing each tile the operand pieces its part reads (`lowering/exchange.py`), the
+    (views for reshapes, and for slices only generics read: the shifted slices of one tensor
+    are one piece of it, each a window of it in the codelet); every compute op becomes one
+    superstep: an exchange phase of `ipu.copy` patterns bringing each tile the operand pieces
+    its part reads (`lowering/exchange.py`), the
     compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
     adds a second superstep exchanging and summing the partial results. Data-movement ops
     (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
@@ -250,6 +263,13 @@ class _Scheduler:
         parallel = all(str(i) == "#linalg.iterator_type<parallel>" for i in ir.ArrayAttr(op.attributes["iterator_types"]))
         return all(k >= len(maps) - 1 or (parallel and maps[k] == maps[-1]) for k in reading)
 
+    def insert_in_place(self, op: ir.OpView, result: Layout) -> str | None:
+        """The carried buffer an `insert_slice` writes its source into, when it inserts into the
+        value that buffer holds and the loop body yields the result in its place with no
+        reader of the old value left (`in_place`): the rest of the result is already there."""
+        target = self.in_place(op, result, [self.get(op, op.operands[0]).buffer])
+        return target if target is not None and self.get(op, op.operands[1]).buffer == target else None
+
     def get(self, op: ir.OpView, value: ir.Value) -> Stored:
         if value not in self.stored:
             raise op_error(op, "uses a tensor with no storage (a tensor.empty read as data?)")
@@ -294,8 +314,10 @@ class _Scheduler:
         partition = Partition.of(op, space)
         parts = partition.parts(space)
         stem = op.operation.name.split(".")[-1]
-        operand_layouts = [operand_layout(space, partition, accesses) for accesses in space.operands]
-        inputs = [self.bring(op, v, layout, stem + "_in") for v, layout in zip(op.operands, operand_layouts)]
+        # Each stored tensor read once: the shifted slices of one tensor (a stencil's
+        # neighbours) read from one piece of it, holding their windows' union.
+        read_list = reads(space)
+        inputs = [self.bring(op, r.value, operand_layout(space, partition, r.accesses), stem + "_in") for r in read_list]
         final = result_mapping(op)
         reduced = math.prod(parts[d].count for d in space.reductions)
         # A reduction cut across tiles starts each piece from the identity; the init joins in
@@ -319,6 +341,8 @@ class _Scheduler:
             pieces = [self.piece(space, parts, accesses, first_parts) for accesses in space.operands]
             box = tuple(parts[d].intervals[first_parts[d]][1] - parts[d].intervals[first_parts[d]][0] for d in space.result)
             record_of(op).codelet(op, codelet, Piece(tuple(pieces), box, uses_init, combiner), self.codelet_ip, op.location)
+            if len(read_list) != len(space.operands):
+                windows_of_reads([self.piece(space, parts, r.accesses, first_parts)[0] for r in read_list], read_list, self.body)
             groups.append((codelet, grid, inputs, [partial]))
         self.execute(stem, groups)
         if reduced > 1:
@@ -403,9 +427,12 @@ class _Scheduler:
 
     def move(self, op: ir.OpView) -> None:
         name = op.operation.name
+        if name == "tensor.extract_slice" and slice_view(op.results[0]) is not None:
+            return  # read in place from its source by every user (`compute`)
         result = result_mapping(op)
         element_type = ir.RankedTensorType(op.results[0].type).element_type
-        dest = self.buffer(name.split(".")[-1], result, element_type, op.location)
+        into = self.insert_in_place(op, result) if name == "tensor.insert_slice" else None
+        dest = into or self.buffer(name.split(".")[-1], result, element_type, op.location)
         rank = len(result.shape)
         if name == "tensor.extract_slice":
             offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))
@@ -415,7 +442,7 @@ class _Scheduler:
         elif name == "tensor.insert_slice":
             offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))
             source = self.get(op, op.operands[0])
-            for box, steps in _complement(result.shape, tuple(zip(offsets, sizes, strides))):
+            for box, steps in [] if into else _complement(result.shape, tuple(zip(offsets, sizes, strides))):
                 self.copy(self.get(op, op.operands[1]), dest, result, None, box, steps)
             full = Stored(source.buffer, _with_unit_dims(source.layout, sizes, rank_drop(op)))
             self.copy(full, dest, result, offsets, None, tuple((1, s) for s in strides))
@@ -446,6 +473,36 @@ class _Scheduler:
             self.copy(self.get(op, op.operands[0]), dest, result, low)
         ipu.sync("internal", ip=self.ip)  # the copies land before anything reads them
         self.stored[op.results[0]] = Stored(dest, result)
+
+
+def windows_of_reads(shapes: list[tuple[int, ...]], read_list: list[Read], module_body: ir.Block) -> None:
+    """Makes the codelet just built (the module's last op) take one piece per read, of
+    `shapes`, in place of one per input: an input that is a window of a read's piece becomes a
+    `tensor.extract_slice` of it at its offsets (a vertex reading a region of its input in
+    place: the reader prices the reads, the window costs nothing of its own)."""
+    function = module_body.operations[len(module_body.operations) - 1]
+    block = function.regions[0].blocks[0]
+    old = list(block.arguments)  # the inputs, then the init if the vertex reads one
+    count = sum(len(r.inputs) for r in read_list)
+    loc = function.location
+    element_types = [ir.RankedTensorType(old[r.inputs[0]].type).element_type for r in read_list]
+    pieces = [block.add_argument(ir.RankedTensorType.get(list(shape), t), loc) for shape, t in zip(shapes, element_types)]
+    for stale in old[count:]:  # the init stays behind the pieces
+        stale.replace_all_uses_with(block.add_argument(stale.type, loc))
+    first = ir.InsertionPoint(block.operations[0])
+    for r, piece in zip(read_list, pieces):
+        for k, at in zip(r.inputs, r.offsets or [None]):
+            if at is None:
+                old[k].replace_all_uses_with(piece)
+                continue
+            sizes = list(ir.RankedTensorType(old[k].type).shape)
+            static = [ir.DenseI64ArrayAttr.get(list(v)) for v in (at, sizes, [1] * len(sizes))]
+            window = tensor.ExtractSliceOp(old[k].type, piece, [], [], [], *static, loc=loc, ip=first)
+            old[k].replace_all_uses_with(window.result)
+    for k in reversed(range(len(old))):
+        block.erase_argument(k)
+    results = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments], results))
 
 
 def _static(op: ir.OpView, name: str) -> tuple[int, ...]:

@@ -185,8 +185,20 @@ def codelet_cycles(func_op: ir.OpView, target: Target) -> int:
     total = cost_model.VERTEX_OVERHEAD_CYCLES
     for op in func_op.regions[0].blocks[0].operations:
         record = record_of(op)
+        if record is None and _window_read_in_place(op):
+            continue
         total += record.work(op, record.extents(op), target) if record else cost_model.op_work(op, target)
     return total
+
+
+def _window_read_in_place(op: ir.OpView) -> bool:
+    """A unit-stride `tensor.extract_slice` read only by compute ops (the windows of a stencil's
+    neighbours in one piece, lowering/schedule.py): a vertex reads a region of its input in
+    place, as a Poplar vertex's edge connects to any region of a tile's tensor; the readers'
+    work prices the reads, the window copies nothing."""
+    if op.operation.name != "tensor.extract_slice" or any(s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"])):
+        return False
+    return all(record_of(use.owner) is not None for use in op.results[0].uses)
 
 
 def static_tensor(op: ir.OpView, value_type: ir.Type, role: str) -> ir.RankedTensorType:

@@ -11,10 +11,11 @@ from mlir import ir
 from test_simulator import buffer, copy, d2h, h2d, program, sync
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.lowering.memory_plan import MemoryPlan
+from ipu_mlir.lowering.memory_plan import MemoryPlan, chosen_plan
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.runtime.streams import HostToDevice
+from ipu_mlir.target import load_target
 
 ONE_TILE = '{grain = 4 : i64, kind = "linear", tiles = array<i64: 0, 1, 1>}'
 WEIGHT = "    %w = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>"
@@ -170,3 +171,16 @@ def test_weights_that_cannot_all_stay_resident_are_streamed_each_run():
     assert simulator.profile.load_bytes == 0
     first, second = simulator.run([])
     assert (first == 1.0).all() and (second == 2.0).all()
+
+
+def test_the_chosen_plan_says_resident_or_streamed_as_the_pass_does():
+    """bench/run.py's memory rows report `chosen_plan`, the plan the pass keeps: with weights
+    resident where they fit (2 x 16 KiB), streamed where they do not (2 x 40 KiB on 64 KiB),
+    whose peak is then one weight, not the resident plan's two."""
+    target = load_target("tiny")
+    for words, resident, peak in ((4096, True, 2 * 16384), (10240, False, 40960)):
+        module = two_weights(words)
+        with module.context:
+            plan = chosen_plan(module.operation, target)
+        assert plan.liveness.weights_resident == resident and plan.fits()
+        assert int(plan.footprint.max()) == peak
