@@ -215,7 +215,8 @@ class Conv(ComputeOp):
         layout copies rows of `ow` elements (each row one item: `arrays.assign`) and needs no
         transpose after the product: twice as fast as (oh * ow, taps) columns on 1,472 tiles.
         The columns keep the input's own batch shape and the product broadcasts it against the
-        filter's, so neither operand is copied per tile of the other."""
+        filter's, so neither operand is copied per tile of the other. A 1 x 1 convolution with
+        stride 1 and no padding multiplies the input itself (a view): its columns are its rows."""
         (sh, sw), (dh, dw), (top, left, bottom, right), groups = op.strides, op.dilations, op.padding, op.groups
         (n, c, h, w), (f, cg, kh, kw), result_shape = shape(op.input), shape(op.filter), shape(op.result)
         oh, ow = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1, (w + left + right - dw * (kw - 1) - 1) // sw + 1
@@ -224,6 +225,7 @@ class Conv(ComputeOp):
         enter, leave = accumulation(dtype_of(op, op.input), dtype_of(op, op.result))
         fg, taps = f // groups, cg * kh * kw
         padded = (n, c, h + top + bottom, w + left + right)
+        pointwise = kh == kw == 1 and (sh, sw) == (1, 1) and not (top or left or bottom or right)
 
         def kernel(x: np.ndarray, k: np.ndarray) -> np.ndarray:
             x, k = enter(x), enter(k)
@@ -233,15 +235,18 @@ class Conv(ComputeOp):
                 xp[..., top : top + h, left : left + w] = x
             else:
                 xp = x
-            s = xp.strides[batch:]
-            windows = as_strided(
-                xp,
-                (*tiles, n, groups, cg, kh, kw, oh, ow),
-                (*xp.strides[:batch], s[0], cg * s[1], s[1], dh * s[2], dw * s[3], sh * s[2], sw * s[3]),
-                writeable=False,
-            )
-            columns = np.empty((*tiles, n, groups, taps, oh * ow), x.dtype)
-            assign(columns.reshape(windows.shape), windows)
+            if pointwise:  # the input is its own columns: no copy
+                columns = xp.reshape(*tiles, n, groups, taps, oh * ow)
+            else:
+                s = xp.strides[batch:]
+                windows = as_strided(
+                    xp,
+                    (*tiles, n, groups, cg, kh, kw, oh, ow),
+                    (*xp.strides[:batch], s[0], cg * s[1], s[1], dh * s[2], dw * s[3], sh * s[2], sw * s[3]),
+                    writeable=False,
+                )
+                columns = np.empty((*tiles, n, groups, taps, oh * ow), x.dtype)
+                assign(columns.reshape(windows.shape), windows)
             product = np.matmul(k.reshape(*k.shape[:batch], 1, groups, fg, taps), columns)  # (*batch, n, groups, fg, oh * ow)
             return leave(product.reshape(*product.shape[:batch], n, f, oh, ow))
 
