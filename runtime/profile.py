@@ -82,6 +82,7 @@ class Superstep:
         sources=None,
         source_starts=None,
         tiles_per_bus: int = 1,
+        shared: np.ndarray | None = None,
     ) -> None:
         """Each sender tile sends, and each receiver tile receives, one message (tiles repeat).
         With `sources` (the source tile of each receiver's message), a message whose source is
@@ -89,7 +90,8 @@ class Superstep:
         (`cost_model.copy_work`, added to the superstep's compute by `finish`). A multicast
         (fewer senders than receivers) is still sent once. With `source_starts` too (where each
         message starts on its source tile), a message that every tile of a super tile (runs of
-        `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`)."""
+        `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`);
+        `shared` says which do in its place, worked out from a copy's affine forms (runtime/bus.py)."""
         self.ops.append(op)
         if sources is not None:
             sources = np.asarray(sources)
@@ -101,6 +103,7 @@ class Superstep:
                 senders = senders[~local] if len(senders) == len(receivers) else senders
                 receivers, sources = receivers[~local], sources[~local]
                 source_starts = None if source_starts is None else np.asarray(source_starts)[~local]
+                shared = None if shared is None else shared[~local]
                 if not len(receivers):
                     return
         if self.bytes_received_per_tile is None:
@@ -108,8 +111,10 @@ class Superstep:
             self.shared_bytes_per_tile = np.zeros(num_tiles, np.int64)
         self.bytes_received_per_tile += np.bincount(receivers, minlength=num_tiles) * message_bytes
         self.bytes_sent_per_tile += np.bincount(senders, minlength=num_tiles) * message_bytes
-        if source_starts is not None and tiles_per_bus > 1 and len(senders) < len(receivers):  # only a multicast shares
+        multicast = tiles_per_bus > 1 and len(senders) < len(receivers)  # only a multicast shares
+        if multicast and shared is None and source_starts is not None:
             shared = _bus_shared(receivers, sources, np.asarray(source_starts), tiles_per_bus)
+        if multicast and shared is not None:
             self.shared_bytes_per_tile += np.bincount(receivers[shared], minlength=num_tiles) * message_bytes
 
     def add_compute(self, cycles_per_tile: np.ndarray, op: dict[str, str]) -> None:

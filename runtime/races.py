@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .memory import Buffer, Region, Site, Strided
+from .replicas import restrict
 
 
 @dataclass(frozen=True)
@@ -101,30 +102,95 @@ def check_races(accesses: list[Access], phase: str) -> None:
 
 
 def _meeting(accesses: list[Access]) -> list[Access]:
-    """The accesses whose bytes, over all their tiles, meet those of a write other than their
-    own, in order: only they can race. A phase's reads of its sources and its writes of distinct
-    destinations (which the memory plan places apart) mostly drop out here, a sweep over one
-    address range per access, before the check per tile and byte, whose cost is in the tiles."""
+    """The accesses whose bytes meet those of a write other than their own, in order: only
+    they can race. Two sieves, each exact about what it keeps out: first one address range
+    per access over all its tiles (a phase's reads of its sources and its writes of distinct
+    destinations, which the memory plan places apart, mostly drop out), then per tile the
+    range an access spans there, from its affine forms (runtime/memory.py's `Strided`) for a
+    copy's side, so a halo copy of millions of grid points on a thousand tiles is a thousand
+    ranges (two writes of one buffer on interleaved tiles drop out). What is left is checked
+    per tile and byte, whose cost is in the grid points."""
     touching = [a for a in accesses if a.region.count]
     ranges = np.array([_addresses(a) for a in touching], np.int64).reshape(-1, 2)
     write = np.array([a.write for a in touching], bool)
+    met = _met(ranges[:, 0], ranges[:, 1], np.arange(len(touching)), write, len(touching))
+    met |= np.array([a.write and _may_meet_itself(a) for a in touching], bool)
+    touching = [a for a, keep in zip(touching, met) if keep]
+    if not touching:
+        return []
+    span = max(a.buffer.base + a.buffer.bytes for a in touching) + 1
+    spans = [_per_tile(a, span) for a in touching]
+    owner = np.repeat(np.arange(len(touching)), [lo.size for lo, _, _ in spans])
+    lo, hi = (np.concatenate([span_[k] for span_ in spans]) for k in (0, 1))
+    write = np.array([a.write for a in touching], bool)
+    met = _met(lo, hi, owner, write[owner], len(touching)) | np.array([alone for _, _, alone in spans], bool)
+    return [a for a, keep in zip(touching, met) if keep]
+
+
+def _met(lo: np.ndarray, hi: np.ndarray, owner: np.ndarray, write: np.ndarray, count: int) -> np.ndarray:
+    """Per access (`owner` of each range [lo, hi)), whether one of its ranges meets a write's
+    range: any other write's, or a read's for a write (its own ranges too, if they meet)."""
+    met = np.zeros(count, bool)
     writes, reads = np.flatnonzero(write), np.flatnonzero(~write)
     if not writes.size:
-        return []
-    w_order = writes[np.argsort(ranges[writes, 0], kind="stable")]
-    w_lo, w_hi = ranges[w_order, 0], ranges[w_order, 1]
+        return met
+    w_order = writes[np.argsort(lo[writes], kind="stable")]
+    w_lo, w_hi = lo[w_order], hi[w_order]
     w_reach = np.maximum.accumulate(w_hi)
-    met = np.zeros(len(touching), bool)
     # sorted by start: a write meets an earlier one reaching past its start, or the next one starting before its end
-    met[w_order[1:]] |= w_lo[1:] < w_reach[:-1]
-    met[w_order[:-1]] |= w_lo[1:] < w_hi[:-1]
+    met[owner[w_order[1:][w_lo[1:] < w_reach[:-1]]]] = True
+    met[owner[w_order[:-1][w_lo[1:] < w_hi[:-1]]]] = True
     if reads.size:
-        r_order = reads[np.argsort(ranges[reads, 0], kind="stable")]
-        r_lo, r_reach = ranges[r_order, 0], np.maximum.accumulate(ranges[r_order, 1])
-        for mine, lo, reach in ((reads, w_lo, w_reach), (w_order, r_lo, r_reach)):  # reads meeting a write, writes meeting a read
-            before = np.searchsorted(lo, ranges[mine, 1], side="left")  # those starting before its end
-            met[mine] |= (before > 0) & (reach[np.maximum(before - 1, 0)] > ranges[mine, 0])
-    return [a for a, keep in zip(touching, met) if keep]
+        r_order = reads[np.argsort(lo[reads], kind="stable")]
+        r_lo, r_reach = lo[r_order], np.maximum.accumulate(hi[r_order])
+        for mine, starts, reach in ((reads, w_lo, w_reach), (w_order, r_lo, r_reach)):  # reads meeting a write, writes meeting a read
+            before = np.searchsorted(starts, hi[mine], side="left")  # those starting before its end
+            met[owner[mine[(before > 0) & (reach[np.maximum(before - 1, 0)] > lo[mine])]]] = True
+    return met
+
+
+def _may_meet_itself(access: Access) -> bool:
+    """Whether an access may touch a byte twice: it lists a tile twice, or a `Strided` side
+    repeats one along the axes moving its tile (its pattern of starts is checked per tile)."""
+    region = access.region
+    if not isinstance(region, Strided):
+        return np.unique(region.tiles).size < region.tiles.size
+    tiles = region.forms[1]
+    return restrict(
+        tiles, tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
+    ).has_repeats() or _pattern_overlaps(access)
+
+
+def _pattern_overlaps(access: Access) -> bool:
+    """Whether a `Strided` write's starts along the axes not moving its tile (the same on each
+    of its tiles) are closer than its count: it writes some bytes of a tile twice."""
+    region = access.region
+    tiles, starts = region.forms[1], region.forms[2]
+    pattern = restrict(starts, tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n == 1 or not s), first=0)
+    if pattern.count < 2:
+        return False
+    ordered = np.sort(pattern.tiles())
+    return bool(np.any(ordered[1:] - ordered[:-1] < region.count))
+
+
+def _per_tile(access: Access, span: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Ranges [lo, hi) keyed `tile * span + address` holding an access's bytes on each of its
+    tiles (one per grid point of the axes moving the tile, for a `Strided` side: along the
+    others its starts run over the same pattern on every tile), and whether the access is to
+    be checked whatever they meet: a write whose pattern overlaps itself."""
+    region, buffer = access.region, access.buffer
+    eb, base = buffer.element_bytes, buffer.base
+    if not isinstance(region, Strided):
+        lo = np.broadcast_to(region.lo, region.tiles.shape)
+        keys = region.tiles * span + base + lo * eb
+        return keys, keys + region.count * eb, False
+    tiles, starts = region.forms[1], region.forms[2]
+    moving = tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
+    own = tuple(k for k in range(len(tiles.sizes)) if k not in moving)
+    pattern, first = restrict(starts, own, first=0), restrict(starts, moving).tiles()
+    keys = restrict(tiles, moving).tiles() * span + base
+    alone = access.write and _pattern_overlaps(access)
+    return keys + (first + pattern.min_tile) * eb, keys + (first + pattern.max_tile + region.count) * eb, alone
 
 
 def _addresses(access: Access) -> tuple[int, int]:

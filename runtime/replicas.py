@@ -120,11 +120,49 @@ def _signatures(write: Write, classes: dict[str, np.ndarray], groupings: dict[Ti
         for name in write.outputs:
             yield name, write.tiles, signature
     else:
+        separable = _copy_signature(write, classes[write.source])
+        if separable is not None:
+            yield (write.dest, *separable)
+            return
         points = _ids([write.dst_starts.tiles(), classes[write.source][write.src_tiles.tiles()], write.src_starts.tiles()], dense=False)
         if write.dst_tiles not in groupings:
             groupings[write.dst_tiles] = _Grouping.of(write.dst_tiles.tiles())
         grouping = groupings[write.dst_tiles]
         yield (write.dest, write.dst_tiles.tiles(), points) if grouping is None else (write.dest, grouping.tiles, grouping.ids(points))
+
+
+def _copy_signature(write: CopyWrite, source: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A copy's (tiles written, id per tile) from its affine forms, over the grid axes along
+    which the destination tile moves, not over every grid point (a convolution's halo copy of
+    ResNet-50 has 2.4 million points on 1,190 tiles); None when those axes repeat a tile.
+
+    A destination tile's messages, in grid order over the other (its own) axes, are the
+    triples (dest start, source class, source start), each form a part fixed by the tile plus
+    a part over its own axes that is the same for every tile. Two tiles' lists are then equal
+    exactly when their fixed parts of both starts are, and the source classes along their own
+    axes, a row that depends on the tile only by its source tile's fixed part (one row per
+    distinct part; axes along which the source tile stays repeat a column and are left out)."""
+    sizes = write.dst_tiles.sizes
+    moving = tuple(k for k, (n, s) in enumerate(zip(sizes, write.dst_tiles.strides)) if n > 1 and s)
+    own = tuple(k for k in range(len(sizes)) if k not in moving)
+    dest = restrict(write.dst_tiles, moving)
+    if dest.has_repeats():
+        return None
+    fixed = restrict(write.src_tiles, moving).tiles()
+    along = tuple(k for k in own if write.src_tiles.strides[k])
+    if along:
+        parts, which = np.unique(fixed, return_inverse=True)
+        row = restrict(write.src_tiles, along, first=0).tiles()
+        column = _row_ids(source[parts[:, None] + row[None, :]])[which.reshape(-1)]
+    else:
+        column = source[fixed]
+    starts = [restrict(form, moving).tiles() for form in (write.dst_starts, write.src_starts)]
+    return dest.tiles(), _ids([starts[0], column, starts[1]])
+
+
+def restrict(form: TileGrid, axes: tuple[int, ...], first: int | None = None) -> TileGrid:
+    """An affine form over the grid's `axes` only (the others at index 0)."""
+    return TileGrid(form.first if first is None else first, tuple(form.sizes[k] for k in axes), tuple(form.strides[k] for k in axes))
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target, target_of
 
+from .bus import bus_shared
 from .codelet import CodeletError, compile_codelet
 from .memory import (
     Buffer,
@@ -319,6 +320,10 @@ class _Planner:
             # one message to several tiles: exchange multicasts it, so it is sent once.
             once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
             senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
+            per_bus = self.target.exchange_tiles_per_shared_bus
+            shared = None  # which receivers get the same message as their super tile (from the forms when they allow)
+            if per_bus > 1 and senders.size < sides[1].tiles.size:
+                shared = bus_shared(dst_grid, src_grid, starts[0], per_bus, self.target.num_tiles)
             self.current.add_exchange(
                 senders,
                 sides[1].tiles,
@@ -326,8 +331,9 @@ class _Planner:
                 self.target.num_tiles,
                 site.record(source=source.name, dest=dest.name),
                 sides[0].tiles,
-                sides[0].starts,  # with the tiles, which receivers get the same message (super-tile sharing)
-                self.target.exchange_tiles_per_shared_bus,
+                sides[0].starts if shared is None else None,
+                per_bus,
+                shared,
             )
             actor = len(self.exchange)
             self.exchange += [

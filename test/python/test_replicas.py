@@ -99,6 +99,47 @@ def test_classes_flow_around_a_cycle_of_copies():
     assert partition(classes["w"]) == [[0], [1, 2, 3], [4, 5, 6, 7]]
 
 
+def random_copy(rng: np.random.Generator, source: str, dest: str) -> CopyWrite:
+    """A copy over a random grid of up to 4 axes on 8 tiles: small strides, some 0 (a tile or
+    start held along an axis), destination tiles in range (repeats allowed)."""
+    rank = int(rng.integers(1, 5))
+    sizes = tuple(int(n) for n in rng.integers(1, 4, rank))
+
+    def form(first: int, strides: list[int]) -> TileGrid:
+        return TileGrid(first, sizes, tuple(strides))
+
+    def tiles() -> TileGrid:
+        strides = [int(s) if rng.random() < 0.6 else 0 for s in rng.integers(1, 3, rank)]
+        reach = sum((n - 1) * s for n, s in zip(sizes, strides))
+        return form(int(rng.integers(0, max(1, TILES - reach))), strides) if reach < TILES else form(0, [0] * rank)
+
+    def starts() -> TileGrid:
+        return form(int(rng.integers(0, 3)), [int(s) if rng.random() < 0.5 else 0 for s in rng.integers(1, 9, rank)])
+
+    return CopyWrite(source, dest, tiles(), starts(), tiles(), starts())
+
+
+def test_copies_split_classes_alike_from_their_forms_and_from_listed_points(monkeypatch):
+    # The separable signature (a row of source classes per destination tile) against the
+    # listed one (every grid point, grouped by destination tile), on random programs.
+    from ipu_mlir.runtime import replicas
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        names = ["x", "u", "w"]
+        writes = [
+            StreamWrite("x", ALL[: int(rng.integers(1, TILES + 1))]),
+            broadcast("x", "u", 0, 0, TILES),
+            broadcast("x", "u", 1, 0, 3, 4),
+        ]
+        writes += [random_copy(rng, str(rng.choice(names)), str(rng.choice(names[1:]))) for _ in range(5)]
+        found = tile_classes(dict.fromkeys(names, ALL), writes, TILES)
+        with monkeypatch.context() as patched:
+            patched.setattr(replicas, "_copy_signature", lambda write, source: None)
+            listed = tile_classes(dict.fromkeys(names, ALL), writes, TILES)
+        assert {k: partition(v) for k, v in found.items()} == {k: partition(v) for k, v in listed.items()}
+
+
 MLP = """
 module attributes {ipu.target = "tiny"} {
   func.func @main(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<16x32xf32> {
