@@ -123,6 +123,14 @@ class _Planner:
         self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = {} if checked is None else checked.codelets
         self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
         self.writes: list[Write] = []  # for runtime/replicas.py
+        self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
+        self.checked = checked
+        # buffers whose rows are the checked plan's (no tile has a replica): copies between them are alike
+        self.unreplicated = (
+            set()
+            if checked is None
+            else {n for n, b in self.buffers.items() if np.array_equal(b.row_of_tile, checked.buffers[n].row_of_tile)}
+        )
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
         self.repeat = 1
@@ -298,6 +306,11 @@ class _Planner:
         # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning).
         source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
         self._written(dest.name)
+        if self.checked is not None and source.name in self.unreplicated and dest.name in self.unreplicated:
+            # rows as in the checked plan: its pieces (the checked run proved that no axis of
+            # the grid writes one place twice, so none would be cut to its first point here)
+            self.pieces.append(self.checked.pieces[len(self.pieces)])
+            return Copy(site, source, dest, self.pieces[-1])
         size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
         src_offset, dst_offset = op.src_offset, op.dst_offset
         sides = []
@@ -315,6 +328,7 @@ class _Planner:
                     sides = [side.take(axis, 0, 1, sizes) for side in sides]
                     sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
         pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
+        self.pieces.append(pieces)
         if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
             # A grid dimension along which neither the source tile nor its offset moves repeats
             # one message to several tiles: exchange multicasts it, so it is sent once.
