@@ -102,7 +102,11 @@ def _segments(
 ) -> dict[_Segment, list[tuple[int, int]]]:
     """Per look-alike segment, the (destination part, source part) pairs having it. Elements
     are counted by t: source `box[0] + src_step * t`, destination `box[0] + shift + dst_step * t`."""
-    src_parts, dst_parts = src.dims[k].intervals, dst.dims[k].intervals
+    dst_parts = dst.dims[k].intervals
+    # A source stored with halos (overlapping parts, `halo_storage`) sends each element from the
+    # first part holding it: a part sends up to where the next one starts.
+    src_parts = src.dims[k].intervals
+    sends = [min(hi, nxt[0]) for (_, hi), nxt in zip(src_parts, src_parts[1:])] + [src_parts[-1][1]]
     src_step, dst_step = steps
     first, count = box[0], _ceil_div(box[1] - box[0], src_step)
     starts = [lo for lo, _ in src_parts]
@@ -117,7 +121,7 @@ def _segments(
         while s < len(src_parts) and src_parts[s][0] < hi:
             slo, shi = src_parts[s]
             a = max(t0, _ceil_div(slo - first, src_step))
-            b = min(t1, _ceil_div(shi - first, src_step))
+            b = min(t1, _ceil_div(sends[s] - first, src_step))
             if a < b:
                 src_at, dst_at = first + src_step * a, first + shift + dst_step * a
                 segment = _Segment(src_at - slo, dst_at - dlo, b - a, shi - slo, dhi - dlo, src_step, dst_step)

@@ -27,6 +27,7 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import BlockMapping, MalformedAttribute, PartitionAttr, TileGrid, decode_mapping
+from ipu_mlir.dialects.ops import space_of
 from ipu_mlir.dialects.ops.generic import box_elements
 from ipu_mlir.dialects.ops.space import Access
 from ipu_mlir.target.diagnostics import op_error
@@ -348,3 +349,32 @@ def _distinct_tiles(grid: TileGrid, num_tiles: int) -> bool:
     """Whether a grid's tiles are within the target and none twice."""
     tiles = grid.tiles()
     return bool(tiles.min() >= 0 and tiles.max() < num_tiles and np.unique(tiles).size == tiles.size)
+
+
+def halo_storage(carried: ir.Value) -> Layout | None:
+    """The layout of the pieces a loop body's one reader of the carried tensor `carried` takes,
+    when it is a generic reading it only through windows (`reads`), the body's other use of
+    it is the insert of its new value, and the pieces, halos included, hold every element:
+    the grid is then stored so (overlapping blocks), read in place each step, and the insert's
+    copy of the new interior sends each tile the halo it reads. Else None."""
+    readers = set()
+    for use in carried.uses:
+        user = use.owner
+        if user.operation.name == "tensor.insert_slice" and use.operand_number == 1:
+            continue
+        if user.operation.name != "tensor.extract_slice" or slice_view(user.results[0]) is None:
+            return None
+        readers |= {inner.owner for inner in user.results[0].uses}
+    if len(readers) != 1:
+        return None
+    (reader,) = readers
+    space = space_of(reader)
+    mine = [read for read in reads(space) if read.value == carried]
+    if len(mine) != 1:
+        return None
+    layout = operand_layout(space, Partition.of(reader, space), mine[0].accesses)
+    covers = all(
+        d.intervals[0][0] == 0 and d.intervals[-1][1] == size and all(b[0] <= a[1] for a, b in zip(d.intervals, d.intervals[1:]))
+        for d, size in zip(layout.dims, layout.shape)
+    )
+    return layout if covers and not layout.replicate else None

@@ -24,6 +24,7 @@ from .layout_algebra import (
     Read,
     collapse_layout,
     expand_layout,
+    halo_storage,
     mapping_of,
     operand_layout,
     reads,
@@ -178,11 +179,17 @@ class _Scheduler:
         copied in at the end of each iteration (`carry`); after the loop the buffer holds the
         result."""
         body = op.regions[0].blocks[0]
+        haloed = []
         for init, carried, result in zip(op.operands[3:], body.arguments[1:], op.results):
             source = self.get(op, init)
-            buffer = self.buffer("carried", source.layout, ir.RankedTensorType(init.type).element_type, op.location)
-            self.copy(source, buffer, source.layout)
-            self.stored[carried] = self.stored[result] = Stored(buffer, source.layout)
+            # A grid read only through windows is kept as its reader's pieces, halos included:
+            # the reader reads it in place, the insert of its new interior sends the halos.
+            layout = halo_storage(carried) or source.layout
+            buffer = self.buffer("carried", layout, ir.RankedTensorType(init.type).element_type, op.location)
+            self.copy(source, buffer, layout)
+            self.stored[carried] = self.stored[result] = Stored(buffer, layout)
+            if layout != source.layout:
+                haloed.append((result, source.layout))
         if len(body.arguments) > 1:
             ipu.sync("internal", ip=self.ip)
         bounds = [value.owner.operation.clone(ip=self.ip).results[0] for value in op.operands[:3]]
@@ -192,6 +199,10 @@ class _Scheduler:
         for inner in body.operations:
             self.lower(inner)
         self.ip, self.preheader = outer, preheader
+        for result, layout in haloed:  # after the loop, its result in blocks again
+            self.stored[result] = Stored(self.bring(op, result, layout, "carried"), layout)
+        if haloed:
+            ipu.sync("internal", ip=self.ip)
 
     def carry(self, op: ir.OpView) -> None:
         """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
@@ -219,13 +230,14 @@ class _Scheduler:
             ipu.sync("internal", ip=self.ip)
         scf.YieldOp([], ip=self.ip)
 
-    def in_place(self, op: ir.OpView, final: Layout, inputs: list[str]) -> str | None:
+    def in_place(self, op: ir.OpView, final: Layout | None, inputs: list[str]) -> str | None:
         """The carried buffer `op` writes its result into, when the enclosing loop body yields
         the result in that tensor's place, laid out as that buffer is, and the old value has no
         reader left: none after `op` in the body (the yield included, whose copy this saves),
         none among `inputs` (the buffers `op`'s vertices read) but the carried buffer itself
         read element for element where it is written (an input of a generic indexed as its
-        result, or its init). Else None: the result gets its own buffer and the yield copies it."""
+        result, or its init). Else None: the result gets its own buffer and the yield copies it.
+        `final` None: in whatever layout the buffer has (a copy can write it there)."""
         loop = op.operation.parent
         if loop.name != "scf.for":
             return None
@@ -235,7 +247,7 @@ class _Scheduler:
         if len(positions) != 1:
             return None
         target = self.stored[body.arguments[1 + positions[0]]]
-        if target.layout != final or not self.element_for_element(op, inputs, target.buffer):
+        if final not in (None, target.layout) or not self.element_for_element(op, inputs, target.buffer):
             return None
         later, seen = [], False
         for after in body.operations:
@@ -263,12 +275,13 @@ class _Scheduler:
         parallel = all(str(i) == "#linalg.iterator_type<parallel>" for i in ir.ArrayAttr(op.attributes["iterator_types"]))
         return all(k >= len(maps) - 1 or (parallel and maps[k] == maps[-1]) for k in reading)
 
-    def insert_in_place(self, op: ir.OpView, result: Layout) -> str | None:
-        """The carried buffer an `insert_slice` writes its source into, when it inserts into the
-        value that buffer holds and the loop body yields the result in its place with no
-        reader of the old value left (`in_place`): the rest of the result is already there."""
-        target = self.in_place(op, result, [self.get(op, op.operands[0]).buffer])
-        return target if target is not None and self.get(op, op.operands[1]).buffer == target else None
+    def insert_in_place(self, op: ir.OpView) -> Stored | None:
+        """The carried buffer an `insert_slice` writes its source into, in that buffer's layout,
+        when it inserts into the value that buffer holds and the loop body yields the result in
+        its place with no reader of the old value left (`in_place`): the rest is already there."""
+        target = self.in_place(op, None, [self.get(op, op.operands[0]).buffer])
+        into = self.get(op, op.operands[1])
+        return into if target is not None and into.buffer == target else None
 
     def get(self, op: ir.OpView, value: ir.Value) -> Stored:
         if value not in self.stored:
@@ -431,8 +444,10 @@ class _Scheduler:
             return  # read in place from its source by every user (`compute`)
         result = result_mapping(op)
         element_type = ir.RankedTensorType(op.results[0].type).element_type
-        into = self.insert_in_place(op, result) if name == "tensor.insert_slice" else None
-        dest = into or self.buffer(name.split(".")[-1], result, element_type, op.location)
+        into = self.insert_in_place(op) if name == "tensor.insert_slice" else None
+        if into is not None:
+            result = into.layout  # the carried buffer's (its reader's pieces, halos included)
+        dest = into.buffer if into else self.buffer(name.split(".")[-1], result, element_type, op.location)
         rank = len(result.shape)
         if name == "tensor.extract_slice":
             offsets, sizes, strides = (_static(op, k) for k in ("static_offsets", "static_sizes", "static_strides"))

@@ -101,6 +101,16 @@ def test_overlapping_halo_regions():
     assert len(transfers) <= 6
 
 
+@pytest.mark.parametrize("dst_block", [(8, 8), (3, 8), (16, 3)])
+def test_a_source_stored_with_halos_sends_each_element_once(dst_block):
+    """A grid stored as its stencil's pieces (rows 4j .. 4j+5 on part j: `halo_storage`) holds
+    most rows twice; each destination element comes from the first part holding it."""
+    parts = Parts(tuple((4 * j, min(16, 4 * j + 6)) for j in range(4)), 1)
+    src = Layout((16, 8), 0, (parts, Parts.blocks(8, 8, 0)))
+    dst = Layout.blocks((16, 8), dst_block, 30, (-(-8 // dst_block[1]), 1))
+    _check((16, 8), src, dst)
+
+
 def test_shift_and_box_for_slices():
     src = Layout.blocks((10, 6), (5, 6), 0, (1, 0))
     dst = Layout.blocks((4, 6), (2, 3), 4, (2, 1))

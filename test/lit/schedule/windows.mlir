@@ -9,7 +9,9 @@
 // -----
 
 // A 3-point stencil over rows, 10x64 on tiny: the generic cuts its 8 rows into 4 parts of 2,
-// the grid (placed by its reader) 5 blocks of 2 rows; part j reads rows 2j .. 2j+3.
+// the grid (placed by its reader) 5 blocks of 2 rows; part j reads rows 2j .. 2j+3. The pieces,
+// columns 1 .. 62, do not hold the grid's first and last columns, so the grid stays in blocks
+// and each step brings the pieces.
 
 // CHECK-LABEL: "ipu.buffer"() {sym_name = "arg0_0"
 // CHECK-NOT: sym_name = "extract_slice
@@ -47,6 +49,54 @@ module attributes {ipu.target = "tiny"} {
         linalg.yield %y : f32
       } -> tensor<8x62xf32>
       %next = tensor.insert_slice %v into %u[1, 1] [8, 62] [1, 1] : tensor<8x62xf32> into tensor<10x64xf32>
+      scf.yield %next : tensor<10x64xf32>
+    }
+    return %r : tensor<10x64xf32>
+  }
+}
+
+// -----
+
+// The same over whole rows: the pieces (rows j .. j+2 on part j), halos included, hold every
+// element of the grid, and the grid is read only through them, so the carried grid is stored
+// as those pieces (`halo_storage`): the generic reads it in place, with no copy before it, and
+// the insert's copy of each new row goes to its own piece and to the halos of the pieces
+// beside it. After the loop the grid goes back into blocks.
+
+// CHECK-LABEL: "ipu.buffer"() {sym_name = "arg0_0", tiles = array<i64: 0, 10, 1, 1, 1>, type = memref<64xf32>}
+// CHECK-NEXT: "ipu.buffer"() {sym_name = "carried0", tiles = array<i64: 1, 8, 1, 1, 1>, type = memref<192xf32>}
+// CHECK-NEXT: "ipu.buffer"() {sym_name = "generic0", tiles = array<i64: 1, 8, 1, 1, 1>, type = memref<64xf32>}
+// CHECK-NEXT: "ipu.buffer"() {sym_name = "carried1", tiles = array<i64: 0, 10, 1, 1, 1>, type = memref<64xf32>}
+// CHECK: scf.for
+// CHECK-NEXT: "ipu.execute"() {compute_set = @generic_cs0}
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: "ipu.copy"() {dest = @carried0, dst_offset = array<i64: 64, 0>, dst_tiles = array<i64: 1, 8, 1>, size = 64 : i64, source = @generic0
+// CHECK-NEXT: "ipu.copy"() {dest = @carried0, dst_offset = array<i64: 0, 0, 128>, dst_tiles = array<i64: 2, 7, 1, 2, -1>, size = 64 : i64, source = @generic0
+// CHECK-NEXT: "ipu.sync"() {kind = "internal"}
+// CHECK-NEXT: }
+// CHECK-NEXT: "ipu.copy"() {dest = @carried1, {{.*}}source = @carried0
+// CHECK: "ipu.device_to_host"() {buffer = @carried1
+// CHECK: "ipu.vertex_group"() {codelet = @generic_v0, inputs = [@carried0], outputs = [@generic0]
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {ipu.target = "tiny"} {
+  func.func @rows(%u0: tensor<10x64xf32>) -> tensor<10x64xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %r = scf.for %t = %c0 to %c4 step %c1 iter_args(%u = %u0) -> tensor<10x64xf32> {
+      %n = tensor.extract_slice %u[0, 0] [8, 64] [1, 1] : tensor<10x64xf32> to tensor<8x64xf32>
+      %c = tensor.extract_slice %u[1, 0] [8, 64] [1, 1] : tensor<10x64xf32> to tensor<8x64xf32>
+      %s = tensor.extract_slice %u[2, 0] [8, 64] [1, 1] : tensor<10x64xf32> to tensor<8x64xf32>
+      %e = tensor.empty() : tensor<8x64xf32>
+      %v = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%n, %c, %s : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+      ^bb0(%a: f32, %b: f32, %d: f32, %o: f32):
+        %x = arith.addf %a, %d : f32
+        %y = arith.addf %x, %b : f32
+        linalg.yield %y : f32
+      } -> tensor<8x64xf32>
+      %next = tensor.insert_slice %v into %u[1, 0] [8, 64] [1, 1] : tensor<8x64xf32> into tensor<10x64xf32>
       scf.yield %next : tensor<10x64xf32>
     }
     return %r : tensor<10x64xf32>
