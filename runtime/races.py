@@ -3,9 +3,12 @@ order, so no two may write the same bytes of a tile, nor one read bytes another 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from ipu_mlir.dialects.attrs import TileGrid
 
 from .memory import Buffer, Region, Site, Strided
 from .replicas import restrict
@@ -151,46 +154,42 @@ def _met(lo: np.ndarray, hi: np.ndarray, owner: np.ndarray, write: np.ndarray, c
 
 def _may_meet_itself(access: Access) -> bool:
     """Whether an access may touch a byte twice: it lists a tile twice, or a `Strided` side
-    repeats one along the axes moving its tile (its pattern of starts is checked per tile)."""
+    repeats one along the axes moving its tile or overlaps its own pattern of starts."""
     region = access.region
     if not isinstance(region, Strided):
         return np.unique(region.tiles).size < region.tiles.size
-    tiles = region.forms[1]
-    return restrict(
-        tiles, tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
-    ).has_repeats() or _pattern_overlaps(access)
-
-
-def _pattern_overlaps(access: Access) -> bool:
-    """Whether a `Strided` write's starts along the axes not moving its tile (the same on each
-    of its tiles) are closer than its count: it writes some bytes of a tile twice."""
-    region = access.region
-    tiles, starts = region.forms[1], region.forms[2]
-    pattern = restrict(starts, tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n == 1 or not s), first=0)
-    if pattern.count < 2:
-        return False
-    ordered = np.sort(pattern.tiles())
-    return bool(np.any(ordered[1:] - ordered[:-1] < region.count))
+    _, _, _, repeats, overlaps = _strided_spans(region.forms[1], region.forms[2], region.count)
+    return repeats or overlaps
 
 
 def _per_tile(access: Access, span: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """Ranges [lo, hi) keyed `tile * span + address` holding an access's bytes on each of its
-    tiles (one per grid point of the axes moving the tile, for a `Strided` side: along the
-    others its starts run over the same pattern on every tile), and whether the access is to
-    be checked whatever they meet: a write whose pattern overlaps itself."""
+    tiles, and whether the access is to be checked whatever they meet: a write whose pattern
+    of starts overlaps itself (`_strided_spans`)."""
     region, buffer = access.region, access.buffer
     eb, base = buffer.element_bytes, buffer.base
     if not isinstance(region, Strided):
         lo = np.broadcast_to(region.lo, region.tiles.shape)
         keys = region.tiles * span + base + lo * eb
         return keys, keys + region.count * eb, False
-    tiles, starts = region.forms[1], region.forms[2]
+    tiles, lo, hi, _, overlaps = _strided_spans(region.forms[1], region.forms[2], region.count)
+    keys = tiles * span + base
+    return keys + lo * eb, keys + hi * eb, access.write and overlaps
+
+
+@functools.lru_cache(maxsize=8192)
+def _strided_spans(tiles: TileGrid, starts: TileGrid, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
+    """A `Strided` side over the grid axes moving its tile: per point of them, the tile and
+    the elements [lo, hi) it spans there (along the other axes its starts run over one
+    pattern, the same on every tile); whether those tiles repeat; whether the pattern's
+    windows of `count` overlap (its bytes are then written twice). Made once per distinct side."""
     moving = tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
     own = tuple(k for k in range(len(tiles.sizes)) if k not in moving)
-    pattern, first = restrict(starts, own, first=0), restrict(starts, moving).tiles()
-    keys = restrict(tiles, moving).tiles() * span + base
-    alone = access.write and _pattern_overlaps(access)
-    return keys + (first + pattern.min_tile) * eb, keys + (first + pattern.max_tile + region.count) * eb, alone
+    pattern, first, held = restrict(starts, own, first=0), restrict(starts, moving), restrict(tiles, moving)
+    ordered = np.sort(pattern.tiles())
+    overlaps = bool(np.any(ordered[1:] - ordered[:-1] < count))
+    lo, hi = first.tiles() + pattern.min_tile, first.tiles() + pattern.max_tile + count
+    return held.tiles(), lo, hi, held.has_repeats(), overlaps
 
 
 def _addresses(access: Access) -> tuple[int, int]:

@@ -34,6 +34,7 @@ through an aliasing buffer); out of memory with unplaced buffers.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,6 +70,7 @@ from .memory import (
 from .profile import Profile, Superstep, buffer_lives
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
+from .sides import strided_side
 from .steps import Copy, Execute, Repeat, VertexGroup, prepare
 from .streams import DeviceToHost, HostToDevice
 
@@ -124,6 +126,9 @@ class _Planner:
         self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
         self.writes: list[Write] = []  # for runtime/replicas.py
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
+        self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
+        layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
+        self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
         self.checked = checked
         # buffers whose rows are the checked plan's (no tile has a replica): copies between them are alike
         self.unreplicated = (
@@ -313,39 +318,27 @@ class _Planner:
             return Copy(site, source, dest, self.pieces[-1])
         size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
         src_offset, dst_offset = op.src_offset, op.dst_offset
-        sides = []
-        for buffer, grid, offset, verb in ((source, src_grid, src_offset, "reads"), (dest, dst_grid, dst_offset, "writes")):
-            tiles = grid.tiles()
-            starts = TileGrid(offset[0], grid.sizes, offset[1:]).tiles()  # affine in the grid index, like tiles
-            sides.append(Side(buffer.rows(tiles, site, verb), tiles, starts, buffer.elements, verb == "writes", affine=True))
-        sizes = tuple(src_grid.sizes)
-        if self.checks:
-            starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]
-            self.writes.append(CopyWrite(source.name, dest.name, src_grid, starts[0], dst_grid, starts[1]))
-        else:  # points writing one row (a class of replicas) at one place write the same: once
-            for axis, repeated in enumerate(constant_axes([sides[1].rows, sides[1].starts], sizes)):
-                if repeated and sizes[axis] > 1:
-                    sides = [side.take(axis, 0, 1, sizes) for side in sides]
-                    sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
-        pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
+        starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]  # affine like tiles
+        pieces = self._pieces(source, dest, (src_grid, dst_grid), starts, size, site)
         self.pieces.append(pieces)
         if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
+            self.writes.append(CopyWrite(source.name, dest.name, src_grid, starts[0], dst_grid, starts[1]))
             # A grid dimension along which neither the source tile nor its offset moves repeats
             # one message to several tiles: exchange multicasts it, so it is sent once.
             once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
             senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
             per_bus = self.target.exchange_tiles_per_shared_bus
             shared = None  # which receivers get the same message as their super tile (from the forms when they allow)
-            if per_bus > 1 and senders.size < sides[1].tiles.size:
+            if per_bus > 1 and senders.size < dst_grid.count:
                 shared = bus_shared(dst_grid, src_grid, starts[0], per_bus, self.target.num_tiles)
             self.current.add_exchange(
                 senders,
-                sides[1].tiles,
+                dst_grid.tiles(),
                 size * dest.element_bytes,
                 self.target.num_tiles,
                 site.record(source=source.name, dest=dest.name),
-                sides[0].tiles,
-                sides[0].starts if shared is None else None,
+                src_grid.tiles(),
+                starts[0].tiles() if shared is None else None,
                 per_bus,
                 shared,
             )
@@ -356,6 +349,32 @@ class _Planner:
                 for buffer, region, write in zip((source, dest), piece, (False, True))
             ]
         return Copy(site, source, dest, pieces)
+
+    def _pieces(self, source: Buffer, dest: Buffer, grids: tuple[TileGrid, TileGrid], starts: list[TileGrid], size: int, site: Site):
+        """A copy's pieces, planned once per distinct copy: what they depend on is the copy's
+        forms, its size and its buffers' elements per row and rows of tiles, so a layer's
+        copies repeated by later layers of its shape cost a dictionary look-up. Each copy gets
+        regions of its own (`Buffer.write` tells writes apart by identity)."""
+        key = (self.row_keys[source.name], self.row_keys[dest.name], source.elements, dest.elements, grids, tuple(starts), size)
+        if key in self.planned:
+            return [tuple(copy.copy(region) for region in piece) for piece in self.planned[key]]
+        whole = tuple(strided_side(*side, size, write, site) for side, write in zip(zip((source, dest), grids, starts), (False, True)))
+        if None not in whole:  # affine on both sides: one strided view each, from the forms
+            self.planned[key] = [whole]
+            return self.planned[key]
+        sides = []
+        for buffer, grid, start, verb in zip((source, dest), grids, starts, ("reads", "writes")):
+            tiles = grid.tiles()
+            sides.append(Side(buffer.rows(tiles, site, verb), tiles, start.tiles(), buffer.elements, verb == "writes", affine=True))
+        sizes = tuple(grids[0].sizes)
+        if not self.checks:  # points writing one row (a class of replicas) at one place write the same: once
+            for axis, repeated in enumerate(constant_axes([sides[1].rows, sides[1].starts], sizes)):
+                if repeated and sizes[axis] > 1:
+                    sides = [side.take(axis, 0, 1, sizes) for side in sides]
+                    sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
+        pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
+        self.planned[key] = pieces
+        return pieces
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> Execute:
         name = op.compute_set
