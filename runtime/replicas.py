@@ -23,6 +23,7 @@ before the first write, and each write keeps it. Which bytes are written is fixe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -142,22 +143,34 @@ def _copy_signature(write: CopyWrite, source: np.ndarray) -> tuple[np.ndarray, n
     exactly when their fixed parts of both starts are, and the source classes along their own
     axes, a row that depends on the tile only by its source tile's fixed part (one row per
     distinct part; axes along which the source tile stays repeat a column and are left out)."""
-    sizes = write.dst_tiles.sizes
-    moving = tuple(k for k, (n, s) in enumerate(zip(sizes, write.dst_tiles.strides)) if n > 1 and s)
-    own = tuple(k for k in range(len(sizes)) if k not in moving)
-    dest = restrict(write.dst_tiles, moving)
+    layout = _copy_layout(write.dst_tiles, write.src_tiles, write.dst_starts, write.src_starts)
+    if layout is None:
+        return None
+    tiles, fixed, parts, which, row, starts = layout
+    column = source[fixed] if row is None else _row_ids(source[parts[:, None] + row[None, :]])[which]
+    return tiles, _ids([starts, column])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _copy_layout(dst_tiles: TileGrid, src_tiles: TileGrid, dst_starts: TileGrid, src_starts: TileGrid) -> tuple | None:
+    """What `_copy_signature` takes of a copy whatever the classes, made once per distinct copy
+    (a layer's copies recur in every layer of its shape, and in each refinement pass): the
+    tiles written, the source tile's fixed part per tile, its distinct parts and which each
+    tile has, the row of the source tile's part over its own axes (None if it stays), and an
+    id per tile of its fixed parts of both starts."""
+    sizes = dst_tiles.sizes
+    moving = tuple(k for k, (n, s) in enumerate(zip(sizes, dst_tiles.strides)) if n > 1 and s)
+    dest = restrict(dst_tiles, moving)
     if dest.has_repeats():
         return None
-    fixed = restrict(write.src_tiles, moving).tiles()
-    along = tuple(k for k in own if write.src_tiles.strides[k])
+    fixed = restrict(src_tiles, moving).tiles()
+    along = tuple(k for k in range(len(sizes)) if k not in moving and src_tiles.strides[k])
+    parts = which = row = None
     if along:
         parts, which = np.unique(fixed, return_inverse=True)
-        row = restrict(write.src_tiles, along, first=0).tiles()
-        column = _row_ids(source[parts[:, None] + row[None, :]])[which.reshape(-1)]
-    else:
-        column = source[fixed]
-    starts = [restrict(form, moving).tiles() for form in (write.dst_starts, write.src_starts)]
-    return dest.tiles(), _ids([starts[0], column, starts[1]])
+        which, row = which.reshape(-1), restrict(src_tiles, along, first=0).tiles()
+    starts = _ids([restrict(form, moving).tiles() for form in (dst_starts, src_starts)])
+    return dest.tiles(), fixed, parts, which, row, starts
 
 
 def restrict(form: TileGrid, axes: tuple[int, ...], first: int | None = None) -> TileGrid:
