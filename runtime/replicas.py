@@ -173,8 +173,10 @@ def _copy_layout(dst_tiles: TileGrid, src_tiles: TileGrid, dst_starts: TileGrid,
     return dest.tiles(), fixed, parts, which, row, starts
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def restrict(form: TileGrid, axes: tuple[int, ...], first: int | None = None) -> TileGrid:
-    """An affine form over the grid's `axes` only (the others at index 0)."""
+    """An affine form over the grid's `axes` only (the others at index 0); made once per form
+    (a copy's forms are restricted for its classes, races and shared bus alike)."""
     return TileGrid(form.first if first is None else first, tuple(form.sizes[k] for k in axes), tuple(form.strides[k] for k in axes))
 
 

@@ -34,7 +34,6 @@ through an aliasing buffer); out of memory with unplaced buffers.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,9 +52,11 @@ from .codelet import CodeletError, compile_codelet
 from .memory import (
     Buffer,
     Pool,
+    Region,
     Side,
     SimulationError,
     Site,
+    Strided,
     bind_arrays,
     constant_axes,
     copy_region,
@@ -126,6 +127,7 @@ class _Planner:
         self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
         self.writes: list[Write] = []  # for runtime/replicas.py
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
+        self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
@@ -308,17 +310,22 @@ class _Planner:
     def _ipu_copy(self, op: ipu.CopyOp, site: Site) -> Copy:
         if self.current.compute_cycles_per_tile is not None:
             raise site.error("exchanges after a compute set of the same superstep: an ipu.sync must separate them (BSP)")
-        # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning).
-        source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
+        # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning),
+        # decoded once: the later plan takes the checked plan's, copy by copy in program order.
+        index = len(self.pieces)
+        if self.checked is None:
+            src_grid, src_offset = op.src_tiles, op.src_offset
+            starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, op.dst_offset)]  # affine like tiles
+            self.copies.append((op.source, op.dest, op.size, src_grid, op.dst_tiles, src_offset, starts))
+        decoded = (self.checked or self).copies[index]
+        source, dest = self._buffer(decoded[0], site), self._buffer(decoded[1], site)
+        size, src_grid, dst_grid, src_offset, starts = decoded[2:]
         self._written(dest.name)
         if self.checked is not None and source.name in self.unreplicated and dest.name in self.unreplicated:
             # rows as in the checked plan: its pieces (the checked run proved that no axis of
             # the grid writes one place twice, so none would be cut to its first point here)
-            self.pieces.append(self.checked.pieces[len(self.pieces)])
+            self.pieces.append(self.checked.pieces[index])
             return Copy(site, source, dest, self.pieces[-1])
-        size, src_grid, dst_grid = op.size, op.src_tiles, op.dst_tiles
-        src_offset, dst_offset = op.src_offset, op.dst_offset
-        starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]  # affine like tiles
         pieces = self._pieces(source, dest, (src_grid, dst_grid), starts, size, site)
         self.pieces.append(pieces)
         if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
@@ -356,8 +363,8 @@ class _Planner:
         copies repeated by later layers of its shape cost a dictionary look-up. Each copy gets
         regions of its own (`Buffer.write` tells writes apart by identity)."""
         key = (self.row_keys[source.name], self.row_keys[dest.name], source.elements, dest.elements, grids, tuple(starts), size)
-        if key in self.planned:
-            return [tuple(copy.copy(region) for region in piece) for piece in self.planned[key]]
+        if key in self.planned:  # unchecked runs never tell writes apart: they share regions
+            return [tuple(_fresh(region) for region in piece) for piece in self.planned[key]] if self.checks else self.planned[key]
         whole = tuple(strided_side(*side, size, write, site) for side, write in zip(zip((source, dest), grids, starts), (False, True)))
         if None not in whole:  # affine on both sides: one strided view each, from the forms
             self.planned[key] = [whole]
@@ -470,6 +477,12 @@ class _Planner:
                 raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
             self.codelets[name, rank] = (kernel, CodeletError, codelet_cycles(function, self.target))
         return self.codelets[name, rank]
+
+
+def _fresh(region: Region) -> Region:
+    """The same region as another copy's, an object of its own (`Buffer.write` tells writes
+    apart by identity)."""
+    return region.fresh() if isinstance(region, Strided) else type(region)(region.rows, region.tiles, region.lo, region.count)
 
 
 def _accesses(step) -> tuple[list[Buffer], list[Buffer]]:
