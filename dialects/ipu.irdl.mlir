@@ -173,16 +173,16 @@ irdl.dialect @ipu {
     irdl.results(result: %result)
   }
 
-  // Row scatter: `result[r, d]` folds, in the order of `n`, the `updates[n, d]` whose
-  // `positions[n]` is `r`, from the identity of `combiner` (`"arith.addf"`: scatter_add).
+  // Row scatter: `result[positions[n], :] (+)= updates[n, :]` (scatter_add, index_put).
   //
-  // `updates: tensor<N x D>`, `positions: tensor<N x iK>`, `rows: tensor<R x iK>` holding
-  // `0 .. R-1` give `result: tensor<R x D>` of the updates' element type. As in `ipu.gather`,
-  // `rows` tells a tile which rows it holds: loops (r, d, n), n folded, so a tile holding rows
-  // `[lo, hi)` and updates `[n0, n1)` folds each of those updates whose position is in its
-  // range (work linear in the updates), and pieces cut along n are combined. A position
-  // outside `0 .. R-1` writes nothing. `ipu-convert-tm-tensor` builds it for index_put,
-  // scatter, scatter_add and index_add.
+  // `result[r, d]` folds, in the order of `n`, the `updates[n, d]` whose `positions[n]` is `r`,
+  // from the identity of `combiner` (`"arith.addf"`: scatter_add). `updates: tensor<N x D>`,
+  // `positions: tensor<N x iK>`, `rows: tensor<R x iK>` holding `0 .. R-1` give
+  // `result: tensor<R x D>` of the updates' element type. As in `ipu.gather`, `rows` tells a
+  // tile which rows it holds: loops (r, d, n), n folded, so a tile holding rows `[lo, hi)` and
+  // updates `[n0, n1)` folds each of those updates whose position is in its range (work linear
+  // in the updates), and pieces cut along n are combined. A position outside `0 .. R-1` writes
+  // nothing. `ipu-convert-tm-tensor` builds it for index_put, scatter, scatter_add and index_add.
   //
   // **Verified in Python:** `updates` has rank 2, `positions` is `N` integers and `rows` `R`
   // integers of one type; the result is `R x D` of the updates' element type; `combiner`

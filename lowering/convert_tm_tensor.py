@@ -80,7 +80,7 @@ SELECTION_MAX_K = 16
 @register_pass
 @dataclass
 class ConvertTmTensor(ModulePass):
-    """Rewrite torch-mlir's `tm_tensor.scan`, `sort` and `scatter` into `linalg.generic`s.
+    """Rewrite torch-mlir's `tm_tensor.scan`, `sort` and `scatter` into `linalg.generic`s and `ipu.scatter`.
 
     Each becomes reductions over one extra loop comparing loop indices, which ipu-plan cuts
     across tiles like any reduction; a scan too long for that on the target's tiles becomes
@@ -119,8 +119,7 @@ class ConvertTmTensor(ModulePass):
     linalg_only: bool = field(
         default=False,
         metadata={
-            "help": "plain upstream linalg only, for the ExecutionEngine reference: scatters compare every update "
-            "with every position (default: `ipu.scatter`, work linear in the updates)"
+            "help": "plain upstream linalg only (the ExecutionEngine reference's form): scatters compare every update with every position"
         },
     )
 

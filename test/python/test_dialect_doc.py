@@ -27,6 +27,7 @@ def test_every_op_of_the_definition_is_documented():
         "ipu.matmul",
         "ipu.conv",
         "ipu.gather",
+        "ipu.scatter",
         "ipu.exchange",
         "ipu.buffer",
         "ipu.host_to_device",
