@@ -27,6 +27,8 @@ from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
 
+FAST_ITEMS = (1, 2, 4, 8, 16)  # bytes: the item sizes numpy copies without a memmove per item
+
 
 @dataclass(frozen=True)
 class ConvForm:
@@ -216,7 +218,14 @@ class Conv(ComputeOp):
         transpose after the product: twice as fast as (oh * ow, taps) columns on 1,472 tiles.
         The columns keep the input's own batch shape and the product broadcasts it against the
         filter's, so neither operand is copied per tile of the other. A 1 x 1 convolution with
-        stride 1 and no padding multiplies the input itself (a view): its columns are its rows."""
+        stride 1 and no padding multiplies the input itself (a view): its columns are its rows.
+
+        numpy copies items of 1, 2, 4, 8 or 16 bytes fast, others one `memmove` each (rows of
+        5 f32 take 4x as long as rows of 4). A depthwise convolution with stride 1 whose output
+        rows are another size (MobileNetV2's pieces are 3 to 17 wide) copies instead one run
+        per tap, from its first window element to its last, whole padded rows between, and
+        drops the products of the columns between rows: its product is cheap beside the copy
+        (9 taps), unlike a convolution over many channels, whose product would grow as much."""
         (sh, sw), (dh, dw), (top, left, bottom, right), groups = op.strides, op.dilations, op.padding, op.groups
         (n, c, h, w), (f, cg, kh, kw), result_shape = shape(op.input), shape(op.filter), shape(op.result)
         oh, ow = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1, (w + left + right - dw * (kw - 1) - 1) // sw + 1
@@ -226,6 +235,9 @@ class Conv(ComputeOp):
         fg, taps = f // groups, cg * kh * kw
         padded = (n, c, h + top + bottom, w + left + right)
         pointwise = kh == kw == 1 and (sh, sw) == (1, 1) and not (top or left or bottom or right)
+        wp = w + left + right
+        run = (oh - 1) * wp + ow  # a tap's window as one run over whole padded rows
+        runs = cg == 1 and (sh, sw) == (1, 1)  # and rows of a slow item size: decided per dtype below
 
         def kernel(x: np.ndarray, k: np.ndarray) -> np.ndarray:
             x, k = enter(x), enter(k)
@@ -237,6 +249,18 @@ class Conv(ComputeOp):
                 xp = x
             if pointwise:  # the input is its own columns: no copy
                 columns = xp.reshape(*tiles, n, groups, taps, oh * ow)
+            elif runs and ow * x.itemsize not in FAST_ITEMS:
+                xp = xp if xp.strides[-2] == wp * xp.strides[-1] else np.ascontiguousarray(xp)
+                s = xp.strides[batch:]
+                windows = as_strided(
+                    xp, (*tiles, n, groups, kh, kw, run), (*xp.strides[:batch], s[0], s[1], dh * s[2], dw * s[3], s[3]), writeable=False
+                )
+                columns = np.empty((*tiles, n, groups, taps, run), x.dtype)
+                assign(columns.reshape(windows.shape), windows)
+                product = np.matmul(k.reshape(*k.shape[:batch], 1, groups, fg, taps), columns)  # (*batch, n, groups, fg, run)
+                p = product.strides
+                rows = as_strided(product, (*product.shape[:-1], oh, ow), (*p[:-1], wp * p[-1], p[-1]), writeable=False)
+                return leave(rows.reshape(*product.shape[:batch], n, f, oh, ow))
             else:
                 s = xp.strides[batch:]
                 windows = as_strided(

@@ -1,7 +1,8 @@
 """`ipu.conv`'s kernel (dialects/ops/conv.py) on each of its paths, over a grid of tiles whose
 operands broadcast as a vertex group's do (the input the same along one grid axis, the filter
-along another): im2col, and a 1 x 1 convolution with stride 1 and no padding, which multiplies
-the input in place, also when the input is a strided view of tile memory. Against the
+along another): im2col; a 1 x 1 convolution with stride 1 and no padding, which multiplies
+the input in place, also when the input is a strided view of tile memory; a depthwise one
+with stride 1 copying runs over whole padded rows. Against the
 convolution by its definition, one tile at a time; and the same bits on every call."""
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ CASES = [  # input, filter, strides, dilations, padding, groups
     ((1, 8, 5, 6), (6, 8, 1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1),  # 1 x 1 with a stride: im2col
     ((1, 4, 5, 6), (3, 4, 1, 1), (1, 1), (1, 1), (1, 0, 0, 1), 1),  # 1 x 1 with padding: im2col
     ((1, 3, 9, 9), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
+    ((1, 6, 9, 8), (6, 1, 3, 3), (1, 1), (1, 1), (1, 0, 1, 1), 6),  # depthwise, rows of 8 f32: runs
+    ((2, 4, 9, 9), (8, 1, 3, 3), (1, 1), (2, 1), (0, 1, 2, 0), 4),  # two filters a channel, dilated: runs
+    ((1, 3, 5, 6), (3, 1, 3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 3),  # rows of 4 f32, copied fast: im2col
+    ((1, 3, 7, 7), (3, 1, 3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 3),  # strided: im2col
 ]
 
 
