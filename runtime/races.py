@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ipu_mlir.dialects.attrs import TileGrid
 
 from .memory import Buffer, Region, Site, Strided
-from .replicas import restrict
+from .replicas import restrict, row_ids
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,7 @@ def check_races(accesses: list[Access], phase: str) -> None:
         return
     span = max(a.buffer.base + a.buffer.bytes for a in accesses) + 1
     width = np.array([a.region.count * a.buffer.element_bytes for a in accesses])
-    keys = [
-        a.region.tiles * span + (a.buffer.base + a.region.lo * a.buffer.element_bytes) if a.region.count else np.zeros(0, np.int64)
-        for a in accesses
-    ]
+    keys = [tiles * span + (a.buffer.base + lo * a.buffer.element_bytes) for a, (tiles, lo) in zip(accesses, _representatives(accesses))]
     points = sum(k.size for k in keys)
     tiles = max(int(k.max(initial=0)) for k in keys) // span + 1
     step = -(-tiles // -(-points // _CHECK_CHUNK))
@@ -104,6 +102,42 @@ def check_races(accesses: list[Access], phase: str) -> None:
             active, position = overlap, position + 1  # the op's own write: look at the next one
 
 
+def _representatives(accesses: list[Access]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per access, its tiles and starts listed on one tile of each class of alike tiles: two
+    tiles are alike when each access either touches neither or touches both once, at the same
+    starts (its pattern shifted by the same fixed part, `_strided_spans`), so both see the same
+    intervals and race alike. The writes of a matmul's operand blocks, 28 copies interleaved on
+    384 tiles of BERT's buffers, are then checked on a tile or two, not on every one."""
+    layouts = [_layout(a) for a in accesses]
+    seen = np.unique(np.concatenate([tiles for tiles, _, _, _ in layouts]))
+    if any(repeats for _, _, _, repeats in layouts) or seen.size * len(layouts) > _TABLE_LIMIT:
+        return [(np.repeat(tiles, pattern.size), (fixed[:, None] + pattern[None, :]).reshape(-1)) for tiles, fixed, pattern, _ in layouts]
+    table = np.full((seen.size, len(layouts)), -1, np.int64)  # per tile, each access's fixed start there (-1: none)
+    for index, (tiles, fixed, _, _) in enumerate(layouts):
+        table[np.searchsorted(seen, tiles), index] = fixed
+    _, first = np.unique(row_ids(table), return_index=True)
+    kept = np.zeros(int(seen[-1]) + 1, bool)
+    kept[seen[first]] = True
+    listed = []
+    for tiles, fixed, pattern, _ in layouts:
+        mine = kept[tiles]
+        listed.append((np.repeat(tiles[mine], pattern.size), (fixed[mine][:, None] + pattern[None, :]).reshape(-1)))
+    return listed
+
+
+def _layout(access: Access) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """An access as (tile, fixed start) per point of the axes moving its tile, the pattern of
+    starts over the other axes, the same on each of its tiles (a single start, 0, but for a
+    `Strided` side), and whether a tile repeats: its starts on a tile are its fixed start
+    there plus the pattern."""
+    region = access.region
+    if isinstance(region, Strided):
+        spans = _strided_spans(region.forms[1], region.forms[2], region.count)
+        return spans.tiles, spans.fixed, spans.pattern, spans.repeats
+    fixed = np.broadcast_to(region.lo, region.tiles.shape).astype(np.int64)
+    return region.tiles, fixed, np.zeros(1, np.int64), np.unique(region.tiles).size < region.tiles.size
+
+
 def _meeting(accesses: list[Access]) -> list[Access]:
     """The accesses whose bytes meet those of a write other than their own, in order: only
     they can race. Two sieves, each exact about what it keeps out: first one address range
@@ -158,8 +192,8 @@ def _may_meet_itself(access: Access) -> bool:
     region = access.region
     if not isinstance(region, Strided):
         return np.unique(region.tiles).size < region.tiles.size
-    _, _, _, repeats, overlaps = _strided_spans(region.forms[1], region.forms[2], region.count)
-    return repeats or overlaps
+    spans = _strided_spans(region.forms[1], region.forms[2], region.count)
+    return spans.repeats or spans.overlaps
 
 
 def _per_tile(access: Access, span: int) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -172,24 +206,35 @@ def _per_tile(access: Access, span: int) -> tuple[np.ndarray, np.ndarray, bool]:
         lo = np.broadcast_to(region.lo, region.tiles.shape)
         keys = region.tiles * span + base + lo * eb
         return keys, keys + region.count * eb, False
-    tiles, lo, hi, _, overlaps = _strided_spans(region.forms[1], region.forms[2], region.count)
-    keys = tiles * span + base
-    return keys + lo * eb, keys + hi * eb, access.write and overlaps
+    spans = _strided_spans(region.forms[1], region.forms[2], region.count)
+    keys = spans.tiles * span + base
+    return keys + spans.lo * eb, keys + spans.hi * eb, access.write and spans.overlaps
+
+
+class _Spans(NamedTuple):
+    """A `Strided` side per point of the grid axes moving its tile: the tile, the elements
+    [lo, hi) it spans there and its fixed start there; along the other axes its starts run
+    over one pattern (from 0), the same on every tile."""
+
+    tiles: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    repeats: bool  # a tile comes twice
+    overlaps: bool  # the pattern's windows of the side's count overlap: its bytes are written twice
+    fixed: np.ndarray
+    pattern: np.ndarray
 
 
 @functools.lru_cache(maxsize=8192)
-def _strided_spans(tiles: TileGrid, starts: TileGrid, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
-    """A `Strided` side over the grid axes moving its tile: per point of them, the tile and
-    the elements [lo, hi) it spans there (along the other axes its starts run over one
-    pattern, the same on every tile); whether those tiles repeat; whether the pattern's
-    windows of `count` overlap (its bytes are then written twice). Made once per distinct side."""
+def _strided_spans(tiles: TileGrid, starts: TileGrid, count: int) -> _Spans:
+    """A `Strided` side over the grid axes moving its tile. Made once per distinct side."""
     moving = tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
     own = tuple(k for k in range(len(tiles.sizes)) if k not in moving)
     pattern, first, held = restrict(starts, own, first=0), restrict(starts, moving), restrict(tiles, moving)
     ordered = np.sort(pattern.tiles())
     overlaps = bool(np.any(ordered[1:] - ordered[:-1] < count))
     lo, hi = first.tiles() + pattern.min_tile, first.tiles() + pattern.max_tile + count
-    return held.tiles(), lo, hi, held.has_repeats(), overlaps
+    return _Spans(held.tiles(), lo, hi, held.has_repeats(), overlaps, first.tiles(), pattern.tiles())
 
 
 def _addresses(access: Access) -> tuple[int, int]:
@@ -205,3 +250,4 @@ def _addresses(access: Access) -> tuple[int, int]:
 
 
 _CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once
+_TABLE_LIMIT = 1 << 22  # entries of the table telling alike tiles apart, beyond which every tile is checked

@@ -147,7 +147,7 @@ def _copy_signature(write: CopyWrite, source: np.ndarray) -> tuple[np.ndarray, n
     if layout is None:
         return None
     tiles, fixed, parts, which, row, starts = layout
-    column = source[fixed] if row is None else _row_ids(source[parts[:, None] + row[None, :]])[which]
+    column = source[fixed] if row is None else row_ids(source[parts[:, None] + row[None, :]])[which]
     return tiles, _ids([starts, column])
 
 
@@ -208,10 +208,10 @@ class _Grouping:
         """An id per distinct tile of the list of its points' ids."""
         rows = np.full(self.shape, -1, np.int64)
         rows[self.cells] = points[self.order]
-        return _row_ids(rows)
+        return row_ids(rows)
 
 
-def _row_ids(rows: np.ndarray) -> np.ndarray:
+def row_ids(rows: np.ndarray) -> np.ndarray:
     """Equal ids for equal rows of `rows` (few rows, one per tile): their lexicographic ranks,
     one sort over all columns at once."""
     order = np.lexsort(rows.T[::-1])
