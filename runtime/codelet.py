@@ -90,12 +90,10 @@ class CompiledCodelet:
     _template: list  # the value list before a call: constants filled in
     _steps: list[Step]
     _checked: dict = field(default_factory=dict)  # the batch shape of inputs already checked, by their shapes and types
+    _direct: tuple | None = None  # a body of one compute op whose kernel has `into`: (kernel, its operands' argument numbers)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        key = tuple((value.shape, value.dtype) for value in inputs)
-        tiles = self._checked.get(key)
-        if tiles is None:
-            tiles = self._checked[key] = self._check(inputs)
+        tiles = self._tiles(inputs)
         env = list(self._template)
         env[: len(inputs)] = inputs
         with np.errstate(all="ignore"):  # poison (division by zero, invalid casts) is not an error
@@ -106,6 +104,27 @@ class CompiledCodelet:
         for slot, shape in self.results:
             results.append(env[slot] if env[slot].shape[:batch] == tiles else np.broadcast_to(env[slot], (*tiles, *shape)))
         return results
+
+    def into(self, inputs: Sequence[np.ndarray], output: np.ndarray) -> bool:
+        """Runs a codelet whose body is one compute op with a kernel able to write in place
+        (`ipu.matmul`'s) straight into `output`, an array of its one result's (*B, *shape): no
+        new result copied into it. False, having written nothing, for any other codelet or
+        an `output` of another shape or layout than the kernel writes as its own."""
+        if self._direct is None:
+            return False
+        tiles = self._tiles(inputs)
+        if output.shape != (*tiles, *self.results[0][1]):
+            return False
+        kernel, operands = self._direct
+        with np.errstate(all="ignore"):
+            return kernel.into(*[inputs[i] for i in operands], out=output)
+
+    def _tiles(self, inputs: Sequence[np.ndarray]) -> tuple[int, ...]:
+        key = tuple((value.shape, value.dtype) for value in inputs)
+        tiles = self._checked.get(key)
+        if tiles is None:
+            tiles = self._checked[key] = self._check(inputs)
+        return tiles
 
     def _check(self, inputs: Sequence[np.ndarray]) -> tuple[int, ...]:
         """The batch shape the inputs broadcast to; CodeletError if they do not fit."""
@@ -255,6 +274,8 @@ class _Compiler:
         self.batch = batch_rank
         self.slots: dict[ir.Value, int] = {}
         self.template: list = []
+        self.arguments = 0  # slots 0 .. arguments - 1 are the codelet's arguments
+        self.direct, self.direct_result = None, None
         self.handlers: dict[str, Callable[[ir.OpView], Step | None]] = {
             "arith.constant": self._constant,
             "tensor.empty": self._empty,
@@ -273,13 +294,15 @@ class _Compiler:
         arguments = [(_shape(a), self._dtype(a, func_op)) for a in block.arguments]
         for argument in block.arguments:
             self._define(argument)
+        self.arguments = len(block.arguments)
         steps: list[Step] = []
         ops: list[tuple[str, str]] = []
         for op in block.operations:
             ops.append((op.operation.name, ", ".join(str(r.type) for r in op.results)))
             if op.operation.name == "func.return":
                 results = [(self._slot(v, op), _shape(v)) for v in op.operands]
-                return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps)
+                direct = self.direct if len(steps) == 1 and [slot for slot, _ in results] == [self.direct_result] else None
+                return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps, _direct=direct)
             self._compute(op, steps) if record_of(op) else self._op(op, steps, self.handlers)
         raise CodeletError(f"codelet @{name} has no func.return", func_op.operation.location)
 
@@ -313,6 +336,8 @@ class _Compiler:
             return
         slots, out = [self._slot(v, op) for v in op.operands], self._define(op.results[0])
         steps.append(lambda env: env.__setitem__(out, kernel(*[env[s] for s in slots])))
+        if hasattr(kernel, "into") and all(s < self.arguments for s in slots):  # the codelet's `into` if this op is all it does
+            self.direct, self.direct_result = (kernel, slots), out
 
     def _op(self, op: ir.OpView, steps: list[Step], handlers: dict) -> None:
         name = op.operation.name
