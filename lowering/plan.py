@@ -324,7 +324,11 @@ class _Planner:
             # Row-major pieces too large (a transpose reads a column per row): cut by the cost model.
         best = self.cheapest(space)
         if best is None:
-            raise op_error(space.op, f"does not fit in {self.budget} bytes per tile however it is cut (see ipu-plan memory-fraction)")
+            raise op_error(
+                space.op,
+                f"does not fit in {self.budget} bytes per tile however it is cut: {_leanest(space, self.target)} "
+                "(see ipu-plan memory-fraction)",
+            )
         partition = _row_major(space, best[1])
         return dataclasses.replace(partition, first=self.place(partition.grid(space).count))
 
@@ -375,13 +379,8 @@ def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tup
     """The estimated cycles and block sizes of the cheapest cut of `space` whose working set
     fits `budget` bytes per tile, None if none does."""
     element_bytes = ipu.element_bytes(space.element_type)
-    loops = range(len(space.extents))
-    options = [
-        tuple(p for p in _candidates(e, target.num_tiles) if -(-e // p) % space.multiple(d) == 0 or p == 1) if space.splittable[d] else (1,)
-        for d, e in zip(loops, space.extents)
-    ]
     fits = []
-    for counts in _products(options, target.num_tiles):
+    for counts in _products(_options(space, target), target.num_tiles):
         blocks = tuple(-(-e // p) for e, p in zip(space.extents, counts))
         estimate = _estimate(space, blocks, counts, target, element_bytes)
         if estimate is None:
@@ -394,6 +393,28 @@ def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tup
     # Ties go to the first cut found (the grid's order: fewer parts of the first loops).
     starts = heapq.nsmallest(REFINE_STARTS, fits, key=lambda fit: fit[0])
     return min((_refine(space, target, budget, start) for start in starts), key=lambda fit: fit[0], default=None)
+
+
+def _options(space: Space, target: Target) -> list[tuple[int, ...]]:
+    """The part counts `cheapest_blocks` tries for each loop."""
+    return [
+        tuple(p for p in _candidates(e, target.num_tiles) if -(-e // p) % space.multiple(d) == 0 or p == 1) if space.splittable[d] else (1,)
+        for d, e in enumerate(space.extents)
+    ]
+
+
+def _leanest(space: Space, target: Target) -> str:
+    """What a tile holds in the cut of `space` taking the fewest bytes per tile, for a refusal:
+    its parts, its bytes and each stored tensor's piece (a transpose holds a piece of its input
+    and one of its result)."""
+    element_bytes = ipu.element_bytes(space.element_type)
+    cuts = ((c, tuple(-(-e // p) for e, p in zip(space.extents, c))) for c in _products(_options(space, target), target.num_tiles))
+    counts, blocks = min(cuts, key=lambda cut: (_memory(space, cut[1], target), -math.prod(cut[0])))
+    pieces = [f"{box_elements(r.accesses, blocks) * element_bytes:,} of input {r.inputs[0]} {r.value.type}" for r in reads(space)]
+    pieces.append(f"{math.prod(blocks[d] for d in space.result) * element_bytes:,} of the result {space.op.results[0].type}")
+    return (
+        f"its leanest cut, into {math.prod(counts):,} parts, holds {_memory(space, blocks, target):,} bytes on a tile ({', '.join(pieces)})"
+    )
 
 
 def _refine(space: Space, target: Target, budget: int, start: tuple[int, tuple[int, ...]]) -> tuple[int, tuple[int, ...]]:

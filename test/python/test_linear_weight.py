@@ -7,11 +7,9 @@ transpose and `ipu-plan` refused it: "does not fit in 39321 bytes per tile howev
 from __future__ import annotations
 
 import numpy as np
-import pytest
+import torch  # torch and torch-mlir are test dependencies (pyproject.toml): no skip without them
 
 from ipu_mlir.frontends import torch as torch_frontend
-
-torch = pytest.importorskip("torch")
 
 
 def test_linear_weight_held_once_fits_tiny() -> None:
