@@ -331,6 +331,8 @@ def select(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     1.2M f32 9 ms, this 0.7 ms). Exact for every type, NaN payloads and signed zeros alike."""
     bits = np.dtype(f"u{a.dtype.itemsize}")
     other = b.view(bits)
+    if other.size == 1 and other.ndim <= max(a.ndim, condition.ndim) and not other.any():  # a ReLU's 0: a & mask, 2 passes fewer
+        return np.bitwise_and(a.view(bits), np.negative(condition, dtype=bits)).view(a.dtype)
     result = np.bitwise_and(np.bitwise_xor(a.view(bits), other), np.negative(condition, dtype=bits))
     result ^= other
     return result.view(a.dtype)

@@ -441,9 +441,9 @@ def test_select_as_bits_is_np_where_byte_for_byte(dtype):
     size = np.dtype(dtype).itemsize
     a = RNG.integers(0, 2 if dtype == np.bool_ else 256, (3, 64 * size), dtype=np.uint8).view(dtype)
     c = RNG.random((3, 64)) < 0.5
-    for b in (a[1:2, ::-1], a[2:, 5:6], np.zeros((1, 1), dtype)):
-        assert select(c, a, b).tobytes() == np.where(c, a, b).tobytes()
-        assert select(c[:1], b, a).tobytes() == np.where(c[:1], b, a).tobytes()  # the condition broadcast
+    for b in (a[1:2, ::-1], a[2:, 5:6], np.zeros((1, 1), dtype), np.zeros((1, 1, 1), dtype)):  # zero bits: a & mask
+        for got, want in ((select(c, a, b), np.where(c, a, b)), (select(c[:1], b, a), np.where(c[:1], b, a))):
+            assert (got.shape, got.dtype, got.tobytes()) == (want.shape, want.dtype, want.tobytes())
 
 
 # --- ipu.matmul and ipu.conv -------------------------------------------------------------------
