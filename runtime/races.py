@@ -241,12 +241,18 @@ def _addresses(access: Access) -> tuple[int, int]:
     """The bytes [lo, hi) of the tile address space an access touches on some tile."""
     region, buffer = access.region, access.buffer
     if isinstance(region, Strided):  # its starts are an affine form: their extremes without listing them
-        first, last = region.forms[2].min_tile, region.forms[2].max_tile
+        first, last = _extremes(region.forms[2])
     elif np.ndim(region.lo):
         first, last = int(region.lo.min()), int(region.lo.max())
     else:
         first = last = int(region.lo)
     return buffer.base + first * buffer.element_bytes, buffer.base + (last + region.count) * buffer.element_bytes
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _extremes(form: TileGrid) -> tuple[int, int]:
+    """The least and greatest value of an affine form, once per form (every phase asks of each access)."""
+    return form.min_tile, form.max_tile
 
 
 _CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once
