@@ -107,9 +107,9 @@ class CompiledCodelet:
 
     def into(self, inputs: Sequence[np.ndarray], output: np.ndarray) -> bool:
         """Runs a codelet whose body is one compute op with a kernel able to write in place
-        (`ipu.matmul`'s) straight into `output`, an array of its one result's (*B, *shape): no
-        new result copied into it. False, having written nothing, for any other codelet or
-        an `output` of another shape or layout than the kernel writes as its own."""
+        (`ipu.matmul`'s, `ipu.conv`'s) straight into `output`, an array of its one result's
+        (*B, *shape): no new result copied into it. False, having written nothing, for any
+        other codelet or an `output` of another shape or layout than the kernel writes as its own."""
         if self._direct is None:
             return False
         tiles = self._tiles(inputs)

@@ -3,13 +3,18 @@ operands broadcast as a vertex group's do (the input the same along one grid axi
 along another): im2col; a 1 x 1 convolution with stride 1 and no padding, which multiplies
 the input in place, also when the input is a strided view of tile memory; a depthwise one
 with stride 1 copying runs over whole padded rows. Against the
-convolution by its definition, one tile at a time; and the same bits on every call."""
+convolution by its definition, one tile at a time; and the same bits on every call. Then
+`Im2col.into`, writing the product straight into a vertex group's output view: the bytes of a
+new result copied in, refused wherever they could differ."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from test_codelet import _conv_reference, codelet, conv, tensor
+
+from ipu_mlir.dialects.ops.conv import FAST_ITEMS, Im2col
+from ipu_mlir.frontends.api import load_simulator
 
 RNG = np.random.default_rng(11)
 
@@ -62,3 +67,74 @@ def test_pointwise_conv_equals_its_matmul():
 }}"""
     (product,) = codelet(text)([k.reshape(3, f, c), x.reshape(3, c, h * w)])
     np.testing.assert_array_equal(got.reshape(3, f, h * w), product)
+
+
+@pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", CASES)
+def test_into_writes_the_bytes_of_a_new_result(input_shape, filter_shape, strides, dilations, padding, groups):
+    """`Im2col.into` through `CompiledCodelet.into`, into an output as a vertex group sees it
+    (each tile's box dense, tiles apart in a larger buffer): the bytes of a new result, and
+    nothing outside the boxes; the runs path (its product has columns it drops) refuses."""
+    kernel = codelet(conv(input_shape, filter_shape, strides, dilations, padding, groups), batch_rank=2)
+    x = RNG.standard_normal((3, 1, *input_shape)).astype(np.float32)
+    w = RNG.standard_normal((1, 4, *filter_shape)).astype(np.float32)
+    (new,) = kernel([x, w])
+    buffer = np.full((3, 4, new[0, 0].size + 3), 7, np.float32)
+    out = buffer[..., 3:].reshape(new.shape)
+    runs = groups == input_shape[1] and strides == (1, 1) and new.shape[-1] * 4 not in FAST_ITEMS
+    assert kernel.into([x, w], out) == (not runs)
+    if runs:
+        assert (buffer == 7).all()
+    else:
+        assert out.tobytes() == new.tobytes()
+        assert (buffer[..., :3] == 7).all()
+
+
+def test_into_refuses_casts_and_layouts_a_new_result_does_not_have():
+    compiled = codelet(conv((1, 3, 9, 9), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1), batch_rank=2)
+    x = RNG.standard_normal((2, 1, 1, 3, 9, 9)).astype(np.float32)
+    w = RNG.standard_normal((1, 3, 4, 3, 3, 3)).astype(np.float32)
+    kernel = compiled._direct[0]
+    spread = np.zeros((2, 3, 1, 4, 9, 18), np.float32)[..., ::2]  # columns apart: numpy's own loop, not BLAS
+    assert not kernel.into(x, w, spread) and not spread.any()
+    apart = np.zeros((2, 3, 1, 4, 10, 9), np.float32)[..., :9, :]  # rows apart: not one (oh * ow) row per filter
+    assert not kernel.into(x, w, apart) and not apart.any()
+    assert not kernel.into(x, w, np.zeros((2, 3, 1, 4, 9, 9), np.float64))
+    f16 = codelet(conv((1, 3, 9, 9), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1).replace("f32", "f16"), batch_rank=2)
+    out = np.zeros((2, 3, 1, 4, 9, 9), np.float16)
+    assert not f16.into([x.astype(np.float16), w.astype(np.float16)], out) and not out.any()  # f16 sums in f32
+
+
+CONVS = """
+module attributes {ipu.target = "tiny"} {
+  func.func @main(%x: tensor<1x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %p: tensor<8x16x1x1xf32>) -> tensor<1x8x12x12xf32> {
+    %zero = arith.constant 0.0 : f32
+    %pad = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<1x8x12x12xf32> to tensor<1x8x14x14xf32>
+    %e = tensor.empty() : tensor<1x16x12x12xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x12x12xf32>) -> tensor<1x16x12x12xf32>
+    %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+        ins(%pad, %w : tensor<1x8x14x14xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x12x12xf32>) -> tensor<1x16x12x12xf32>
+    %e2 = tensor.empty() : tensor<1x8x12x12xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x8x12x12xf32>) -> tensor<1x8x12x12xf32>
+    %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+        ins(%c, %p : tensor<1x16x12x12xf32>, tensor<8x16x1x1xf32>) outs(%f2 : tensor<1x8x12x12xf32>) -> tensor<1x8x12x12xf32>
+    return %y : tensor<1x8x12x12xf32>
+  }
+}
+"""
+
+
+def test_later_runs_write_convolutions_in_place_with_the_bytes_of_the_checked_run(monkeypatch):
+    written = []
+    into = Im2col.into
+    monkeypatch.setattr(Im2col, "into", lambda *args, **kw: written.append(into(*args, **kw)) or written[-1])
+    simulator = load_simulator(CONVS)
+    inputs = [RNG.standard_normal(shape).astype(dtype) for shape, dtype in simulator.arguments]
+    checked = [a.tobytes() for a in simulator.run(inputs)]
+    assert not any(written)  # the checked run reads and writes through its checks
+    assert [a.tobytes() for a in simulator.run(inputs)] == checked
+    assert any(written)
+    monkeypatch.setattr(Im2col, "into", lambda *args, **kw: False)
+    assert [a.tobytes() for a in simulator.run(inputs)] == checked
