@@ -6,7 +6,7 @@
 Each model of `frontends/zoo.py` goes the way `ipu-run --model` takes it: torch-mlir's export
 (`frontends.torch.export`), the default pipeline (`compile_program`), loading into the
 simulator (`CompiledModule`: verify and plan), a first run, which also makes the BSP memory
-checks, a second, which first plans the unchecked runs (in the JSON only), then `--runs` later
+checks, a second, the first without checks (in the JSON only), then `--runs` later
 runs (best reported), against PyTorch eager on one thread (best of
 `--runs`). The first run's outputs are compared with eager's (largest error relative to the
 largest reference magnitude). Times are wall seconds with the process's CPU seconds beside
@@ -19,19 +19,27 @@ Writes OUT.md (a Markdown table) and OUT.json (every figure, per model).
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+import os
 
-import torch
+# numpy's BLAS on one thread, before numpy loads (as bench/run.py and simulator_speed.py do):
+# on this shared 2-core machine a second BLAS thread waits at every one of a run's per-tile
+# matmuls for a core (VGG-16 at 224: first run 61-83 s and second 37 s on two threads, 3.4 s
+# and 0.9 s on one; eager runs on one thread anyway).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from ipu_mlir.frontends import torch as torch_frontend
-from ipu_mlir.frontends import zoo
-from ipu_mlir.target.diagnostics import IpuError
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import torch  # noqa: E402
+
+from ipu_mlir.frontends import torch as torch_frontend  # noqa: E402
+from ipu_mlir.frontends import zoo  # noqa: E402
+from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
 
 DEFAULT_MODELS = ["alexnet", "resnet50", "bert_encoder", "mobilenet_v2", "gpt2"]
 OUT = Path(__file__).parent / "results" / "zoo_models"
