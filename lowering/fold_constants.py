@@ -145,11 +145,11 @@ class _Folder:
         """A constant's transpose (torch-mlir's `nn.Linear` permutes its (out, in) weight): its
         bytes in another order, folded whatever its size when it is the constant's only use, so
         the program holds the weight once, not also a transposed copy (VGG-16's 25088x4096
-        classifier weight, 411 MB, twice did not fit gc200's 897 MiB)."""
-        if not _is_constant(op.operands[0]):
-            return None
-        alone = sum(1 for _ in op.operands[0].uses) == 1
-        if math.prod(ir.RankedTensorType(op.results[0].type).shape) > self.max_elements and not alone:
+        classifier weight, 411 MB, twice did not fit gc200's 897 MiB). A constant used elsewhere
+        too keeps its transpose as work at any size: folding would hold its bytes twice (GPT-2's
+        token embedding, 154 MB, is gathered and also transposed for the logits: folded, tile 0
+        ran out of memory)."""
+        if not _is_constant(op.operands[0]) or sum(1 for _ in op.operands[0].uses) != 1:
             return None
         source = self._constant(op.operands[0])
         return None if source is None else source.transpose(tuple(ir.DenseI64ArrayAttr(op.attributes["permutation"])))
