@@ -22,7 +22,7 @@ import numpy as np
 
 from ipu_mlir.dialects.attrs import TileGrid
 
-from .replicas import restrict
+from .replicas import moving_axes, restrict
 
 
 @functools.lru_cache(maxsize=1024)
@@ -32,7 +32,7 @@ def bus_shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: in
     repeat a destination tile (the listed form then decides). Read-only, and made once per
     distinct copy: layers of one shape repeat their copies (ResNet-50: 352 of 1,304)."""
     sizes = dst.sizes
-    moving = tuple(k for k, (n, s) in enumerate(zip(sizes, dst.strides)) if n > 1 and s)
+    moving = moving_axes(dst)
     own = tuple(k for k in range(len(sizes)) if k not in moving)
     receivers = restrict(dst, moving).tiles()
     index = np.full(num_tiles, -1, np.int64)

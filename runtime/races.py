@@ -12,7 +12,7 @@ import numpy as np
 from ipu_mlir.dialects.attrs import TileGrid
 
 from .memory import Buffer, Region, Site, Strided
-from .replicas import restrict, row_ids
+from .replicas import moving_axes, restrict, row_ids
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ class _Spans(NamedTuple):
 @functools.lru_cache(maxsize=8192)
 def _strided_spans(tiles: TileGrid, starts: TileGrid, count: int) -> _Spans:
     """A `Strided` side over the grid axes moving its tile. Made once per distinct side."""
-    moving = tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
+    moving = moving_axes(tiles)
     own = tuple(k for k in range(len(tiles.sizes)) if k not in moving)
     pattern, first, held = restrict(starts, own, first=0), restrict(starts, moving), restrict(tiles, moving)
     ordered = np.sort(pattern.tiles())

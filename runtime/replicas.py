@@ -159,7 +159,7 @@ def _copy_layout(dst_tiles: TileGrid, src_tiles: TileGrid, dst_starts: TileGrid,
     tile has, the row of the source tile's part over its own axes (None if it stays), and an
     id per tile of its fixed parts of both starts."""
     sizes = dst_tiles.sizes
-    moving = tuple(k for k, (n, s) in enumerate(zip(sizes, dst_tiles.strides)) if n > 1 and s)
+    moving = moving_axes(dst_tiles)
     dest = restrict(dst_tiles, moving)
     if dest.has_repeats():
         return None
@@ -174,6 +174,11 @@ def _copy_layout(dst_tiles: TileGrid, src_tiles: TileGrid, dst_starts: TileGrid,
 
 
 @functools.lru_cache(maxsize=1 << 16)
+def moving_axes(tiles: TileGrid) -> tuple[int, ...]:
+    """The grid axes along which a copy side's tile moves (the others stay on one tile)."""
+    return tuple(k for k, (n, s) in enumerate(zip(tiles.sizes, tiles.strides)) if n > 1 and s)
+
+
 def restrict(form: TileGrid, axes: tuple[int, ...], first: int | None = None) -> TileGrid:
     """An affine form over the grid's `axes` only (the others at index 0); made once per form
     (a copy's forms are restricted for its classes, races and shared bus alike)."""

@@ -17,14 +17,14 @@ import numpy as np
 from ipu_mlir.dialects.attrs import TileGrid
 
 from .memory import Buffer, Site, Strided
-from .replicas import restrict
+from .replicas import moving_axes, restrict
 
 
 def strided_side(buffer: Buffer, tiles: TileGrid, starts: TileGrid, count: int, write: bool, site: Site) -> Strided | None:
     """The side as `Side.strided` makes it from listed points, or None when its rows are not
     affine in the grid index, or a write repeats elements (left to the listed planning)."""
     sizes = tiles.sizes
-    moving = tuple(k for k, (n, s) in enumerate(zip(sizes, tiles.strides)) if n > 1 and s)
+    moving = moving_axes(tiles)
     rows = buffer.rows(restrict(tiles, moving).tiles(), site, "writes" if write else "reads")  # its errors: a tile without the buffer
     row_strides = _affine(rows, tuple(sizes[k] for k in moving))
     if row_strides is None:
