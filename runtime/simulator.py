@@ -47,6 +47,7 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target, target_of
 
+from .blas import one_blas_thread
 from .bus import bus_shared
 from .codelet import CodeletError, compile_codelet
 from .memory import (
@@ -581,8 +582,9 @@ class Simulator:
         self.profile = Profile.build(
             self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
         )
-        self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
-        self._later = _Plan.load(later, self._constants, self._num_slots)
+        with one_blas_thread():  # loading runs the weight-only steps
+            self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
+            self._later = _Plan.load(later, self._constants, self._num_slots)
         names = [name for name, buffer in later.buffers.items() if name in later.last_use and not buffer.resident]
         bind_arrays([(later.buffers[name], later.first_use[name], later.last_use[name]) for name in names])
         prepare(self._later.steps)
@@ -598,10 +600,11 @@ class Simulator:
         for buffer in plan.buffers:
             buffer.reset()
         try:
-            for step, dead in zip(plan.steps, plan.release):
-                step.run(values, plan.check)
-                for buffer in dead:  # past its last use: its memory goes back before the next step
-                    buffer.release()
+            with one_blas_thread():
+                for step, dead in zip(plan.steps, plan.release):
+                    step.run(values, plan.check)
+                    for buffer in dead:  # past its last use: its memory goes back before the next step
+                        buffer.release()
             self._checked = None  # the checks are made: its memory (a row per tile) goes
         finally:
             for buffer in plan.buffers:
