@@ -31,6 +31,33 @@ def bus_shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: in
     bus (local messages, whose source is the receiver, never do); None when the moving axes
     repeat a destination tile (the listed form then decides). Read-only, and made once per
     distinct copy: layers of one shape repeat their copies (ResNet-50: 352 of 1,304)."""
+    found = _shared(dst, src, starts, tiles_per_bus, num_tiles)
+    if found is None:
+        return None
+    moving, own, shared = found
+    sizes = dst.sizes
+    grid = shared.reshape(tuple(sizes[k] for k in moving) + tuple(sizes[k] for k in own))
+    shared = grid.transpose(np.argsort(moving + own)).reshape(-1)
+    shared.flags.writeable = False
+    return shared
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def bus_shared_counts(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: int, num_tiles: int) -> np.ndarray | None:
+    """`bus_shared` counted per destination tile of the moving axes (`restrict(dst,
+    moving_axes(dst))`'s order): how many of the tile's messages come over the shared bus,
+    for the profile's per-tile bytes (runtime/traffic.py). Read-only; None as `bus_shared`."""
+    found = _shared(dst, src, starts, tiles_per_bus, num_tiles)
+    if found is None:
+        return None
+    counts = found[2].sum(axis=1)
+    counts.flags.writeable = False
+    return counts
+
+
+def _shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: int, num_tiles: int):
+    """The moving axes, the others (own), and whether each message comes over the shared bus
+    as a (destination tile, own point) matrix; None when the moving axes repeat a tile."""
     sizes = dst.sizes
     moving = moving_axes(dst)
     own = tuple(k for k in range(len(sizes)) if k not in moving)
@@ -57,10 +84,7 @@ def bus_shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: in
         distinct, which = np.unique(deltas, axis=0, return_inverse=True)
         held = np.stack([_holds(keys, pattern, low, high, width, delta) for delta in distinct.tolist()])
         shared[mine] &= held[which.reshape(-1)]
-    grid = shared.reshape(tuple(sizes[k] for k in moving) + tuple(sizes[k] for k in own))
-    shared = grid.transpose(np.argsort(moving + own)).reshape(-1)
-    shared.flags.writeable = False
-    return shared
+    return moving, own, shared
 
 
 def _holds(keys: np.ndarray, pattern: list[np.ndarray], low: int, high: int, width: int, delta: list[int]) -> np.ndarray:

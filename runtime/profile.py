@@ -92,30 +92,26 @@ class Superstep:
         message starts on its source tile), a message that every tile of a super tile (runs of
         `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`);
         `shared` says which do in its place, worked out from a copy's affine forms (runtime/bus.py)."""
+        self.add_traffic(listed_traffic(senders, receivers, num_tiles, sources, source_starts, tiles_per_bus, shared), message_bytes, op)
+
+    def add_traffic(self, traffic: Traffic, message_bytes: int, op: dict[str, str]) -> None:
+        """An exchange's messages, counted per tile (`listed_traffic`, or runtime/traffic.py
+        from a copy's affine forms), each of `message_bytes`."""
         self.ops.append(op)
-        if sources is not None:
-            sources = np.asarray(sources)
-            local = sources == receivers
-            if local.any():
-                if self.local_bytes_per_tile is None:
-                    self.local_bytes_per_tile = np.zeros(num_tiles, np.int64)
-                self.local_bytes_per_tile += np.bincount(receivers[local], minlength=num_tiles) * message_bytes
-                senders = senders[~local] if len(senders) == len(receivers) else senders
-                receivers, sources = receivers[~local], sources[~local]
-                source_starts = None if source_starts is None else np.asarray(source_starts)[~local]
-                shared = None if shared is None else shared[~local]
-                if not len(receivers):
-                    return
+        num_tiles = traffic.num_tiles
+        if traffic.local is not None:
+            if self.local_bytes_per_tile is None:
+                self.local_bytes_per_tile = np.zeros(num_tiles, np.int64)
+            self.local_bytes_per_tile += traffic.local * message_bytes
+        if traffic.received is None:
+            return
         if self.bytes_received_per_tile is None:
             self.bytes_received_per_tile, self.bytes_sent_per_tile = np.zeros(num_tiles, np.int64), np.zeros(num_tiles, np.int64)
             self.shared_bytes_per_tile = np.zeros(num_tiles, np.int64)
-        self.bytes_received_per_tile += np.bincount(receivers, minlength=num_tiles) * message_bytes
-        self.bytes_sent_per_tile += np.bincount(senders, minlength=num_tiles) * message_bytes
-        multicast = tiles_per_bus > 1 and len(senders) < len(receivers)  # only a multicast shares
-        if multicast and shared is None and source_starts is not None:
-            shared = _bus_shared(receivers, sources, np.asarray(source_starts), tiles_per_bus)
-        if multicast and shared is not None:
-            self.shared_bytes_per_tile += np.bincount(receivers[shared], minlength=num_tiles) * message_bytes
+        self.bytes_received_per_tile += traffic.received * message_bytes
+        self.bytes_sent_per_tile += traffic.sent * message_bytes
+        if traffic.shared is not None:
+            self.shared_bytes_per_tile += traffic.shared * message_bytes
 
     def add_compute(self, cycles_per_tile: np.ndarray, op: dict[str, str]) -> None:
         """A compute set; those of one superstep run back to back on each tile."""
@@ -154,6 +150,49 @@ class Superstep:
             record["host_bytes"] = self.host_bytes
         record["sync"] = {"kind": self.sync, "cycles": self.sync_cycles} if self.sync else None
         return record
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """An exchange's messages counted per tile of the target: received through the exchange
+    (None: every message was local), sent, copied on their own tile (None: none was), and of
+    those received, the ones over the receiver's shared bus (None: not a multicast)."""
+
+    num_tiles: int
+    received: np.ndarray | None
+    sent: np.ndarray | None
+    local: np.ndarray | None
+    shared: np.ndarray | None
+
+
+def listed_traffic(
+    senders: np.ndarray,
+    receivers: np.ndarray,
+    num_tiles: int,
+    sources=None,
+    source_starts=None,
+    tiles_per_bus: int = 1,
+    shared: np.ndarray | None = None,
+) -> Traffic:
+    """`Superstep.add_exchange`'s messages, from their listed tiles, counted per tile."""
+    local_counts = None
+    if sources is not None:
+        sources = np.asarray(sources)
+        local = sources == receivers
+        if local.any():
+            local_counts = np.bincount(receivers[local], minlength=num_tiles)
+            senders = senders[~local] if len(senders) == len(receivers) else senders
+            receivers, sources = receivers[~local], sources[~local]
+            source_starts = None if source_starts is None else np.asarray(source_starts)[~local]
+            shared = None if shared is None else shared[~local]
+            if not len(receivers):
+                return Traffic(num_tiles, None, None, local_counts, None)
+    received, sent = np.bincount(receivers, minlength=num_tiles), np.bincount(senders, minlength=num_tiles)
+    multicast = tiles_per_bus > 1 and len(senders) < len(receivers)  # only a multicast shares
+    if multicast and shared is None and source_starts is not None:
+        shared = _bus_shared(receivers, sources, np.asarray(source_starts), tiles_per_bus)
+    shared_counts = np.bincount(receivers[shared], minlength=num_tiles) if multicast and shared is not None else None
+    return Traffic(num_tiles, received, sent, local_counts, shared_counts)
 
 
 def _bus_shared(receivers: np.ndarray, sources: np.ndarray, starts: np.ndarray, tiles_per_bus: int) -> np.ndarray:

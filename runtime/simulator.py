@@ -48,7 +48,6 @@ from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target, target_of
 
 from .blas import one_blas_thread
-from .bus import bus_shared
 from .codelet import CodeletError, compile_codelet
 from .memory import (
     Buffer,
@@ -75,6 +74,7 @@ from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
 from .sides import strided_side
 from .steps import Copy, Execute, Repeat, VertexGroup, prepare
 from .streams import DeviceToHost, HostToDevice
+from .traffic import copy_traffic
 
 PROGRAM_OPS = (
     "arith.constant",
@@ -334,22 +334,18 @@ class _Planner:
             # A grid dimension along which neither the source tile nor its offset moves repeats
             # one message to several tiles: exchange multicasts it, so it is sent once.
             once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
-            senders = TileGrid(src_grid.first, once, src_grid.strides).tiles()
-            per_bus = self.target.exchange_tiles_per_shared_bus
-            shared = None  # which receivers get the same message as their super tile (from the forms when they allow)
-            if per_bus > 1 and senders.size < dst_grid.count:
-                shared = bus_shared(dst_grid, src_grid, starts[0], per_bus, self.target.num_tiles)
-            self.current.add_exchange(
-                senders,
-                dst_grid.tiles(),
+            per_bus, num_tiles = self.target.exchange_tiles_per_shared_bus, self.target.num_tiles
+            senders, message, record = (
+                TileGrid(src_grid.first, once, src_grid.strides),
                 size * dest.element_bytes,
-                self.target.num_tiles,
                 site.record(source=source.name, dest=dest.name),
-                src_grid.tiles(),
-                starts[0].tiles() if shared is None else None,
-                per_bus,
-                shared,
             )
+            traffic = copy_traffic(dst_grid, src_grid, starts[0], senders, per_bus, num_tiles)  # counted from the forms
+            if traffic is None:  # a multicast whose destination tiles repeat: from the listed messages
+                listed = (senders.tiles(), dst_grid.tiles(), message, num_tiles, record, src_grid.tiles(), starts[0].tiles(), per_bus)
+                self.current.add_exchange(*listed)
+            else:
+                self.current.add_traffic(traffic, message, record)
             actor = len(self.exchange)
             self.exchange += [
                 Access(buffer, region, write, site, actor)
