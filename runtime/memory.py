@@ -225,7 +225,7 @@ def grid_region(rows: np.ndarray, tiles: np.ndarray, sizes: tuple[int, ...], sha
     not `kept` cut to their first point."""
     pick = tuple(slice(None) if keep else slice(0, 1) for keep in kept)
     rows, tiles = rows.reshape(sizes)[pick], tiles.reshape(sizes)[pick]
-    first, strides = _affine(rows.reshape(-1), rows.shape)
+    first, strides = affine_form(rows.reshape(-1), rows.shape)
     view_sizes = rows.shape if strides is None else tuple(1 if stride == 0 else n for n, stride in zip(rows.shape, strides))
     return Grid(rows.reshape(-1), tiles.reshape(-1), math.prod(shape), view_sizes, shape, first, strides)
 
@@ -275,7 +275,7 @@ class Side:
         """The side as one strided view, if rows and starts are affine in the grid index; not
         for a written side repeating elements (stride 0: left to the checks of the others)."""
         (row_first, row_strides), (tile_first, tile_strides), (start_first, start_strides) = (
-            _affine(a, sizes, known) for a, known in ((self.rows, False), (self.tiles, self.affine), (self.starts, self.affine))
+            affine_form(a, sizes, known) for a, known in ((self.rows, False), (self.tiles, self.affine), (self.starts, self.affine))
         )
         if row_strides is None or tile_strides is None or start_strides is None:
             return None
@@ -321,7 +321,7 @@ def _sides_key(source: Side, dest: Side, sizes: tuple[int, ...], details: tuple)
     for side in (source, dest):
         forms.append((side.elements, side.write, side.affine, side.rows.size))
         for array in (side.tiles, side.starts) if side.affine else ():
-            forms.append(_affine(array, sizes, known=True))
+            forms.append(affine_form(array, sizes, known=True))
         for array in (side.rows,) if side.affine else (side.rows, side.tiles, side.starts):
             small = bool(array.size) and 0 <= int(array.min()) and int(array.max()) < 2**15
             forms.append((array.size, small))
@@ -374,7 +374,7 @@ def _affine_runs(arrays: list[np.ndarray], sizes: tuple[int, ...], axis: int) ->
     return runs
 
 
-def _affine(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> tuple[int, tuple[int, ...] | None]:
+def affine_form(values: np.ndarray, sizes: tuple[int, ...], known: bool = False) -> tuple[int, tuple[int, ...] | None]:
     """`values` in grid order as `first + sum_k i_k * strides[k]`, or strides None if not
     (not checked when `known` to be affine)."""
     flat = values.reshape(-1)

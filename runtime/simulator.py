@@ -71,7 +71,7 @@ from .memory import (
 from .profile import Profile, Superstep, buffer_lives
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
-from .sides import strided_side
+from .sides import narrow_pieces, strided_side
 from .steps import Copy, Execute, Repeat, VertexGroup, prepare
 from .streams import DeviceToHost, HostToDevice
 from .traffic import copy_traffic
@@ -366,6 +366,10 @@ class _Planner:
         if None not in whole:  # affine on both sides: one strided view each, from the forms
             self.planned[key] = [whole]
             return self.planned[key]
+        pieces = narrow_pieces((source, dest), grids, tuple(starts), size, site, collapse=not self.checks)
+        if pieces is not None:
+            self.planned[key] = pieces
+            return pieces
         sides = []
         for buffer, grid, start, verb in zip((source, dest), grids, starts, ("reads", "writes")):
             tiles = grid.tiles()

@@ -1,5 +1,6 @@
 """A copy's side from its affine forms (`runtime/sides.py`) against the same side planned from
-its listed grid points (`memory.Side.strided`)."""
+its listed grid points (`memory.Side.strided`), and a copy's pieces from the axes moving its
+tiles (`narrow_pieces`) against those of all its listed points (`memory.strided_pieces`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from mlir import ir
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import TileGrid
-from ipu_mlir.runtime.memory import Side, Site
-from ipu_mlir.runtime.sides import strided_side
+from ipu_mlir.runtime.memory import Side, Site, constant_axes, strided_pieces
+from ipu_mlir.runtime.sides import narrow_pieces, strided_side
 
 TILES = 8
 
@@ -56,3 +57,51 @@ def test_sides_from_forms_are_the_sides_from_listed_points():
                     expected.count,
                 )
     assert 100 < found < 450  # affine and not affine both seen
+
+
+def random_form(rng: np.random.Generator, sizes: tuple[int, ...], limit: int, scale: int = 1) -> TileGrid:
+    strides = tuple(int(s) * scale if rng.random() < 0.5 else 0 for s in rng.choice([-1, 1, 2], len(sizes)))
+    low = sum(min(0, (n - 1) * s) for n, s in zip(sizes, strides))
+    high = sum(max(0, (n - 1) * s) for n, s in zip(sizes, strides))
+    if high - low >= limit:
+        return TileGrid(0, sizes, (0,) * len(sizes))
+    return TileGrid(int(rng.integers(-low, limit - high)), sizes, strides)
+
+
+def listed_pieces(buffers, grids, starts, count: int, site: Site, collapse: bool):
+    """The simulator's pieces from every listed point (its path before narrow_pieces)."""
+    sides = [
+        Side(buffer.rows(grid.tiles(), site, ""), grid.tiles(), start.tiles(), buffer.elements, write, affine=True)
+        for buffer, grid, start, write in zip(buffers, grids, starts, (False, True))
+    ]
+    sizes = grids[0].sizes
+    if collapse:
+        for axis, repeated in enumerate(constant_axes([sides[1].rows, sides[1].starts], sizes)):
+            if repeated and sizes[axis] > 1:
+                sides = [side.take(axis, 0, 1, sizes) for side in sides]
+                sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
+    return strided_pieces(*sides, count, sizes)
+
+
+def test_pieces_from_the_moving_axes_are_the_pieces_from_listed_points():
+    rng = np.random.default_rng(11)
+    layouts = [np.arange(TILES), np.array([0, 4, 1, 5, 2, 6, 3, 7]), np.array([3, 2, 1, 0, 4, 5, 6, 7]), rng.permutation(TILES)]
+    seen = {"narrowed": 0, "cut": 0, "left to listing": 0}
+    with make_context():
+        site = Site("ipu.copy", ir.Location.unknown())
+        for _ in range(600):
+            sizes = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 5))))
+            grids = tuple(random_form(rng, sizes, TILES) for _ in range(2))
+            starts = tuple(random_form(rng, sizes, 8, scale=4) for _ in range(2))
+            buffers = tuple(Rows(layouts[int(rng.integers(0, len(layouts)))], 256) for _ in range(2))
+            count, collapse = int(rng.integers(1, 5)), bool(rng.random() < 0.5)
+            got = narrow_pieces(buffers, grids, starts, count, site, collapse)
+            expected = listed_pieces(buffers, grids, starts, count, site, collapse)
+            if got is None:  # the simulator then lists every point
+                seen["left to listing"] += 1
+                continue
+            seen["narrowed"] += 1
+            seen["cut"] += len(got) > 1
+            described = [[(r.forms, r.base, r.strides, r.shape, r.count) for r in piece] for piece in got]
+            assert described == [[(r.forms, r.base, r.strides, r.shape, r.count) for r in piece] for piece in expected], (grids, starts)
+    assert min(seen.values()) > 20, seen
