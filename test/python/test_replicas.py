@@ -140,6 +140,81 @@ def test_copies_split_classes_alike_from_their_forms_and_from_listed_points(monk
         assert {k: partition(v) for k, v in found.items()} == {k: partition(v) for k, v in listed.items()}
 
 
+def reference_classes(tiles: dict[str, np.ndarray], writes: list, num_tiles: int) -> dict[str, list[list[int]]]:
+    """The coarsest partition stable under every write, by Python dictionaries: a tile's
+    signature under a write is the tuple of what it is sent (destination start, source class,
+    source start, in grid order), the classes of a group's inputs, or the tile itself for a
+    stream; refined until no class splits."""
+    labels = {name: dict.fromkeys((int(t) for t in held), 0) for name, held in tiles.items()}
+
+    def signatures(write) -> list[tuple[str, dict[int, object]]]:
+        if isinstance(write, StreamWrite):
+            return [(write.buffer, {int(t): int(t) for t in write.tiles})]
+        if isinstance(write, ComputeWrite):
+            inputs = {int(t): tuple(labels[name][int(t)] for name in write.inputs) for t in write.tiles}
+            return [(name, inputs) for name in write.outputs]
+        sent: dict[int, list] = {}
+        points = zip(write.dst_tiles.tiles(), write.dst_starts.tiles(), write.src_tiles.tiles(), write.src_starts.tiles())
+        for dst, dst_start, src, src_start in points:
+            sent.setdefault(int(dst), []).append((int(dst_start), labels[write.source][int(src)], int(src_start)))
+        return [(write.dest, {tile: tuple(messages) for tile, messages in sent.items()})]
+
+    changed = True
+    while changed:
+        changed = False
+        for write in writes:
+            for buffer, signature in signatures(write):
+                keys = {tile: (label, signature.get(tile)) for tile, label in labels[buffer].items()}
+                numbers = {key: number for number, key in enumerate(dict.fromkeys(keys.values()))}
+                if len(numbers) > len(set(labels[buffer].values())):
+                    labels[buffer] = {tile: numbers[key] for tile, key in keys.items()}
+                    changed = True
+    found = {}
+    for name, tile_labels in labels.items():
+        array = np.full(num_tiles, -1)
+        array[list(tile_labels)] = list(tile_labels.values())
+        found[name] = partition(array)
+    return found
+
+
+def test_classes_match_a_dictionary_reference_on_random_programs():
+    # tile_classes' numpy paths (signatures not numbered, writes that split nothing skipped, ids
+    # numbered by a table or a sort) against the definition, on programs of streams, copies and
+    # vertex groups of one to three inputs cycling through four buffers.
+    rng = np.random.default_rng(11)
+    names = ["x", "u", "w", "v"]
+    for _ in range(150):
+        writes: list = [StreamWrite("x", ALL[: int(rng.integers(1, TILES + 1))]), broadcast("x", "u", 0, 0, TILES)]
+        for _ in range(int(rng.integers(2, 9))):
+            if rng.random() < 0.6:
+                writes.append(random_copy(rng, str(rng.choice(names)), str(rng.choice(names[1:]))))
+            else:
+                tiles = np.sort(rng.choice(TILES, int(rng.integers(1, TILES + 1)), replace=False))
+                inputs = tuple(str(n) for n in rng.choice(names, int(rng.integers(1, 4))))
+                writes.append(
+                    ComputeWrite(tiles, inputs, tuple(str(n) for n in rng.choice(names[1:], int(rng.integers(1, 3)), replace=False)))
+                )
+        found = tile_classes(dict.fromkeys(names, ALL), writes, TILES)
+        assert {k: partition(v) for k, v in found.items()} == reference_classes(dict.fromkeys(names, ALL), writes, TILES)
+
+
+def test_ids_tell_rows_apart_in_every_range():
+    # Narrow ids are numbered by a table, wide ones by a sort; columns whose product passes 2**62
+    # are numbered first: each way gives equal ids exactly to equal rows.
+    from ipu_mlir.runtime.replicas import _ids
+
+    rng = np.random.default_rng(3)
+    for spread in (3, 1000, 2**40, 2**61):
+        columns = [rng.integers(0, 4, 500) * spread, rng.integers(0, 3, 500) * spread, rng.integers(-2, 2, 500)]
+        rows = list(zip(*(c.tolist() for c in columns)))
+        expected = [sorted(set(rows)).index(row) for row in rows]
+        assert _ids(columns).tolist() == expected
+        sparse = _ids(columns, dense=False)
+        assert len(set(sparse.tolist())) == len(set(rows)) and all(
+            (sparse[i] == sparse[j]) == (rows[i] == rows[j]) for i, j in rng.integers(0, 500, (300, 2))
+        )
+
+
 MLP = """
 module attributes {ipu.target = "tiny"} {
   func.func @main(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<16x32xf32> {
