@@ -1,5 +1,6 @@
-"""Which messages of an `ipu.copy` come over a super tile's shared exchange bus, from the
-copy's affine forms (runtime/profile.py's `_bus_shared` says the same from listed arrays).
+"""How many messages of an `ipu.copy` each destination tile gets over its super tile's shared
+exchange bus, from the copy's affine forms (runtime/profile.py's `_bus_shared` says which do
+from listed arrays).
 
 A message (its source tile and start) comes over the shared bus to a receiver when every tile
 of the receiver's super tile (runs of `tiles_per_bus` tiles from 0) receives it through the
@@ -8,10 +9,13 @@ messages; sorting them, as the listed form must, costs seconds a copy. Over the 
 along which the destination tile moves (`moving`), each destination tile receives one pattern
 of messages, the same for every tile, shifted by where the tile's messages start (`shift`):
 tile t2 receives tile t1's message p exactly when the pattern shifted by t1's shift minus
-t2's still holds p. So a copy costs one small set test per distinct difference of shifts
-between partners, and vectorized passes over its points.
+t2's still holds p. So the pattern's points a tile shares with all its partners depend only
+on the differences of shifts between them (few distinct ones: `held` per difference), and of
+those, the ones a tile does not share are the few whose source is one of the partners
+themselves (local to it): counted by one look-up per partner in the held points' sorted
+sources. No pass goes over the copy's points.
 
-    shared = bus_shared(dst_tiles, src_tiles, src_starts, tiles_per_bus, num_tiles)
+    counts = bus_shared_counts(dst_tiles, src_tiles, src_starts, tiles_per_bus, num_tiles)
 """
 
 from __future__ import annotations
@@ -25,39 +29,13 @@ from ipu_mlir.dialects.attrs import TileGrid
 from .replicas import moving_axes, restrict
 
 
-@functools.lru_cache(maxsize=1024)
-def bus_shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: int, num_tiles: int) -> np.ndarray | None:
-    """Per point of the copy's grid (grid order), whether its message comes over the shared
-    bus (local messages, whose source is the receiver, never do); None when the moving axes
-    repeat a destination tile (the listed form then decides). Read-only, and made once per
-    distinct copy: layers of one shape repeat their copies (ResNet-50: 352 of 1,304)."""
-    found = _shared(dst, src, starts, tiles_per_bus, num_tiles)
-    if found is None:
-        return None
-    moving, own, shared = found
-    sizes = dst.sizes
-    grid = shared.reshape(tuple(sizes[k] for k in moving) + tuple(sizes[k] for k in own))
-    shared = grid.transpose(np.argsort(moving + own)).reshape(-1)
-    shared.flags.writeable = False
-    return shared
-
-
 @functools.lru_cache(maxsize=1 << 12)
 def bus_shared_counts(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: int, num_tiles: int) -> np.ndarray | None:
-    """`bus_shared` counted per destination tile of the moving axes (`restrict(dst,
-    moving_axes(dst))`'s order): how many of the tile's messages come over the shared bus,
-    for the profile's per-tile bytes (runtime/traffic.py). Read-only; None as `bus_shared`."""
-    found = _shared(dst, src, starts, tiles_per_bus, num_tiles)
-    if found is None:
-        return None
-    counts = found[2].sum(axis=1)
-    counts.flags.writeable = False
-    return counts
-
-
-def _shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: int, num_tiles: int):
-    """The moving axes, the others (own), and whether each message comes over the shared bus
-    as a (destination tile, own point) matrix; None when the moving axes repeat a tile."""
+    """Per destination tile of the moving axes (`restrict(dst, moving_axes(dst))`'s order),
+    how many of its messages come over the shared bus (a message from its own tile never
+    does); None when the moving axes repeat a destination tile (the listed form then decides).
+    Read-only, and made once per distinct copy: layers of one shape repeat their copies
+    (ResNet-50: 352 of 1,304)."""
     sizes = dst.sizes
     moving = moving_axes(dst)
     own = tuple(k for k in range(len(sizes)) if k not in moving)
@@ -71,23 +49,41 @@ def _shared(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_bus: int, 
     low, high = int(pattern[1].min()), int(pattern[1].max())
     width = high - low + 1
     keys = np.unique(pattern[0] * width + (pattern[1] - low))  # the pattern's messages, as a sorted set
-    source = shift[0][:, None] + pattern[0][None, :]  # (destination tile, own point)
-    shared = source != receivers[:, None]
+    partners, helds, whiches = [], [], []  # per slot of the super tile
+    whole = np.ones(receivers.size, bool)  # every partner a receiver
     for slot in range(tiles_per_bus):
         partner = receivers // tiles_per_bus * tiles_per_bus + slot
         other = np.where(partner < num_tiles, index[np.minimum(partner, num_tiles - 1)], -1)
-        shared &= (other >= 0)[:, None] & (source != partner[:, None])
-        mine = np.flatnonzero(other >= 0)
-        if not mine.size:
-            continue
-        deltas = np.stack([shift[0][mine] - shift[0][other[mine]], shift[1][mine] - shift[1][other[mine]]], axis=1)
-        distinct, which = np.unique(deltas, axis=0, return_inverse=True)
-        held = np.stack([_holds(keys, pattern, low, high, width, delta) for delta in distinct.tolist()])
-        shared[mine] &= held[which.reshape(-1)]
-    return moving, own, shared
+        whole &= other >= 0
+        deltas = [shift[0] - shift[0][other], shift[1] - shift[1][other]]  # rows without a partner: whatever, unused
+        lows = [int(d.min()) for d in deltas]
+        pairs = (deltas[0] - lows[0]) * (int(deltas[1].max()) - lows[1] + 1) + (deltas[1] - lows[1])  # one integer per pair
+        _, first, which = np.unique(np.where(other >= 0, pairs, -1), return_index=True, return_inverse=True)
+        helds.append(np.stack([_holds(keys, pattern, low, high, width, (int(deltas[0][i]), int(deltas[1][i]))) for i in first]))
+        partners.append(partner)
+        whiches.append(which.reshape(-1))
+    counts = np.zeros(receivers.size, np.int64)
+    combos = np.zeros(receivers.size, np.int64)  # the tile's held rows, one per slot, as one integer
+    for which, held in zip(whiches, helds):
+        combos = combos * len(held) + which
+    kinds, members = np.unique(np.where(whole, combos, -1), return_inverse=True)
+    members = members.reshape(-1)
+    for kind, combo in enumerate(kinds.tolist()):
+        if combo < 0:
+            continue  # a tile whose super tile has tiles outside the copy shares nothing
+        rows = np.flatnonzero(members == kind)
+        held = np.logical_and.reduce([h[w[rows[0]]] for w, h in zip(whiches, helds)])
+        sources, times = np.unique(pattern[0][held], return_counts=True)  # sources of the held points, less the shift
+        counts[rows] = sources.size and int(times.sum())
+        for partner in partners if sources.size else ():  # held points whose source is a partner (distinct tiles): not shared
+            wanted = partner[rows] - shift[0][rows]
+            found = np.minimum(np.searchsorted(sources, wanted), sources.size - 1)
+            counts[rows] -= np.where(sources[found] == wanted, times[found], 0)
+    counts.flags.writeable = False
+    return counts
 
 
-def _holds(keys: np.ndarray, pattern: list[np.ndarray], low: int, high: int, width: int, delta: list[int]) -> np.ndarray:
+def _holds(keys: np.ndarray, pattern: list[np.ndarray], low: int, high: int, width: int, delta: tuple[int, int]) -> np.ndarray:
     """Per point of the pattern, whether the pattern holds its message shifted by `delta`."""
     moved = pattern[1] + delta[1]
     inside = (moved >= low) & (moved <= high)

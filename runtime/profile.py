@@ -82,7 +82,6 @@ class Superstep:
         sources=None,
         source_starts=None,
         tiles_per_bus: int = 1,
-        shared: np.ndarray | None = None,
     ) -> None:
         """Each sender tile sends, and each receiver tile receives, one message (tiles repeat).
         With `sources` (the source tile of each receiver's message), a message whose source is
@@ -90,9 +89,8 @@ class Superstep:
         (`cost_model.copy_work`, added to the superstep's compute by `finish`). A multicast
         (fewer senders than receivers) is still sent once. With `source_starts` too (where each
         message starts on its source tile), a message that every tile of a super tile (runs of
-        `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`);
-        `shared` says which do in its place, worked out from a copy's affine forms (runtime/bus.py)."""
-        self.add_traffic(listed_traffic(senders, receivers, num_tiles, sources, source_starts, tiles_per_bus, shared), message_bytes, op)
+        `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`)."""
+        self.add_traffic(listed_traffic(senders, receivers, num_tiles, sources, source_starts, tiles_per_bus), message_bytes, op)
 
     def add_traffic(self, traffic: Traffic, message_bytes: int, op: dict[str, str]) -> None:
         """An exchange's messages, counted per tile (`listed_traffic`, or runtime/traffic.py
@@ -172,7 +170,6 @@ def listed_traffic(
     sources=None,
     source_starts=None,
     tiles_per_bus: int = 1,
-    shared: np.ndarray | None = None,
 ) -> Traffic:
     """`Superstep.add_exchange`'s messages, from their listed tiles, counted per tile."""
     local_counts = None
@@ -184,14 +181,14 @@ def listed_traffic(
             senders = senders[~local] if len(senders) == len(receivers) else senders
             receivers, sources = receivers[~local], sources[~local]
             source_starts = None if source_starts is None else np.asarray(source_starts)[~local]
-            shared = None if shared is None else shared[~local]
             if not len(receivers):
                 return Traffic(num_tiles, None, None, local_counts, None)
     received, sent = np.bincount(receivers, minlength=num_tiles), np.bincount(senders, minlength=num_tiles)
     multicast = tiles_per_bus > 1 and len(senders) < len(receivers)  # only a multicast shares
-    if multicast and shared is None and source_starts is not None:
+    shared_counts = None
+    if multicast and source_starts is not None:
         shared = _bus_shared(receivers, sources, np.asarray(source_starts), tiles_per_bus)
-    shared_counts = np.bincount(receivers[shared], minlength=num_tiles) if multicast and shared is not None else None
+        shared_counts = np.bincount(receivers[shared], minlength=num_tiles)
     return Traffic(num_tiles, received, sent, local_counts, shared_counts)
 
 
