@@ -119,6 +119,9 @@ class _Planner:
         buffers = [Buffer(op, target, self.pool, None if classes is None else classes[op.sym_name]) for op in self.program.buffers()]
         self.buffers = {b.name: b for b in buffers}
         order_rows(self.buffers, self.program)
+        for name, buffer in self.buffers.items() if checked is not None else ():
+            if buffer.row_count == checked.buffers[name].row_count:  # a class per tile: rows as the checked plan's, so
+                buffer.row_of_tile = checked.buffers[name].row_of_tile.copy()  # its copies' pieces and its weights serve
         if self.checks:
             link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
@@ -531,12 +534,17 @@ class _Plan:
     check: bool
 
     @staticmethod
-    def load(planner: _Planner, constants: dict[int, np.ndarray], num_slots: int) -> _Plan:
-        """The plan, its weights written into tile memory (the resident streams, once)."""
+    def load(planner: _Planner, constants: dict[int, np.ndarray], num_slots: int, loaded: dict[str, Buffer] | None = None) -> _Plan:
+        """The plan, its weights written into tile memory (the resident streams, once). A
+        weight in `loaded` (another plan's, with the same rows) takes its array: the same
+        bytes, which neither plan writes again."""
         values: list = [None] * num_slots
         for slot, array in constants.items():
             values[slot] = array
         for step in planner.loads + planner.hoisted:
+            if isinstance(step, HostToDevice) and step.buffer.name in (loaded or {}):
+                step.buffer.data = loaded[step.buffer.name].data
+                continue
             written = [step.buffer] if isinstance(step, HostToDevice) else _accesses(step)[1]
             for buffer in written:
                 buffer.resident = False
@@ -584,7 +592,8 @@ class Simulator:
         )
         with one_blas_thread():  # loading runs the weight-only steps
             self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
-            self._later = _Plan.load(later, self._constants, self._num_slots)
+            loaded = {stream.buffer.name: stream.buffer for stream in planner.loads if stream.buffer.name in later.unreplicated}
+            self._later = _Plan.load(later, self._constants, self._num_slots, loaded)
         names = [name for name, buffer in later.buffers.items() if name in later.last_use and not buffer.resident]
         bind_arrays([(later.buffers[name], later.first_use[name], later.last_use[name]) for name in names])
         prepare(self._later.steps)

@@ -184,3 +184,15 @@ def test_the_chosen_plan_says_resident_or_streamed_as_the_pass_does():
             plan = chosen_plan(module.operation, target)
         assert plan.liveness.weights_resident == resident and plan.fits()
         assert int(plan.footprint.max()) == peak
+
+
+def test_later_runs_read_the_checked_plans_weight_array_when_its_rows_are_alike():
+    simulator = weights_program(
+        [buffer("w", 4, "0, 1, 1"), buffer("x", 4, "0, 1, 1")],
+        [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"), d2h("%0", "w", ONE_TILE, "tensor<4xf32>"),
+         d2h("%1", "x", ONE_TILE, "tensor<4xf32>")],
+    )  # fmt: skip
+    (checked,) = [b for b in simulator._checked.buffers if b.name == "w"]
+    (later,) = [b for b in simulator._later.buffers if b.name == "w"]
+    assert later.data is checked.data and later.resident and checked.resident  # loaded once, held once
+    assert runs(simulator) == [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]  # checked run, then later runs
