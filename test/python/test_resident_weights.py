@@ -32,6 +32,15 @@ def weights_program(buffers: list[str], body: list[str]) -> Simulator:
     return Simulator(ir.Module.parse(text, make_context()))
 
 
+def weight_and_input() -> Simulator:
+    """Returns the weight and the input, each a buffer of one tile."""
+    return weights_program(
+        [buffer("w", 4, "0, 1, 1"), buffer("x", 4, "0, 1, 1")],
+        [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"), d2h("%0", "w", ONE_TILE, "tensor<4xf32>"),
+         d2h("%1", "x", ONE_TILE, "tensor<4xf32>")],
+    )  # fmt: skip
+
+
 def streams(simulator: Simulator) -> list[str]:
     """The buffers the later runs stream into from the host."""
     return [step.buffer.name for step in simulator._later.steps if isinstance(step, HostToDevice)]
@@ -45,11 +54,7 @@ def runs(simulator: Simulator, count: int = 3) -> list[list[float]]:
 
 
 def test_a_weight_is_written_once_at_load():
-    simulator = weights_program(
-        [buffer("w", 4, "0, 1, 1"), buffer("x", 4, "0, 1, 1")],
-        [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"), d2h("%0", "w", ONE_TILE, "tensor<4xf32>"),
-         d2h("%1", "x", ONE_TILE, "tensor<4xf32>")],
-    )  # fmt: skip
+    simulator = weight_and_input()
     profile = simulator.profile
     assert (profile.load_bytes, profile.host_bytes) == (16, 16 + 32)  # per run: the input and the two outputs
     assert profile.load_seconds == 16 / 64e9
@@ -187,11 +192,7 @@ def test_the_chosen_plan_says_resident_or_streamed_as_the_pass_does():
 
 
 def test_later_runs_read_the_checked_plans_weight_array_when_its_rows_are_alike():
-    simulator = weights_program(
-        [buffer("w", 4, "0, 1, 1"), buffer("x", 4, "0, 1, 1")],
-        [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"), d2h("%0", "w", ONE_TILE, "tensor<4xf32>"),
-         d2h("%1", "x", ONE_TILE, "tensor<4xf32>")],
-    )  # fmt: skip
+    simulator = weight_and_input()
     (checked,) = [b for b in simulator._checked.buffers if b.name == "w"]
     (later,) = [b for b in simulator._later.buffers if b.name == "w"]
     assert later.data is checked.data and later.resident and checked.resident  # loaded once, held once
