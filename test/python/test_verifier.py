@@ -100,3 +100,42 @@ def test_interleaved_disjoint_writes_are_accepted_and_interleaved_overlaps_repor
     assert errors(text.format(size=1)) == []
     (message,) = errors(text.format(size=2))
     assert message.endswith("'ipu.copy' op writes elements [3, 5) of @y on tile 0 twice")
+
+
+def test_ops_alike_to_one_that_passed_are_still_checked_against_their_own_buffers():
+    # The verifier lets an op pass on what an earlier op of the same forms passed; these ops
+    # share their attributes with a valid one but not their buffers: each is reported.
+    text = """
+    module attributes {ipu.target = "tiny"} {
+      "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+      "ipu.buffer"() {sym_name = "big", type = memref<8xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+      "ipu.buffer"() {sym_name = "small", type = memref<6xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+      "ipu.buffer"() {sym_name = "few", type = memref<8xf32>, tiles = array<i64: 0, 2, 1>} : () -> ()
+      "ipu.buffer"() {sym_name = "ints", type = memref<8xi32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+      func.func @f(%a: tensor<16xf32>) {
+        "ipu.host_to_device"(%a) {buffer = @big, mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 2, 1>}}
+            : (tensor<16xf32>) -> ()
+        "ipu.host_to_device"(%a) {buffer = @small, mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 2, 1>}}
+            : (tensor<16xf32>) -> ()
+        "ipu.copy"() {source = @x, dest = @big, size = 4 : i64, src_tiles = array<i64: 0, 4, 1>,
+            dst_tiles = array<i64: 3, 4, -1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 4, 0>} : () -> ()
+        "ipu.copy"() {source = @x, dest = @small, size = 4 : i64, src_tiles = array<i64: 0, 4, 1>,
+            dst_tiles = array<i64: 3, 4, -1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 4, 0>} : () -> ()
+        "ipu.copy"() {source = @x, dest = @few, size = 4 : i64, src_tiles = array<i64: 0, 4, 1>,
+            dst_tiles = array<i64: 3, 4, -1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 4, 0>} : () -> ()
+        "ipu.copy"() {source = @x, dest = @ints, size = 4 : i64, src_tiles = array<i64: 0, 4, 1>,
+            dst_tiles = array<i64: 3, 4, -1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 4, 0>} : () -> ()
+        "ipu.copy"() {source = @x, dest = @small, size = 4 : i64, src_tiles = array<i64: 0, 4, 1>,
+            dst_tiles = array<i64: 3, 4, -1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 4, 0>} : () -> ()
+        return
+      }
+    }
+    """
+    found = [message.split(" op ", 1)[1] for message in errors(text)]
+    assert found == [
+        "maps 8 elements to tile 0, but @small holds 6 per tile: the stream overflows it",
+        "writes elements [4, 8) of @small on tile 3, which holds 6 per tile: the exchange overflows the tile's copy of it",
+        "sends to tile 3, which holds no copy of @few",
+        "expects @x and @ints of the same element type, got f32 and i32",
+        "writes elements [4, 8) of @small on tile 3, which holds 6 per tile: the exchange overflows the tile's copy of it",
+    ]
