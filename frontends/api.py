@@ -38,15 +38,17 @@ def run(
     return simulator.run(list(inputs)), simulator.profile
 
 
-def load_simulator(module_or_path: Source, target: str | None = None, entry: str | None = None) -> Simulator:
-    """The program planned and ready to run: parsed, compiled if not L3 yet, verified. `entry`
-    names the function (default: main, or the only public function, or the only program)."""
+def load_simulator(module_or_path: Source, target: str | None = None, entry: str | None = None, verified: bool = False) -> Simulator:
+    """The program planned and ready to run: parsed, compiled if not L3 yet, verified (once: the
+    default pipeline ends in ipu-verify; `verified` says an L3 `module_or_path` came from it
+    for this target). `entry` names the function (default: main, or the only public function,
+    or the only program)."""
     module = load_module(module_or_path)
     programs = program_names(module)
     if entry in programs or (entry is None and len(programs) == 1):
-        return runtime_api.load_simulator(module, target, entry or programs[0])
+        return runtime_api.load_simulator(module, target, entry or programs[0], verified)
     entry = resolve_entry(module.operation, entry)
-    return runtime_api.load_simulator(compile_to_program(module, target, entry), target, entry)
+    return runtime_api.load_simulator(compile_to_program(module, target, entry), target, entry, verified=True)
 
 
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:

@@ -50,7 +50,7 @@ def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: 
     say(f"compiling for {target}...")
     program = compile_program(imported, target, module)
     say("loading into the simulator...")
-    return CompiledModule(program, target, imported)
+    return CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
 
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:
@@ -116,10 +116,10 @@ class CompiledModule:
     torch tensors (of the example inputs' shapes and types) and returns the outputs the same
     way, one value or a tuple. The weights are constants of the program, loaded once."""
 
-    def __init__(self, program: ir.Module, target: str, imported: ir.Module | None = None):
+    def __init__(self, program: ir.Module, target: str, imported: ir.Module | None = None, verified: bool = False):
         self.program = program  # the L3 program
         self.imported = imported  # torch-mlir's output, as compiled
-        self.simulator: Simulator = api.load_simulator(program, target)
+        self.simulator: Simulator = api.load_simulator(program, target, verified=verified)
 
     @property
     def profile(self) -> Profile:

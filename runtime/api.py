@@ -25,13 +25,14 @@ from .simulator import Simulator
 Source = str | os.PathLike | ir.Module
 
 
-def load_simulator(module_or_path: Source, target: str | None = None, entry: str = "main") -> Simulator:
-    """An L3 program ready to run: parsed, verified, planned for the simulator. L0/L1 input is
+def load_simulator(module_or_path: Source, target: str | None = None, entry: str = "main", verified: bool = False) -> Simulator:
+    """An L3 program ready to run: parsed, verified (unless `verified`: the default pipeline's
+    ipu-verify just checked it for this target), planned for the simulator. L0/L1 input is
     the caller's to compile first (`ipu_mlir.frontends.api` does both)."""
     module = load_module(module_or_path)
     if not is_program(module, entry):
         raise IpuError(f"not an L3 program: no function @{entry} marked '{ipu.PROGRAM_ATTR}' (compile it first: ipu-compile)")
-    return Simulator(module, target_of(module.operation, target), entry)  # verifies it first
+    return Simulator(module, target_of(module.operation, target), entry, verified)  # verifies it first unless verified
 
 
 def load_module(source: Source) -> ir.Module:
