@@ -29,24 +29,45 @@ def strided_side(buffer: Buffer, tiles: TileGrid, starts: TileGrid, count: int, 
     """The side as `Side.strided` makes it from listed points, or None when its rows are not
     affine in the grid index, or a write repeats elements (left to the listed planning)."""
     sizes = tiles.sizes
-    moving = moving_axes(tiles)
-    rows = buffer.rows(restrict(tiles, moving).tiles(), site, "writes" if write else "reads")  # its errors: a tile without the buffer
-    row_strides = affine_form(rows, tuple(sizes[k] for k in moving))[1]
-    if row_strides is None:
+    row = _row_form(buffer, tiles, site, "writes" if write else "reads")
+    if row is None:
         return None
-    along = dict(zip(moving, row_strides))
     forms = tuple(
         TileGrid(first, sizes, tuple(s if n > 1 else 0 for n, s in zip(sizes, strides)))
-        for first, strides in (
-            (int(rows[0]), tuple(along.get(k, 0) for k in range(len(sizes)))),
-            (tiles.first, tiles.strides),
-            (starts.first, starts.strides),
-        )
+        for first, strides in (row, (tiles.first, tiles.strides), (starts.first, starts.strides))
     )
     strides = tuple(r * buffer.elements + s for r, s in zip(forms[0].strides, forms[2].strides))
     if write and any(s == 0 and n > 1 for s, n in zip(strides, sizes)):
         return None
     return Strided(forms, count, (*sizes, count), forms[0].first * buffer.elements + starts.first, (*strides, 1))
+
+
+def still_axes(buffer: Buffer, tiles: TileGrid, starts: TileGrid, site: Site) -> tuple[int, ...]:
+    """The grid axes (of more than one point) along which a written side's row and start
+    both stay, from its forms: its points along them write one place (replicas in an
+    unchecked plan, alike). None found when its rows are not affine in the grid index."""
+    row = _row_form(buffer, tiles, site, "writes")
+    if row is None:
+        return ()
+    return tuple(k for k, (n, r, s) in enumerate(zip(tiles.sizes, row[1], starts.strides)) if n > 1 and r == 0 and s == 0)
+
+
+def cut_to_first(form: TileGrid, axes: tuple[int, ...]) -> TileGrid:
+    """`form` with `axes` cut to their first point."""
+    return TileGrid(form.first, tuple(1 if k in axes else n for k, n in enumerate(form.sizes)), form.strides)
+
+
+def _row_form(buffer: Buffer, tiles: TileGrid, site: Site, verb: str) -> tuple[int, tuple[int, ...]] | None:
+    """The side's buffer rows as an affine form over the grid (first row, a stride per axis),
+    or None when they are not affine; rows move only along the axes moving the tile."""
+    sizes = tiles.sizes
+    moving = moving_axes(tiles)
+    rows = buffer.rows(restrict(tiles, moving).tiles(), site, verb)  # its errors: a tile without the buffer
+    row_strides = affine_form(rows, tuple(sizes[k] for k in moving))[1]
+    if row_strides is None:
+        return None
+    along = dict(zip(moving, row_strides))
+    return int(rows[0]), tuple(along.get(k, 0) for k in range(len(sizes)))
 
 
 def narrow_pieces(

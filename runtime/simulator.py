@@ -71,7 +71,7 @@ from .memory import (
 from .profile import Profile, Superstep, buffer_lives
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write, tile_classes
-from .sides import narrow_pieces, strided_side
+from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
 from .steps import Copy, Execute, Repeat, VertexGroup, prepare
 from .streams import DeviceToHost, HostToDevice
 from .traffic import copy_traffic
@@ -365,6 +365,9 @@ class _Planner:
         key = (self.row_keys[source.name], self.row_keys[dest.name], source.elements, dest.elements, grids, tuple(starts), size)
         if key in self.planned:  # unchecked runs never tell writes apart: they share regions
             return [tuple(_fresh(region) for region in piece) for piece in self.planned[key]] if self.checks else self.planned[key]
+        still = () if self.checks else still_axes(dest, grids[1], starts[1], site)
+        if still:  # points writing one row (a class of replicas) at one place write the same: once (from the forms)
+            grids, starts = tuple(cut_to_first(g, still) for g in grids), [cut_to_first(s, still) for s in starts]
         whole = tuple(strided_side(*side, size, write, site) for side, write in zip(zip((source, dest), grids, starts), (False, True)))
         if None not in whole:  # affine on both sides: one strided view each, from the forms
             self.planned[key] = [whole]

@@ -10,7 +10,7 @@ from mlir import ir
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.runtime.memory import Side, Site, constant_axes, strided_pieces
-from ipu_mlir.runtime.sides import narrow_pieces, strided_side
+from ipu_mlir.runtime.sides import cut_to_first, narrow_pieces, still_axes, strided_side
 
 TILES = 8
 
@@ -104,4 +104,34 @@ def test_pieces_from_the_moving_axes_are_the_pieces_from_listed_points():
             seen["cut"] += len(got) > 1
             described = [[(r.forms, r.base, r.strides, r.shape, r.count) for r in piece] for piece in got]
             assert described == [[(r.forms, r.base, r.strides, r.shape, r.count) for r in piece] for piece in expected], (grids, starts)
+    assert min(seen.values()) > 20, seen
+
+
+def test_replicas_written_once_from_forms_as_from_listed_points():
+    # An unchecked plan writes the points of a destination row and start once: cut from the
+    # forms (still_axes), the pieces are those of the listed points cut where they repeat.
+    rng = np.random.default_rng(13)
+    layouts = [np.arange(TILES), np.arange(TILES) // 2, np.zeros(TILES, np.int64), np.arange(TILES) % 4]
+    seen = {"cut": 0, "whole": 0}
+    with make_context():
+        site = Site("ipu.copy", ir.Location.unknown())
+        for _ in range(600):
+            sizes = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 5))))
+            grids = tuple(random_form(rng, sizes, TILES) for _ in range(2))
+            starts = tuple(random_form(rng, sizes, 8, scale=4) for _ in range(2))
+            buffers = tuple(Rows(layouts[int(rng.integers(0, len(layouts)))], 256) for _ in range(2))
+            count = int(rng.integers(1, 5))
+            still = still_axes(buffers[1], grids[1], starts[1], site)
+            cut = [tuple(cut_to_first(form, still) for form in forms) for forms in (grids, starts)]
+            whole = [
+                strided_side(buffer, grid, start, count, write, site) for buffer, grid, start, write in zip(buffers, *cut, (False, True))
+            ]
+            if None in whole:
+                continue
+            expected = listed_pieces(buffers, grids, starts, count, site, collapse=True)
+            assert expected is not None and len(expected) == 1, (grids, starts)
+            assert [(r.forms, r.base, r.strides, r.shape, r.count) for r in whole] == [
+                (r.forms, r.base, r.strides, r.shape, r.count) for r in expected[0]
+            ]
+            seen["cut" if still else "whole"] += 1
     assert min(seen.values()) > 20, seen
