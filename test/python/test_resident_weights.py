@@ -33,7 +33,7 @@ def weights_program(buffers: list[str], body: list[str]) -> Simulator:
 
 
 def weight_and_input() -> Simulator:
-    """Returns the weight and the input, each a buffer of one tile."""
+    """The program streaming a weight and an input, each into a buffer of one tile."""
     return weights_program(
         [buffer("w", 4, "0, 1, 1"), buffer("x", 4, "0, 1, 1")],
         [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), sync("external"), d2h("%0", "w", ONE_TILE, "tensor<4xf32>"),

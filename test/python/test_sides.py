@@ -68,6 +68,16 @@ def random_form(rng: np.random.Generator, sizes: tuple[int, ...], limit: int, sc
     return TileGrid(int(rng.integers(-low, limit - high)), sizes, strides)
 
 
+def random_copy(rng: np.random.Generator, layouts: list[np.ndarray]):
+    """Buffers (of rows laid out as one of `layouts`), tiles and starts of a random copy's
+    source and destination, and its size."""
+    sizes = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 5))))
+    grids = tuple(random_form(rng, sizes, TILES) for _ in range(2))
+    starts = tuple(random_form(rng, sizes, 8, scale=4) for _ in range(2))
+    buffers = tuple(Rows(layouts[int(rng.integers(0, len(layouts)))], 256) for _ in range(2))
+    return buffers, grids, starts, int(rng.integers(1, 5))
+
+
 def listed_pieces(buffers, grids, starts, count: int, site: Site, collapse: bool):
     """The simulator's pieces from every listed point (its path before narrow_pieces)."""
     sides = [
@@ -90,11 +100,8 @@ def test_pieces_from_the_moving_axes_are_the_pieces_from_listed_points():
     with make_context():
         site = Site("ipu.copy", ir.Location.unknown())
         for _ in range(600):
-            sizes = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 5))))
-            grids = tuple(random_form(rng, sizes, TILES) for _ in range(2))
-            starts = tuple(random_form(rng, sizes, 8, scale=4) for _ in range(2))
-            buffers = tuple(Rows(layouts[int(rng.integers(0, len(layouts)))], 256) for _ in range(2))
-            count, collapse = int(rng.integers(1, 5)), bool(rng.random() < 0.5)
+            buffers, grids, starts, count = random_copy(rng, layouts)
+            collapse = bool(rng.random() < 0.5)
             got = narrow_pieces(buffers, grids, starts, count, site, collapse)
             expected = listed_pieces(buffers, grids, starts, count, site, collapse)
             if got is None:  # the simulator then lists every point
@@ -116,11 +123,7 @@ def test_replicas_written_once_from_forms_as_from_listed_points():
     with make_context():
         site = Site("ipu.copy", ir.Location.unknown())
         for _ in range(600):
-            sizes = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 5))))
-            grids = tuple(random_form(rng, sizes, TILES) for _ in range(2))
-            starts = tuple(random_form(rng, sizes, 8, scale=4) for _ in range(2))
-            buffers = tuple(Rows(layouts[int(rng.integers(0, len(layouts)))], 256) for _ in range(2))
-            count = int(rng.integers(1, 5))
+            buffers, grids, starts, count = random_copy(rng, layouts)
             still = still_axes(buffers[1], grids[1], starts[1], site)
             cut = [tuple(cut_to_first(form, still) for form in forms) for forms in (grids, starts)]
             whole = [
