@@ -32,11 +32,15 @@ iteration space (*batch, *loops): projected permutations, broadcasts, constant i
 pooling windows `s * d_out + k * d_win` alike. The body then runs once, element-wise over that
 space. A reduction `yield combine(f(ins), out)` with an associative combiner evaluates `f`
 everywhere and reduces it by the combiner (runtime/reduce.py); any other body steps through the
-reduction points, still vectorised over batch axes and parallel loops.
+reduction points, still vectorised over batch axes and parallel loops. A body without reduction
+loops runs once over the whole space, its exactly rounded ops writing into buffers it owns
+(runtime/inplace.py): the vertex group's output view when `into` gives one, a value read for the
+last time, or the new array of an earlier generic read only there (a combine of partial sums).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -47,11 +51,12 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.ops import record_of
-from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, numpy_dtype, reducer, select
+from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, numpy_dtype, out_kernel, reducer, select
 from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
 
+from .inplace import Op, plan_ops, run_body
 from .reduce import fold
 
 Env = list  # the values of a call, by slot
@@ -91,6 +96,7 @@ class CompiledCodelet:
     _steps: list[Step]
     _checked: dict = field(default_factory=dict)  # the batch shape of inputs already checked, by their shapes and types
     _direct: tuple | None = None  # a body of one compute op whose kernel has `into`: (kernel, its operands' argument numbers)
+    _sink: tuple | None = None  # a body ending in an element-wise generic: the slot `into` puts its output in, the result's type
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         tiles = self._tiles(inputs)
@@ -108,13 +114,27 @@ class CompiledCodelet:
     def into(self, inputs: Sequence[np.ndarray], output: np.ndarray) -> bool:
         """Runs a codelet whose body is one compute op with a kernel able to write in place
         (`ipu.matmul`'s, `ipu.conv`'s) straight into `output`, an array of its one result's
-        (*B, *shape): no new result copied into it. False, having written nothing, for any
-        other codelet or an `output` of another shape or layout than the kernel writes as its own."""
-        if self._direct is None:
+        (*B, *shape): no new result copied into it. So does a codelet whose result is that of
+        an element-wise `linalg.generic` (without `cf.assert`, whose failure a caller locates):
+        its body's ops write into `output` (runtime/inplace.py), unless it may overlap an input.
+        False, having written nothing, for any other codelet or an `output` of another shape or
+        layout than the kernel writes as its own."""
+        if self._direct is None and self._sink is None:
             return False
         tiles = self._tiles(inputs)
         if output.shape != (*tiles, *self.results[0][1]):
             return False
+        if self._direct is None:
+            slot, dtype = self._sink
+            if output.dtype != dtype or not output.flags.writeable or any(np.may_share_memory(output, x) for x in inputs):
+                return False
+            env = list(self._template)
+            env[: len(inputs)] = inputs
+            env[slot] = output
+            with np.errstate(all="ignore"):
+                for step in self._steps:
+                    step(env)
+            return True
         kernel, operands = self._direct
         with np.errstate(all="ignore"):
             return kernel.into(*[inputs[i] for i in operands], out=output)
@@ -251,6 +271,13 @@ def _full(value: np.ndarray, loops: tuple[int, ...], batch: int) -> np.ndarray:
     return np.broadcast_to(value, (*value.shape[:batch], *loops))
 
 
+def _writable(array: np.ndarray, other: np.ndarray) -> bool:
+    """Whether `array`, a reduction by `fold`, is an array of its own that combining it with
+    `other` element-wise may overwrite: fold's input is a read-only broadcast, so a view of it
+    (all reduced loops of size 1) is read-only too; and it has the result's shape and type."""
+    return array.flags.writeable and array.shape == np.broadcast_shapes(array.shape, other.shape) and array.dtype == other.dtype
+
+
 @dataclass
 class _Reduction:
     """`yield combine(f, out)` for one output, evaluated by reducing f over the reduction loops."""
@@ -260,6 +287,7 @@ class _Reduction:
     reduce: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
     combine: Callable[[np.ndarray, np.ndarray], np.ndarray]
     init_first: bool  # combine(out, f) rather than combine(f, out)
+    into: np.ufunc | None  # the combiner writing into a given array (semantics.out_kernel)
 
 
 # --- The compiler ------------------------------------------------------------------------------
@@ -276,6 +304,9 @@ class _Compiler:
         self.template: list = []
         self.arguments = 0  # slots 0 .. arguments - 1 are the codelet's arguments
         self.direct, self.direct_result = None, None
+        self.sink: tuple | None = None  # the last element-wise generic's result slot, sink slot, result type and step
+        self.asserts = False  # whether the codelet runs a cf.assert
+        self.fresh: set[ir.Value] = set()  # results of generics: arrays of their own (or read-only views)
         self.handlers: dict[str, Callable[[ir.OpView], Step | None]] = {
             "arith.constant": self._constant,
             "tensor.empty": self._empty,
@@ -302,7 +333,11 @@ class _Compiler:
             if op.operation.name == "func.return":
                 results = [(self._slot(v, op), _shape(v)) for v in op.operands]
                 direct = self.direct if len(steps) == 1 and [slot for slot, _ in results] == [self.direct_result] else None
-                return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps, _direct=direct)
+                sink = self.sink
+                sink = (
+                    sink[1:3] if sink and [slot for slot, _ in results] == [sink[0]] and steps[-1] is sink[3] and not self.asserts else None
+                )
+                return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps, _direct=direct, _sink=sink)
             self._compute(op, steps) if record_of(op) else self._op(op, steps, self.handlers)
         raise CodeletError(f"codelet @{name} has no func.return", func_op.operation.location)
 
@@ -376,6 +411,7 @@ class _Compiler:
     def _assert(self, op: ir.OpView) -> Step:
         """`cf.assert %cond, "msg"` over every element the body runs on: all must hold."""
         condition, message, location = self._slot(op.operands[0], op), ir.StringAttr(op.attributes["msg"]).value, op.operation.location
+        self.asserts = True
 
         def check(env: Env) -> None:
             held = np.asarray(env[condition])
@@ -491,11 +527,11 @@ class _Compiler:
         in_args = [self._define(a) for a in list(block.arguments)[:n_in]]
         out_args = [self._define(a) for a in list(block.arguments)[n_in:]]
         wanted = [r.f for r in reductions] if reductions is not None else list(yield_op.operands)  # f or yield
-        steps, adapters, temporaries, wanted_slots = self._body(block, [r.combine_op for r in reductions or []], wanted)
+        steps, adapters, temporaries, wanted_slots, reusable = self._body(block, [r.combine_op for r in reductions or []], wanted)
         inputs, inits = [self._slot(v, op) for v in operands[:n_in]], [self._slot(v, op) for v in operands[n_in:]]
         results = [self._define(r) for r in op.results]
         ones = (1,) * (len(loops) if reductions is not None else len(parallel))
-        combiners = [(r.reduce, r.combine, r.init_first) for r in reductions or []]  # no IR in closures
+        combiners = [(r.reduce, r.combine, r.init_first, r.into) for r in reductions or []]  # no IR in closures
         batch = self.batch
 
         def bind(env: Env) -> tuple[list[np.ndarray], tuple[int, ...]]:
@@ -529,14 +565,32 @@ class _Compiler:
                     env[slot] = view
                 for step in steps:
                     step(env)
-                for (reduce, combine, init_first), f, init, (to_parallel, from_parallel), out in zip(
+                for (reduce, combine, init_first, into), f, init, (to_parallel, from_parallel), out in zip(
                     combiners, wanted_slots, inits, layouts, results
                 ):
                     reduced, start = fold(_full(env[f], loops, batch), axes, reduce, combine), env[init].transpose(to_parallel)
+                    # the init combined into the reduction's own new array, if it is one
+                    if into is not None and _writable(reduced, start):
+                        combine = functools.partial(into, out=reduced)
                     env[out] = (combine(start, reduced) if init_first else combine(reduced, start)).transpose(from_parallel)
                 clear(env)
 
+            self.fresh.update(op.results)
             return reduce_step
+
+        if len(parallel) == len(kinds):
+            # an input that is a generic's new array read only here may be overwritten once read
+            owned_inputs = [
+                slot
+                for slot, value, viewer in zip(in_args, operands[:n_in], viewers)
+                if slot in reusable and viewer is None and value in self.fresh and len(list(value.uses)) == 1
+            ]
+            parallel_step = self._parallel(
+                op, bind, steps, (in_args, out_args, owned_inputs), (inits, layouts), wanted_slots, results, clear
+            )
+            if len(set(yield_op.operands)) == len(results):  # no two results one array
+                self.fresh.update(op.results)
+            return parallel_step
 
         extents = tuple(loops[i] for i in parallel)
         ranges = [[slice(None)] if kind == "parallel" else range(extent) for extent, kind in zip(loops, kinds)]
@@ -558,6 +612,47 @@ class _Compiler:
             clear(env)
 
         return loop_step
+
+    def _parallel(
+        self, op: ir.OpView, bind, steps: list, args: tuple, outs: tuple, wanted_slots: list[int], results: list[int], clear
+    ) -> Step:
+        """The step of a generic without reduction loops: its body run once over the whole
+        space, each `Op` into a buffer it owns (runtime/inplace.py); a generic with one result
+        writes it into the sink's array when `CompiledCodelet.into` gives one."""
+        (in_args, out_args, owned_inputs), (inits, layouts) = args, outs
+        extents = self._extents(op)
+        sink = None
+        if len(results) == 1:
+            sink = len(self.template)
+            self.template.append(None)
+        to_dest = layouts[0][0]
+
+        def parallel_step(env: Env) -> None:
+            views, tiles = bind(env)
+            for slot, view in zip(in_args, views):
+                env[slot] = view
+            owned = {slot for slot in owned_inputs if env[slot].flags.writeable}
+            for slot, init, (to_parallel, _) in zip(out_args, inits, layouts):
+                env[slot] = env[init].transpose(to_parallel)
+            output = None if sink is None else env[sink]
+            free = [] if output is None else [output.transpose(to_dest)]
+            dest = free[0] if free else None
+            run_body(env, steps, owned, free)
+            for slot, (_, from_parallel), out in zip(wanted_slots, layouts, results):
+                value = env[slot]
+                if dest is not None:
+                    if value is not dest:
+                        np.copyto(dest, value)
+                    env[out] = output
+                elif slot in owned and value.shape == (*tiles, *extents):
+                    env[out] = value.transpose(from_parallel)
+                else:
+                    env[out] = np.broadcast_to(value, (*tiles, *extents)).transpose(from_parallel)
+            clear(env)
+
+        if sink is not None:
+            self.sink = (results[0], sink, self._dtype(op.results[0], op), parallel_step)
+        return parallel_step
 
     @staticmethod
     def _extents(op: ir.OpView) -> tuple[int, ...]:
@@ -607,32 +702,41 @@ class _Compiler:
             if reduce is None:
                 return None
             f = operands[1] if operands[0] == out else operands[0]
-            found.append(
-                _Reduction(combine.operation, f, reduce, elementwise_kernel(name, [dtype, dtype], dtype, None), operands[0] == out)
-            )
+            kernel = elementwise_kernel(name, [dtype, dtype], dtype, None)
+            found.append(_Reduction(combine.operation, f, reduce, kernel, operands[0] == out, out_kernel(kernel, [dtype, dtype], dtype)))
         return found
 
     def _body(
         self, block: ir.Block, skip: list[ir.Operation], wanted: list[ir.Value]
-    ) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int]]:
+    ) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int], set[int]]:
         """A generic's body as steps (but the ops in `skip`), with the adapters giving values
         from outside it (scalars: batch axes only) the body's rank, the slots to free after
-        a run, and the slots of the `wanted` values."""
+        a run, the slots of the `wanted` values, and those of the block arguments whose buffers
+        the body may overwrite once read (every reader an `Op`: runtime/inplace.py)."""
         local = set(block.arguments)
         saved: dict[ir.Value, int] = {}
         adapters: list[tuple[int, int]] = []
         steps: list[Step] = []
         terminator = block.operations[len(block.operations) - 1]
+        plans, last = plan_ops(block, skip)
         for op in block.operations:
             for value in op.operands:
                 if value not in local and value not in saved and self.template[self._slot(value, op)] is None:
                     saved[value] = self.slots[value]
                     adapters.append((saved[value], self._define(value)))
-            if op.operation != terminator.operation and not any(op.operation == s for s in skip):
+            result = op.results[0] if len(op.results) == 1 else None
+            if result is not None and result in plans:
+                kernel, operands = plans[result]
+                if kernel is not None:  # None: a compare run by its select
+                    dying = tuple(dict.fromkeys(self.slots[v] for v in operands if v in last and last[v] == result))
+                    slots = tuple(self._slot(v, op) for v in operands)
+                    steps.append(Op(kernel, slots, self._define(result), self._dtype(result, op), dying))
+            elif op.operation != terminator.operation and not any(op.operation == s for s in skip):
                 self._op(op, steps, {"arith.constant": self._constant, "cf.assert": self._assert})
             local.update(op.results)
         wanted_slots = [self._slot(v, terminator) for v in wanted]
         temporaries = [self.slots[v] for v in local if v in self.slots and self.template[self.slots[v]] is None]
         temporaries += [inner for _, inner in adapters]
+        arguments = {self.slots[a] for a in block.arguments if a in last}
         self.slots.update(saved)
-        return steps, adapters, temporaries, wanted_slots
+        return steps, adapters, temporaries, wanted_slots, arguments

@@ -421,3 +421,71 @@ def reducer(name: str, dtype: np.dtype) -> Reducer | None:
     signedness = _INT_BINARY[name][1]
     view, back = _view(dtype, signedness), _back(dtype)
     return lambda x, axes: back(ufunc.reduce(view(x), axis=axes))
+
+
+# --- Kernels writing into a given array ----------------------------------------------------
+
+# ufuncs whose every result is exactly rounded (or exact): the same bytes whatever numpy's inner
+# loop (SIMD or scalar, contiguous or strided output), so they may write into any `out=`.
+# Transcendental ones (exp, tanh, power...) are left out: numpy may evaluate them by another
+# algorithm on another layout.
+_EXACT_UFUNCS = frozenset(
+    [np.add, np.subtract, np.multiply, np.divide, np.fmod, np.maximum, np.minimum, np.fmax, np.fmin, np.copysign]
+    + [np.negative, np.absolute, np.sqrt, np.ceil, np.floor, np.trunc, np.rint]
+    + [np.equal, np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal]
+    + [np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift, np.floor_divide, np.remainder]
+)
+
+
+def out_kernel(kernel: Kernel, operands: list[np.dtype], result: np.dtype) -> np.ufunc | None:
+    """`kernel` (from `elementwise_kernel`) if it may be called with `out=` an array of `result`
+    and give the bytes it gives into a new array: an exactly rounded ufunc whose own result type
+    on `operands` is `result` (with `out=` numpy would otherwise cast); else None."""
+    if not isinstance(kernel, np.ufunc) or kernel not in _EXACT_UFUNCS or len(operands) != kernel.nin:
+        return None
+    try:
+        resolved = kernel.resolve_dtypes((*operands, None))
+    except TypeError:
+        return None
+    return kernel if resolved[-1] == result else None
+
+
+# arith.cmpf predicates comparing x with c as (relation, ordered): an ordered one is false on
+# NaN, an unordered one true.
+_RELATIONS = {2: (">", True), 3: (">=", True), 4: ("<", True), 5: ("<=", True)}
+_RELATIONS |= {9: (">", False), 10: (">=", False), 11: ("<", False), 12: ("<=", False)}
+_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}  # c REL x as x REL' c
+_NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # not (x REL c), the other ordering
+
+
+def compare_select(predicate: int, x_first: bool, x_when_true: bool, constant: np.ndarray) -> Kernel | None:
+    """`select(cmpf(predicate, x, c), x, c)` (`x_first`: x is cmpf's left operand;
+    `x_when_true`: select's true value is x, the other c) as one max or min of x and the scalar
+    constant c, a kernel(x, c, out=None) giving the same bytes as the compare and select
+    (a ReLU in one pass instead of three), or None when no max or min does.
+
+    As `(x REL c) ? x : c`: REL > or >= is a max, < or <= a min. On NaN the ordered predicates
+    give c, as np.fmax / np.fmin do; the unordered give x, as np.maximum / np.minimum do, with
+    x's own NaN bits. Ties (x == c) are bitwise equal unless c is zero, where the max and min
+    return either zero: only a strict ordered REL against +0.0 is done (its result is never
+    -0.0, so adding +0.0 makes either zero +0.0, and leaves every other value as it is)."""
+    if predicate not in _RELATIONS or constant.size != 1 or constant.dtype.kind != "f":
+        return None
+    c = constant.reshape(-1)[0]
+    relation, ordered = _RELATIONS[predicate]
+    if not x_first:
+        relation = _FLIPPED[relation]
+    if not x_when_true:
+        relation, ordered = _NEGATED[relation], not ordered
+    if np.isnan(c) or (c == 0 and (not ordered or relation in (">=", "<=") or np.signbit(c))):
+        return None
+    larger = relation in (">", ">=")
+    ufunc = (np.fmax if larger else np.fmin) if ordered else (np.maximum if larger else np.minimum)
+    if c != 0:
+        return lambda x, c, out=None: ufunc(x, c, out=out)
+
+    def signed_zero_fixed(x: np.ndarray, c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        result = ufunc(x, c, out=out)
+        return np.add(result, c, out=result)
+
+    return signed_zero_fixed
