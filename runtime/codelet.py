@@ -96,7 +96,9 @@ class CompiledCodelet:
     _steps: list[Step]
     _checked: dict = field(default_factory=dict)  # the batch shape of inputs already checked, by their shapes and types
     _direct: tuple | None = None  # a body of one compute op whose kernel has `into`: (kernel, its operands' argument numbers)
-    _sink: tuple | None = None  # a body ending in an element-wise generic: the slot `into` puts its output in, the result's type
+    _sink: tuple | None = (
+        None  # a body ending in a generic (element-wise or reduction): the slot `into` puts its output in, the result's type
+    )
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         tiles = self._tiles(inputs)
@@ -115,8 +117,9 @@ class CompiledCodelet:
         """Runs a codelet whose body is one compute op with a kernel able to write in place
         (`ipu.matmul`'s, `ipu.conv`'s) straight into `output`, an array of its one result's
         (*B, *shape): no new result copied into it. So does a codelet whose result is that of
-        an element-wise `linalg.generic` (without `cf.assert`, whose failure a caller locates):
-        its body's ops write into `output` (runtime/inplace.py), unless it may overlap an input.
+        a `linalg.generic` (without `cf.assert`, whose failure a caller locates), unless
+        `output` may overlap an input: an element-wise body's ops write into it
+        (runtime/inplace.py), a reduction combines its init into it.
         False, having written nothing, for any other codelet or an `output` of another shape or
         layout than the kernel writes as its own."""
         if self._direct is None and self._sink is None:
@@ -558,6 +561,7 @@ class _Compiler:
 
         if reductions is not None:
             axes = tuple(batch + i for i, kind in enumerate(kinds) if kind != "parallel")
+            sink = self._sink_slot(results)
 
             def reduce_step(env: Env) -> None:
                 views, _ = bind(env)
@@ -569,13 +573,25 @@ class _Compiler:
                     combiners, wanted_slots, inits, layouts, results
                 ):
                     reduced, start = fold(_full(env[f], loops, batch), axes, reduce, combine), env[init].transpose(to_parallel)
-                    # the init combined into the reduction's own new array, if it is one
-                    if into is not None and _writable(reduced, start):
-                        combine = functools.partial(into, out=reduced)
-                    env[out] = (combine(start, reduced) if init_first else combine(reduced, start)).transpose(from_parallel)
+                    # the init combined straight into the output `into` gives, else into the
+                    # reduction's own new array if it is one
+                    dest = None if sink is None or env[sink] is None else env[sink].transpose(to_parallel)
+                    target = None
+                    if into is not None and dest is not None and dest.shape == np.broadcast_shapes(reduced.shape, start.shape):
+                        target = dest
+                    elif into is not None and _writable(reduced, start):
+                        target = reduced
+                    if target is not None:
+                        combine = functools.partial(into, out=target)
+                    value = combine(start, reduced) if init_first else combine(reduced, start)
+                    if dest is not None and value is not dest:
+                        np.copyto(dest, value)
+                    env[out] = value.transpose(from_parallel)
                 clear(env)
 
             self.fresh.update(op.results)
+            if sink is not None:
+                self.sink = (results[0], sink, self._dtype(op.results[0], op), reduce_step)
             return reduce_step
 
         if len(parallel) == len(kinds):
@@ -620,12 +636,7 @@ class _Compiler:
         space, each `Op` into a buffer it owns (runtime/inplace.py); a generic with one result
         writes it into the sink's array when `CompiledCodelet.into` gives one."""
         (in_args, out_args, owned_inputs), (inits, layouts) = args, outs
-        extents = self._extents(op)
-        sink = None
-        if len(results) == 1:
-            sink = len(self.template)
-            self.template.append(None)
-        to_dest = layouts[0][0]
+        extents, sink, to_dest = self._extents(op), self._sink_slot(results), layouts[0][0]
 
         def parallel_step(env: Env) -> None:
             views, tiles = bind(env)
@@ -653,6 +664,14 @@ class _Compiler:
         if sink is not None:
             self.sink = (results[0], sink, self._dtype(op.results[0], op), parallel_step)
         return parallel_step
+
+    def _sink_slot(self, results: list[int]) -> int | None:
+        """For a generic with one result, a slot (None unless `CompiledCodelet.into` runs the
+        codelet) for the array its result goes into."""
+        if len(results) != 1:
+            return None
+        self.template.append(None)
+        return len(self.template) - 1
 
     @staticmethod
     def _extents(op: ir.OpView) -> tuple[int, ...]:

@@ -7,6 +7,7 @@ after."""
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -351,3 +352,73 @@ def test_a_codelet_with_an_assert_has_no_into():
     kernel = codelet(text)
     assert not kernel.into([x], np.empty((3, 4, 6), np.float32))
     assert same_bytes(kernel([x])[0], x + x)
+
+
+def partial_sums(with_init: bool, combiner: str = "arith.addf") -> str:
+    """A combine of partial sums as the planner emits it: onto a zero fill, or onto an init."""
+    op = generic(
+        ["(d0, d1, d2) -> (d0, d1, d2)", "(d0, d1, d2) -> (d1, d2)"],
+        ["reduction", "parallel", "parallel"],
+        [("%p", "tensor<3x4x6xf32>")],
+        [("%init", "tensor<4x6xf32>")],
+        f"  ^bb0(%in: f32, %out: f32):\n    %0 = {combiner} %in, %out : f32\n    linalg.yield %0 : f32",
+        "tensor<4x6xf32>",
+    )
+    init = (
+        ""
+        if with_init
+        else """  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+"""
+    )
+    arguments = "%p: tensor<3x4x6xf32>" + (", %init: tensor<4x6xf32>" if with_init else "")
+    return f"""func.func @f({arguments}) -> tensor<4x6xf32> {{
+{init}  %r = {op}
+  return %r : tensor<4x6xf32>
+}}"""
+
+
+def test_partial_sums_combined_straight_into_an_output_view():
+    partials = awkward((5, 3, 4, 6), np.float32)
+    partials[:, :, 0, 0] = -0.0  # -0.0 + -0.0 + -0.0 + 0.0: the zero fill makes it +0.0
+    with np.errstate(all="ignore"):
+        want = ((partials[:, 0] + partials[:, 1]) + partials[:, 2]) + np.float32(0)
+    kernel = codelet(partial_sums(False))
+    assert same_bytes(kernel([partials])[0], want)
+    rows = np.full((5, 30), 7, np.float32)
+    output = rows[:, 2:26].reshape(5, 4, 6)
+    assert kernel.into([partials], output)
+    assert same_bytes(np.ascontiguousarray(output), want) and (rows[:, :2] == 7).all() and (rows[:, 26:] == 7).all()
+
+
+def test_partial_sums_onto_an_init_refuse_an_output_over_the_init():
+    partials, init = awkward((5, 3, 4, 6), np.float32), awkward((5, 4, 6), np.float32)
+    kernel = codelet(partial_sums(True, "arith.maximumf"))
+    want = np.maximum(np.maximum(np.maximum(partials[:, 0], partials[:, 1]), partials[:, 2]), init)
+    kept = init.copy()
+    assert not kernel.into([partials, init], init)  # the init read where the result is written: the caller copies
+    assert same_bytes(init, kept)
+    output = np.empty((5, 4, 6), np.float32)
+    assert kernel.into([partials, init], output) and same_bytes(output, want)
+
+
+def test_a_batch_norm_allocates_one_result_and_nothing_into_an_output():
+    # eight ops over 1 MB: each used to make a new array; now the first op's array (or the
+    # output `into` gives) takes every later result
+    x = awkward((1024, 4, 64), np.float32)
+    params = [np.ones((1, 4), np.float32) for _ in range(4)]
+    text = batch_norm_relu6("f32", (4, 64))
+    kernel = codelet(text)
+    output = np.empty_like(x)
+    kernel([x, *params])  # shapes checked once
+    tracemalloc.start()
+    try:
+        kernel([x, *params])
+        _, called = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        assert kernel.into([x, *params], output)
+        _, into = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert called < 1.5 * x.nbytes and into < 0.1 * x.nbytes, (called, into)
