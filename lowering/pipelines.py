@@ -8,8 +8,10 @@ generics (`ipu-convert-tm-tensor`, first: upstream passes such as symbol-dce ref
 ops); keep the entry function (`ipu-select-entry`, then upstream
 `symbol-dce` drops the functions it does not call); lower TOSA to linalg with upstream passes (`ipu-import-tosa`,
 a no-op on other input); compute what depends only on constants (`ipu-fold-constants`, which
-also decides the `cf.assert`s there); convert standard dialects to L1 (`ipu-convert-to-ipu`, which
-also normalizes with upstream passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
+also decides the `cf.assert`s there); fold an inference BatchNorm's per-channel scale and shift
+into the constant filter and bias of the convolution before it (`ipu-fold-batch-norm`);
+convert standard dialects to L1 (`ipu-convert-to-ipu`, which also normalizes with upstream
+passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
 (`ipu-fuse-compute-sets`); run independent work on disjoint tiles in one superstep
 (`ipu-merge-supersteps`); lay out tile memory (`ipu-memory-plan`); verify.
@@ -30,6 +32,7 @@ STEPS = (
     "ipu-import-tosa",
     "ipu-index-to-iota",
     "ipu-fold-constants",
+    "ipu-fold-batch-norm",
     "ipu-convert-to-ipu",
     "canonicalize",
     "cse",
