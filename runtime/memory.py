@@ -596,16 +596,21 @@ class Buffer:
 _WRITES = itertools.count()
 
 
-def order_rows(buffers: dict[str, Buffer], program: Program) -> None:
-    """Puts each buffer's rows in the order of the tiles of the vertex groups using it, so a
-    vertex group's view of its buffers is a slice of rows (no gather). Copies and streams
-    address rows through `row_of_tile` and do not care about the order."""
+def row_uses(program: Program) -> dict[str, list[np.ndarray]]:
+    """Per buffer, the tiles of each vertex group using it, in program order (`order_rows`)."""
     uses: dict[str, list[np.ndarray]] = {}
     for function in program.functions(ipu.COMPUTE_SET_ATTR):
         for op in program.groups(ir.StringAttr(function.attributes["sym_name"]).value):
             tiles = op.tiles.tiles()
             for name in (*op.inputs, *op.outputs):
                 uses.setdefault(name, []).append(tiles)
+    return uses
+
+
+def order_rows(buffers: dict[str, Buffer], uses: dict[str, list[np.ndarray]]) -> None:
+    """Puts each buffer's rows in the order of the tiles of the vertex groups using it
+    (`row_uses`), so a vertex group's view of its buffers is a slice of rows (no gather).
+    Copies and streams address rows through `row_of_tile` and do not care about the order."""
     for name, tile_lists in uses.items():
         if name in buffers:
             buffers[name].order_rows(tile_lists)

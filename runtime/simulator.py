@@ -64,6 +64,7 @@ from .memory import (
     grid_region,
     link_aliases,
     order_rows,
+    row_uses,
     site_of,
     static_tensor,
     strided_pieces,
@@ -118,10 +119,11 @@ class _Planner:
         self.pool = Pool(keep=not self.checks)
         buffers = [Buffer(op, target, self.pool, None if classes is None else classes[op.sym_name]) for op in self.program.buffers()]
         self.buffers = {b.name: b for b in buffers}
-        order_rows(self.buffers, self.program)
-        for name, buffer in self.buffers.items() if checked is not None else ():
-            if buffer.row_count == checked.buffers[name].row_count:  # a class per tile: rows as the checked plan's, so
-                buffer.row_of_tile = checked.buffers[name].row_of_tile.copy()  # its copies' pieces and its weights serve
+        self.uses = row_uses(self.program) if checked is None else checked.uses
+        alike = set() if checked is None else {n for n, b in self.buffers.items() if b.row_count == checked.buffers[n].row_count}
+        for name in alike:  # a class per tile: rows as the checked plan's, so its copies' pieces and its weights serve
+            self.buffers[name].row_of_tile = checked.buffers[name].row_of_tile.copy()
+        order_rows({n: b for n, b in self.buffers.items() if n not in alike}, self.uses)
         if self.checks:
             link_aliases(buffers)
         self.memory_per_tile = self._memory_per_tile(buffers)
@@ -133,6 +135,7 @@ class _Planner:
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
         self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
+        self.attributes: dict[ir.Attribute, object] = {}  # copies' grids and offsets, decoded (`_decoded`)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
         self.checked = checked
@@ -243,6 +246,12 @@ class _Planner:
             )
         return used
 
+    def _decoded(self, attribute: ir.Attribute, decode):
+        """`decode(attribute)`, once per distinct attribute (the verifier checked its form)."""
+        if attribute not in self.attributes:
+            self.attributes[attribute] = decode(attribute)
+        return self.attributes[attribute]
+
     def _written(self, name: str) -> None:
         self.writers[name] = self.writers.get(name, 0) + 1
 
@@ -318,9 +327,11 @@ class _Planner:
         # decoded once: the later plan takes the checked plan's, copy by copy in program order.
         index = len(self.pieces)
         if self.checked is None:
-            src_grid, src_offset = op.src_tiles, op.src_offset
-            starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, op.dst_offset)]  # affine like tiles
-            self.copies.append((op.source, op.dest, op.size, src_grid, op.dst_tiles, src_offset, starts))
+            attributes = op.attributes  # uniqued: layers of one shape repeat them, decoded once (`_decoded`)
+            src_grid, dst_grid = (self._decoded(attributes[name], TileGrid.decode) for name in ("src_tiles", "dst_tiles"))
+            src_offset, dst_offset = (self._decoded(attributes[name], tuple) for name in ("src_offset", "dst_offset"))
+            starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]  # affine like tiles
+            self.copies.append((op.source, op.dest, op.size, src_grid, dst_grid, src_offset, starts))
         decoded = (self.checked or self).copies[index]
         source, dest = self._buffer(decoded[0], site), self._buffer(decoded[1], site)
         size, src_grid, dst_grid, src_offset, starts = decoded[2:]
