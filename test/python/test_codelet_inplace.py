@@ -14,6 +14,7 @@ import pytest
 from test_codelet import codelet, generic
 
 from ipu_mlir.dialects.ops.semantics import _CMPF, compare_select, out_kernel, select
+from ipu_mlir.runtime.inplace import broadcast_shape
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # references compute on NaN and inf on purpose
 
@@ -422,3 +423,10 @@ def test_a_batch_norm_allocates_one_result_and_nothing_into_an_output():
     finally:
         tracemalloc.stop()
     assert called < 1.5 * x.nbytes and into < 0.1 * x.nbytes, (called, into)
+
+
+def test_broadcast_shape_is_numpys_on_shapes_that_broadcast():
+    for _ in range(500):
+        full = tuple(int(n) for n in RNG.integers(1, 4, RNG.integers(0, 5)))
+        shapes = [tuple(1 if RNG.random() < 0.4 else n for n in full[RNG.integers(0, len(full) + 1) :]) for _ in range(3)]
+        assert broadcast_shape(shapes) == np.broadcast_shapes(*shapes), shapes
