@@ -44,38 +44,40 @@ def bus_shared_counts(dst: TileGrid, src: TileGrid, starts: TileGrid, tiles_per_
     index[receivers] = np.arange(receivers.size)
     if np.unique(receivers).size != receivers.size:
         return None
+    counts = np.zeros(receivers.size, np.int64)
+    counts.flags.writeable = False
+    partners = [receivers // tiles_per_bus * tiles_per_bus + slot for slot in range(tiles_per_bus)]  # per slot of the super tile
+    others = [np.where(partner < num_tiles, index[np.minimum(partner, num_tiles - 1)], -1) for partner in partners]
+    whole = np.flatnonzero(np.logical_and.reduce([other >= 0 for other in others]))  # tiles whose every partner receives
+    if not whole.size:
+        return counts  # most copies (ResNet-50: 4 in 5): nothing is shared
     shift = [restrict(form, moving).tiles() for form in (src, starts)]  # per destination tile
     pattern = [restrict(form, own, first=0).tiles() for form in (src, starts)]  # per point of its own axes
     low, high = int(pattern[1].min()), int(pattern[1].max())
     width = high - low + 1
     keys = np.unique(pattern[0] * width + (pattern[1] - low))  # the pattern's messages, as a sorted set
-    partners, helds, whiches = [], [], []  # per slot of the super tile
-    whole = np.ones(receivers.size, bool)  # every partner a receiver
-    for slot in range(tiles_per_bus):
-        partner = receivers // tiles_per_bus * tiles_per_bus + slot
-        other = np.where(partner < num_tiles, index[np.minimum(partner, num_tiles - 1)], -1)
-        whole &= other >= 0
-        deltas = [shift[0] - shift[0][other], shift[1] - shift[1][other]]  # rows without a partner: whatever, unused
+    helds, whiches = [], []  # per slot: the pattern points each distinct shift difference holds, and which a tile has
+    for other in others:
+        deltas = [form[whole] - form[other[whole]] for form in shift]
         lows = [int(d.min()) for d in deltas]
         pairs = (deltas[0] - lows[0]) * (int(deltas[1].max()) - lows[1] + 1) + (deltas[1] - lows[1])  # one integer per pair
-        _, first, which = np.unique(np.where(other >= 0, pairs, -1), return_index=True, return_inverse=True)
+        _, first, which = np.unique(pairs, return_index=True, return_inverse=True)
         helds.append(np.stack([_holds(keys, pattern, low, high, width, (int(deltas[0][i]), int(deltas[1][i]))) for i in first]))
-        partners.append(partner)
         whiches.append(which.reshape(-1))
-    counts = np.zeros(receivers.size, np.int64)
-    combos = np.zeros(receivers.size, np.int64)  # the tile's held rows, one per slot, as one integer
+    combos = np.zeros(whole.size, np.int64)  # the tile's held rows, one per slot, as one integer
     for which, held in zip(whiches, helds):
         combos = combos * len(held) + which
-    kinds, members = np.unique(np.where(whole, combos, -1), return_inverse=True)
-    members = members.reshape(-1)
-    for kind, combo in enumerate(kinds.tolist()):
-        if combo < 0:
-            continue  # a tile whose super tile has tiles outside the copy shares nothing
-        rows = np.flatnonzero(members == kind)
-        held = np.logical_and.reduce([h[w[rows[0]]] for w, h in zip(whiches, helds)])
+    kinds, members = np.unique(combos, return_inverse=True)
+    counts = counts.copy()
+    for kind in range(kinds.size):
+        picked = np.flatnonzero(members.reshape(-1) == kind)
+        held = np.logical_and.reduce([h[w[picked[0]]] for w, h in zip(whiches, helds)])
         sources, times = np.unique(pattern[0][held], return_counts=True)  # sources of the held points, less the shift
-        counts[rows] = sources.size and int(times.sum())
-        for partner in partners if sources.size else ():  # held points whose source is a partner (distinct tiles): not shared
+        if not sources.size:
+            continue
+        rows = whole[picked]
+        counts[rows] = int(times.sum())
+        for partner in partners:  # held points whose source is a partner (distinct tiles): not shared
             wanted = partner[rows] - shift[0][rows]
             found = np.minimum(np.searchsorted(sources, wanted), sources.size - 1)
             counts[rows] -= np.where(sources[found] == wanted, times[found], 0)
