@@ -122,6 +122,10 @@ def _dtype(value: ir.Value) -> np.dtype | None:
     return numpy_dtype(ir.ShapedType(value.type).element_type if isinstance(value.type, ir.ShapedType) else value.type)
 
 
+# ops whose results are never signaling NaNs: IEEE arithmetic quiets them (semantics.compare_select)
+_ARITHMETIC = frozenset(["arith.addf", "arith.subf", "arith.mulf", "arith.divf"])
+
+
 def _compare_select(op: ir.OpView) -> tuple | None:
     """`select(cmpf(x, c), x, c)` (in any order) of a float x and a scalar constant c, the
     compare read by nothing else, as (kernel, x, c, the compare's result) when one max or min
@@ -141,5 +145,6 @@ def _compare_select(op: ir.OpView) -> tuple | None:
     if dtype is None or dtype.kind != "f":
         return None
     value = np.array([ir.FloatAttr(c.owner.attributes["value"]).value], dtype)
-    kernel = compare_select(ir.IntegerAttr(compare.attributes["predicate"]).value, compare.operands[0] == x, a == x, value)
+    quiet = not isinstance(x.owner, ir.Block) and x.owner.operation.name in _ARITHMETIC
+    kernel = compare_select(ir.IntegerAttr(compare.attributes["predicate"]).value, compare.operands[0] == x, a == x, value, quiet)
     return None if kernel is None else (kernel, x, c, condition)

@@ -458,17 +458,19 @@ _FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}  # c REL x as x REL' c
 _NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # not (x REL c), the other ordering
 
 
-def compare_select(predicate: int, x_first: bool, x_when_true: bool, constant: np.ndarray) -> Kernel | None:
+def compare_select(predicate: int, x_first: bool, x_when_true: bool, constant: np.ndarray, quiet: bool = False) -> Kernel | None:
     """`select(cmpf(predicate, x, c), x, c)` (`x_first`: x is cmpf's left operand;
     `x_when_true`: select's true value is x, the other c) as one max or min of x and the scalar
     constant c, a kernel(x, c, out=None) giving the same bytes as the compare and select
-    (a ReLU in one pass instead of three), or None when no max or min does.
+    (a ReLU in two passes instead of four), or None when no max or min does.
 
     As `(x REL c) ? x : c`: REL > or >= is a max, < or <= a min. On NaN the ordered predicates
     give c, as np.fmax / np.fmin do; the unordered give x, as np.maximum / np.minimum do, with
     x's own NaN bits. Ties (x == c) are bitwise equal unless c is zero, where the max and min
-    return either zero: only a strict ordered REL against +0.0 is done (its result is never
-    -0.0, so adding +0.0 makes either zero +0.0, and leaves every other value as it is)."""
+    return either zero: only a strict REL against +0.0 is done, its result never -0.0, so
+    adding +0.0 makes either zero +0.0 and leaves every other value as it is, NaNs too when
+    they are quiet: an unordered REL only if x is `quiet`, never a signaling NaN (the result
+    of IEEE arithmetic), whose bits the addition would change."""
     if predicate not in _RELATIONS or constant.size != 1 or constant.dtype.kind != "f":
         return None
     c = constant.reshape(-1)[0]
@@ -477,7 +479,7 @@ def compare_select(predicate: int, x_first: bool, x_when_true: bool, constant: n
         relation = _FLIPPED[relation]
     if not x_when_true:
         relation, ordered = _NEGATED[relation], not ordered
-    if np.isnan(c) or (c == 0 and (not ordered or relation in (">=", "<=") or np.signbit(c))):
+    if np.isnan(c) or (c == 0 and (not (ordered or quiet) or relation in (">=", "<=") or np.signbit(c))):
         return None
     larger = relation in (">", ">=")
     ufunc = (np.fmax if larger else np.fmin) if ordered else (np.maximum if larger else np.minimum)

@@ -45,16 +45,18 @@ def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_compare_select_as_max_or_min_gives_the_bytes_of_compare_then_select(dtype):
-    x = awkward((257,), dtype)
+    signaling = awkward((257,), dtype)
+    quieted = quiet_nans(signaling)
     found = 0
-    for predicate, x_first, x_when_true, value in itertools.product(
-        range(16), (True, False), (True, False), (0.0, -0.0, 6.0, -2.0, np.inf, np.nan)
+    for predicate, x_first, x_when_true, value, quiet in itertools.product(
+        range(16), (True, False), (True, False), (0.0, -0.0, 6.0, -2.0, np.inf, np.nan), (False, True)
     ):
         c = np.array([value], dtype)
-        kernel = compare_select(predicate, x_first, x_when_true, c)
+        kernel = compare_select(predicate, x_first, x_when_true, c, quiet)
         if kernel is None:
             continue
         found += 1
+        x = quieted if quiet else signaling
         condition = _CMPF[predicate](x, c) if x_first else _CMPF[predicate](c, x)
         want = select(condition, x, c) if x_when_true else select(condition, c, x)
         assert same_bytes(kernel(x, c), want), (predicate, x_first, x_when_true, value)
@@ -63,13 +65,24 @@ def test_compare_select_as_max_or_min_gives_the_bytes_of_compare_then_select(dty
     # ReLU (x > 0 ? x : 0) and ReLU6's upper bound (6 < x ? 6 : x) are among them
     assert compare_select(2, True, True, np.array([0.0], dtype)) is not None
     assert compare_select(4, False, False, np.array([6.0], dtype)) is not None
-    assert found >= 64
+    assert compare_select(9, True, True, np.array([0.0], dtype), quiet=True) is not None  # ResNet's (ugt)
+    assert found >= 140
+
+
+def quiet_nans(x: np.ndarray) -> np.ndarray:
+    """`x` with its signaling NaNs quieted, as IEEE arithmetic leaves them."""
+    quiet = x.copy()
+    bits = quiet.view(BITS[x.dtype.type])
+    bit = {2: 0x0200, 4: 0x00400000, 8: 0x0008000000000000}[x.itemsize]
+    bits[np.isnan(x)] |= bit
+    return quiet
 
 
 def test_compare_select_refuses_what_no_max_or_min_gives():
     zero, negative_zero, nan = (np.array([v], np.float32) for v in (0.0, -0.0, np.nan))
     assert compare_select(3, True, True, zero) is None  # x >= 0 ? x : 0 keeps -0.0: no max does
     assert compare_select(9, True, True, zero) is None  # unordered: NaN + 0 would quiet a signaling NaN
+    assert compare_select(10, True, True, zero, quiet=True) is None  # x uge 0 ? x : 0 keeps -0.0
     assert compare_select(2, True, True, negative_zero) is None
     assert compare_select(2, True, True, nan) is None
     assert compare_select(1, True, True, zero) is None  # oeq is no max or min
@@ -430,3 +443,39 @@ def test_broadcast_shape_is_numpys_on_shapes_that_broadcast():
         full = tuple(int(n) for n in RNG.integers(1, 4, RNG.integers(0, 5)))
         shapes = [tuple(1 if RNG.random() < 0.4 else n for n in full[RNG.integers(0, len(full) + 1) :]) for _ in range(3)]
         assert broadcast_shape(shapes) == np.broadcast_shapes(*shapes), shapes
+
+
+def relu(t: str, argument: bool) -> str:
+    """ResNet's ReLU, `x ugt 0 ? x : 0`, of a sum (its NaNs quiet) or of the argument itself."""
+    tt = f"tensor<4x6x{t}>"
+    x = "%p" if argument else "%s"
+    op = generic(
+        ["(d0, d1) -> (d0, d1)"] * 3,
+        ["parallel", "parallel"],
+        [("%x", tt), ("%y", tt)],
+        [("%e", tt)],
+        f"  ^bb0(%p: {t}, %q: {t}, %o: {t}):\n    %s = arith.addf %p, %q : {t}\n    %c = arith.cmpf ugt, {x}, %zero : {t}"
+        f"\n    %r = arith.select %c, {x}, %zero : {t}\n    linalg.yield %r : {t}",
+        tt,
+    )
+    return f"""func.func @f(%x: {tt}, %y: {tt}) -> {tt} {{
+  %zero = arith.constant 0.0 : {t}
+  %e = tensor.empty() : {tt}
+  %r = {op}
+  return %r : {tt}
+}}"""
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("argument", [False, True])
+def test_an_unordered_relu_keeps_nan_bits_of_a_sum_or_an_argument(dtype, argument):
+    # a sum's NaNs are quiet: max and +0.0; the argument may hold a signaling NaN (awkward's),
+    # which adding +0.0 would quiet: compare and select
+    x, y = awkward((3, 4, 6), dtype), RNG.standard_normal((3, 4, 6)).astype(dtype)
+    y[0, 0, :] = 0.0  # NaN + 0 keeps the NaN's payload
+    with np.errstate(all="ignore"):
+        s = x + y
+        v = x if argument else s
+        want = np.where((v > 0) | np.isnan(v), v, dtype(0))
+    (got,) = codelet(relu(NAMES[dtype], argument))([x, y])
+    assert same_bytes(got, want)
