@@ -14,7 +14,7 @@ profile is built while planning.
 **Memory** (runtime/memory.py). Each `ipu.buffer` is an array of rows, one per tile in the
 checked first run, one per class of tiles holding the same bytes afterwards
 (runtime/replicas.py), plus a `written` mask while checking. Loading builds both plans,
-writes the weights into both (`Simulator`), runs once the later plan's steps whose results
+writes the weights into both (one array for both where their rows agree: `Simulator`), runs once the later plan's steps whose results
 are the same on every run (a weight's exchange into the layout its reader needs:
 `_Planner._hoisted`), and binds each other buffer of the later plan to one array, so its
 steps' views are made once (runtime/steps.py). Buffers with `offset`s (the
@@ -582,7 +582,8 @@ class Simulator:
     proven to hold the same bytes (runtime/replicas.py, from the program alone) share a row:
     exchange then moves each distinct block once, and codelets read replicated operands as
     broadcasts. Weights streamed from constants into buffers of their own are written into
-    both plans' memory at load and stay there (`Profile.load_bytes`)."""
+    both plans' memory at load and stay there (`Profile.load_bytes`); a weight whose tiles
+    are each a class of their own is held once, in one array both plans read."""
 
     def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main", verified: bool = False):
         """Verifies `module` (unless `verified`: the caller ran dialects.verifier for this
