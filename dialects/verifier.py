@@ -450,10 +450,6 @@ _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
 }
 
 
-def _partitioned(op: ir.Operation) -> bool:
-    return PARTITION_ATTR in op.attributes or TILES_ATTR in op.attributes
-
-
 def _enclosing_module(op: ir.Operation) -> ir.Operation | None:
     parent = op.parent
     while parent is not None and parent.name != "builtin.module":
@@ -490,27 +486,35 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
         return scopes[module]
 
     root = root.operation
-    ops: list[ir.Operation] = []
+    ops: list[tuple[ir.Operation, list[Callable[[ir.OpView, _Scope], None]]]] = []  # with the rules each op is checked by
+    modules = 0
 
     def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "builtin.module":
+        nonlocal modules
+        name = op.name
+        if name == "builtin.module":
+            modules += 1
             scope_of(op)  # reports a bad `ipu.target` even on a module without ipu ops
-        elif op.name in _RULES or op.name in REGISTRY or op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes or _partitioned(op):
-            ops.append(op)
+            return ir.WalkResult.ADVANCE
+        rules = [_RULES[name]] if name in _RULES else [_verify_compute] if name in REGISTRY else []
+        attributes = op.attributes
+        if name == "func.func" or ipu.MAPPING_ATTR in attributes:
+            rules.append(_verify_mapping_attribute)
+        if PARTITION_ATTR in attributes or TILES_ATTR in attributes:
+            rules.append(_verify_partition_attribute)
+        if rules:
+            ops.append((op, rules))
         return ir.WalkResult.ADVANCE
 
     root.walk(collect, ir.WalkOrder.PRE_ORDER)
+    # A module holding no other module is every op's nearest one: no walk up from each op.
+    alone = root.name == "builtin.module" and modules == 1
     with root.context, ir.Location.unknown():  # building expected types needs a location
-        for op in ops:
-            scope = scope_of(_enclosing_module(op))
+        for op, rules in ops:
+            scope = scope_of(root if alone else _enclosing_module(op))
             if scope is None:
                 continue  # its module's target is already reported
             view = op.opview
-            rules = [_RULES[op.name]] if op.name in _RULES else [_verify_compute] if op.name in REGISTRY else []
-            if op.name == "func.func" or ipu.MAPPING_ATTR in op.attributes:
-                rules.append(_verify_mapping_attribute)
-            if _partitioned(op):
-                rules.append(_verify_partition_attribute)
             for rule in rules:
                 try:
                     rule(view, scope)

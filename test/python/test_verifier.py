@@ -139,3 +139,23 @@ def test_ops_alike_to_one_that_passed_are_still_checked_against_their_own_buffer
         "expects @x and @ints of the same element type, got f32 and i32",
         "writes elements [4, 8) of @small on tile 3, which holds 6 per tile: the exchange overflows the tile's copy of it",
     ]
+
+
+def test_ops_of_a_nested_module_are_checked_against_its_own_target_and_symbols():
+    # Tile 100 is within gc200's 1472 tiles, outside tiny's 16; @x names a buffer in each module.
+    text = """
+    module attributes {ipu.target = "tiny"} {
+      "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 100, 1, 1>} : () -> ()
+      module attributes {ipu.target = "gc200"} {
+        "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 100, 1, 1>} : () -> ()
+        "ipu.buffer"() {sym_name = "y", type = memref<8xf32>, tiles = array<i64: 100, 1, 1>} : () -> ()
+        func.func @f() {
+          "ipu.copy"() {source = @x, dest = @y, size = 8 : i64, src_tiles = array<i64: 100, 1, 0>,
+              dst_tiles = array<i64: 100, 1, 0>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>} : () -> ()
+          return
+        }
+      }
+    }
+    """
+    (message,) = errors(text)
+    assert ":3:7:" in message and "'tiles': tile grid reaches tiles 100..100, outside the target's 16 tiles (tiny)" in message
