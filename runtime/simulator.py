@@ -135,7 +135,7 @@ class _Planner:
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
         self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
-        self.attributes: dict[ir.Attribute, object] = {}  # copies' grids and offsets, decoded (`_decoded`)
+        self.attributes: dict[tuple[ir.Attribute, object], object] = {}  # copies' grids and offsets, decoded (`_decoded`)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
         self.checked = checked
@@ -247,10 +247,12 @@ class _Planner:
         return used
 
     def _decoded(self, attribute: ir.Attribute, decode):
-        """`decode(attribute)`, once per distinct attribute (the verifier checked its form)."""
-        if attribute not in self.attributes:
-            self.attributes[attribute] = decode(attribute)
-        return self.attributes[attribute]
+        """`decode(attribute)`, once per distinct attribute and decoding (the verifier checked
+        its form): one array attribute can be a copy's tile grid and another's offset."""
+        key = (attribute, decode)
+        if key not in self.attributes:
+            self.attributes[key] = decode(attribute)
+        return self.attributes[key]
 
     def _written(self, name: str) -> None:
         self.writers[name] = self.writers.get(name, 0) + 1
