@@ -191,3 +191,61 @@ func.func @nhwc(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x3x2xf32> {
   } -> tensor<1x3x3x2xf32>
   return %0 : tensor<1x3x3x2xf32>
 }
+
+// -----
+
+// Filter and output list group and filter in different orders (fgchw against ngfpq): the
+// scale s[2 g + f] = [1, 2, 3, 4] of the collapsed channels is transposed onto the filter:
+// W[f, g] = [[1, 2], [11, 12]] becomes [[1 * 1, 2 * 3], [11 * 2, 12 * 4]].
+
+// CHECK-LABEL: func.func @grouped_fg
+// CHECK: arith.constant dense<{{\[\[\[\[\[}}1.000000e+00]]], {{\[\[\[}}6.000000e+00]]]], {{\[\[\[\[}}2.200000e+01]]], {{\[\[\[}}4.800000e+01]]]]]> : tensor<2x2x1x1x1xf32>
+// CHECK: linalg.conv_2d_ngchw_fgchw
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @grouped_fg(%x: tensor<1x2x1x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<[[[[[1.0]]], [[[2.0]]]], [[[[11.0]]], [[[12.0]]]]]> : tensor<2x2x1x1x1xf32>
+  %s = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<1x2x2x2x2xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
+  %y = linalg.conv_2d_ngchw_fgchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x2x1x2x2xf32>, tensor<2x2x1x1x1xf32>) outs(%fill : tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x2x2x2x2xf32> into tensor<1x4x2x2xf32>
+  %e4 = tensor.empty() : tensor<1x4x2x2xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s : tensor<1x4x2x2xf32>, tensor<4xf32>) outs(%e4 : tensor<1x4x2x2xf32>) {
+  ^bb0(%in: f32, %sc: f32, %out: f32):
+    %a = arith.mulf %in, %sc : f32
+    linalg.yield %a : f32
+  } -> tensor<1x4x2x2xf32>
+  return %0 : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+// A depthwise convolution with a channel multiplier, channels last (hwcm: output n, h, w, g, f),
+// collapsed to n, h, w, (g f): the scale [1, 2, 3, 4] of channel 2 g + f multiplies the
+// filter's (g, f) = [[1, 1], [1, 1]] in that order.
+
+// CHECK-LABEL: func.func @depthwise_multiplier
+// CHECK: arith.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwcm
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#last = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @depthwise_multiplier(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<1.0> : tensor<1x1x2x2xf32>
+  %s = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<1x2x2x2x2xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
+  %y = linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x2x2x2xf32>, tensor<1x1x2x2xf32>) outs(%fill : tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
+  %c = tensor.collapse_shape %y [[0], [1], [2], [3, 4]] : tensor<1x2x2x2x2xf32> into tensor<1x2x2x4xf32>
+  %e4 = tensor.empty() : tensor<1x2x2x4xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #last, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s : tensor<1x2x2x4xf32>, tensor<4xf32>) outs(%e4 : tensor<1x2x2x4xf32>) {
+  ^bb0(%in: f32, %sc: f32, %out: f32):
+    %a = arith.mulf %in, %sc : f32
+    linalg.yield %a : f32
+  } -> tensor<1x2x2x4xf32>
+  return %0 : tensor<1x2x2x4xf32>
+}
