@@ -18,7 +18,7 @@ CASES = [  # input, filter, strides, dilations, padding, groups
     ((1, 4, 9, 5), (4, 1, 3, 3), (2, 1), (1, 1), (1, 0, 0, 1), 4),  # strided rows only, padded on two sides
     ((2, 2, 6, 11), (6, 1, 3, 2), (1, 3), (2, 1), (0, 2, 1, 0), 2),  # three filters a channel, two images, dilated
     ((1, 5, 8, 5), (5, 1, 3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 5),  # stride 1, 6 x 3 outputs: few positions
-    ((1, 1, 5, 4), (3, 1, 2, 2), (1, 1), (1, 1), (0, 0, 0, 0), 1),  # one channel, three filters, no groups
+    ((1, 1, 5, 4), (1, 1, 2, 2), (1, 1), (1, 1), (0, 0, 0, 0), 1),  # one channel, one filter, no groups
     ((1, 2, 9, 9), (2, 1, 5, 5), (3, 3), (1, 2), (2, 2, 2, 2), 2),  # 5 x 5, dilated in w
 ]
 
@@ -88,8 +88,18 @@ def test_taps_give_the_same_bytes_in_any_layout(input_shape, filter_shape, strid
 def test_taps_only_where_few_outputs_or_strides():
     """Stride 1 with many outputs a tile and channel keeps the matrix products (the taps'
     passes cost more there, measured on MobileNetV2); a grouped convolution of several
-    channels a group never adds taps."""
+    channels a group, or one group of several filters, never adds taps."""
     many = conv((1, 3, 9, 10), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 3)  # 9 x 10 outputs
     assert not kernel_of(many)[1].taps_added
     grouped = conv((1, 4, 7, 7), (4, 2, 3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 2)
     assert not kernel_of(grouped)[1].taps_added
+    # one input channel on a tile of an ordinary convolution (AlexNet's 11 x 11 stem, stride
+    # 4, cut to one channel a tile): one product of 16 filters, 2.3x faster than 121 x 16 passes
+    stem = conv((1, 1, 25, 25), (16, 1, 11, 11), (4, 4), (1, 1), (2, 2, 0, 0), 1)
+    compiled, kernel = kernel_of(stem)
+    assert not kernel.taps_added
+    x, w = operands((1, 1, 25, 25), (16, 1, 11, 11), np.float32)
+    (got,) = compiled([x, w])
+    for a, b in [(0, 0), (2, 3)]:
+        expected = _conv_reference(x[a, 0].astype(np.float64), w[0, b].astype(np.float64), (4, 4), (1, 1), (2, 2, 0, 0), 1)
+        np.testing.assert_allclose(got[a, b], expected.reshape(got.shape[2:]), rtol=1e-5, atol=1e-5)
