@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator
 
 from threadpoolctl import ThreadpoolController
 
@@ -23,7 +22,5 @@ def _controller() -> ThreadpoolController:
     return ThreadpoolController()  # finds the loaded BLAS libraries once (about 0.3 ms)
 
 
-@contextlib.contextmanager
-def one_blas_thread() -> Iterator[None]:
-    with _controller().limit(limits=1, user_api="blas"):
-        yield
+def one_blas_thread() -> contextlib.AbstractContextManager:
+    return _controller().limit(limits=1, user_api="blas")

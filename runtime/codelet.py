@@ -96,9 +96,8 @@ class CompiledCodelet:
     _steps: list[Step]
     _checked: dict = field(default_factory=dict)  # the batch shape of inputs already checked, by their shapes and types
     _direct: tuple | None = None  # a body of one compute op whose kernel has `into`: (kernel, its operands' argument numbers)
-    _sink: tuple | None = (
-        None  # a body ending in a generic (element-wise or reduction): the slot `into` puts its output in, the result's type
-    )
+    # a body ending in a generic (element-wise or reduction): the slot `into` puts its output in, the result's type
+    _sink: tuple | None = None
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         tiles = self._tiles(inputs)

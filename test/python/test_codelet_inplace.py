@@ -293,21 +293,11 @@ def test_a_bitcast_of_a_value_keeps_its_bytes_when_the_value_is_last_read_after(
 @pytest.mark.parametrize("dtype, t", [(np.int8, "i8"), (np.int32, "i32"), (np.bool_, "i1")])
 def test_integer_and_i1_bodies_in_place(dtype, t):
     # i8 wraps; i1 addi is xor and muli and, computed through int8 views (no out= kernel)
-    tt = f"tensor<4x6x{t}>"
-    op = generic(
-        ["(d0, d1) -> (d0, d1)"] * 3,
-        ["parallel", "parallel"],
-        [("%x", tt), ("%y", tt)],
-        [("%e", tt)],
-        f"  ^bb0(%p: {t}, %q: {t}, %o: {t}):\n    %a = arith.addi %p, %q : {t}\n    %b = arith.muli %a, %q : {t}"
+    text = binary(
+        t,
+        f"    %a = arith.addi %p, %q : {t}\n    %b = arith.muli %a, %q : {t}"
         f"\n    %c = arith.xori %b, %a : {t}\n    %d = arith.subi %c, %p : {t}\n    linalg.yield %d : {t}",
-        tt,
     )
-    text = f"""func.func @f(%x: {tt}, %y: {tt}) -> {tt} {{
-  %e = tensor.empty() : {tt}
-  %r = {op}
-  return %r : {tt}
-}}"""
     if dtype == np.bool_:
         x, y = RNG.integers(0, 2, (3, 4, 6)).astype(bool), RNG.integers(0, 2, (3, 4, 6)).astype(bool)
         a = x ^ y
@@ -447,20 +437,29 @@ def test_broadcast_shape_is_numpys_on_shapes_that_broadcast():
 
 def relu(t: str, argument: bool) -> str:
     """ResNet's ReLU, `x ugt 0 ? x : 0`, of a sum (its NaNs quiet) or of the argument itself."""
-    tt = f"tensor<4x6x{t}>"
     x = "%p" if argument else "%s"
+    return binary(
+        t,
+        f"    %s = arith.addf %p, %q : {t}\n    %c = arith.cmpf ugt, {x}, %zero : {t}"
+        f"\n    %r = arith.select %c, {x}, %zero : {t}\n    linalg.yield %r : {t}",
+        f"  %zero = arith.constant 0.0 : {t}\n",
+    )
+
+
+def binary(t: str, body: str, prelude: str = "") -> str:
+    """@f(%x, %y) of two tensor<4x6xT>: one element-wise generic, its block arguments %p, %q
+    (and %o), running `body`; `prelude` defines values the body reads from outside."""
+    tt = f"tensor<4x6x{t}>"
     op = generic(
         ["(d0, d1) -> (d0, d1)"] * 3,
         ["parallel", "parallel"],
         [("%x", tt), ("%y", tt)],
         [("%e", tt)],
-        f"  ^bb0(%p: {t}, %q: {t}, %o: {t}):\n    %s = arith.addf %p, %q : {t}\n    %c = arith.cmpf ugt, {x}, %zero : {t}"
-        f"\n    %r = arith.select %c, {x}, %zero : {t}\n    linalg.yield %r : {t}",
+        f"  ^bb0(%p: {t}, %q: {t}, %o: {t}):\n{body}",
         tt,
     )
     return f"""func.func @f(%x: {tt}, %y: {tt}) -> {tt} {{
-  %zero = arith.constant 0.0 : {t}
-  %e = tensor.empty() : {tt}
+{prelude}  %e = tensor.empty() : {tt}
   %r = {op}
   return %r : {tt}
 }}"""
