@@ -55,11 +55,11 @@ class TileGrid:
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
 
-    def __post_init__(self) -> None:
-        # Equal grids compare equal however they were spelled (lists, numpy integers).
-        object.__setattr__(self, "first", int(self.first))
-        object.__setattr__(self, "sizes", tuple(int(n) for n in self.sizes))
-        object.__setattr__(self, "strides", tuple(int(s) for s in self.strides))
+    def __init__(self, first: int, sizes: tuple[int, ...], strides: tuple[int, ...]) -> None:
+        # Equal grids compare equal however they were spelled (lists, numpy integers). The
+        # fields are set in one update of __dict__ (frozen: no setattr), not set by a generated
+        # __init__ and set again: a BERT-12 load builds about 100,000 grids.
+        self.__dict__.update(first=int(first), sizes=tuple(map(int, sizes)), strides=tuple(map(int, strides)))
         if len(self.sizes) != len(self.strides):
             raise MalformedAttribute(f"expected one stride per grid size, got sizes {list(self.sizes)} and strides {list(self.strides)}")
 

@@ -34,6 +34,8 @@ through an aliasing buffer); out of memory with unplaced buffers.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -135,7 +137,8 @@ class _Planner:
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
         self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
-        self.attributes: dict[tuple[ir.Attribute, object], object] = {}  # copies' grids and offsets, decoded (`_decoded`)
+        self.forms: dict[tuple[ir.Attribute, ...], _CopyForm] = {}  # copies' grids and offsets, decoded (`_copy_form`)
+        self.traffic: dict[int, object] = {}  # per copy form: its messages counted per tile (traffic.copy_traffic)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
         self.checked = checked
@@ -246,13 +249,26 @@ class _Planner:
             )
         return used
 
-    def _decoded(self, attribute: ir.Attribute, decode):
-        """`decode(attribute)`, once per distinct attribute and decoding (the verifier checked
-        its form): one array attribute can be a copy's tile grid and another's offset."""
-        key = (attribute, decode)
-        if key not in self.attributes:
-            self.attributes[key] = decode(attribute)
-        return self.attributes[key]
+    def _copy_form(self, attributes: tuple[ir.Attribute, ...]) -> _CopyForm:
+        """A copy's grids and offsets (`_COPY_FORM`'s attributes, in that order), decoded once
+        per distinct tuple of them: MLIR uniques attributes, and layers of one shape repeat
+        them. The key is the whole tuple, each attribute in its place (one array attribute can
+        be a copy's tile grid and another's offset); the verifier checked their forms."""
+        if attributes not in self.forms:
+            src_tiles, dst_tiles, src_offset, dst_offset = attributes
+            src_grid, dst_grid, src_offset, dst_offset = (
+                TileGrid.decode(src_tiles),
+                TileGrid.decode(dst_tiles),
+                tuple(src_offset),
+                tuple(dst_offset),
+            )
+            starts = tuple(TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset))  # affine like tiles
+            # A grid dimension along which neither the source tile nor its offset moves repeats
+            # one message to several tiles: exchange multicasts it, so it is sent once.
+            once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
+            senders = TileGrid(src_grid.first, once, src_grid.strides)
+            self.forms[attributes] = _CopyForm(len(self.forms), src_grid, dst_grid, starts, senders)
+        return self.forms[attributes]
 
     def _written(self, name: str) -> None:
         self.writers[name] = self.writers.get(name, 0) + 1
@@ -329,34 +345,26 @@ class _Planner:
         # decoded once: the later plan takes the checked plan's, copy by copy in program order.
         index = len(self.pieces)
         if self.checked is None:
-            attributes = op.attributes  # uniqued: layers of one shape repeat them, decoded once (`_decoded`)
-            src_grid, dst_grid = (self._decoded(attributes[name], TileGrid.decode) for name in ("src_tiles", "dst_tiles"))
-            src_offset, dst_offset = (self._decoded(attributes[name], tuple) for name in ("src_offset", "dst_offset"))
-            starts = [TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset)]  # affine like tiles
-            self.copies.append((op.source, op.dest, op.size, src_grid, dst_grid, src_offset, starts))
-        decoded = (self.checked or self).copies[index]
-        source, dest = self._buffer(decoded[0], site), self._buffer(decoded[1], site)
-        size, src_grid, dst_grid, src_offset, starts = decoded[2:]
+            attributes = op.attributes
+            self.copies.append((op.source, op.dest, op.size, self._copy_form(tuple(attributes[name] for name in _COPY_FORM))))
+        source_name, dest_name, size, form = (self.checked or self).copies[index]
+        source, dest = self._buffer(source_name, site), self._buffer(dest_name, site)
+        src_grid, dst_grid, starts = form.src_grid, form.dst_grid, form.starts
         self._written(dest.name)
         if self.checked is not None and source.name in self.unreplicated and dest.name in self.unreplicated:
             # rows as in the checked plan: its pieces (the checked run proved that no axis of
             # the grid writes one place twice, so none would be cut to its first point here)
             self.pieces.append(self.checked.pieces[index])
             return Copy(site, source, dest, self.pieces[-1])
-        pieces = self._pieces(source, dest, (src_grid, dst_grid), starts, size, site)
+        pieces = self._pieces(source, dest, form, size, site)
         self.pieces.append(pieces)
         if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
             self.writes.append(CopyWrite(source.name, dest.name, src_grid, starts[0], dst_grid, starts[1]))
-            # A grid dimension along which neither the source tile nor its offset moves repeats
-            # one message to several tiles: exchange multicasts it, so it is sent once.
-            once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
             per_bus, num_tiles = self.target.exchange_tiles_per_shared_bus, self.target.num_tiles
-            senders, message, record = (
-                TileGrid(src_grid.first, once, src_grid.strides),
-                size * dest.element_bytes,
-                site.record(source=source.name, dest=dest.name),
-            )
-            traffic = copy_traffic(dst_grid, src_grid, starts[0], senders, per_bus, num_tiles)  # counted from the forms
+            senders, message, record = form.senders, size * dest.element_bytes, site.record(source=source.name, dest=dest.name)
+            if form.number not in self.traffic:  # counted from the forms, once per form (the target is the plan's)
+                self.traffic[form.number] = copy_traffic(dst_grid, src_grid, starts[0], senders, per_bus, num_tiles)
+            traffic = self.traffic[form.number]
             if traffic is None:  # a multicast whose destination tiles repeat: from the listed messages
                 listed = (senders.tiles(), dst_grid.tiles(), message, num_tiles, record, src_grid.tiles(), starts[0].tiles(), per_bus)
                 self.current.add_exchange(*listed)
@@ -370,12 +378,14 @@ class _Planner:
             ]
         return Copy(site, source, dest, pieces)
 
-    def _pieces(self, source: Buffer, dest: Buffer, grids: tuple[TileGrid, TileGrid], starts: list[TileGrid], size: int, site: Site):
+    def _pieces(self, source: Buffer, dest: Buffer, form: _CopyForm, size: int, site: Site):
         """A copy's pieces, planned once per distinct copy: what they depend on is the copy's
-        forms, its size and its buffers' elements per row and rows of tiles, so a layer's
-        copies repeated by later layers of its shape cost a dictionary look-up. Each copy gets
-        regions of its own (`Buffer.write` tells writes apart by identity)."""
-        key = (self.row_keys[source.name], self.row_keys[dest.name], source.elements, dest.elements, grids, tuple(starts), size)
+        forms (its grids and starts: `form`'s number), its size and its buffers' elements per
+        row and rows of tiles, so a layer's copies repeated by later layers of its shape cost a
+        dictionary look-up. Each copy gets regions of its own (`Buffer.write` tells writes
+        apart by identity)."""
+        key = (self.row_keys[source.name], self.row_keys[dest.name], source.elements, dest.elements, form.number, size)
+        grids, starts = (form.src_grid, form.dst_grid), list(form.starts)
         if key in self.planned:  # unchecked runs never tell writes apart: they share regions
             return [tuple(_fresh(region) for region in piece) for piece in self.planned[key]] if self.checks else self.planned[key]
         still = () if self.checks else still_axes(dest, grids[1], starts[1], site)
@@ -499,6 +509,21 @@ class _Planner:
         return self.codelets[name, rank]
 
 
+_COPY_FORM = ("src_tiles", "dst_tiles", "src_offset", "dst_offset")  # the attributes a copy's form decodes
+
+
+@dataclass(frozen=True)
+class _CopyForm:
+    """An `ipu.copy`'s grids and offsets decoded (`_Planner._copy_form`), numbered: the key of
+    its pieces and its traffic, shared by the copies of equal attributes."""
+
+    number: int
+    src_grid: TileGrid
+    dst_grid: TileGrid
+    starts: tuple[TileGrid, TileGrid]  # the first element on each side, affine like the tiles
+    senders: TileGrid  # the source grid with the axes that repeat one message cut to one point
+
+
 def _fresh(region: Region) -> Region:
     """The same region as another copy's, an object of its own (`Buffer.write` tells writes
     apart by identity)."""
@@ -529,6 +554,21 @@ def _verify(module: ir.Module, target: Target) -> None:
     errors = [e for e in verifier.verify(module.operation, target) if e.severity == "error"]
     if errors:
         raise SimulationError(errors[0].message + "".join(f"\n{e}" for e in errors[1:]), errors[0].location)
+
+
+@contextlib.contextmanager
+def _no_collection():
+    """Python's cyclic garbage collector held off while loading: planning allocates millions of
+    objects that all live on (steps, regions, grids), and each full collection walks every one
+    of them again (BERT-12: about 1,800 collections, 2 s of an 11 s load). Whatever garbage
+    the load leaves is collected later as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _host_constant(op: ir.OpView, value: ir.Attribute, tensor: ir.RankedTensorType, site: Site) -> np.ndarray:
@@ -594,6 +634,10 @@ class Simulator:
         self._module = module  # compiled codelets may keep referring to its ops
         if not verified:  # the static rules are the verifier's; the simulator checks what runs
             _verify(module, self.target)
+        with _no_collection():
+            self._plan(module, entry)
+
+    def _plan(self, module: ir.Module, entry: str) -> None:
         with module.context:  # messages may build attributes
             planner = _Planner(module.operation, self.target, entry)
             tiles = {buffer.name: buffer.tiles for buffer in planner.buffers.values()}

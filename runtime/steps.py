@@ -10,7 +10,7 @@ import numpy as np
 from ipu_mlir.dialects.ops.arrays import as_items
 
 from .codelet import AssertionFailure
-from .memory import Buffer, Grid, Region, SimulationError, Site, Strided
+from .memory import Buffer, Grid, Region, SimulationError, Site, Strided, item_views
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Copy:
         """Views made once for buffers bound to arrays (memory.bind_arrays): strided pieces
         become one assignment each, with no view or item reinterpretation per run."""
         if all(isinstance(r, Strided) and isinstance(w, Strided) for r, w in self.pieces):
-            self.fixed = [as_items(w.view(self.dest.data), r.view(self.source.data)) for r, w in self.pieces]
+            self.fixed = [item_views(r, w, self.source.data, self.dest.data) for r, w in self.pieces]
 
     def run(self, values: list, check: bool) -> None:
         if self.fixed is not None:
