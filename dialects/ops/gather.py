@@ -78,9 +78,12 @@ class Gather(ComputeOp):
             points = indices.shape[batch:]
             wanted = np.broadcast_to(indices, tiles + points).reshape(*tiles, -1).astype(np.int64)
             local = wanted - np.broadcast_to(rows[..., :1], (*tiles, 1)).astype(np.int64)  # rows hold lo, lo+1, ...
-            held = (local >= 0) & (local < count)
-            found = np.take_along_axis(np.broadcast_to(table, (*tiles, count, columns)), np.where(held, local, 0)[..., None], axis=-2)
-            return np.where(held[..., None], found, table.dtype.type(0)).reshape(*tiles, *points, columns)
+            # only the rows a tile holds are read (GPT-2's 1,408 tiles hold 1/23 of the indices
+            # each): take_along_axis on the table broadcast to every tile took 25 ms, this 4
+            held = np.nonzero((local >= 0) & (local < count))
+            result = np.zeros((*local.shape, columns), table.dtype)
+            result[held] = table[(*(axis if n > 1 else 0 for axis, n in zip(held, table.shape[:batch])), local[held])]
+            return result.reshape(*tiles, *points, columns)
 
         return gather
 
