@@ -1,0 +1,383 @@
+"""`linalg.generic` in codelets (runtime/codelet.py's compiler plans the rest of a body).
+
+**linalg.generic** views each operand through its indexing map as one strided array over the
+iteration space (*batch, *loops): projected permutations, broadcasts, constant indices and
+pooling windows `s * d_out + k * d_win` alike. The body then runs once, element-wise over that
+space. A reduction `yield combine(f(ins), out)` with an associative combiner evaluates `f`
+everywhere and reduces it by the combiner (runtime/reduce.py); any other body steps through the
+reduction points, still vectorised over batch axes and parallel loops. A body without reduction
+loops runs once over the whole space, its exactly rounded ops writing into buffers it owns
+(runtime/inplace.py): the vertex group's output view when `into` gives one, a value read for the
+last time, or the new array of an earlier generic read only there (a combine of partial sums).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from numpy.lib.stride_tricks import as_strided
+
+from ipu_mlir.dialects.ops.semantics import elementwise_kernel, out_kernel, reducer
+from ipu_mlir.dialects.ops.space import loop_extents
+from ipu_mlir.target.diagnostics import IpuError
+
+from .inplace import Env, Op, broadcast_shape, plan_ops, run_body
+from .reduce import fold
+
+DENSE = 8  # a generic's input repeated along loops is made dense if shared by this many tiles
+Step = Callable[[Env], None]
+
+
+# --- Errors and IR helpers, runtime/codelet.py's too ------------------------------------------------
+
+
+class CodeletError(IpuError):
+    """A codelet the runtime cannot run (unsupported op or form), or a call with wrong inputs."""
+
+
+def error_at(op: ir.OpView | ir.Operation, message: str) -> CodeletError:
+    return CodeletError(f"'{op.operation.name}' op {message}", op.operation.location)
+
+
+def shape_of(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.ShapedType(value.type).shape) if isinstance(value.type, ir.ShapedType) else ()
+
+
+def segments(op: ir.OpView) -> tuple[int, ...]:
+    return tuple(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+# --- linalg.generic operand views -------------------------------------------------------------
+
+
+def _linear(expr: ir.AffineExpr, loops: int) -> tuple[list[int], int] | None:
+    """`expr` as (coefficient per loop, constant) if it is linear in the loops, else None."""
+    if isinstance(expr, ir.AffineDimExpr):
+        coefficients = [0] * loops
+        coefficients[expr.position] = 1
+        return coefficients, 0
+    if isinstance(expr, ir.AffineConstantExpr):
+        return [0] * loops, expr.value
+    if isinstance(expr, (ir.AffineAddExpr, ir.AffineMulExpr)):
+        lhs, rhs = _linear(expr.lhs, loops), _linear(expr.rhs, loops)
+        if lhs is None or rhs is None:
+            return None
+        if isinstance(expr, ir.AffineAddExpr):
+            return [a + b for a, b in zip(lhs[0], rhs[0])], lhs[1] + rhs[1]
+        factor, other = (lhs, rhs) if not any(lhs[0]) else (rhs, lhs)
+        if any(factor[0]):
+            return None  # a product of loops
+        return [factor[1] * c for c in other[0]], factor[1] * other[1]
+    return None
+
+
+def _loop_of(form: tuple[list[int], int]) -> int | None:
+    """The loop `i` if the linear form is just `d_i`, else None."""
+    coefficients, constant = form
+    return coefficients.index(1) if constant == 0 and sorted(coefficients) == [0] * (len(coefficients) - 1) + [1] else None
+
+
+def _viewer(
+    terms: list[list[tuple[int, int]]], offsets: tuple[int, ...], loops: tuple[int, ...], batch: int
+) -> Callable[[np.ndarray], np.ndarray]:
+    """A function viewing an operand (*batch, *shape) as (*batch, *loops): loop `i` steps
+    `sum(c * stride[axis] for axis, c in terms[i])` bytes, from element `offsets`."""
+    start = (slice(None),) * batch + tuple(slice(o, None) for o in offsets) if any(offsets) else None
+
+    def view(x: np.ndarray) -> np.ndarray:
+        base = x if start is None else x[start]
+        strides = base.strides
+        loop_strides = tuple(sum(c * strides[axis] for axis, c in axis_terms) for axis_terms in terms)
+        return as_strided(base, (*base.shape[:batch], *loops), (*strides[:batch], *loop_strides), writeable=False)
+
+    return view
+
+
+def _full(value: np.ndarray, loops: tuple[int, ...], batch: int) -> np.ndarray:
+    """A body value (broadcastable to (*batch, *loops)) spread over every loop, keeping its
+    own batch axes: reductions must see repeated elements repeated."""
+    if value.ndim < batch + len(loops):
+        value = value.reshape((1,) * (batch + len(loops)))
+    return np.broadcast_to(value, (*value.shape[:batch], *loops))
+
+
+def _writable(array: np.ndarray, other: np.ndarray) -> bool:
+    """Whether `array`, a reduction by `fold`, is an array of its own that combining it with
+    `other` element-wise may overwrite: fold's input is a read-only broadcast, so a view of it
+    (all reduced loops of size 1) is read-only too; and it has the result's shape and type."""
+    return array.flags.writeable and array.shape == broadcast_shape([array.shape, other.shape]) and array.dtype == other.dtype
+
+
+@dataclass
+class _Reduction:
+    """`yield combine(f, out)` for one output, evaluated by reducing f over the reduction loops."""
+
+    combine_op: ir.Operation
+    f: ir.Value
+    reduce: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
+    combine: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    init_first: bool  # combine(out, f) rather than combine(f, out)
+    into: np.ufunc | None  # the combiner writing into a given array (semantics.out_kernel)
+
+
+class GenericBodies:
+    """The `linalg.generic` steps of runtime/codelet.py's compiler, which this is a base of:
+    it gives the slots (`slots`, `template`, `_slot`, `_define`, `_dtype`), the batch rank
+    (`batch`), the steps of a body's other ops (`_op`, `_constant`, `_assert`), the results of
+    generics that are arrays of their own (`fresh`) and the generic writing the codelet's result
+    (`sink`)."""
+
+    def _generic(self, op: ir.OpView) -> Step:
+        n_in, _ = segments(op)
+        operands = list(op.operands)
+        maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        kinds = [str(k).split("<")[-1].rstrip(">") for k in ir.ArrayAttr(op.attributes["iterator_types"])]
+        linear = [[_linear(e, len(kinds)) for e in m.results] for m in maps]
+        for forms, amap in zip(linear, maps):
+            if None in forms:
+                raise error_at(op, f"has indexing map {amap}, which codelets do not support (only linear maps)")
+        loops = self._extents(op)
+        viewers = [self._viewer(op, forms, shape_of(v), loops) for forms, v in zip(linear[:n_in], operands[:n_in])]
+        parallel = [i for i, kind in enumerate(kinds) if kind == "parallel"]
+        layouts = [self._layout(op, forms, parallel) for forms in linear[n_in:]]
+        block = op.regions[0].blocks[0]
+        yield_op = block.operations[len(block.operations) - 1]
+        reductions = self._reductions(block, n_in) if len(parallel) < len(kinds) else None
+        in_args = [self._define(a) for a in list(block.arguments)[:n_in]]
+        out_args = [self._define(a) for a in list(block.arguments)[n_in:]]
+        wanted = [r.f for r in reductions] if reductions is not None else list(yield_op.operands)  # f or yield
+        steps, adapters, temporaries, wanted_slots, reusable = self._body(block, [r.combine_op for r in reductions or []], wanted)
+        inputs, inits = [self._slot(v, op) for v in operands[:n_in]], [self._slot(v, op) for v in operands[n_in:]]
+        results = [self._define(r) for r in op.results]
+        ones = (1,) * (len(loops) if reductions is not None else len(parallel))
+        combiners = [(r.reduce, r.combine, r.init_first, r.into) for r in reductions or []]  # no IR in closures
+        batch = self.batch
+
+        def bind(env: Env) -> tuple[list[np.ndarray], tuple[int, ...]]:
+            """The inputs over the iteration space, outside values at the body's rank, and
+            the batch shape of the results."""
+            views = [env[s] if view is None else view(env[s]) for s, view in zip(inputs, viewers)]
+            for outer, inner in adapters:
+                env[inner] = env[outer].reshape(*env[outer].shape, *ones)
+            tiles = broadcast_shape(  # the arguments' were checked to broadcast (CompiledCodelet._check)
+                [v.shape[:batch] for v in views] + [env[s].shape[:batch] for s in inits + [outer for outer, _ in adapters]]
+            )
+            # An input repeated along loops (a channel's scale over its pixels) and shared by
+            # tiles is made dense once: numpy's inner loop then spans a tile's whole piece
+            # instead of the few elements between repeats (ResNet-50's batch norms 3x faster).
+            count = math.prod(tiles)
+            views = [
+                np.ascontiguousarray(v) if 0 in v.strides[batch:] and DENSE * math.prod(v.shape[:batch]) <= count else v for v in views
+            ]
+            return views, tiles
+
+        def clear(env: Env) -> None:
+            for slot in temporaries:
+                env[slot] = None
+
+        if reductions is not None:
+            axes = tuple(batch + i for i, kind in enumerate(kinds) if kind != "parallel")
+            sink = self._sink_slot(results)
+
+            def reduce_step(env: Env) -> None:
+                views, _ = bind(env)
+                for slot, view in zip(in_args, views):
+                    env[slot] = view
+                for step in steps:
+                    step(env)
+                for (reduce, combine, init_first, into), f, init, (to_parallel, from_parallel), out in zip(
+                    combiners, wanted_slots, inits, layouts, results
+                ):
+                    reduced, start = fold(_full(env[f], loops, batch), axes, reduce, combine), env[init].transpose(to_parallel)
+                    # the init combined straight into the output `into` gives, else into the
+                    # reduction's own new array if it is one
+                    dest = None if sink is None or env[sink] is None else env[sink].transpose(to_parallel)
+                    target = None
+                    if into is not None and dest is not None and dest.shape == broadcast_shape([reduced.shape, start.shape]):
+                        target = dest
+                    elif into is not None and _writable(reduced, start):
+                        target = reduced
+                    if target is not None:
+                        combine = functools.partial(into, out=target)
+                    value = combine(start, reduced) if init_first else combine(reduced, start)
+                    if dest is not None and value is not dest:
+                        np.copyto(dest, value)
+                    env[out] = value.transpose(from_parallel)
+                clear(env)
+
+            self.fresh.update(op.results)
+            if sink is not None:
+                self.sink = (results[0], sink, self._dtype(op.results[0], op), reduce_step)
+            return reduce_step
+
+        if len(parallel) == len(kinds):
+            # an input that is a generic's new array read only here may be overwritten once read
+            owned_inputs = [
+                slot
+                for slot, value, viewer in zip(in_args, operands[:n_in], viewers)
+                if slot in reusable and viewer is None and value in self.fresh and len(list(value.uses)) == 1
+            ]
+            parallel_step = self._parallel(
+                op, bind, steps, (in_args, out_args, owned_inputs), (inits, layouts), wanted_slots, results, clear
+            )
+            if len(set(yield_op.operands)) == len(results):  # no two results one array
+                self.fresh.update(op.results)
+            return parallel_step
+
+        extents = tuple(loops[i] for i in parallel)
+        ranges = [[slice(None)] if kind == "parallel" else range(extent) for extent, kind in zip(loops, kinds)]
+        points = [(*(slice(None),) * batch, *point) for point in itertools.product(*ranges)]
+
+        def loop_step(env: Env) -> None:
+            views, tiles = bind(env)
+            accumulators = [env[init].transpose(to_parallel) for init, (to_parallel, _) in zip(inits, layouts)]
+            for point in points:
+                for slot, view in zip(in_args, views):
+                    env[slot] = view[point]
+                for slot, accumulator in zip(out_args, accumulators):
+                    env[slot] = accumulator
+                for step in steps:
+                    step(env)
+                accumulators = [env[s] for s in wanted_slots]
+            for accumulator, (_, from_parallel), out in zip(accumulators, layouts, results):
+                env[out] = np.broadcast_to(accumulator, (*tiles, *extents)).transpose(from_parallel)
+            clear(env)
+
+        return loop_step
+
+    def _parallel(
+        self, op: ir.OpView, bind, steps: list, args: tuple, outs: tuple, wanted_slots: list[int], results: list[int], clear
+    ) -> Step:
+        """The step of a generic without reduction loops: its body run once over the whole
+        space, each `Op` into a buffer it owns (runtime/inplace.py); a generic with one result
+        writes it into the sink's array when `CompiledCodelet.into` gives one."""
+        (in_args, out_args, owned_inputs), (inits, layouts) = args, outs
+        extents, sink, to_dest = self._extents(op), self._sink_slot(results), layouts[0][0]
+
+        def parallel_step(env: Env) -> None:
+            views, tiles = bind(env)
+            for slot, view in zip(in_args, views):
+                env[slot] = view
+            owned = {slot for slot in owned_inputs if env[slot].flags.writeable}
+            for slot, init, (to_parallel, _) in zip(out_args, inits, layouts):
+                env[slot] = env[init].transpose(to_parallel)
+            output = None if sink is None else env[sink]
+            free = [] if output is None else [output.transpose(to_dest)]
+            dest = free[0] if free else None
+            run_body(env, steps, owned, free)
+            for slot, (_, from_parallel), out in zip(wanted_slots, layouts, results):
+                value = env[slot]
+                if dest is not None:
+                    if value is not dest:
+                        np.copyto(dest, value)
+                    env[out] = output
+                elif slot in owned and value.shape == (*tiles, *extents):
+                    env[out] = value.transpose(from_parallel)
+                else:
+                    env[out] = np.broadcast_to(value, (*tiles, *extents)).transpose(from_parallel)
+            clear(env)
+
+        if sink is not None:
+            self.sink = (results[0], sink, self._dtype(op.results[0], op), parallel_step)
+        return parallel_step
+
+    def _sink_slot(self, results: list[int]) -> int | None:
+        """For a generic with one result, a slot (None unless `CompiledCodelet.into` runs the
+        codelet) for the array its result goes into."""
+        if len(results) != 1:
+            return None
+        self.template.append(None)
+        return len(self.template) - 1
+
+    @staticmethod
+    def _extents(op: ir.OpView) -> tuple[int, ...]:
+        try:
+            return loop_extents(op)
+        except IpuError as error:
+            raise CodeletError(error.message, error.location) from None
+
+    def _viewer(self, op: ir.OpView, forms: list, shape: tuple[int, ...], loops: tuple[int, ...]):
+        """The view of an input over the iteration space; None when the map is the identity.
+        The linalg verifier bounds the maps too, but a strided view reading past its array
+        would read foreign memory, so this checks again."""
+        for (coefficients, constant), size in zip(forms, shape):
+            if min(coefficients, default=0) < 0 or constant < 0 or constant + sum(c * (e - 1) for c, e in zip(coefficients, loops)) >= size:
+                raise error_at(op, f"has an indexing map reading outside its operand of shape {shape}")
+        if [_loop_of(form) for form in forms] == list(range(len(loops))):
+            return None
+        terms = [[(self.batch + axis, c[loop]) for axis, (c, _) in enumerate(forms) if c[loop]] for loop in range(len(loops))]
+        return _viewer(terms, tuple(constant for _, constant in forms), loops, self.batch)
+
+    def _layout(self, op: ir.OpView, forms: list, parallel: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """An output's map as transposes between its dimensions and the parallel loops in
+        loop order (init -> loops, loops -> result); the map must permute the parallel loops."""
+        dims = [_loop_of(form) for form in forms]
+        if None in dims or sorted(dims) != parallel:
+            raise error_at(op, "has an output indexing map that is not a permutation of its parallel loops")
+        batch = self.batch
+        return (*range(batch), *(batch + dims.index(loop) for loop in parallel)), (
+            *range(batch),
+            *(batch + parallel.index(d) for d in dims),
+        )
+
+    def _reductions(self, block: ir.Block, n_in: int) -> list[_Reduction] | None:
+        """Each output's `yield combine(f, out)` if its combiner is associative and `out` is
+        used nowhere else; None (step through the reduction points) unless all outputs are."""
+        yield_op = block.operations[len(block.operations) - 1]
+        found = []
+        for index, yielded in enumerate(yield_op.operands):
+            out, combine = block.arguments[n_in + index], yielded.owner
+            if isinstance(combine, ir.Block) or len(list(out.uses)) != 1 or len(list(yielded.uses)) != 1:
+                return None
+            operands = list(combine.operands)
+            if len(operands) != 2 or (operands[0] == out) == (operands[1] == out):
+                return None
+            name, dtype = combine.operation.name, self._dtype(yielded, combine)
+            reduce = reducer(name, dtype)
+            if reduce is None:
+                return None
+            f = operands[1] if operands[0] == out else operands[0]
+            kernel = elementwise_kernel(name, [dtype, dtype], dtype, None)
+            found.append(_Reduction(combine.operation, f, reduce, kernel, operands[0] == out, out_kernel(kernel, [dtype, dtype], dtype)))
+        return found
+
+    def _body(
+        self, block: ir.Block, skip: list[ir.Operation], wanted: list[ir.Value]
+    ) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int], set[int]]:
+        """A generic's body as steps (but the ops in `skip`), with the adapters giving values
+        from outside it (scalars: batch axes only) the body's rank, the slots to free after
+        a run, the slots of the `wanted` values, and those of the block arguments whose buffers
+        the body may overwrite once read (every reader an `Op`: runtime/inplace.py)."""
+        local = set(block.arguments)
+        saved: dict[ir.Value, int] = {}
+        adapters: list[tuple[int, int]] = []
+        steps: list[Step] = []
+        terminator = block.operations[len(block.operations) - 1]
+        plans, last = plan_ops(block, skip)
+        for op in block.operations:
+            for value in op.operands:
+                if value not in local and value not in saved and self.template[self._slot(value, op)] is None:
+                    saved[value] = self.slots[value]
+                    adapters.append((saved[value], self._define(value)))
+            result = op.results[0] if len(op.results) == 1 else None
+            if result is not None and result in plans:
+                kernel, operands = plans[result]
+                if kernel is not None:  # None: a compare run by its select
+                    dying = tuple(dict.fromkeys(self.slots[v] for v in operands if v in last and last[v] == result))
+                    slots = tuple(self._slot(v, op) for v in operands)
+                    steps.append(Op(kernel, slots, self._define(result), self._dtype(result, op), dying))
+            elif op.operation != terminator.operation and not any(op.operation == s for s in skip):
+                self._op(op, steps, {"arith.constant": self._constant, "cf.assert": self._assert})
+            local.update(op.results)
+        wanted_slots = [self._slot(v, terminator) for v in wanted]
+        temporaries = [self.slots[v] for v in local if v in self.slots and self.template[self.slots[v]] is None]
+        temporaries += [inner for _, inner in adapters]
+        arguments = {self.slots[a] for a in block.arguments if a in last}
+        self.slots.update(saved)
+        return steps, adapters, temporaries, wanted_slots, arguments
