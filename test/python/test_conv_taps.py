@@ -1,9 +1,11 @@
 """`ipu.conv`'s kernel adding a depthwise convolution's taps one by one (`Im2col._add_taps`,
-dialects/ops/conv.py) on odd shapes: strides, dilations, padding on one side, several filters a
-group, two images, f16 summed in f32, i32 wrapping. Against the convolution by its definition
-and against the matrix-product path the kernel takes otherwise; and the same bytes whichever
-axes the operands share and whatever the output's layout, as the checked first run (each tile
-its own copy) and later runs (shared copies, an output view in tile memory) must give."""
+dialects/ops/conv.py, and for f32 and f64 its compiled twin, dialects/ops/depthwise.py) on odd
+shapes: strides, dilations, padding on one side, several filters a group, two images, f16
+summed in f32, i32 wrapping. Against the convolution by its definition and against the
+matrix-product path the kernel takes otherwise; and the same bytes whichever axes the operands
+share and whatever the output's layout, as the checked first run (each tile its own copy) and
+later runs (shared copies, an output view in tile memory) must give; the compiled kernel's
+bytes those of numpy's taps."""
 
 from __future__ import annotations
 
@@ -54,7 +56,8 @@ def test_taps_against_the_definition_and_the_product(input_shape, filter_shape, 
         [_conv_reference(x[a, 0].astype(np.float64), w[0, b].astype(np.float64), strides, dilations, padding, groups) for a, b in grid]
     )
     expected = expected.reshape(got.shape)
-    kernel.taps_added = False  # the same kernel by its matrix products (im2col or runs)
+    assert (kernel.planes is not None) == (dtype == np.float32)  # compiled: f32 and f64
+    kernel.taps_added, kernel.planes = False, None  # the same kernel by its matrix products (im2col or runs)
     (product,) = compiled([x, w])
     if dtype == np.int32:  # exact sums, well inside i32: every path gives the same integers
         np.testing.assert_array_equal(got, expected.astype(np.int64))
@@ -103,3 +106,52 @@ def test_taps_only_where_few_outputs_or_strides():
     for a, b in [(0, 0), (2, 3)]:
         expected = _conv_reference(x[a, 0].astype(np.float64), w[0, b].astype(np.float64), (4, 4), (1, 1), (2, 2, 0, 0), 1)
         np.testing.assert_allclose(got[a, b], expected.reshape(got.shape[2:]), rtol=1e-5, atol=1e-5)
+
+
+DEPTHWISE = CASES + [
+    ((1, 6, 9, 8), (6, 1, 3, 3), (1, 1), (1, 1), (1, 0, 1, 1), 6),  # stride 1, 8 x 6 outputs: numpy's runs path
+    ((1, 3, 5, 6), (3, 1, 3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 3),  # rows of 4 f32: numpy's im2col path
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", DEPTHWISE)
+def test_compiled_planes_give_numpys_taps_bytes(input_shape, filter_shape, strides, dilations, padding, groups, dtype):
+    """The compiled kernel (dialects/ops/depthwise.py) sums as `_add_taps` does, so their bytes
+    are equal, whichever axes the operands share, into a strided output view as well."""
+    text = conv(input_shape, filter_shape, strides, dilations, padding, groups).replace("f32", "f64" if dtype == np.float64 else "f32")
+    compiled, kernel = kernel_of(text)
+    assert kernel.planes is not None
+    x, w = operands(input_shape, filter_shape, dtype)
+    (got,) = compiled([x, w])
+    taps = kernel._add_taps(x, w, np.empty_like(got))
+    assert got.tobytes() == taps.tobytes()
+    n, f, oh, ow = got.shape[2:]
+    buffer = np.full((3, 4, n, f, oh + 1, 2 * ow), 7, dtype)
+    out = buffer[:, :, :, :, 1:, ::2]
+    xs, ws = np.repeat(x, 4, axis=1), np.repeat(w, 3, axis=0)
+    assert kernel.planes(xs, ws, out)
+    assert out.tobytes() == got.tobytes() and (buffer[..., 0, :] == 7).all() and (buffer[..., 1::2] == 7).all()
+    # the same arrays again (a vertex group's views, every later run), new values in them
+    doubled, negated = compiled([2 * xs, ws])[0].tobytes(), compiled([2 * xs, -ws])[0].tobytes()
+    assert kernel.planes(xs, ws, out)
+    xs *= 2
+    assert kernel.planes(xs, ws, out) and out.tobytes() == doubled
+    assert kernel.planes(xs, -ws, out) and out.tobytes() == negated
+
+
+def test_compiled_planes_refuse_what_they_do_not_take():
+    """A negative stride, an output overlapping an operand, another element type: False and
+    nothing written; the kernel's numpy taps then give the result, with the same bytes."""
+    compiled, kernel = kernel_of(conv(*CASES[0]))
+    x, w = operands(*CASES[0][:2], np.float32)
+    flipped = x[..., ::-1, :]  # rows read backwards: a negative stride
+    (expected,) = compiled([flipped.copy(), w])
+    out = np.zeros_like(expected)
+    assert not kernel.planes(flipped, w, out) and not out.any()
+    assert not kernel.planes(x.astype(np.float64), w.astype(np.float64), out.astype(np.float64))
+    memory = np.zeros(x.size + out.size - 1, np.float32)  # the last output element is the input's first
+    inside = memory[: out.size].reshape(out.shape)
+    assert not kernel.planes(memory[-x.size :].reshape(x.shape), w, inside) and not inside.any()
+    (again,) = compiled([flipped, w])
+    assert again.tobytes() == expected.tobytes()
