@@ -51,8 +51,9 @@ class Site:
     def error(self, message: str) -> SimulationError:
         return SimulationError(f"'{self.name}' op {message}", self.location)
 
-    def record(self, **details: str) -> dict[str, str]:
-        return {"op": self.name, "loc": self.where, **details}
+    def record(self, where: str | None = None, **details: str) -> dict[str, str]:
+        """The op for the profile: its name, its location (`where`, when known already) and `details`."""
+        return {"op": self.name, "loc": self.where if where is None else where, **details}
 
 
 def site_of(op: ir.OpView) -> Site:
@@ -237,7 +238,7 @@ def item_views(reads: Strided, writes: Strided, source: np.ndarray, dest: np.nda
     size, kept = dest.itemsize, len(writes.shape) - axes
     item, shape = np.dtype(f"V{run * size}"), writes.shape[:kept]
     dest_items, source_items = (
-        np.ndarray(shape, item, array, region.base * size, tuple(s * size for s in region.strides[:kept]))
+        np.ndarray(shape, item, array, region.base * size, tuple([s * size for s in region.strides[:kept]]))
         for region, array in ((writes, dest), (reads, source))
     )
     return dest_items, source_items

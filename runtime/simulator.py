@@ -43,7 +43,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu, verifier
-from ipu_mlir.dialects.attrs import TileGrid
+from ipu_mlir.dialects.attrs import TileGrid, i64_value
 from ipu_mlir.dialects.ops import codelet_cycles
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
@@ -138,6 +138,8 @@ class _Planner:
         self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
         self.forms: dict[tuple[ir.Attribute, ...], _CopyForm] = {}  # copies' grids and offsets, decoded (`_copy_form`)
+        self.decoded: dict[tuple[ir.Attribute, object], object] = {}  # copies' buffer names and sizes (`_decoded`)
+        self.places: dict[ir.Attribute, str] = {}  # ops' locations as text, for the profile's records (`_record`)
         self.traffic: dict[int, object] = {}  # per copy form: its messages counted per tile (traffic.copy_traffic)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
@@ -250,10 +252,11 @@ class _Planner:
         return used
 
     def _copy_form(self, attributes: tuple[ir.Attribute, ...]) -> _CopyForm:
-        """A copy's grids and offsets (`_COPY_FORM`'s attributes, in that order), decoded once
-        per distinct tuple of them: MLIR uniques attributes, and layers of one shape repeat
-        them. The key is the whole tuple, each attribute in its place (one array attribute can
-        be a copy's tile grid and another's offset); the verifier checked their forms."""
+        """A copy's grids and offsets, from its src_tiles, dst_tiles, src_offset and dst_offset
+        attributes in that order, decoded once per distinct tuple of them: MLIR uniques
+        attributes, and layers of one shape repeat them. The key is the whole tuple, each
+        attribute in its place (one array attribute can be a copy's tile grid and another's
+        offset); the verifier checked their forms."""
         if attributes not in self.forms:
             src_tiles, dst_tiles, src_offset, dst_offset = attributes
             src_grid, dst_grid, src_offset, dst_offset = (
@@ -269,6 +272,22 @@ class _Planner:
             senders = TileGrid(src_grid.first, once, src_grid.strides)
             self.forms[attributes] = _CopyForm(len(self.forms), src_grid, dst_grid, starts, senders)
         return self.forms[attributes]
+
+    def _decoded(self, attribute: ir.Attribute, decode):
+        """`decode(attribute)`, once per distinct attribute and decoding (MLIR uniques them;
+        the verifier checked their forms)."""
+        key = (attribute, decode)
+        if key not in self.decoded:
+            self.decoded[key] = decode(attribute)
+        return self.decoded[key]
+
+    def _record(self, site: Site, **details: str) -> dict[str, str]:
+        """`site.record(**details)`, its location's text made once per distinct location (MLIR
+        uniques them: the copies lowered from one op share it)."""
+        place = site.location.attr
+        if place not in self.places:
+            self.places[place] = site.where
+        return site.record(where=self.places[place], **details)
 
     def _written(self, name: str) -> None:
         self.writers[name] = self.writers.get(name, 0) + 1
@@ -346,7 +365,9 @@ class _Planner:
         index = len(self.pieces)
         if self.checked is None:
             attributes = op.attributes
-            self.copies.append((op.source, op.dest, op.size, self._copy_form(tuple(attributes[name] for name in _COPY_FORM))))
+            forms = (attributes["src_tiles"], attributes["dst_tiles"], attributes["src_offset"], attributes["dst_offset"])
+            names = (self._decoded(attributes[name], _symbol_name) for name in ("source", "dest"))
+            self.copies.append((*names, self._decoded(attributes["size"], _size), self._copy_form(forms)))
         source_name, dest_name, size, form = (self.checked or self).copies[index]
         source, dest = self._buffer(source_name, site), self._buffer(dest_name, site)
         src_grid, dst_grid, starts = form.src_grid, form.dst_grid, form.starts
@@ -361,7 +382,7 @@ class _Planner:
         if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
             self.writes.append(CopyWrite(source.name, dest.name, src_grid, starts[0], dst_grid, starts[1]))
             per_bus, num_tiles = self.target.exchange_tiles_per_shared_bus, self.target.num_tiles
-            senders, message, record = form.senders, size * dest.element_bytes, site.record(source=source.name, dest=dest.name)
+            senders, message, record = form.senders, size * dest.element_bytes, self._record(site, source=source.name, dest=dest.name)
             if form.number not in self.traffic:  # counted from the forms, once per form (the target is the plan's)
                 self.traffic[form.number] = copy_traffic(dst_grid, src_grid, starts[0], senders, per_bus, num_tiles)
             traffic = self.traffic[form.number]
@@ -509,9 +530,6 @@ class _Planner:
         return self.codelets[name, rank]
 
 
-_COPY_FORM = ("src_tiles", "dst_tiles", "src_offset", "dst_offset")  # the attributes a copy's form decodes
-
-
 @dataclass(frozen=True)
 class _CopyForm:
     """An `ipu.copy`'s grids and offsets decoded (`_Planner._copy_form`), numbered: the key of
@@ -522,6 +540,14 @@ class _CopyForm:
     dst_grid: TileGrid
     starts: tuple[TileGrid, TileGrid]  # the first element on each side, affine like the tiles
     senders: TileGrid  # the source grid with the axes that repeat one message cut to one point
+
+
+def _symbol_name(attribute: ir.Attribute) -> str:
+    return ir.FlatSymbolRefAttr(attribute).value
+
+
+def _size(attribute: ir.Attribute) -> int:
+    return i64_value(attribute, "'size'")
 
 
 def _fresh(region: Region) -> Region:
