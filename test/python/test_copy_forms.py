@@ -112,3 +112,12 @@ def test_loading_holds_off_the_collector_and_gives_it_back():
     with pytest.raises(SimulationError, match="BSP leaves their order undefined"):
         Simulator(ir.Module.parse(racing, make_context()))
     assert gc.isenabled()
+
+
+def test_profile_records_each_copy_at_its_own_line():
+    # locations' text is made once per distinct location: copies on other lines keep theirs
+    text = text_of(COPIES)
+    simulator = Simulator(ir.Module.parse(text, make_context()))
+    records = [op for step in simulator.profile.steps for op in step.ops if op["op"] == "ipu.copy"]
+    lines = [number for number, line in enumerate(text.splitlines(), 1) if '"ipu.copy"' in line]
+    assert [(r["loc"].split(":")[1], r["source"], r["dest"]) for r in records] == [(str(n), c[0], c[1]) for n, c in zip(lines, COPIES)]
