@@ -72,16 +72,53 @@ def test_strided_views_and_broadcasts_are_read_not_written():
 
 
 def test_each_path_is_taken(monkeypatch):
-    """The shapes above do reach the three paths (a test that always took one would pass)."""
+    """The shapes above do reach the four paths (a test that always took one would pass)."""
     taken = []
-    for path in ("_sequential", "_halving"):
+    for path in ("_sequential", "_halving", "_sum_rows"):
         original = getattr(reduce_module, path)
         monkeypatch.setattr(reduce_module, path, lambda *a, _f=original, _p=path: taken.append(_p) or _f(*a))
     reduce, combine = combiners("arith.addf", np.float32)
+    product, multiply = combiners("arith.mulf", np.float32)
     calls = []
     fold(np.ones((4, 512, 8), np.float32), (1,), reduce, combine)
     fold(np.ones((3, 3, 3), np.float32), (2,), reduce, combine)
-    numpy_reduce = lambda x, axes: calls.append(axes) or reduce(x, axes)  # noqa: E731
-    fold(np.ones((3, 100), np.float32), (1,), numpy_reduce, combine)
-    fold(np.ones((3, 16, 320), np.float32), (1,), numpy_reduce, combine)  # a long inner block
-    assert taken == ["_halving", "_sequential"] and calls == [(1,), (1,)]
+    fold(np.ones((3, 16, 320), np.float32), (1,), reduce, combine)  # a sum over a long inner block: compiled
+    fold(np.ones((3, 100), np.float32), (1,), lambda x, axes: calls.append(axes) or reduce(x, axes), combine)
+    fold(np.ones((3, 16, 320), np.float32), (1,), lambda x, axes: calls.append(axes) or product(x, axes), multiply)
+    assert taken == ["_halving", "_sequential", "_sum_rows"] and calls == [(1,), (1,)]
+
+
+def partials(dtype, tiles=(6, 5), count=7, block=(3, 32)) -> np.ndarray:
+    """A matmul's partial sums: tiles x k pieces x a tile's outputs, with NaN, infinities and
+    negative zeros (a tile whose every piece is -0.0 sums to -0.0)."""
+    x = RNG.standard_normal((*tiles, count, *block)).astype(dtype)
+    x[0, 0, 2, 0, :3] = [np.nan, np.inf, -np.inf]
+    x[0, 1, :, 1, :4] = -0.0
+    return x
+
+
+def layouts(x: np.ndarray) -> dict[str, np.ndarray]:
+    """The partials as the compiled sum sees them (axes before the summed one merging into one
+    stride: contiguous, the same on every tile, tiles padded apart) and as it leaves them to numpy
+    (`not merging`: tile axes whose strides do not make one)."""
+    padded = np.zeros((x.shape[0], x.shape[1] + 1, *x.shape[2:]), x.dtype)
+    padded[:, : x.shape[1]] = x
+    return {
+        "contiguous": x,
+        "broadcast": np.broadcast_to(x[:1, :1], x.shape),
+        "a padded tile axis": padded[:1, : x.shape[1]],
+        "not merging: padded": padded[:, : x.shape[1]],
+        "not merging: broadcast along one axis": np.broadcast_to(x[:1], x.shape),
+    }
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_partial_sums_compiled_in_numpys_order(dtype):
+    reduce, combine = combiners("arith.addf", dtype)
+    for name, x in layouts(partials(dtype)).items():
+        compiled = reduce_module._sum_rows(x, 2)
+        assert (compiled is None) == name.startswith("not merging"), name
+        got = fold(x, (2,), reduce, combine)
+        assert got.tobytes() == reduce(x, (2,)).tobytes(), name  # NaN, signed zeros and rounding alike
+        if compiled is not None:
+            assert compiled.tobytes() == got.tobytes()
