@@ -68,36 +68,79 @@ Write = CopyWrite | ComputeWrite | StreamWrite
 def tile_classes(tiles: dict[str, np.ndarray], writes: Iterable[Write], num_tiles: int) -> dict[str, np.ndarray]:
     """For each buffer, an array over all `num_tiles` tiles: the class of each tile holding the
     buffer (0, 1, ... in no particular order), -1 on the others."""
-    classes = {}
+    store = _Store()
+    labels = {}  # buffer -> the number of its classes' array in `store`
     for name, held in tiles.items():
-        classes[name] = np.full(num_tiles, -1, np.int64)
-        classes[name][held] = 0
+        initial = np.full(num_tiles, -1, np.int64)
+        initial[held] = 0
+        labels[name] = store.number(initial)
     # tiles holding each buffer, counted on its mask (a sort per buffer was a tenth of BERT-base's classes)
-    holders = {name: int(np.count_nonzero(labels >= 0)) for name, labels in classes.items()}
+    holders = {name: int(np.count_nonzero(store.arrays[number] >= 0)) for name, number in labels.items()}
     versions = dict.fromkeys(tiles, 0)  # how often each buffer's classes split
     writes = list(writes)
+    targets, sources = [_targets(w) for w in writes], [_sources(w) for w in writes]
     seen: list[tuple | None] = [None] * len(writes)  # the versions of its sources a write last saw
     groupings: dict[TileGrid, _Grouping | None] = {}  # per copy destination grid, for every pass
     # Buffers whose tiles are each a class of their own cannot split further: writes to them
     # are skipped (most of a CNN's copies write activations already split by an earlier write).
     discrete = {name for name, count in holders.items() if count <= 1}
+    # A write's signature depends on its forms and its sources' classes, a refinement on the
+    # classes refined and the signature: each is made once per distinct pair of numbers
+    # (BERT-base's 12 layers repeat a layer's copies between buffers of the same classes).
+    numbered: dict[tuple, int] = {}
+    forms = [numbered.setdefault(_forms(w), len(numbered)) for w in writes]
+    signed: dict[tuple, int] = {}  # (forms, sources' classes), numbered -> the signature's number
+    signatures: list[tuple[np.ndarray, np.ndarray]] = []  # (tiles written, an id per tile written), numbered
+    refined: dict[tuple[int, int], int] = {}  # (classes, signature), numbered -> the refined classes' number
     changed = True
     while changed:  # each pass splits a class or ends
         changed = False
         for index, write in enumerate(writes):
-            if discrete.issuperset(_targets(write)):
+            if discrete.issuperset(targets[index]):
                 continue
-            sources = tuple(versions[name] for name in _sources(write))
-            if seen[index] == sources:
+            state = tuple(versions[name] for name in sources[index])
+            if seen[index] == state:
                 continue  # refining again by the same signature splits nothing
-            seen[index] = sources
-            for buffer, written, signature in _signatures(write, classes, groupings):
-                if _refine(classes[buffer], tiles[buffer], written, signature):
+            seen[index] = state
+            key = (forms[index], *(labels[name] for name in sources[index]))
+            signature = signed.get(key)
+            if signature is None:
+                signature = signed[key] = len(signatures)
+                signatures.append(_signature(write, {name: store.arrays[labels[name]] for name in sources[index]}, groupings))
+            for buffer in targets[index]:
+                before = labels[buffer]
+                after = refined.get((before, signature))
+                if after is None:
+                    after = refined[before, signature] = _refine(store, before, tiles[buffer], *signatures[signature])
+                if after != before:
+                    labels[buffer] = after
                     versions[buffer] += 1
                     changed = True
-                    if int(classes[buffer].max()) + 1 == holders[buffer]:
+                    if int(store.arrays[after].max()) + 1 == holders[buffer]:
                         discrete.add(buffer)
-    return classes
+    return {name: store.arrays[number].copy() for name, number in labels.items()}
+
+
+class _Store:
+    """Arrays of classes, each distinct one kept once (read-only) and numbered."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[bytes, int] = {}
+        self.arrays: list[np.ndarray] = []
+
+    def number(self, labels: np.ndarray) -> int:
+        key = labels.tobytes()
+        if key not in self.numbers:
+            self.numbers[key] = len(self.arrays)
+            self.arrays.append(np.frombuffer(key, np.int64))  # read-only, on the key's bytes
+        return self.numbers[key]
+
+
+def _forms(write: Write) -> tuple:
+    """What a write's signature depends on besides its sources' classes."""
+    if isinstance(write, CopyWrite):
+        return write.src_tiles, write.src_starts, write.dst_tiles, write.dst_starts
+    return type(write).__name__, write.tiles.dtype.str, write.tiles.tobytes()
 
 
 def _targets(write: Write) -> tuple[str, ...]:
@@ -112,26 +155,23 @@ def _sources(write: Write) -> tuple[str, ...]:
     return write.inputs if isinstance(write, ComputeWrite) else ()
 
 
-def _signatures(write: Write, classes: dict[str, np.ndarray], groupings: dict[TileGrid, _Grouping | None]):
-    """(buffer, tiles written, an id per tile written): tiles written alike get equal ids,
-    within one write (not numbered 0, 1, ...: `_refine` numbers them with the classes)."""
+def _signature(write: Write, classes: dict[str, np.ndarray], groupings: dict[TileGrid, _Grouping | None]):
+    """(tiles written, an id per tile written), the same for each buffer the write writes:
+    tiles written alike get equal ids, within one write (not numbered 0, 1, ...: `_refine`
+    numbers them with the classes). `classes` holds the sources' classes."""
     if isinstance(write, StreamWrite):
-        yield write.buffer, write.tiles, write.tiles
-    elif isinstance(write, ComputeWrite):
+        return write.tiles, write.tiles
+    if isinstance(write, ComputeWrite):
         inputs = [classes[name][write.tiles] for name in write.inputs]
-        signature = _ids(inputs, dense=False) if inputs else np.zeros(write.tiles.size, np.int64)
-        for name in write.outputs:
-            yield name, write.tiles, signature
-    else:
-        separable = _copy_signature(write, classes[write.source])
-        if separable is not None:
-            yield (write.dest, *separable)
-            return
-        points = _ids([write.dst_starts.tiles(), classes[write.source][write.src_tiles.tiles()], write.src_starts.tiles()], dense=False)
-        if write.dst_tiles not in groupings:
-            groupings[write.dst_tiles] = _Grouping.of(write.dst_tiles.tiles())
-        grouping = groupings[write.dst_tiles]
-        yield (write.dest, write.dst_tiles.tiles(), points) if grouping is None else (write.dest, grouping.tiles, grouping.ids(points))
+        return write.tiles, _ids(inputs, dense=False) if inputs else np.zeros(write.tiles.size, np.int64)
+    separable = _copy_signature(write, classes[write.source])
+    if separable is not None:
+        return separable
+    points = _ids([write.dst_starts.tiles(), classes[write.source][write.src_tiles.tiles()], write.src_starts.tiles()], dense=False)
+    if write.dst_tiles not in groupings:
+        groupings[write.dst_tiles] = _Grouping.of(write.dst_tiles.tiles())
+    grouping = groupings[write.dst_tiles]
+    return (write.dst_tiles.tiles(), points) if grouping is None else (grouping.tiles, grouping.ids(points))
 
 
 def _copy_signature(write: CopyWrite, source: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -259,9 +299,10 @@ def _dense(ids: np.ndarray) -> np.ndarray:
     return np.cumsum(present)[offsets] - 1
 
 
-def _refine(labels: np.ndarray, holders: np.ndarray, written: np.ndarray, signature: np.ndarray) -> bool:
-    """Splits the classes of `labels` (over the buffer's `holders`) so that tiles of a class
-    were written alike; True if any class split."""
+def _refine(store: _Store, number: int, holders: np.ndarray, written: np.ndarray, signature: np.ndarray) -> int:
+    """The classes numbered `number` in `store` (over the buffer's `holders`) split so that
+    tiles of a class were written alike, numbered in `store` (`number` if none split)."""
+    labels = store.arrays[number]
     key = np.full(labels.size, -1, np.int64)
     key[written] = signature
     before, keys = labels[holders], key[holders]
@@ -270,6 +311,7 @@ def _refine(labels: np.ndarray, holders: np.ndarray, written: np.ndarray, signat
     some = np.empty(int(before.max(initial=-1)) + 1, np.int64)
     some[before] = keys
     if np.array_equal(some[before], keys):
-        return False
-    labels[holders] = _ids([before, keys])
-    return True
+        return number
+    refined = labels.copy()
+    refined[holders] = _ids([before, keys])
+    return store.number(refined)

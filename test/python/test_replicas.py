@@ -198,6 +198,70 @@ def test_classes_match_a_dictionary_reference_on_random_programs():
         assert {k: partition(v) for k, v in found.items()} == reference_classes(dict.fromkeys(names, ALL), writes, TILES)
 
 
+def test_writes_alike_but_for_what_they_read_or_refine_split_apart():
+    # Writes of equal forms are signed once per classes of their sources, and a buffer's
+    # classes refined once per signature and classes before: each differs here.
+    copy = CopyWrite("x", "w1", grid(0, TILES), grid(0, TILES, 0), grid(0, TILES), grid(0, TILES, 0))
+    writes = [
+        StreamWrite("x", ALL),
+        broadcast("x", "u", 0, 0, TILES),
+        copy,  # from x: a class per tile
+        CopyWrite("u", "w2", *(getattr(copy, k) for k in FORMS)),  # from u: one class
+        broadcast("x", "h", 0, 0, 4),
+        broadcast("x", "h", 1, 4, 4),  # h in halves
+        broadcast("u", "h", 0, 0, TILES, start=8),  # the same copy into h and into whole g: halves and one class
+        broadcast("u", "g", 0, 0, TILES, start=8),
+        ComputeWrite(ALL[:4], ("x",), ("y1",)),  # equal inputs on other tiles
+        ComputeWrite(ALL[4:], ("x",), ("y2",)),
+        CopyWrite("u", "s1", grid(0, TILES, 0), grid(0, TILES, 0), grid(0, TILES), grid(0, TILES, 0)),
+        CopyWrite("u", "s2", grid(0, TILES, 0), grid(0, TILES, 0), grid(0, TILES), grid(0, TILES, 4)),  # other places
+        CopyWrite("u", "s3", grid(0, TILES, 0), grid(0, TILES, 4), grid(0, TILES), grid(0, TILES, 0)),  # from other places
+    ]
+    names = ("x", "u", "w1", "w2", "h", "g", "y1", "y2", "s1", "s2", "s3")
+    classes = tile_classes(dict.fromkeys(names, ALL), writes, TILES)
+    assert partition(classes["w1"]) == [[t] for t in range(TILES)]
+    assert partition(classes["w2"]) == [list(range(TILES))]
+    assert partition(classes["h"]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert partition(classes["g"]) == [list(range(TILES))]
+    assert partition(classes["y1"]) == [[0], [1], [2], [3], [4, 5, 6, 7]]
+    assert partition(classes["y2"]) == [[0, 1, 2, 3], [4], [5], [6], [7]]
+    assert partition(classes["s1"]) == [list(range(TILES))]
+    assert partition(classes["s2"]) == partition(classes["s3"]) == [[t] for t in range(TILES)]
+
+
+def test_layers_repeating_one_layers_writes_match_the_reference():
+    # A random layer of copies and vertex groups repeated on the next layer's buffers, each
+    # layer reading the last one's output: its writes are signed and refined once per distinct
+    # classes (a CNN's or transformer's repeated layers), and match the definition.
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        template: list = []
+        for _ in range(int(rng.integers(2, 6))):
+            source, dest = str(rng.choice(["in", "a", "b"])), str(rng.choice(["a", "b", "out"]))
+            if rng.random() < 0.6:
+                template.append(random_copy(rng, source, dest))
+            else:
+                tiles = np.sort(rng.choice(TILES, int(rng.integers(1, TILES + 1)), replace=False))
+                template.append(ComputeWrite(tiles, (source, str(rng.choice(["in", "a"]))), (dest,)))
+        writes: list = [StreamWrite("x0", ALL[: int(rng.integers(1, TILES + 1))]), broadcast("x0", "in0", 0, 0, 4)]
+        layers = 4
+        for layer in range(layers):
+            rename = {"in": f"in{layer}", "a": f"a{layer}", "b": f"b{layer}", "out": f"in{layer + 1}"}
+            for write in template:
+                if isinstance(write, CopyWrite):
+                    writes.append(CopyWrite(rename[write.source], rename[write.dest], *(getattr(write, k) for k in FORMS)))
+                else:
+                    writes.append(
+                        ComputeWrite(write.tiles, tuple(rename[n] for n in write.inputs), tuple(rename[n] for n in write.outputs))
+                    )
+        names = ["x0"] + [f"{n}{layer}" for layer in range(layers) for n in ("in", "a", "b")] + [f"in{layers}"]
+        found = tile_classes(dict.fromkeys(names, ALL), writes, TILES)
+        assert {k: partition(v) for k, v in found.items()} == reference_classes(dict.fromkeys(names, ALL), writes, TILES)
+
+
+FORMS = ("src_tiles", "src_starts", "dst_tiles", "dst_starts")
+
+
 def test_ids_tell_rows_apart_in_every_range():
     # Narrow ids are numbered by a table, wide ones by a sort; columns whose product passes 2**62
     # are numbered first: each way gives equal ids exactly to equal rows.
