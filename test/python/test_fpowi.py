@@ -42,3 +42,12 @@ def test_other_exponents_and_f64_use_pow():
     kernel = elementwise_kernel("math.fpowi", [np.dtype(np.float64), np.dtype(np.int32)], np.dtype(np.float64), None)
     with np.errstate(all="ignore"):
         assert kernel(wide, np.array([3], np.int32)).tobytes() == np.power(wide, 3.0).tobytes()
+
+
+def test_a_strided_operand_gives_the_same_powers():
+    x = specials(np.float32)[:199_998].reshape(-1, 6)
+    kernel = elementwise_kernel("math.fpowi", [np.dtype(np.float32), np.dtype(np.int64)], np.dtype(np.float32), None)
+    with np.errstate(all="ignore"):
+        for n in (2, 3):
+            got = kernel(x[:, ::2], np.array([[n]], np.int64))
+            assert got.shape == (33_333, 3) and got.tobytes() == kernel(np.ascontiguousarray(x[:, ::2]), np.array([n], np.int64)).tobytes()
