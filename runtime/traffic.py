@@ -23,7 +23,7 @@ import numpy as np
 
 from ipu_mlir.dialects.attrs import TileGrid
 
-from .bus import bus_shared_counts
+from .bus import bus_shared_counts, tally
 from .profile import Traffic
 from .replicas import moving_axes, restrict
 
@@ -37,7 +37,7 @@ def copy_traffic(dst: TileGrid, src: TileGrid, starts: TileGrid, senders: TileGr
     own = tuple(k for k in range(len(dst.sizes)) if k not in moving)
     receivers = restrict(dst, moving).tiles()
     pattern = restrict(src, own, first=0).tiles()  # per point of the own axes, less the shift
-    values, counts = np.unique(pattern, return_counts=True)
+    values, counts = tally(pattern)
     wanted = receivers - restrict(src, moving).tiles()  # the pattern's source that is local
     found = np.minimum(np.searchsorted(values, wanted), values.size - 1)
     local_each = np.where(values[found] == wanted, counts[found], 0)  # per destination tile

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ipu_mlir.dialects.attrs import TileGrid
-from ipu_mlir.runtime.bus import bus_shared_counts
+from ipu_mlir.runtime.bus import bus_shared_counts, tally
 from ipu_mlir.runtime.profile import Superstep
 from ipu_mlir.runtime.replicas import moving_axes, restrict
 
@@ -53,3 +53,31 @@ def test_a_super_tile_both_of_whose_tiles_receive_a_message_shares_it():
     # too: its partner 5 does not, so only tiles 0-3 get it over their buses.
     dst, src, starts = TileGrid(0, (5,), (1,)), TileGrid(6, (5,), (0,)), TileGrid(0, (5,), (0,))
     assert bus_shared_counts(dst, src, starts, 2, TILES).tolist() == [1, 1, 1, 1, 0]
+
+
+def test_no_counts_exactly_when_the_moving_axes_repeat_a_destination_tile():
+    rng = np.random.default_rng(8)
+    repeated = 0
+    for _ in range(400):
+        sizes = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 4))))
+        dst = TileGrid(0, sizes, tuple(int(s) for s in rng.integers(0, 3, len(sizes))))
+        receivers = restrict(dst, moving_axes(dst)).tiles().tolist()
+        src, starts = TileGrid(7, sizes, (0,) * len(sizes)), TileGrid(0, sizes, (0,) * len(sizes))
+        counts = bus_shared_counts(dst, src, starts, 2, 32)
+        assert (counts is None) == (len(set(receivers)) < len(receivers)), dst
+        repeated += counts is None
+    assert 40 < repeated < 360
+
+
+def test_tally_is_numpys_unique_with_counts():
+    rng = np.random.default_rng(4)
+    for values in (
+        np.zeros(0, np.int64),
+        np.array([5]),
+        rng.integers(-20, 20, 300),  # a table
+        rng.integers(0, 2**40, 50),  # too wide for one: sorted
+        np.array([3, 3, 3, -(2**40)]),
+    ):
+        expected = np.unique(values, return_counts=True)
+        got = tally(values)
+        assert all(np.array_equal(g, e) and g.dtype == e.dtype for g, e in zip(got, expected))
