@@ -377,4 +377,4 @@ def _extremes(form: TileGrid) -> tuple[int, int]:
 _CHECK_CHUNK = 1 << 17  # intervals per range of tiles checked at once
 _TABLE_LIMIT = 1 << 22  # entries of the table telling alike tiles apart, beyond which every tile is checked
 _PROVEN: set[tuple] = set()  # clusters checked without a race (`_proof_key`), in any plan of this process
-_PROVEN_LIMIT = 4096  # kept before they are forgotten, all at once
+_PROVEN_LIMIT = 1024  # kept before they are forgotten, all at once (a program holds 50-110, under 1 MB)

@@ -169,3 +169,12 @@ def test_doubled_from_the_forms_agrees_with_the_listed_points():
         pattern = np.sort(starts.tiles().reshape(sizes)[tuple(0 if k in moving else slice(None) for k in range(3))].reshape(-1))
         expected = (len(set(listed_tiles.tolist())) < listed_tiles.size, bool(np.any(np.diff(pattern) < count)))
         assert _doubled(tiles, starts, count) == expected, (tiles, starts, count)
+
+
+def test_proven_clusters_are_forgotten_past_the_limit(monkeypatch):
+    monkeypatch.setattr(races, "_PROVEN_LIMIT", 2)
+    x = Memory("x", 0)
+    for start in range(0, 40, 8):  # five clusters of two writes side by side, each proven
+        assert refused([on(x, one(0, start), True, 0), on(x, one(0, start + 4), True, 1)]) is None
+        assert 1 <= len(races._PROVEN) <= 2
+    assert refused([on(x, one(0, 0), True, 0), on(x, one(0, 2), True, 1)]) is not None
