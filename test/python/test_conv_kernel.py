@@ -90,6 +90,23 @@ def test_into_writes_the_bytes_of_a_new_result(input_shape, filter_shape, stride
         assert (buffer[..., :3] == 7).all()
 
 
+@pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", CASES)
+def test_into_again_on_the_same_arrays_reads_their_new_values(input_shape, filter_shape, strides, dilations, padding, groups):
+    """A vertex group hands `Im2col.into` the same views of tile memory every run, new values
+    in them: the views it made of them the first time must still read those values (an
+    im2col's columns are copied anew), each run the bytes of a new result."""
+    compiled = codelet(conv(input_shape, filter_shape, strides, dilations, padding, groups), batch_rank=2)
+    kernel = compiled._direct[0]
+    x = RNG.standard_normal((3, 1, *input_shape)).astype(np.float32)
+    w = RNG.standard_normal((1, 4, *filter_shape)).astype(np.float32)
+    out = np.zeros(compiled([x, w])[0].shape, np.float32)
+    for _ in range(3):
+        if not kernel.into(x, w, out):
+            return  # the runs path: test_into_writes_the_bytes_of_a_new_result
+        assert out.tobytes() == compiled([x.copy(), w.copy()])[0].tobytes()
+        x[...], w[...] = RNG.standard_normal(x.shape), RNG.standard_normal(w.shape)
+
+
 def test_into_refuses_casts_and_layouts_a_new_result_does_not_have():
     compiled = codelet(conv((1, 3, 9, 9), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1), batch_rank=2)
     x = RNG.standard_normal((2, 1, 1, 3, 9, 9)).astype(np.float32)
