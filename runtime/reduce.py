@@ -18,11 +18,12 @@ numba does not contract without fastmath), so the bytes are numpy's.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+
+from ipu_mlir.dialects.ops.compiled import compiled
 
 SHORT = 8  # axes up to this long are combined one element after the other
 BLOCK = 64  # numpy reduces an axis followed by contiguous blocks this long as fast (measured)
@@ -71,7 +72,7 @@ def _sum_rows(x: np.ndarray, axis: int) -> np.ndarray | None:
     out = np.empty(x.shape[:axis] + x.shape[axis + 1 :], x.dtype)
     span = (count - 1) * stride // item + (x.shape[axis] - 1) * x.strides[axis] // item + out.size // count
     rows = as_strided(x, (span,), (item,), writeable=False)  # read-only always: numba compiles per flags
-    _compiled()(rows, count, x.shape[axis], out.size // count, stride // item, x.strides[axis] // item, out.reshape(-1))
+    compiled(_rows)(rows, count, x.shape[axis], out.size // count, stride // item, x.strides[axis] // item, out.reshape(-1))
     return out
 
 
@@ -88,7 +89,7 @@ def _merged(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]
     return (int(np.prod([n for n, _ in kept])), kept[-1][1]) if kept else (1, 0)
 
 
-def _rows(rows, count, length, size, step, row_step, out):  # pragma: no cover - compiled by numba (`_compiled`)
+def _rows(rows, count, length, size, step, row_step, out):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
     """out[i] = +0.0 (numpy's start: -0.0 rows sum to +0.0), then each row from i * step,
     `row_step` apart, added: `size` elements each."""
     for i in range(count):
@@ -99,13 +100,6 @@ def _rows(rows, count, length, size, step, row_step, out):  # pragma: no cover -
             row = rows[start + r * row_step : start + r * row_step + size]
             for e in range(size):
                 into[e] += row[e]
-
-
-@functools.cache
-def _compiled():
-    import numba  # here, not at the top: only a program summing partials this way pays its import
-
-    return numba.njit(cache=True)(_rows)
 
 
 def _at(axis: int, start: int, stop: int) -> tuple[slice, ...]:

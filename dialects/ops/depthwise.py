@@ -22,23 +22,20 @@ gathered channels last, (hp, wp, plane) and (tap, plane), so that each tap's mul
 one loop over the block's planes that the compiler vectorizes, and the block's outputs are
 written back plane by plane.
 
-numba is imported, and the loop compiled, the first time a depthwise kernel runs (`_compiled`):
-programs without one never pay its import (0.3 s). The compiled code is cached (numba's
-`cache=True`: __pycache__ beside this file, or the user's cache directory, ~/.cache/numba, when
-that is read-only): a first compile takes 1.2 s CPU an element type, a cached one 0.2 s, after
-numba's import (0.4 s). Both fall on the first run, not on load."""
+The loop is compiled on its first run, not at load (dialects/ops/compiled.py: when numba is
+imported, where the machine code is cached, what a first compile costs)."""
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .compiled import compiled
+
 BLOCK_ITEMS = 65536  # a block's padded inputs, at most (64 to 256 planes): 1.2x faster than 256 planes of MobileNetV2's 113 x 9
 
 
-def _planes(xf, xo, kf, ko, of, oo, g, xs, ks, acc):  # compiled by numba (`_compiled`)
+def _planes(xf, xo, kf, ko, of, oo, g, xs, ks, acc):  # compiled by numba (dialects/ops/compiled.py)
     """Each plane's convolution: plane i reads `xf` from `xo[i]`, `kf` from `ko[i]` and writes `of`
     from `oo[i]`; `g` the geometry (`Planes.__init__`); xs, ks, acc a block's scratch."""
     h, w, xsh, xsw, kh, kw, ksh, ksw, oh, ow, osh, osw, sh, sw, dh, dw, top, left = g
@@ -74,13 +71,6 @@ def _planes(xf, xo, kf, ko, of, oo, g, xs, ks, acc):  # compiled by numba (`_com
                 into = of[p * osh + q * osw :]
                 for n in range(planes):
                     into[outputs[n]] = acc[n]
-
-
-@functools.cache
-def _compiled():
-    import numba  # here, not at the top: only a program with a depthwise convolution pays its import
-
-    return numba.njit(cache=True)(_planes)
 
 
 def _flat(array: np.ndarray, write: bool) -> np.ndarray:
@@ -129,7 +119,7 @@ class Planes:
                 return False
             self._last = (x, k, out, arguments)
         if arguments:
-            _compiled()(*arguments)
+            compiled(_planes)(*arguments)
         return True
 
     def _arguments(self, x: np.ndarray, k: np.ndarray, out: np.ndarray) -> tuple | None:

@@ -20,12 +20,13 @@ and `fpowi` evaluate in f64 and round once. NaNs: `maximumf` / `minimumf` propag
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 
 import numpy as np
 from mlir import ir
+
+from .compiled import compiled
 
 Kernel = Callable[..., np.ndarray]
 Reducer = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
@@ -234,14 +235,14 @@ def _erf_rounded(x: np.ndarray) -> np.ndarray:
     flat = x.reshape(-1)
     result = np.empty(flat.shape, x.dtype)
     if x.dtype == np.float32:
-        _compiled_erf()(np.ascontiguousarray(flat), result, np.array(_ERF_NEAR), np.array(_ERFC_FAR))
+        compiled(_erf_blocks)(np.ascontiguousarray(flat), result, np.array(_ERF_NEAR), np.array(_ERFC_FAR))
         return result.reshape(x.shape)
     for start in range(0, flat.size, _BLOCK):
         result[start : start + _BLOCK] = _erf_narrow(flat[start : start + _BLOCK].astype(np.float64))
     return result.reshape(x.shape)
 
 
-def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (`_compiled_erf`)
+def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
     """`_erf_narrow` on f32 `x` into `out`, op for op in f64 (two roundings a Horner step: numba
     does not contract without fastmath), so the same bytes: the first polynomial over blocks of
     512 elements one coefficient at a time (loops the compiler vectorizes), then the few
@@ -270,13 +271,6 @@ def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (`_c
             out[i] = math.copysign(1.0 - math.exp(-c * c) * q, v)
 
 
-@functools.cache
-def _compiled_erf():
-    import numba  # here, not at the top: only a program with an f32 erf pays its import
-
-    return numba.njit(cache=True)(_erf_blocks)
-
-
 def _fpowi(signed: Callable[[np.ndarray], np.ndarray]) -> Kernel:
     """x^n in f64, rounded once to x's type. The square or cube of f32 or f16 (one exponent
     for all: GPT-2's GELU cubes 400K elements a layer) is multiplied out in f64, x * x exact
@@ -288,7 +282,7 @@ def _fpowi(signed: Callable[[np.ndarray], np.ndarray]) -> Kernel:
         power = int(n.reshape(-1)[0]) if x.dtype != np.float64 and n.size == 1 and n.ndim <= x.ndim else None
         if power in (2, 3) and x.dtype == np.float32:  # compiled: no f64 temporaries (3 MB each for GPT-2's)
             result = np.empty(x.shape, x.dtype)
-            _compiled_powers()(np.ascontiguousarray(x).reshape(-1), power, result.reshape(-1))
+            compiled(_powers)(np.ascontiguousarray(x).reshape(-1), power, result.reshape(-1))
             return result
         wide = x.astype(np.float64)
         if power in (2, 3):
@@ -299,19 +293,12 @@ def _fpowi(signed: Callable[[np.ndarray], np.ndarray]) -> Kernel:
     return kernel
 
 
-def _powers(x, power, out):  # pragma: no cover - compiled by numba (`_compiled_powers`)
+def _powers(x, power, out):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
     """out = x^2 or x^3 taken in f64 (x * x exact, then one rounding) and rounded to out's type."""
     for i in range(x.size):
         v = np.float64(x[i])
         square = v * v
         out[i] = square if power == 2 else square * v
-
-
-@functools.cache
-def _compiled_powers():
-    import numba  # here, not at the top: only a program with such a power pays its import
-
-    return numba.njit(cache=True)(_powers)
 
 
 def _in_f64(fn: Kernel) -> Kernel:
