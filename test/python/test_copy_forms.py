@@ -1,4 +1,4 @@
-"""What loading shares between copies (runtime/simulator.py `_CopyForm`, `_pieces`): copies
+"""What loading shares between copies (runtime/planner.py `_CopyForm`, `_pieces`): copies
 with equal attributes share their decoded forms and, on buffers laid out alike, their pieces;
 copies whose buffers differ (elements per row, order of rows) or whose size differs get pieces
 of their own. Each program is checked against copies made point by point (`reference`)."""

@@ -1,5 +1,5 @@
-"""Steps whose results are the same on every run run once, at load (runtime/simulator.py,
-`_Planner._hoisted`): a copy or compute set reading only weights, or such steps' results,
+"""Steps whose results are the same on every run run once, at load (runtime/planner.py,
+`Planner._hoisted`): a copy or compute set reading only weights, or such steps' results,
 into buffers no other op writes. Anything reading a run's input, or writing a buffer another
 op also writes, still runs on every run; the profile counts every step either way."""
 

@@ -319,7 +319,7 @@ def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
     # Sides cut into more runs than the limit are left to index arrays; forced here for all
     # copies, the results are those of the strided views.
     from ipu_mlir.runtime import memory
-    from ipu_mlir.runtime import simulator as simulator_module
+    from ipu_mlir.runtime import planner as planner_module
 
     scrambled = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15])
     side = memory.Side(scrambled, scrambled, np.zeros(16, np.int64), 64, write=True)
@@ -333,9 +333,9 @@ def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
     assert np.array_equal(view.read(data), data[::-1])  # a negative stride
     text = STRIDED_COPIES
     (expected_y, expected_v), _ = simulate(text, [X])
-    monkeypatch.setattr(simulator_module, "strided_pieces", lambda *args: None)
-    monkeypatch.setattr(simulator_module, "narrow_pieces", lambda *args, **how: None)  # the pieces from the moving axes
-    monkeypatch.setattr(simulator_module, "strided_side", lambda *args: None)  # the whole copy as one view, from its forms
+    monkeypatch.setattr(planner_module, "strided_pieces", lambda *args: None)
+    monkeypatch.setattr(planner_module, "narrow_pieces", lambda *args, **how: None)  # the pieces from the moving axes
+    monkeypatch.setattr(planner_module, "strided_side", lambda *args: None)  # the whole copy as one view, from its forms
     (y, v), simulator = simulate(text, [X])
     assert y.tobytes() == expected_y.tobytes() and v.tobytes() == expected_v.tobytes()
     copies = [step for step in Simulator(ir.Module.parse(text, make_context()))._checked.steps if type(step).__name__ == "Copy"]

@@ -10,8 +10,9 @@ import pytest
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends import zoo
-from ipu_mlir.runtime import simulator as simulator_module
+from ipu_mlir.runtime import planner as planner_module
 from ipu_mlir.runtime.profile import Traffic, listed_traffic
+from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.runtime.traffic import copy_traffic
 
 TILES = 8
@@ -73,12 +74,12 @@ def compiled(name: str):
 @pytest.mark.parametrize("name", ["resnet18", "bert_encoder"])
 def test_a_programs_profile_from_forms_is_its_profile_from_listed_messages(name: str, monkeypatch):
     program = compiled(name)
-    formed = simulator_module.Simulator(program).profile.to_json()
+    formed = Simulator(program).profile.to_json()
     calls = []
 
     def listed(*forms):
         calls.append(forms)  # every copy then counts its listed messages
 
-    monkeypatch.setattr(simulator_module, "copy_traffic", listed)
-    assert simulator_module.Simulator(program).profile.to_json() == formed
+    monkeypatch.setattr(planner_module, "copy_traffic", listed)
+    assert Simulator(program).profile.to_json() == formed
     assert len(calls) > 10

@@ -1,0 +1,551 @@
+"""Planning an L3 program for the simulator (runtime/simulator.py): one walk over the IR that
+reads every attribute once and turns the program into steps holding strided views, index
+arrays and compiled codelets, the buffers they touch, and the profile's costs (known from
+shapes alone). `Simulator` plans twice: the checked plan, a row of memory per tile, and the
+later plan, a row per class of tiles holding the same bytes (runtime/replicas.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import TileGrid, i64_value
+from ipu_mlir.dialects.ops import codelet_cycles
+from ipu_mlir.dialects.program import Program
+from ipu_mlir.dialects.resources import dense_array
+from ipu_mlir.target import Target
+
+from .codelet import CodeletError, compile_codelet
+from .memory import (
+    Buffer,
+    Pool,
+    Region,
+    Side,
+    SimulationError,
+    Site,
+    Strided,
+    constant_axes,
+    copy_region,
+    element_dtype,
+    grid_region,
+    link_aliases,
+    order_rows,
+    row_uses,
+    site_of,
+    static_tensor,
+    strided_pieces,
+)
+from .profile import Superstep
+from .races import Access, check_races
+from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write
+from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
+from .steps import Copy, Execute, Repeat, VertexGroup
+from .streams import DeviceToHost, HostToDevice
+from .traffic import copy_traffic
+
+PROGRAM_OPS = (
+    "arith.constant",
+    "ipu.host_to_device",
+    "ipu.device_to_host",
+    "ipu.sync",
+    "ipu.copy",
+    "ipu.execute",
+    "scf.for",
+    "func.return",
+)
+
+
+# --- Planning -----------------------------------------------------------------------------
+
+
+@dataclass
+class _ComputeSet:
+    groups: list[VertexGroup]
+    cycles_per_tile: np.ndarray
+    buffers: set[str]
+
+
+class Planner:
+    """Walks a module once: buffers, then the program's ops into steps and supersteps.
+
+    Given `classes` (runtime/replicas.py), a buffer keeps one row per class of tiles holding
+    the same bytes, and the plan makes no checks: it is the plan of runs after a checked one."""
+
+    def __init__(
+        self,
+        module: ir.Operation,
+        target: Target,
+        entry: str,
+        classes: dict[str, np.ndarray] | None = None,
+        checked: Planner | None = None,
+    ):
+        self.target = target
+        self.checks = classes is None
+        self.program = Program(module)
+        self.pool = Pool(keep=not self.checks)
+        buffers = [Buffer(op, target, self.pool, None if classes is None else classes[op.sym_name]) for op in self.program.buffers()]
+        self.buffers = {b.name: b for b in buffers}
+        self.uses = row_uses(self.program) if checked is None else checked.uses
+        alike = set() if checked is None else {n for n, b in self.buffers.items() if b.row_count == checked.buffers[n].row_count}
+        for name in alike:  # a class per tile: rows as the checked plan's, so its copies' pieces and its weights serve
+            self.buffers[name].row_of_tile = checked.buffers[name].row_of_tile.copy()
+        order_rows({n: b for n, b in self.buffers.items() if n not in alike}, self.uses)
+        if self.checks:
+            link_aliases(buffers)
+        self.memory_per_tile = self._memory_per_tile(buffers)
+        self.compute_sets: dict[str, _ComputeSet] = {}
+        # kernel, its error type, cycles; the checked plan's compiled codelets and decoded weights are reused
+        self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = {} if checked is None else checked.codelets
+        self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
+        self.writes: list[Write] = []  # for runtime/replicas.py
+        self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
+        self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
+        self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
+        self.forms: dict[tuple[ir.Attribute, ...], _CopyForm] = {}  # copies' grids and offsets, decoded (`_copy_form`)
+        self.decoded: dict[tuple[ir.Attribute, object], object] = {}  # copies' buffer names and sizes (`_decoded`)
+        self.places: dict[ir.Attribute, str] = {}  # ops' locations as text, for the profile's records (`_record`)
+        self.traffic: dict[int, object] = {}  # per copy form: its messages counted per tile (traffic.copy_traffic)
+        layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
+        self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
+        self.checked = checked
+        # buffers whose rows are the checked plan's (no tile has a replica): copies between them are alike
+        self.unreplicated = (
+            set()
+            if checked is None
+            else {n for n, b in self.buffers.items() if np.array_equal(b.row_of_tile, checked.buffers[n].row_of_tile)}
+        )
+        self.vertices = self.edges = 0
+        self.supersteps: list[Superstep] = []
+        self.repeat = 1
+        self.current = Superstep()
+        self.exchange: list[Access] = []
+        program = _program(self.program, entry)
+        block = program.regions[0].blocks[0]
+        self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
+        self.arguments = [static_tensor(a.type, site_of(program), f"argument #{a.arg_number}") for a in block.arguments]
+        self.constants: dict[int, np.ndarray] = {}
+        self.indices: dict[ir.Value, int] = {}
+        self.results: list[int] = []
+        self.last_use: dict[str, int] = {}  # buffer -> the top-level step using it last
+        self.first_use: dict[str, int] = {}
+        self.writers: dict[str, int] = {}  # buffer -> how many ops write it
+        self.constant_streams: list[tuple[HostToDevice, Superstep]] = []  # top-level streams of constants
+        self.depth = 0
+        steps = self._block(block, top=True)
+        self._close(None)
+        release: list[list[Buffer]] = [[] for _ in steps]
+        for name, position in self.last_use.items():
+            release[position].append(self.buffers[name])
+        self.loads = self._loads()
+        self.load_bytes = sum(stream.bytes for stream in self.loads)
+        self.hoisted = [] if self.checks else self._hoisted(steps)
+        fixed = {id(step) for step in self.loads + self.hoisted}
+        kept = [(step, dead) for step, dead in zip(steps, release) if id(step) not in fixed]
+        self.steps, self.release = [step for step, _ in kept], [[b for b in dead if not b.resident] for _, dead in kept]
+
+    def _loads(self) -> list[HostToDevice]:
+        """The streams of weights written once, at load: a top-level stream of a constant into
+        a buffer no other op writes and no other buffer shares bytes with, so its bytes stay
+        from one run to the next, as Poplar's engine loads a graph's constants with it.
+
+        Unchecked plans link no aliases: there a weight whose bytes the memory plan reuses
+        after its last read is loaded too (its profile, the checked plan's, still streams it
+        each run). Its array is never released, so it holds the weight on every read, and the
+        checked run proved that every read comes between the stream and the reuse."""
+        loads = []
+        for stream, superstep in self.constant_streams:
+            buffer = stream.buffer
+            if self.writers[buffer.name] == 1 and not buffer.aliases:
+                superstep.host_bytes -= stream.bytes  # not a per-run stream: Profile.load_bytes
+                buffer.resident = True
+                loads.append(stream)
+        return loads
+
+    def _hoisted(self, steps: list) -> list:
+        """The top-level copies and compute sets of an unchecked plan whose results are the
+        same on every run, to run once at load: those reading only weights (or such steps'
+        results), such as a weight's exchange into the layout its convolution or matmul reads,
+        or its transpose. A buffer they write is a weight in turn once all its writers are such
+        steps and none comes after a read of it (a transpose cut over tiles, its pieces sent by
+        several copies); its steps are hoisted together, in program order, and their buffers
+        stay resident. The checked run proved every read of those buffers comes after the
+        writes; the profile, the checked plan's, still counts their exchange and compute on
+        every run."""
+        invariant = {stream.buffer.name for stream in self.loads}
+        counted: dict[str, int] = {}  # buffer -> its writes by waiting steps
+        waiting: dict[int, list[Buffer]] = {}  # step index -> its writes: steps reading only weights, until those are whole
+        hoisted, read = [], set()
+        for index, step in enumerate(steps):
+            reads, writes = accesses(step)
+            if writes and all(b.name in invariant for b in reads) and not any(b.name in read for b in writes):
+                waiting[index] = writes
+                for buffer in writes:
+                    counted[buffer.name] = counted.get(buffer.name, 0) + 1
+                whole = {i for i, written in waiting.items() if all(counted[b.name] == self.writers[b.name] for b in written)}
+                while True:  # a buffer with a writer still waiting for another buffer is not whole yet
+                    blocked = {b.name for i, written in waiting.items() if i not in whole for b in written}
+                    kept = {i for i in whole if not any(b.name in blocked for b in waiting[i])}
+                    if kept == whole:
+                        break
+                    whole = kept
+                for i in whole:
+                    invariant.update(b.name for b in waiting.pop(i))
+                hoisted += whole
+            read.update(b.name for b in reads)
+        for index in hoisted:
+            for buffer in accesses(steps[index])[1]:
+                buffer.resident = True
+        return [steps[index] for index in sorted(hoisted)]
+
+    def _memory_per_tile(self, buffers: list[Buffer]) -> np.ndarray:
+        placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
+        next_base = self.target.tile_memory_bytes  # race checks give unplaced buffers addresses of their own
+        for buffer in buffers:
+            if buffer.offset is None:
+                buffer.base, next_base = next_base, next_base + buffer.bytes
+                unplaced[buffer.tiles] += buffer.bytes
+            else:
+                placed[buffer.tiles] = np.maximum(placed[buffer.tiles], buffer.offset + buffer.bytes)
+        used = placed + unplaced
+        if used.max() > self.target.tile_memory_bytes:
+            tile = int(used.argmax())
+            raise SimulationError(
+                f"Out of memory on tile {tile}: {used[tile]} bytes used but tiles only have {self.target.tile_memory_bytes} bytes "
+                "(buffers without a memory-plan offset are laid out one after another)"
+            )
+        return used
+
+    def _copy_form(self, attributes: tuple[ir.Attribute, ...]) -> _CopyForm:
+        """A copy's grids and offsets, from its src_tiles, dst_tiles, src_offset and dst_offset
+        attributes in that order, decoded once per distinct tuple of them: MLIR uniques
+        attributes, and layers of one shape repeat them. The key is the whole tuple, each
+        attribute in its place (one array attribute can be a copy's tile grid and another's
+        offset); the verifier checked their forms."""
+        if attributes not in self.forms:
+            src_tiles, dst_tiles, src_offset, dst_offset = attributes
+            src_grid, dst_grid, src_offset, dst_offset = (
+                TileGrid.decode(src_tiles),
+                TileGrid.decode(dst_tiles),
+                tuple(src_offset),
+                tuple(dst_offset),
+            )
+            starts = tuple(TileGrid(offset[0], src_grid.sizes, offset[1:]) for offset in (src_offset, dst_offset))  # affine like tiles
+            # A grid dimension along which neither the source tile nor its offset moves repeats
+            # one message to several tiles: exchange multicasts it, so it is sent once.
+            once = tuple(1 if (stride, step) == (0, 0) else n for n, stride, step in zip(src_grid.sizes, src_grid.strides, src_offset[1:]))
+            senders = TileGrid(src_grid.first, once, src_grid.strides)
+            self.forms[attributes] = _CopyForm(len(self.forms), src_grid, dst_grid, starts, senders)
+        return self.forms[attributes]
+
+    def _decoded(self, attribute: ir.Attribute, decode):
+        """`decode(attribute)`, once per distinct attribute and decoding (MLIR uniques them;
+        the verifier checked their forms)."""
+        key = (attribute, decode)
+        if key not in self.decoded:
+            self.decoded[key] = decode(attribute)
+        return self.decoded[key]
+
+    def _record(self, site: Site, **details: str) -> dict[str, str]:
+        """`site.record(**details)`, its location's text made once per distinct location (MLIR
+        uniques them: the copies lowered from one op share it)."""
+        place = site.location.attr
+        if place not in self.places:
+            self.places[place] = site.where
+        return site.record(where=self.places[place], **details)
+
+    def _written(self, name: str) -> None:
+        self.writers[name] = self.writers.get(name, 0) + 1
+
+    def _buffer(self, name: str, site: Site) -> Buffer:
+        self.first_use.setdefault(name, self.position)
+        self.last_use[name] = self.position
+        return self.buffers[name]
+
+    def _slot(self, value: ir.Value) -> int:
+        self.slots[value] = len(self.slots)
+        return self.slots[value]
+
+    def _block(self, block: ir.Block, top: bool = False) -> list:
+        steps = []
+        for op in block.operations:
+            if top:
+                self.position = len(steps)  # the step this op becomes, if any
+            site = site_of(op)
+            method = getattr(self, "_" + site.name.replace(".", "_"), None) if site.name in PROGRAM_OPS + ("scf.yield",) else None
+            if method is None:
+                raise site.error(f"is not supported in an ipu program by the simulator (expected one of {', '.join(PROGRAM_OPS)})")
+            step = method(op, site)
+            if step is not None:
+                steps.append(step)
+        return steps
+
+    def _close(self, sync: str | None) -> None:
+        """Ends the current superstep (at a sync, or at a loop's edge without one)."""
+        self._end_exchange()
+        step = self.current
+        step.sync = sync
+        if step.ops or sync:
+            step.finish(self.target)
+            self.supersteps.append(step)
+        self.current = Superstep(repeat=self.repeat)
+
+    def _end_exchange(self) -> None:
+        if self.checks:
+            check_races(self.exchange, "this exchange phase")
+        self.exchange = []
+
+    # Program ops, one method each (named after the op).
+
+    def _arith_constant(self, op: ir.OpView, site: Site) -> None:
+        value, result = op.attributes["value"], op.results[0]
+        if isinstance(result.type, ir.RankedTensorType):
+            slot = self._slot(result)
+            self.constants[slot] = self.known[slot] if slot in self.known else _host_constant(op, value, result.type, site)
+        elif isinstance(value, ir.IntegerAttr):
+            self.indices[result] = value.value
+
+    def _ipu_host_to_device(self, op: ir.OpView, site: Site) -> HostToDevice:
+        stream = HostToDevice(self._buffer(op.buffer, site), op, op.source.type, self.slots[op.source], site, self.target)
+        self.writes.append(StreamWrite(stream.buffer.name, stream.tiles))
+        self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
+        self._written(stream.buffer.name)
+        if stream.value in self.constants and not self.depth:
+            self.constant_streams.append((stream, self.current))
+        return stream
+
+    def _ipu_device_to_host(self, op: ir.OpView, site: Site) -> DeviceToHost:
+        stream = DeviceToHost(self._buffer(op.buffer, site), op, op.result.type, self._slot(op.result), site, self.target)
+        self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
+        return stream
+
+    def _ipu_sync(self, op: ir.OpView, site: Site) -> None:
+        self._close(op.kind)
+
+    def _ipu_copy(self, op: ipu.CopyOp, site: Site) -> Copy:
+        if self.current.compute_cycles_per_tile is not None:
+            raise site.error("exchanges after a compute set of the same superstep: an ipu.sync must separate them (BSP)")
+        # Grids, offsets and sizes are the verifier's (the Simulator verifies before planning),
+        # decoded once: the later plan takes the checked plan's, copy by copy in program order.
+        index = len(self.pieces)
+        if self.checked is None:
+            attributes = op.attributes
+            forms = (attributes["src_tiles"], attributes["dst_tiles"], attributes["src_offset"], attributes["dst_offset"])
+            names = (self._decoded(attributes[name], _symbol_name) for name in ("source", "dest"))
+            self.copies.append((*names, self._decoded(attributes["size"], _size), self._copy_form(forms)))
+        source_name, dest_name, size, form = (self.checked or self).copies[index]
+        source, dest = self._buffer(source_name, site), self._buffer(dest_name, site)
+        src_grid, dst_grid, starts = form.src_grid, form.dst_grid, form.starts
+        self._written(dest.name)
+        if self.checked is not None and source.name in self.unreplicated and dest.name in self.unreplicated:
+            # rows as in the checked plan: its pieces (the checked run proved that no axis of
+            # the grid writes one place twice, so none would be cut to its first point here)
+            self.pieces.append(self.checked.pieces[index])
+            return Copy(site, source, dest, self.pieces[-1])
+        pieces = self._pieces(source, dest, form, size, site)
+        self.pieces.append(pieces)
+        if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
+            self.writes.append(CopyWrite(source.name, dest.name, src_grid, starts[0], dst_grid, starts[1]))
+            per_bus, num_tiles = self.target.exchange_tiles_per_shared_bus, self.target.num_tiles
+            senders, message, record = form.senders, size * dest.element_bytes, self._record(site, source=source.name, dest=dest.name)
+            if form.number not in self.traffic:  # counted from the forms, once per form (the target is the plan's)
+                self.traffic[form.number] = copy_traffic(dst_grid, src_grid, starts[0], senders, per_bus, num_tiles)
+            traffic = self.traffic[form.number]
+            if traffic is None:  # a multicast whose destination tiles repeat: from the listed messages
+                listed = (senders.tiles(), dst_grid.tiles(), message, num_tiles, record, src_grid.tiles(), starts[0].tiles(), per_bus)
+                self.current.add_exchange(*listed)
+            else:
+                self.current.add_traffic(traffic, message, record)
+            actor = len(self.exchange)
+            self.exchange += [
+                Access(buffer, region, write, site, actor)
+                for piece in pieces
+                for buffer, region, write in zip((source, dest), piece, (False, True))
+            ]
+        return Copy(site, source, dest, pieces)
+
+    def _pieces(self, source: Buffer, dest: Buffer, form: _CopyForm, size: int, site: Site):
+        """A copy's pieces, planned once per distinct copy: what they depend on is the copy's
+        forms (its grids and starts: `form`'s number), its size and its buffers' elements per
+        row and rows of tiles, so a layer's copies repeated by later layers of its shape cost a
+        dictionary look-up. Each copy gets regions of its own (`Buffer.write` tells writes
+        apart by identity)."""
+        key = (self.row_keys[source.name], self.row_keys[dest.name], source.elements, dest.elements, form.number, size)
+        grids, starts = (form.src_grid, form.dst_grid), list(form.starts)
+        if key in self.planned:  # unchecked runs never tell writes apart: they share regions
+            return [tuple(_fresh(region) for region in piece) for piece in self.planned[key]] if self.checks else self.planned[key]
+        still = () if self.checks else still_axes(dest, grids[1], starts[1], site)
+        if still:  # points writing one row (a class of replicas) at one place write the same: once (from the forms)
+            grids, starts = tuple(cut_to_first(g, still) for g in grids), [cut_to_first(s, still) for s in starts]
+        whole = tuple(strided_side(*side, size, write, site) for side, write in zip(zip((source, dest), grids, starts), (False, True)))
+        if None not in whole:  # affine on both sides: one strided view each, from the forms
+            self.planned[key] = [whole]
+            return self.planned[key]
+        pieces = narrow_pieces((source, dest), grids, tuple(starts), size, site, collapse=not self.checks)
+        if pieces is not None:
+            self.planned[key] = pieces
+            return pieces
+        sides = []
+        for buffer, grid, start, verb in zip((source, dest), grids, starts, ("reads", "writes")):
+            tiles = grid.tiles()
+            sides.append(Side(buffer.rows(tiles, site, verb), tiles, start.tiles(), buffer.elements, verb == "writes", affine=True))
+        sizes = tuple(grids[0].sizes)
+        if not self.checks:  # points writing one row (a class of replicas) at one place write the same: once
+            for axis, repeated in enumerate(constant_axes([sides[1].rows, sides[1].starts], sizes)):
+                if repeated and sizes[axis] > 1:
+                    sides = [side.take(axis, 0, 1, sizes) for side in sides]
+                    sizes = (*sizes[:axis], 1, *sizes[axis + 1 :])
+        pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
+        self.planned[key] = pieces
+        return pieces
+
+    def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> Execute:
+        name = op.compute_set
+        self._end_exchange()
+        compute_set = self.compute_sets.get(name) or self._compute_set(name, site)
+        self.last_use.update(dict.fromkeys(compute_set.buffers, self.position))
+        for buffer in compute_set.buffers:
+            self.first_use.setdefault(buffer, self.position)
+        self.current.add_compute(compute_set.cycles_per_tile, site.record(compute_set=name))
+        return Execute(compute_set.groups)
+
+    def _scf_for(self, op: ir.OpView, site: Site) -> Repeat:
+        if len(op.operands) != 3 or len(op.results):
+            raise site.error("with loop-carried values is not supported in an ipu program (Repeat has none)")
+        bounds = [self.indices.get(value) for value in op.operands]
+        if None in bounds:
+            raise site.error("needs bounds defined by arith.constant in the program")
+        lower, upper, step = bounds
+        count = max(0, -(-(upper - lower) // step)) if step > 0 else 0
+        outer = self.repeat
+        self.repeat = outer * count
+        self._close(None)  # the loop starts a superstep, with its trip count
+        self.depth += 1
+        body = self._block(op.regions[0].blocks[0])
+        self.repeat, self.depth = outer, self.depth - 1
+        self._close(None)
+        return Repeat(count, body)
+
+    def _scf_yield(self, op: ir.OpView, site: Site) -> None:
+        return None
+
+    def _func_return(self, op: ir.OpView, site: Site) -> None:
+        self.results = [self.slots[value] for value in op.operands]
+
+    # Compute sets and codelets.
+
+    def _compute_set(self, name: str, execute: Site) -> _ComputeSet:
+        function = self.program.function(name, ipu.COMPUTE_SET_ATTR)
+        groups, accesses = [], []
+        cycles = np.zeros(self.target.num_tiles, np.int64)
+        for op in function.regions[0].blocks[0].operations:
+            site = site_of(op)
+            if site.name == "func.return":
+                continue
+            if site.name != "ipu.vertex_group":
+                raise site.error(f"is not allowed in compute set @{name}: only ipu.vertex_group ops are")
+            group, cost = self._vertex_group(op, site)
+            cycles[group.tiles] += cost
+            for write, edges in ((False, group.inputs), (True, group.outputs)):
+                accesses += [Access(buffer, region, write, site, len(groups)) for buffer, region in edges]
+            groups.append(group)
+        if self.checks:
+            check_races(accesses, f"compute set @{name}")
+        self.compute_sets[name] = _ComputeSet(groups, cycles, {a.buffer.name for a in accesses})
+        return self.compute_sets[name]
+
+    def _vertex_group(self, op: ipu.VertexGroupOp, site: Site) -> tuple[VertexGroup, int]:
+        # The verifier checked the grid, the codelet, its signature against the buffers.
+        codelet, grid, names = op.codelet, op.tiles, {"input": op.inputs, "output": op.outputs}
+        tiles = grid.tiles()
+        function = self.program.function(codelet, ipu.CODELET_ATTR)
+        signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        sizes = tuple(grid.sizes) or (1,)
+        edges = {}
+        for role, types in (("input", signature.inputs), ("output", signature.results)):
+            edges[role] = [self._edge(site, role, self._buffer(name, site), t, tiles) for name, t in zip(names[role], types)]
+        for name in names["output"]:
+            self._written(name)
+        # grid axes along which every output is one row (replicas) are computed at their first point
+        outputs = [rows for _, rows, _ in edges["output"]]
+        kept = tuple(not repeated for repeated in constant_axes(outputs, sizes)) if outputs else (True,) * len(sizes)
+        regions = {
+            role: [(buffer, grid_region(rows, tiles, sizes, shape, kept)) for buffer, rows, shape in found] for role, found in edges.items()
+        }
+        kernel, error_type, cost = self._codelet(codelet, function, len(sizes), site)
+        self.vertices += tiles.size
+        self.edges += tiles.size * (len(edges["input"]) + len(edges["output"]))
+        if self.checks:
+            self.writes.append(ComputeWrite(tiles, tuple(names["input"]), tuple(names["output"])))
+        return VertexGroup(site, tiles, codelet, kernel, error_type, regions["input"], regions["output"]), cost
+
+    def _edge(self, site: Site, role: str, buffer: Buffer, type_: ir.Type, tiles: np.ndarray):
+        """A codelet argument or result: the buffer, its rows on the tiles and the shape of the
+        leading elements the codelet sees (the verifier checked that they fit in the buffer)."""
+        return buffer, buffer.rows(tiles, site, "reads" if role == "input" else "writes"), tuple(type_.shape)
+
+    def _codelet(self, name: str, function: ir.OpView, rank: int, site: Site):
+        """The codelet compiled for `rank` grid axes, its error type and its cycles."""
+        if (name, rank) not in self.codelets:
+            try:
+                kernel = compile_codelet(function, rank)
+            except CodeletError as error:
+                raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
+            self.codelets[name, rank] = (kernel, CodeletError, codelet_cycles(function, self.target))
+        return self.codelets[name, rank]
+
+
+@dataclass(frozen=True)
+class _CopyForm:
+    """An `ipu.copy`'s grids and offsets decoded (`Planner._copy_form`), numbered: the key of
+    its pieces and its traffic, shared by the copies of equal attributes."""
+
+    number: int
+    src_grid: TileGrid
+    dst_grid: TileGrid
+    starts: tuple[TileGrid, TileGrid]  # the first element on each side, affine like the tiles
+    senders: TileGrid  # the source grid with the axes that repeat one message cut to one point
+
+
+def _symbol_name(attribute: ir.Attribute) -> str:
+    return ir.FlatSymbolRefAttr(attribute).value
+
+
+def _size(attribute: ir.Attribute) -> int:
+    return i64_value(attribute, "'size'")
+
+
+def _fresh(region: Region) -> Region:
+    """The same region as another copy's, an object of its own (`Buffer.write` tells writes
+    apart by identity)."""
+    return region.fresh() if isinstance(region, Strided) else type(region)(region.rows, region.tiles, region.lo, region.count)
+
+
+def accesses(step) -> tuple[list[Buffer], list[Buffer]]:
+    """The buffers a copy or compute set reads and writes (none for other steps)."""
+    if isinstance(step, Copy):
+        return [step.source], [step.dest]
+    if isinstance(step, Execute):
+        return [b for g in step.groups for b, _ in g.inputs], [b for g in step.groups for b, _ in g.outputs]
+    return [], []
+
+
+def _program(program: Program, entry: str) -> ir.OpView:
+    found = program.function(entry, ipu.PROGRAM_ATTR)
+    if found is not None:
+        return found
+    names = ", ".join("@" + ir.StringAttr(op.attributes["sym_name"]).value for op in program.functions(ipu.PROGRAM_ATTR))
+    raise SimulationError(
+        f"no function @{entry} marked {ipu.PROGRAM_ATTR}" + (f" (programs: {names})" if names else ": the module is not an L3 program")
+    )
+
+
+def _host_constant(op: ir.OpView, value: ir.Attribute, tensor: ir.RankedTensorType, site: Site) -> np.ndarray:
+    """A weight: `dense` or `dense_resource` (`dialects/resources.py` reads its blob)."""
+    dtype = element_dtype(tensor.element_type, site)
+    array = dense_array(value, dtype)
+    if array is None:
+        raise site.error(f"has a value the simulator cannot read: {value}")
+    return np.ascontiguousarray(array, dtype).reshape(tuple(tensor.shape))
