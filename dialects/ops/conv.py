@@ -330,7 +330,10 @@ class Im2col:
         )
         filters, columns = self._filters(k), self._columns(x)
         np.matmul(filters, columns, out=matrices)
-        self._last = (x, k, out, filters, columns if self.pointwise else None, matrices)  # a pointwise one's columns: a view of x
+        # kept for the next call on the same arrays only while they are views of them (a
+        # reshape copies an operand laid out otherwise; an im2col's columns are a copy)
+        if np.may_share_memory(filters, k):
+            self._last = (x, k, out, filters, columns if np.may_share_memory(columns, x) else None, matrices)
         return True
 
     def _by_runs(self, x: np.ndarray) -> bool:

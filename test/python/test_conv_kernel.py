@@ -90,15 +90,25 @@ def test_into_writes_the_bytes_of_a_new_result(input_shape, filter_shape, stride
         assert (buffer[..., :3] == 7).all()
 
 
+def _transposed(array: np.ndarray) -> np.ndarray:
+    """`array`'s values with its last two axes the other way round in memory: reshapes that
+    merge them copy."""
+    return np.ascontiguousarray(array.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 @pytest.mark.parametrize("input_shape,filter_shape,strides,dilations,padding,groups", CASES)
-def test_into_again_on_the_same_arrays_reads_their_new_values(input_shape, filter_shape, strides, dilations, padding, groups):
+def test_into_again_on_the_same_arrays_reads_their_new_values(input_shape, filter_shape, strides, dilations, padding, groups, layout):
     """A vertex group hands `Im2col.into` the same views of tile memory every run, new values
     in them: the views it made of them the first time must still read those values (an
-    im2col's columns are copied anew), each run the bytes of a new result."""
+    im2col's columns are copied anew, and so are operands a reshape copies), each run the
+    bytes of a new result."""
     compiled = codelet(conv(input_shape, filter_shape, strides, dilations, padding, groups), batch_rank=2)
     kernel = compiled._direct[0]
     x = RNG.standard_normal((3, 1, *input_shape)).astype(np.float32)
     w = RNG.standard_normal((1, 4, *filter_shape)).astype(np.float32)
+    if layout == "transposed":
+        x, w = _transposed(x), _transposed(w)
     out = np.zeros(compiled([x, w])[0].shape, np.float32)
     for _ in range(3):
         if not kernel.into(x, w, out):
