@@ -72,20 +72,21 @@ def test_strided_views_and_broadcasts_are_read_not_written():
 
 
 def test_each_path_is_taken(monkeypatch):
-    """The shapes above do reach the four paths (a test that always took one would pass)."""
+    """The shapes above do reach the five paths (a test that always took one would pass)."""
     taken = []
-    for path in ("_sequential", "_halving", "_sum_rows"):
+    for path in ("_sequential", "_halving", "_sum_rows", "_sum_short"):
         original = getattr(reduce_module, path)
         monkeypatch.setattr(reduce_module, path, lambda *a, _f=original, _p=path: taken.append(_p) or _f(*a))
     reduce, combine = combiners("arith.addf", np.float32)
     product, multiply = combiners("arith.mulf", np.float32)
     calls = []
-    fold(np.ones((4, 512, 8), np.float32), (1,), reduce, combine)
-    fold(np.ones((3, 3, 3), np.float32), (2,), reduce, combine)
+    fold(np.ones((4, 512, 8), np.float32), (1,), reduce, combine)  # short blocks: compiled
+    fold(np.ones((4, 512, 8), np.float32), (1,), product, multiply)
+    fold(np.ones((3, 3, 3), np.float32), (2,), product, multiply)
     fold(np.ones((3, 16, 320), np.float32), (1,), reduce, combine)  # a sum over a long inner block: compiled
     fold(np.ones((3, 100), np.float32), (1,), lambda x, axes: calls.append(axes) or reduce(x, axes), combine)
     fold(np.ones((3, 16, 320), np.float32), (1,), lambda x, axes: calls.append(axes) or product(x, axes), multiply)
-    assert taken == ["_halving", "_sequential", "_sum_rows"] and calls == [(1,), (1,)]
+    assert taken == ["_sum_short", "_halving", "_sequential", "_sum_rows"] and calls == [(1,), (1,)]
 
 
 def partials(dtype, tiles=(6, 5), count=7, block=(3, 32)) -> np.ndarray:
@@ -122,3 +123,49 @@ def test_partial_sums_compiled_in_numpys_order(dtype):
         assert got.tobytes() == reduce(x, (2,)).tobytes(), name  # NaN, signed zeros and rounding alike
         if compiled is not None:
             assert compiled.tobytes() == got.tobytes()
+
+
+def short_blocks(dtype, count: int) -> np.ndarray:
+    """A convolution's partial sums: tiles x k pieces x a few rows of a tile's outputs, with
+    NaN, infinities, negative zeros (a block of -0.0 in every piece) and subnormals."""
+    x = RNG.standard_normal((5, count, 3, 7)).astype(dtype)
+    tiny = np.finfo(dtype).tiny
+    x[0, :, 0, :2] = -0.0
+    x[1, 0, 1, :5] = [np.nan, np.inf, -np.inf, tiny / 4, -tiny / 3]
+    x[2, :, 2, 3] = tiny / 8
+    x[3, : count // 2, 0, 0], x[3, count // 2 :, 0, 0] = np.inf, -np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("count", [2, 3, 8, 9, 16, 17, 31])
+def test_short_blocks_compiled_in_numpys_order(dtype, count):
+    """The compiled sum over short blocks gives the bytes of `_sequential` (up to SHORT pieces)
+    or `_halving` (more) on every layout it takes, and leaves the others to them."""
+    x = short_blocks(dtype, count)
+    padded = np.zeros((5, count + 1, 3, 8), dtype)
+    padded[:, :count, :, :7] = x
+    cases = {
+        "contiguous": (x, 1),
+        "pieces last": (x.transpose(0, 2, 3, 1), 3),
+        "pieces between rows": (x.transpose(0, 2, 1, 3), 2),
+        "the same on every tile": (np.broadcast_to(x[:1], x.shape), 1),
+        "pieces padded apart": (padded[:, :count, :, :], 1),
+        "not taken: tiles from the end": (x[::-1], 1),
+        "not taken: strided rows": (x[:, :, :, ::2], 1),
+        "not taken: rows padded apart": (padded[:, :count, :, :7], 1),
+    }
+    reduce, combine = combiners("arith.addf", dtype)
+    for name, (view, axis) in cases.items():
+        with np.errstate(all="ignore"):  # inf + -inf
+            compiled = reduce_module._sum_short(view, axis)
+            if count <= reduce_module.SHORT:
+                want = reduce_module._sequential(view, axis, count, combine)
+            else:
+                want = reduce_module._halving(view, axis, combine)
+            got = fold(view, (axis,), reduce, combine)
+        assert (compiled is None) == name.startswith("not taken"), name
+        want = np.squeeze(want, axis)
+        assert got.tobytes() == want.tobytes(), name
+        if compiled is not None:
+            assert compiled.tobytes() == want.tobytes(), name
