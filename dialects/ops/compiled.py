@@ -16,8 +16,10 @@ from collections.abc import Callable
 
 
 @functools.cache
-def compiled(kernel: Callable) -> Callable:
-    """`kernel` (a plain Python function over arrays and numbers) compiled by numba's njit."""
+def compiled(kernel: Callable, error_model: str = "python") -> Callable:
+    """`kernel` (a plain Python function over arrays and numbers) compiled by numba's njit;
+    `error_model="numpy"` for a kernel dividing floats as IEEE does (x / 0 is inf or NaN, where
+    numba's default raises ZeroDivisionError)."""
     import numba  # here, not at the top: see the module's docstring
 
-    return numba.njit(cache=True)(kernel)
+    return numba.njit(cache=True, error_model=error_model)(kernel)
