@@ -27,6 +27,7 @@ from ipu_mlir.dialects.ops.semantics import elementwise_kernel, out_kernel, redu
 from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.target.diagnostics import IpuError
 
+from .fused import Fused
 from .inplace import Env, Op, broadcast_shape, plan_ops, run_body
 from .reduce import fold
 
@@ -159,7 +160,7 @@ class GenericBodies:
         combiners = [(r.reduce, r.combine, r.init_first, r.into) for r in reductions or []]  # no IR in closures
         batch = self.batch
 
-        def bind(env: Env) -> tuple[list[np.ndarray], tuple[int, ...]]:
+        def bind(env: Env, dense: bool = True) -> tuple[list[np.ndarray], tuple[int, ...]]:
             """The inputs over the iteration space, outside values at the body's rank, and
             the batch shape of the results."""
             views = [env[s] if view is None else view(env[s]) for s, view in zip(inputs, viewers)]
@@ -171,6 +172,8 @@ class GenericBodies:
             # An input repeated along loops (a channel's scale over its pixels) and shared by
             # tiles is made dense once: numpy's inner loop then spans a tile's whole piece
             # instead of the few elements between repeats (ResNet-50's batch norms 3x faster).
+            if not dense:  # a compiled pass (runtime/fused.py) reads a repeated element as fast
+                return views, tiles
             count = math.prod(tiles)
             views = [
                 np.ascontiguousarray(v) if 0 in v.strides[batch:] and DENSE * math.prod(v.shape[:batch]) <= count else v for v in views
@@ -259,8 +262,28 @@ class GenericBodies:
         writes it into the sink's array when `CompiledCodelet.into` gives one."""
         (in_args, out_args, owned_inputs), (inits, layouts) = args, outs
         extents, sink, to_dest = self._extents(op), self._sink_slot(results), layouts[0][0]
+        fused = Fused.plan(steps, self.template, wanted_slots) if len(results) == 1 else None
+        dtype = None if fused is None else self._dtype(op.results[0], op)
+
+        def fused_step(env: Env) -> bool:
+            """The body as one compiled pass into the sink's array or a new one; False, having
+            written nothing, when it does not take the layout."""
+            views, tiles = bind(env, dense=False)
+            for slot, view in zip(in_args, views):
+                env[slot] = view
+            for slot, init, (to_parallel, _) in zip(out_args, inits, layouts):
+                env[slot] = env[init].transpose(to_parallel)
+            output = None if sink is None else env[sink]
+            value = np.empty((*tiles, *extents), dtype) if output is None else output.transpose(to_dest)
+            if not fused([env[slot] for slot in fused.inputs], value):
+                return False
+            env[results[0]] = output if output is not None else value.transpose(layouts[0][1])
+            clear(env)
+            return True
 
         def parallel_step(env: Env) -> None:
+            if fused is not None and fused_step(env):
+                return
             views, tiles = bind(env)
             for slot, view in zip(in_args, views):
                 env[slot] = view

@@ -98,7 +98,7 @@ def plan_ops(block: ir.Block, skip: list[ir.Operation]) -> tuple[dict, dict]:
         if len(op.results) != 1 or op.results[0] in plans or not name.startswith(("arith.", "math.")) or name == "arith.constant":
             continue
         dtypes, result = [_dtype(v) for v in op.operands], _dtype(op.results[0])
-        if None in dtypes or result is None or name == "arith.cmpi":
+        if any(d is None for d in dtypes) or result is None or name == "arith.cmpi":  # not `None in`: np.dtype(np.float64) == None
             continue
         predicate = ir.IntegerAttr(op.attributes["predicate"]).value if name == "arith.cmpf" else None
         kernel = elementwise_kernel(name, dtypes, result, predicate)

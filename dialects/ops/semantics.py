@@ -546,12 +546,18 @@ def compare_select(predicate: int, x_first: bool, x_when_true: bool, constant: n
     if np.isnan(c) or (c == 0 and (not (ordered or quiet) or relation in (">=", "<=") or np.signbit(c))):
         return None
     larger = relation in (">", ">=")
-    ufunc = (np.fmax if larger else np.fmin) if ordered else (np.maximum if larger else np.minimum)
-    if c != 0:
-        return lambda x, c, out=None: ufunc(x, c, out=out)
+    return Clamp((np.fmax if larger else np.fmin) if ordered else (np.maximum if larger else np.minimum), c == 0)
 
-    def signed_zero_fixed(x: np.ndarray, c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        result = ufunc(x, c, out=out)
-        return np.add(result, c, out=result)
 
-    return signed_zero_fixed
+class Clamp:
+    """A `compare_select` kernel(x, c, out=None): `ufunc(x, c)`, then c added when `fix` (c is
+    +0.0: either zero becomes +0.0). Its parts are read by runtime/fused.py."""
+
+    __slots__ = ("fix", "ufunc")
+
+    def __init__(self, ufunc: np.ufunc, fix: bool):
+        self.ufunc, self.fix = ufunc, bool(fix)
+
+    def __call__(self, x: np.ndarray, c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        result = self.ufunc(x, c, out=out)
+        return np.add(result, c, out=result) if self.fix else result

@@ -1,0 +1,162 @@
+"""Element-wise bodies run as one compiled pass (runtime/fused.py): the same bytes as numpy's
+op by op path (Fused.plan refused) on NaNs of both signs and payloads, signed zeros,
+infinities and subnormals, in f32 and f64, for constants on either side, operands broadcast
+along loops and tiles, outputs written into strided views; bodies it does not take run as
+before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_codelet import codelet, generic
+from test_codelet_inplace import NAMES, awkward, same_bytes
+
+from ipu_mlir.runtime import fused as fused_module
+
+RNG = np.random.default_rng(5)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf on purpose
+
+# bodies over (%x: the element, %c: its channel's value, %r: another element, %o); each line an op
+BODIES = {
+    "bias and ReLU6": [
+        "%0 = arith.addf %x, %c",
+        "%1 = arith.cmpf ogt, %0, %zero",
+        "%2 = arith.select %1, %0, %zero",
+        "%3 = arith.cmpf olt, %six, %2",
+        "%4 = arith.select %3, %six, %2",
+    ],
+    "residual": ["%0 = arith.addf %c, %x", "%1 = arith.addf %r, %0"],
+    "constants either side": [
+        "%0 = arith.subf %x, %c",
+        "%1 = arith.divf %0, %r",
+        "%2 = arith.subf %two, %1",
+        "%3 = arith.divf %two, %2",
+        "%4 = arith.mulf %3, %two",
+        "%5 = arith.addf %two, %4",
+        "%6 = arith.subf %5, %two",
+        "%7 = arith.divf %6, %two",
+    ],
+    "unordered clamps": [
+        "%0 = arith.mulf %x, %r",
+        "%1 = arith.cmpf ugt, %0, %zero",
+        "%2 = arith.select %1, %0, %zero",
+        "%3 = arith.cmpf ult, %2, %two",
+        "%4 = arith.select %3, %2, %two",
+    ],
+    "clamps not at zero": [
+        "%0 = arith.subf %x, %r",
+        "%1 = arith.cmpf olt, %0, %two",
+        "%2 = arith.select %1, %0, %two",
+        "%3 = arith.cmpf oge, %2, %minus",
+        "%4 = arith.select %3, %2, %minus",
+    ],
+}
+
+
+def body_codelet(lines: list[str], t: str) -> str:
+    shape, channel = f"tensor<4x6x{t}>", f"tensor<4x{t}>"
+    typed = [f"{line} : {t}" for line in lines]
+    last = lines[-1].split(" = ")[0]
+    body = (
+        f"  ^bb0(%x: {t}, %c: {t}, %r: {t}, %o: {t}):\n" + "\n".join(f"    {line}" for line in typed) + f"\n    linalg.yield {last} : {t}"
+    )
+    op = generic(
+        ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0)", "(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0, d1)"],
+        ["parallel", "parallel"],
+        [("%xs", shape), ("%cs", channel), ("%rs", shape)],
+        [("%e", shape)],
+        body,
+        shape,
+    )
+    return f"""func.func @f(%xs: {shape}, %cs: {channel}, %rs: {shape}) -> {shape} {{
+  %zero = arith.constant 0.0 : {t}
+  %six = arith.constant 6.0 : {t}
+  %two = arith.constant 2.5 : {t}
+  %minus = arith.constant -1.5 : {t}
+  %e = tensor.empty() : {shape}
+  %y = {op}
+  return %y : {shape}
+}}"""
+
+
+def spread(shape, dtype) -> np.ndarray:
+    """`awkward` values, the special ones anywhere."""
+    size = int(np.prod(shape))
+    values = awkward((max(size, 12),), dtype)
+    RNG.shuffle(values)
+    return values[:size].reshape(shape)
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """How many calls ran compiled (a test that never reached the pass would pass too)."""
+    calls = []
+    original = fused_module.Fused.__call__
+    monkeypatch.setattr(fused_module.Fused, "__call__", lambda self, *a: calls.append(original(self, *a)) or calls[-1])
+    return calls
+
+
+def op_by_op(text: str, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(fused_module.Fused, "plan", staticmethod(lambda *a: None))
+        return codelet(text)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_fused_bodies_give_numpys_bytes(name, dtype, taken, monkeypatch):
+    text = body_codelet(BODIES[name], NAMES[dtype])
+    fused, numpys = codelet(text), op_by_op(text, monkeypatch)
+    tiles = 9
+    x = spread((tiles, 4, 6), dtype)
+    r = np.ascontiguousarray(spread((tiles, 6, 4), dtype)[::-1].transpose(0, 2, 1))
+    layouts = {
+        "contiguous": (x, spread((tiles, 4), dtype), r),
+        "one channel row for every tile": (x, spread((1, 4), dtype), r),
+        "transposed in memory": (spread((tiles, 6, 4), dtype).transpose(0, 2, 1), spread((tiles, 4), dtype), r),
+        "the same on every tile": (x[:1], spread((1, 4), dtype), r[:1]),
+        "strided": (spread((tiles, 4, 12), dtype)[:, :, ::2], spread((tiles, 8), dtype)[:, ::2], r),
+        "rows padded apart": (spread((tiles, 4, 8), dtype)[:, :, :6], spread((tiles, 4), dtype), r),
+    }
+    for layout, inputs in layouts.items():
+        before = [x.tobytes() for x in inputs]
+        (want,) = numpys(list(inputs))
+        count = len(taken)
+        (got,) = fused(list(inputs))
+        assert len(taken) == count + 1 and taken[-1], layout
+        assert same_bytes(np.ascontiguousarray(got), np.ascontiguousarray(want)), layout
+        rows = np.full((want.shape[0], 40), 7, dtype)  # into a strided view of longer tile rows
+        output = rows[:, 3:27].reshape(want.shape[0], 4, 6)
+        if want.shape[0] == max(x.shape[0] for x in inputs) and fused.into(list(inputs), output):
+            assert same_bytes(np.ascontiguousarray(output), np.ascontiguousarray(want)), layout
+            assert (rows[:, :3] == 7).all() and (rows[:, 27:] == 7).all()
+            padded = np.full((want.shape[0], 4, 9), 7, dtype)  # rows of the output padded apart
+            assert fused.into(list(inputs), padded[:, :, 1:7])
+            assert same_bytes(np.ascontiguousarray(padded[:, :, 1:7]), np.ascontiguousarray(want)), layout
+            assert (padded[:, :, 0] == 7).all() and (padded[:, :, 7:] == 7).all()
+        assert [x.tobytes() for x in inputs] == before  # inputs are never written
+
+
+def test_bodies_it_does_not_take_run_op_by_op(taken):
+    """f16, an op outside its set (exp), a constant tensor: numpy's path, nothing compiled."""
+    for text in (
+        body_codelet(BODIES["residual"], "f16"),
+        body_codelet(["%0 = math.exp %x", "%1 = arith.addf %0, %r"], "f32"),
+        body_codelet(["%0 = arith.addf %x, %r", "%1 = arith.cmpf ogt, %0, %minus", "%2 = arith.select %1, %0, %r"], "f32"),
+    ):
+        kernel = codelet(text)
+        x = np.ones((3, 4, 6), np.float16 if "f16" in text else np.float32)
+        kernel([x, np.ones((3, 4), x.dtype), x])
+    assert taken == []
+
+
+def test_a_layout_of_more_axes_runs_op_by_op(taken):
+    """Operands whose strides merge into more than four axes: refused, run by numpy."""
+    text = body_codelet(BODIES["residual"], "f32")
+    kernel = codelet(text, batch_rank=3)
+    x = spread((6, 4, 2, 3, 2), np.float32).transpose(4, 3, 2, 1, 0)  # tiles 2 x 3 x 2: no two axes merge
+    r = spread((2, 3, 2, 4, 6), np.float32)
+    c = spread((2, 3, 2, 4), np.float32)
+    (got,) = kernel([x, c, r])
+    assert taken == [False]
+    assert same_bytes(got, r + (c[..., None] + x))
