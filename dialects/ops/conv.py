@@ -9,6 +9,7 @@ of the input folded into the padding.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from ipu_mlir.target.diagnostics import op_error
 from .. import ipu
 from . import tensor_builders as tb
 from .arrays import assign
+from .columns import Chunks
 from .convert import add_init, input_type, is_unsigned, pair, zero_pad_source
 from .depthwise import Planes
 from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
@@ -281,7 +283,7 @@ class Im2col:
         # f32 and f64 depthwise: compiled (dialects/ops/depthwise.py), the taps' bytes 2.3x faster
         compiled = self.cg == 1 and depthwise and self.exact and self.result in (np.float32, np.float64)
         self.planes = Planes(self, self.result) if compiled else None
-        self._last = (None,) * 6  # the last product's operands `into` took and its views of them
+        self._last = (None,) * 4  # the last product's operands `into` took and its product of them
 
     def __call__(self, x: np.ndarray, k: np.ndarray) -> np.ndarray:
         if self.planes is not None:
@@ -311,8 +313,8 @@ class Im2col:
         if last[0] is x and last[1] is k and last[2] is out:
             # a vertex group's own views of tile memory, the same arrays every later run: the
             # product's operand views made once (10 us a call: 0.8 ms of MobileNetV2's 80
-            # pointwise vertex groups a run)
-            np.matmul(last[3], last[4] if last[4] is not None else self._columns(x), out=last[5])
+            # pointwise vertex groups a run), an im2col's by chunks (dialects/ops/columns.py)
+            last[3]()
             return True
         if self.planes is not None and self.planes(x, k, out):
             return True
@@ -328,12 +330,20 @@ class Im2col:
         matrices = as_strided(
             out, (*out.shape[:-3], self.groups, self.fg, self.oh * self.ow), (*out.strides[:-3], self.fg * dense[0], dense[0], size)
         )
-        filters, columns = self._filters(k), self._columns(x)
-        np.matmul(filters, columns, out=matrices)
+        filters = self._filters(k)
+        columns = self._columns(x) if self.pointwise else None
         # kept for the next call on the same arrays only while they are views of them (a
-        # reshape copies an operand laid out otherwise; an im2col's columns are a copy)
-        if np.may_share_memory(filters, k):
-            self._last = (x, k, out, filters, columns if np.may_share_memory(columns, x) else None, matrices)
+        # reshape copies an operand laid out otherwise)
+        kept = np.may_share_memory(filters, k) and (columns is None or np.may_share_memory(columns, x))
+        if self.pointwise:
+            product = functools.partial(np.matmul, filters, columns, out=matrices)
+        elif kept and not np.may_share_memory(out, x) and not np.may_share_memory(out, k):
+            product = Chunks(self, x, filters, matrices)  # a chunk's product must not change what the next reads
+        else:
+            product, kept = functools.partial(np.matmul, filters, self._columns(x), out=matrices), False
+        product()
+        if kept:
+            self._last = (x, k, out, product)
         return True
 
     def _by_runs(self, x: np.ndarray) -> bool:
@@ -355,16 +365,20 @@ class Im2col:
         xp, tiles = self._padded(x), x.shape[: self.batch]
         if self.pointwise:  # the input is its own columns: no copy
             return xp.reshape(*tiles, self.n, self.groups, self.taps, self.oh * self.ow)
-        s = xp.strides[self.batch :]
-        windows = as_strided(
-            xp,
-            (*tiles, self.n, self.groups, self.cg, self.kh, self.kw, self.oh, self.ow),
-            (*xp.strides[: self.batch], s[0], self.cg * s[1], s[1], self.dh * s[2], self.dw * s[3], self.sh * s[2], self.sw * s[3]),
-            writeable=False,
-        )
+        windows = self.windows(xp)
         columns = np.empty((*tiles, self.n, self.groups, self.taps, self.oh * self.ow), x.dtype)
         assign(columns.reshape(windows.shape), windows)
         return columns
+
+    def windows(self, xp: np.ndarray) -> np.ndarray:
+        """The padded input's (*batch, n, groups, c, kh, kw, oh, ow) windows, a read-only view."""
+        s = xp.strides[self.batch :]
+        return as_strided(
+            xp,
+            (*xp.shape[: self.batch], self.n, self.groups, self.cg, self.kh, self.kw, self.oh, self.ow),
+            (*xp.strides[: self.batch], s[0], self.cg * s[1], s[1], self.dh * s[2], self.dw * s[3], self.sh * s[2], self.sw * s[3]),
+            writeable=False,
+        )
 
     def _runs(self, x: np.ndarray, k: np.ndarray) -> np.ndarray:
         """A depthwise convolution copying one run per tap (Conv.kernel says why), the
