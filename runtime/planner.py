@@ -143,8 +143,9 @@ class Planner:
         self.load_bytes = sum(stream.bytes for stream in self.loads)
         self.hoisted = [] if self.checks else self._hoisted(steps)
         fixed = {id(step) for step in self.loads + self.hoisted}
-        kept = [(step, dead) for step, dead in zip(steps, release) if id(step) not in fixed]
-        self.steps, self.release = [step for step, _ in kept], [[b for b in dead if not b.resident] for _, dead in kept]
+        kept = [(index, step, dead) for index, (step, dead) in enumerate(zip(steps, release)) if id(step) not in fixed]
+        self.steps, self.release = [step for _, step, _ in kept], [[b for b in dead if not b.resident] for _, _, dead in kept]
+        self.positions = [index for index, _, _ in kept]  # each step's place in `first_use` and `last_use`'s count
 
     def _loads(self) -> list[HostToDevice]:
         """The streams of weights written once, at load: a top-level stream of a constant into

@@ -51,6 +51,7 @@ from .memory import (
     SimulationError,
     bind_arrays,
 )
+from .partials_in_place import elide
 from .planner import Planner, accesses
 from .profile import Profile, buffer_lives
 from .replicas import tile_classes
@@ -143,6 +144,7 @@ class Simulator:
             tiles = {buffer.name: buffer.tiles for buffer in planner.buffers.values()}
             classes = tile_classes(tiles, planner.writes, self.target.num_tiles)
             later = Planner(module.operation, self.target, entry, classes, planner)
+            self.elided = elide(later)  # partial sums summed where the products left them
         self.entry = entry
         self.arguments = planner.arguments
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)

@@ -1,0 +1,294 @@
+"""Partial sums combined where the products left them, in runs after the checked one.
+
+A reduction cut across tiles (a matmul's k, lowering/schedule.py `combine_partials`) writes
+one partial box per tile into `*_partial`, copies each combining tile's share of every box
+into `*_partials` (k pieces x its share, contiguous), and sums those with a codelet. In
+later runs the copies only feed that sum: here a pure sum's vertex group reads the partials
+from the products' buffer through index tables made at load, summing each output run over
+the k pieces in order, and the copies go. Same bytes (below), the checked plan's profile and
+cycles untouched: only the host's work changes (BERT-base: the copies moved each partial
+once more, about 70 MB a layer).
+
+The combine's view over the gathered buffer, composed with the copies' pieces, is no strided
+view of the products' buffer (their rows follow several product groups and k's last piece is
+narrower: none of BERT's, the MLP's or MobileNetV2's are affine), so the reads go through
+tables of run starts (`_sum_runs`).
+
+Elided only when proven from the later plan's steps (top level, outside loops):
+- the gathered buffer is written by copies from one buffer only, all before one compute
+  set, whose vertex groups reading it are pure sums (`_pure_sum`: a fill of +0.0 and a
+  linalg.generic adding along the leading axis) and read nothing else, and no other step
+  touches it (no other reader, no result streamed out, no loop);
+- no step between the first copy and the sum writes the source (its bytes are the copies');
+- the codelet's sum adds each output's k pieces one after the other (runtime/reduce.py's
+  `fold` on that view: its compiled rows or its sequential path), as `_sum_runs` does: +0.0,
+  then the pieces in order. The codelet's final `+ init` (+0.0) changes no sum that starts
+  at +0.0; a sequential one differs from it only in the sign of zeros, which that `+ 0.0`
+  makes +0.0.
+The source then lives until the sum (`last_use`, before memory.bind_arrays pools arrays)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from numpy.lib.stride_tricks import as_strided
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops.compiled import compiled
+
+from .memory import Buffer, Grid, Strided
+from .reduce import BLOCK, SHORT, _block, _merged
+from .steps import Copy, Execute, VertexGroup
+
+_SUMMED = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass
+class SumInPlace(VertexGroup):
+    """A pure sum's vertex group reading the partials in the products' buffer: per output run
+    (`length` contiguous elements), the start of each k piece's run in `source`."""
+
+    source: Buffer | None = None
+    starts: np.ndarray | None = None  # (points x runs, k): flat element index in the source
+    into: np.ndarray | None = None  # (points x runs,): flat element index in the output
+    length: int = 0
+    halving: bool = False  # the k pieces summed pairwise (`_in_order`)
+
+    def prepare(self) -> None:
+        self.views = ([], [])  # never gathered nor assigned: `run` writes the output
+
+    def run(self, check: bool) -> None:
+        output = self.outputs[0][0].data.reshape(-1)
+        compiled(_sum_runs)(self.source.data.reshape(-1), self.starts, output, self.into, self.length, self.halving)
+
+
+def _sum_runs(source, starts, output, into, length, halving):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
+    """output[into[i] : into[i] + length] = the runs at source[starts[i, k]] summed over k as
+    runtime/reduce.py's `fold` does (no fused multiply-add): +0.0 then each in order (`_rows`),
+    or `halving` (`_halving`: x[j] + x[j + half], the odd one out onto the first), then the
+    codelet's + 0.0 init."""
+    count = starts.shape[1]
+    scratch = np.empty((count, length), output.dtype)
+    for i in range(starts.shape[0]):
+        out = output[into[i] : into[i] + length]
+        if not halving:
+            out[:] = 0
+            for k in range(count):
+                row = source[starts[i, k] : starts[i, k] + length]
+                for e in range(length):
+                    out[e] += row[e]
+            continue
+        for k in range(count):
+            scratch[k] = source[starts[i, k] : starts[i, k] + length]
+        n = count
+        while n > 1:
+            half = n // 2
+            for j in range(half):
+                for e in range(length):
+                    scratch[j, e] = scratch[j, e] + scratch[j + half, e]
+            if n % 2:
+                for e in range(length):
+                    scratch[0, e] = scratch[0, e] + scratch[n - 1, e]
+            n = half
+        for e in range(length):
+            out[e] = scratch[0, e] + 0.0
+
+
+def elide(planner) -> int:
+    """Replaces, in an unchecked `planner`'s top-level steps, each proven copies-then-sum by
+    `SumInPlace` groups (module docstring); adjusts `last_use` and forgets the gathered
+    buffers' uses. The number of copies elided."""
+    steps, positions = planner.steps, planner.positions
+    touching: dict[str, list[int]] = {}  # buffer -> the steps (indices into `steps`) touching it
+    for index, step in enumerate(steps):
+        for name in _touched(step):
+            touching.setdefault(name, []).append(index)
+    replaced: dict[int, Execute] = {}
+    dropped: set[int] = set()
+    memo: dict[tuple, object] = {}  # layers of one shape repeat their copies' and sums' layouts: tables made once
+    for name, found in touching.items():
+        gathered = planner.buffers[name]
+        proven = _proven(planner, steps, gathered, found, touching, memo)
+        if proven is None:
+            continue
+        copies, at, groups = proven
+        source = steps[copies[0]].source
+        execute = replaced.get(at, steps[at])
+        replaced[at] = Execute([groups.get(id(group), group) for group in execute.groups])
+        dropped.update(copies)
+        planner.last_use[source.name] = max(planner.last_use[source.name], positions[at])
+        del planner.first_use[name], planner.last_use[name]
+    planner.steps[:] = [replaced.get(i, step) for i, step in enumerate(steps) if i not in dropped]
+    planner.release[:] = [dead for i, dead in enumerate(planner.release) if i not in dropped]
+    planner.positions[:] = [p for i, p in enumerate(positions) if i not in dropped]
+    return len(dropped)
+
+
+def _touched(step) -> set[str]:
+    """The buffers a step reads or writes (a loop: all of its body's, so never elided)."""
+    if isinstance(step, Copy):
+        return {step.source.name, step.dest.name}
+    if isinstance(step, Execute):
+        return {buffer.name for group in step.groups for buffer, _ in group.inputs + group.outputs}
+    if hasattr(step, "steps"):  # a Repeat
+        return {name for inner in step.steps for name in _touched(inner)}
+    return {step.buffer.name}  # a host stream
+
+
+def _proven(planner, steps: list, gathered: Buffer, found: list[int], touching: dict[str, list[int]], memo: dict):
+    """(the copies' step indices, the sum's step index, {id(group): its SumInPlace}) if the
+    copies into `gathered` may go, else None."""
+    if gathered.resident:
+        return None
+    copies = [i for i in found if isinstance(steps[i], Copy) and steps[i].dest is gathered and steps[i].source is not gathered]
+    if not copies or len(copies) != len(found) - 1 or not isinstance(steps[found[-1]], Execute):
+        return None  # one compute set after the copies, and nothing else
+    at, sources = found[-1], {steps[i].source.name for i in copies}
+    if len(sources) != 1:
+        return None
+    source = steps[copies[0]].source
+    if source.resident or source.dtype != gathered.dtype or source.dtype not in _SUMMED:
+        return None
+    copied = set(copies)
+    if any(source.name in _written(steps[i]) for i in touching[source.name] if copies[0] < i <= at and i not in copied):
+        return None  # the source overwritten before the sum
+    groups = [group for group in steps[at].groups if any(b is gathered for b, _ in group.inputs + group.outputs)]
+    orders = [_order(planner, group, gathered, source) for group in groups]
+    pieces = [piece for i in copies for piece in steps[i].pieces]
+    if None in orders or not all(isinstance(reads, Strided) and isinstance(writes, Strided) for reads, writes in pieces):
+        return None
+    layout = (gathered.row_count, gathered.elements, *((r.base, r.shape, r.strides, w.base, w.shape, w.strides) for r, w in pieces))
+    summed = {}
+    for group, halving in zip(groups, orders):
+        (_, reads), (output, writes) = group.inputs[0], group.outputs[0]
+        key = (layout, *(_grid_key(region) for region in (reads, writes)), output.row_count, output.elements)
+        if key not in memo:
+            if layout not in memo:
+                memo[layout] = _origins(pieces, gathered, source)
+            memo[key] = _tables(reads, writes, output, memo[layout])
+        if memo[key] is None:
+            return None
+        starts, into, length = memo[key]
+        summed[id(group)] = SumInPlace(
+            group.site, group.tiles, group.codelet, group.kernel, group.codelet_error, group.inputs, group.outputs,
+            source=source, starts=starts, into=into, length=length, halving=halving,
+        )  # fmt: skip
+    return copies, at, summed
+
+
+def _grid_key(region: Grid) -> tuple:
+    return region.first, region.strides, region.sizes, region.shape
+
+
+def _written(step) -> set[str]:
+    if isinstance(step, Copy):
+        return {step.dest.name}
+    if isinstance(step, Execute):
+        return {buffer.name for group in step.groups for buffer, _ in group.outputs}
+    return _touched(step)  # a loop or a stream: taken as a write
+
+
+def _origins(pieces: list[tuple[Strided, Strided]], gathered: Buffer, source: Buffer) -> np.ndarray:
+    """Per element of `gathered` (rows x elements), the flat index of the source element the
+    copies leave there (the last copy writing it), -1 where none writes: the copies run on
+    element indices."""
+    size = source.row_count * source.elements
+    index = np.int32 if size < 2**31 else np.int64  # half the fresh pages to fault in
+    origin, flat = np.full(gathered.row_count * gathered.elements, -1, index), np.arange(size, dtype=index)
+    for reads, writes in pieces:
+        writes.view(origin)[...] = reads.view(flat)
+    return origin.reshape(gathered.row_count, gathered.elements)
+
+
+def _order(planner, group: VertexGroup, gathered: Buffer, source: Buffer) -> bool | None:
+    """How the codelet of `group` sums `gathered` (`_in_order`), if it is a pure sum of that
+    buffer alone, into a buffer of the same type that is neither it nor `source`; else None."""
+    if len(group.inputs) != 1 or len(group.outputs) != 1 or group.inputs[0][0] is not gathered:
+        return None
+    (_, reads), (output, writes) = group.inputs[0], group.outputs[0]
+    if output in (gathered, source) or output.dtype != gathered.dtype or reads.strides is None or writes.strides is None:
+        return None
+    if reads.sizes != writes.sizes or reads.shape[1:] != writes.shape or len(reads.shape) < 2:
+        return None
+    return _in_order(reads, gathered) if _pure_sum(planner.program.function(group.codelet, ipu.CODELET_ATTR)) else None
+
+
+def _tables(reads: Grid, writes: Grid, output: Buffer, origin: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """A pure sum's (`_order`) run starts in the source per k piece, its runs' starts in the
+    output and their length, from where the copies took each partial (`origin`); None if
+    it reads an element no copy writes (the checked run would have failed)."""
+    taken = reads.view(origin, False)  # (*grid, k, *box): where each partial is in the source
+    if (taken < 0).any():
+        return None
+    placed = writes.view(np.arange(output.row_count * output.elements, dtype=np.int64).reshape(output.row_count, -1), False)
+    k, box = reads.shape[0], math.prod(writes.shape)
+    taken = np.moveaxis(taken.reshape(-1, k, box), 1, 2)  # (points, box, k)
+    placed = placed.reshape(-1, box)
+    length = _run_length(taken, placed)
+    starts, into = taken[:, ::length, :].reshape(-1, k), placed[:, ::length].reshape(-1)
+    return np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(into, np.int64), length  # one compiled signature
+
+
+def _run_length(taken: np.ndarray, placed: np.ndarray) -> int:
+    """The longest run dividing a point's box that is contiguous in both the source (every k
+    piece) and the output."""
+    box = placed.shape[1]
+    if box == 1:
+        return 1
+    steps = (np.diff(taken, axis=1) == 1).all(axis=(0, 2)) & (np.diff(placed, axis=1) == 1).all(axis=0)
+    length = box
+    for breaks in np.flatnonzero(~steps) + 1:  # a run must start there
+        length = math.gcd(length, int(breaks))
+    return length
+
+
+def _in_order(reads: Grid, gathered: Buffer) -> bool | None:
+    """How runtime/reduce.py's `fold` sums the codelet's view of `gathered` along its k axis:
+    False one piece after the other from +0.0 (its compiled rows; its sequential path differs
+    from that only in signs of zero, which the codelet's `+ 0.0` init clears), True by
+    halving, None by numpy's reduction (an order of numpy's: not elided)."""
+    item = gathered.dtype.itemsize
+    inner = tuple(item * math.prod(reads.shape[i + 1 :]) for i in range(len(reads.shape)))
+    shape, strides = (*reads.sizes, *reads.shape), tuple(s * gathered.elements * item for s in reads.strides) + inner
+    x = as_strided(np.zeros(1, gathered.dtype), shape, strides, writeable=False)  # only its layout is looked at
+    axis = len(reads.sizes)
+    if _block(x, axis) >= BLOCK:
+        return None if _merged(x.shape[:axis], x.strides[:axis]) is None else False
+    return reads.shape[0] > SHORT
+
+
+def _pure_sum(function: ir.OpView | None) -> bool:
+    """Whether a codelet is lowering/codelets.py's `combine_codelet` for a float sum without
+    init: `linalg.fill` of +0.0, then a linalg.generic adding its one input along the leading
+    (reduction) axis into it, returned."""
+    if function is None:
+        return False
+    ops = list(function.regions[0].blocks[0].operations)
+    names = [op.operation.name for op in ops]
+    if names != ["arith.constant", "tensor.empty", "linalg.fill", "linalg.generic", "func.return"]:
+        return False
+    constant, _, fill, generic, ret = ops
+    value = constant.attributes["value"]
+    if not isinstance(value, ir.FloatAttr) or value.value != 0.0 or math.copysign(1.0, value.value) < 0:
+        return False
+    argument = function.regions[0].blocks[0].arguments[0]
+    if list(fill.operands)[0] != constant.results[0] or list(ret.operands) != [generic.results[0]]:
+        return False
+    if list(generic.operands) != [argument, fill.results[0]]:
+        return False
+    kinds = [str(k).split("<")[-1].rstrip(">") for k in ir.ArrayAttr(generic.attributes["iterator_types"])]
+    rank = len(kinds)
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    dims = [ir.AffineDimExpr.get(i) for i in range(rank)]
+    if kinds != ["reduction"] + ["parallel"] * (rank - 1) or maps != [ir.AffineMap.get(rank, 0, dims), ir.AffineMap.get(rank, 0, dims[1:])]:
+        return False
+    body = list(generic.regions[0].blocks[0].operations)
+    arguments = list(generic.regions[0].blocks[0].arguments)
+    return (
+        [op.operation.name for op in body] == ["arith.addf", "linalg.yield"]
+        and list(body[0].operands) in (arguments, arguments[::-1])
+        and list(body[1].operands) == [body[0].results[0]]
+    )
