@@ -244,11 +244,14 @@ def _erf_rounded(x: np.ndarray) -> np.ndarray:
 
 def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
     """`_erf_narrow` on f32 `x` into `out`, op for op in f64 (two roundings a Horner step: numba
-    does not contract without fastmath), so the same bytes: the first polynomial over blocks of
-    512 elements one coefficient at a time (loops the compiler vectorizes), then the few
-    elements at |x| >= 2."""
+    does not contract without fastmath), so the same bytes, over blocks of 512 elements: the
+    first polynomial on every element one coefficient at a time (loops the compiler vectorizes),
+    then the block's elements at |x| >= 2 gathered and taken the same way (element by element,
+    with a branch each, they cost as much as all the rest: 18% of BERT's GELU inputs, 1.9 ms
+    a layer against 1.0)."""
     block = 512
     s, z, p = np.empty(block), np.empty(block), np.empty(block)
+    where, c, q = np.empty(block, np.int64), np.empty(block), np.empty(block)
     for start in range(0, x.size, block):
         count = min(block, x.size - start)
         for i in range(count):
@@ -256,19 +259,23 @@ def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dia
             s[i] = 2.0 if a > 2.0 else a  # NaN stays NaN, as np.minimum
             z[i] = s[i] * s[i]
             p[i] = near[0]
-        for c in near[1:]:
+        for k in range(1, near.size):
             for i in range(count):
-                p[i] = p[i] * z[i] + c
+                p[i] = p[i] * z[i] + near[k]
+        far_count = 0
         for i in range(count):
-            out[start + i] = math.copysign(s[i] * p[i], np.float64(x[start + i]))
-    for i in range(x.size):
-        v = np.float64(x[i])
-        if abs(v) >= 2.0:
-            c = min(abs(v), 4.0)
-            q = far[0]
-            for f in far[1:]:
-                q = q * (c - 3.0) + f
-            out[i] = math.copysign(1.0 - math.exp(-c * c) * q, v)
+            v = np.float64(x[start + i])
+            out[start + i] = math.copysign(s[i] * p[i], v)
+            where[far_count] = start + i
+            far_count += abs(v) >= 2.0
+        for j in range(far_count):
+            c[j] = min(abs(np.float64(x[where[j]])), 4.0)
+            q[j] = far[0]
+        for k in range(1, far.size):
+            for j in range(far_count):
+                q[j] = q[j] * (c[j] - 3.0) + far[k]
+        for j in range(far_count):
+            out[where[j]] = math.copysign(1.0 - math.exp(-c[j] * c[j]) * q[j], np.float64(x[where[j]]))
 
 
 def _fpowi(signed: Callable[[np.ndarray], np.ndarray]) -> Kernel:
