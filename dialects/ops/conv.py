@@ -303,7 +303,8 @@ class Im2col:
     def into(self, x: np.ndarray, k: np.ndarray, out: np.ndarray) -> bool:
         """Writes into `out`'s (*batch, n, f, oh, ow) the bytes `self(x, k)` would give: the
         taps added one by one in any layout (their sums do not depend on one); else
-        np.matmul(..., out=) when no cast is between, not the runs path (its product has
+        np.matmul(..., out=) (an im2col's chunk by chunk of tiles, dialects/ops/columns.py:
+        the same per-tile products) when no cast is between, not the runs path (its product has
         columns it drops), and each (fg, oh * ow) matrix of `out` laid out as a new product's
         (numpy picks BLAS or its own loop by each matrix's strides). False, having written
         nothing, otherwise."""
