@@ -7,9 +7,10 @@ Why: the columns of a whole vertex group are megabytes (the bench CNN's groups 4
 211 MB a run), gathered into a new array each call (new pages) and then read back by BLAS
 from far caches or memory. Chunks of at most `CHUNK_BYTES` of columns, in scratch memory that
 every chunk and vertex group reuses, are gathered and packed by BLAS while they are in the
-core's 512 KiB L2 cache. Measured on the bench CNN's 48 conv vertex groups (interleaved,
-best of 9, a busy host): 154.7 ms a run as one gather and product, 124.6 ms with the columns
-in kept memory as one chunk, 102-107 ms by chunks of 138 KB to 2.2 MB.
+core's cache. Measured on the bench CNN's steady run (in one process, interleaved, min of 12
+on a busy host): 163.5 ms with the columns of a group gathered at once, 147.7 / 142.3 /
+146.2 ms by chunks of 256 KB / 512 KB / 1 MB (816 / 408 / 216 chunks a run: a chunk costs
+its Python calls).
 
 The bytes are those of one product over all tiles: np.matmul multiplies each tile's
 (filters, taps) @ (taps, oh * ow) matrices with one BLAS call anyway, and each chunk makes the
@@ -31,7 +32,7 @@ import numpy as np
 
 from .arrays import as_items
 
-CHUNK_BYTES = 256 * 1024  # a chunk's columns at most, unless one tile's are more: half the L2 cache
+CHUNK_BYTES = 512 * 1024  # a chunk's columns at most, unless one tile's are more: the size of a core's L2 cache
 ALIGN = 64  # bytes: each scratch region starts on a cache line
 
 _scratch = threading.local()
