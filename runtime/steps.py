@@ -72,7 +72,9 @@ class VertexGroup:
     inputs: list[tuple[Buffer, Grid]]
     outputs: list[tuple[Buffer, Grid]]
     views: tuple[list, list] | None = None  # per input and output, its view made once (None: a gather)
-    direct: np.ndarray | None = None  # the one output's view, when every edge has one: the codelet may write into it
+    # the one output's view, when it has one: the codelet may write into it (inputs gathered
+    # each run are new arrays, sharing no memory with it)
+    direct: np.ndarray | None = None
 
     def prepare(self) -> None:
         """The edges' strided views, made once for buffers bound to arrays; outputs' as `_Assign`s."""
@@ -81,18 +83,20 @@ class VertexGroup:
             for edges, write in ((self.inputs, False), (self.outputs, True))
         )
         self.views = inputs, [None if view is None else _Assign(view) for view in outputs]
-        self.direct = outputs[0] if len(outputs) == 1 and all(view is not None for view in inputs + outputs) else None
+        self.direct = outputs[0] if len(outputs) == 1 and outputs[0] is not None else None
 
     def run(self, check: bool) -> None:
-        if self.direct is not None and self.kernel.into(self.views[0], self.direct):
-            return  # written in place (CompiledCodelet.into): its result's shape, type and layout
         if self.views is None:
             arguments = [buffer.read(region, self.site, check) for buffer, region in self.inputs]
-        else:
+        elif any(view is None for view in self.views[0]):
             arguments = [
                 buffer.read(region, self.site, check) if view is None else view
                 for view, (buffer, region) in zip(self.views[0], self.inputs)
             ]
+        else:
+            arguments = self.views[0]
+        if self.direct is not None and self.kernel.into(arguments, self.direct):
+            return  # written in place (CompiledCodelet.into): its result's shape, type and layout
         try:
             results = self.kernel(arguments)
         except AssertionFailure as error:
