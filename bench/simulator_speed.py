@@ -61,7 +61,7 @@ import torch  # noqa: E402
 
 from ipu_mlir.frontends import torch as torch_frontend  # noqa: E402
 from ipu_mlir.frontends import zoo  # noqa: E402
-from ipu_mlir.runtime import steps, streams  # noqa: E402
+from ipu_mlir.runtime import partials_in_place, steps, streams  # noqa: E402
 from ipu_mlir.runtime.api import load_module  # noqa: E402
 from ipu_mlir.runtime.simulator import Simulator  # noqa: E402
 
@@ -69,6 +69,7 @@ from ipu_mlir.runtime.simulator import Simulator  # noqa: E402
 KINDS = {
     steps.Copy: lambda step: "exchange copy" + (" of partial sums" if "partials" in step.dest.name else ""),
     steps.VertexGroup: lambda group: "vertex group " + re.sub(r"\d+", "", group.codelet),
+    partials_in_place.SumInPlace: lambda group: "vertex group " + re.sub(r"\d+", "", group.codelet) + " (partials in place)",
     streams.HostToDevice: lambda stream: "host to device",
     streams.DeviceToHost: lambda stream: "device to host",
 }
