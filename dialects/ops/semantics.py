@@ -246,9 +246,10 @@ def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dia
     """`_erf_narrow` on f32 `x` into `out`, op for op in f64 (two roundings a Horner step: numba
     does not contract without fastmath), so the same bytes, over blocks of 512 elements: the
     first polynomial on every element one coefficient at a time (loops the compiler vectorizes),
-    then the block's elements at |x| >= 2 gathered and taken the same way (element by element,
-    with a branch each, they cost as much as all the rest: 18% of BERT's GELU inputs, 1.9 ms
-    a layer against 1.0)."""
+    then, in a block holding any, the elements at |x| >= 2 gathered and taken the same way:
+    element by element with a branch each, in a second pass over the array, they cost 1.9 ms
+    against 1.0 where 18% are far, and the pass 0.3 ms of 1.4 where almost none are (BERT's GELU,
+    393K elements a layer)."""
     block = 512
     s, z, p = np.empty(block), np.empty(block), np.empty(block)
     where, c, q = np.empty(block, np.int64), np.empty(block), np.empty(block)
@@ -266,8 +267,13 @@ def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dia
         for i in range(count):
             v = np.float64(x[start + i])
             out[start + i] = math.copysign(s[i] * p[i], v)
+            far_count += abs(v) >= 2.0  # a count, not the gather below: the loop vectorizes
+        if far_count == 0:  # almost every block of BERT's GELU (2.5e-6 of its inputs far)
+            continue
+        far_count = 0
+        for i in range(count):
             where[far_count] = start + i
-            far_count += abs(v) >= 2.0
+            far_count += abs(np.float64(x[start + i])) >= 2.0
         for j in range(far_count):
             c[j] = min(abs(np.float64(x[where[j]])), 4.0)
             q[j] = far[0]

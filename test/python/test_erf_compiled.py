@@ -26,15 +26,18 @@ def test_compiled_f32_erf_is_the_numpy_evaluation_byte_for_byte():
 
 
 def test_compiled_f32_erf_far_elements_gathered_per_block_keep_their_bytes():
-    """The elements at |x| >= 2 are gathered block by block (512 elements): blocks with none,
-    all, or a few of them at the edges, far NaNs and infinities, a last partial block."""
-    near, far = RNG.uniform(-1.9, 1.9, 512 * 6 + 77), RNG.uniform(2.0, 5.0, 512 * 6 + 77) * RNG.choice([-1, 1], 512 * 6 + 77)
+    """The elements at |x| >= 2 are gathered in the blocks (512 elements) holding any: blocks
+    with none, one, all, or a few of them at the edges, far NaNs and infinities, a last
+    partial block."""
+    size = 512 * 8 + 77
+    near, far = RNG.uniform(-1.9, 1.9, size), RNG.uniform(2.0, 5.0, size) * RNG.choice([-1, 1], size)
     x = near.copy()
     x[512:1024] = far[512:1024]  # a whole block far
     x[1024 + RNG.choice(512, 40, replace=False)] = far[:40]  # a few anywhere in a block
     x[[1535, 1536, 2047, 2048, -1, -77]] = far[-6:]  # at the blocks' edges and in the partial one
     x[2048:2560:3] = far[2048:2560:3]  # every third
     x[[2600, 2601, 2602]] = [np.inf, -np.inf, np.nan]
+    x[3600] = far[3600]  # the only one in its block
     x = x.astype(np.float32)
     want = semantics._erf_narrow(x.astype(np.float64)).astype(np.float32)
     assert semantics._erf_rounded(x).tobytes() == want.tobytes()
