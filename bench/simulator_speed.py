@@ -70,6 +70,7 @@ KINDS = {
     steps.Copy: lambda step: "exchange copy" + (" of partial sums" if "partials" in step.dest.name else ""),
     steps.VertexGroup: lambda group: "vertex group " + re.sub(r"\d+", "", group.codelet),
     partials_in_place.SumInPlace: lambda group: "vertex group " + re.sub(r"\d+", "", group.codelet) + " (partials in place)",
+    partials_in_place.FusedSumInPlace: lambda group: "vertex group " + re.sub(r"\d+", "", group.codelet) + " (partials in place)",
     streams.HostToDevice: lambda stream: "host to device",
     streams.DeviceToHost: lambda stream: "device to host",
 }

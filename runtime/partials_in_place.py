@@ -16,8 +16,9 @@ tables of run starts (`_sum_runs`).
 
 Elided only when proven from the later plan's steps (top level, outside loops):
 - the gathered buffer is written by copies from one buffer only, all before one compute
-  set, whose vertex groups reading it are pure sums (`_pure_sum`: a fill of +0.0 and a
-  linalg.generic adding along the leading axis) and read nothing else, and no other step
+  set, whose vertex groups reading it are pure sums (`_sum_then`: a fill of +0.0 and a
+  linalg.generic adding along the leading axis) reading nothing else, or such sums fused
+  with an epilogue reading it only through the sum (`FusedSumInPlace`), and no other step
   touches it (no other reader, no result streamed out, no loop);
 - no step between the first copy and the sum writes the source (its bytes are the copies');
 - the codelet's sum adds each output's k pieces one after the other (runtime/reduce.py's
@@ -25,7 +26,8 @@ Elided only when proven from the later plan's steps (top level, outside loops):
   then the pieces in order. The codelet's final `+ init` (+0.0) changes no sum that starts
   at +0.0; a sequential one differs from it only in the sign of zeros, which that `+ 0.0`
   makes +0.0.
-The source then lives until the sum (`last_use`, before memory.bind_arrays pools arrays)."""
+A fused sum's codelet is compiled for one k piece and reads the sum, its +0.0 init plus the
+sum being the sum (never -0.0). The source then lives until the sum (`last_use`, before memory.bind_arrays pools arrays)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from numpy.lib.stride_tricks import as_strided
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops.compiled import compiled
 
+from .codelet import compile_codelet
 from .memory import Buffer, Grid, Strided
 from .reduce import BLOCK, SHORT, _block, _merged
 from .steps import Copy, Execute, VertexGroup
@@ -63,6 +66,34 @@ class SumInPlace(VertexGroup):
     def run(self, check: bool) -> None:
         output = self.outputs[0][0].data.reshape(-1)
         compiled(_sum_runs)(self.source.data.reshape(-1), self.starts, output, self.into, self.length, self.halving)
+
+
+@dataclass
+class FusedSumInPlace(SumInPlace):
+    """A sum fused with its epilogue (lowering/fuse.py: `conv_combine_generic_v`): the partials
+    summed as `SumInPlace` does into `summed`, a (*grid, 1, *box) array, which the codelet
+    compiled for one k piece (`_one_piece`) reads instead of the gathered partials: its sum is
+    then its +0.0 init plus that sum, the same value (a sum from +0.0 is never -0.0), and its
+    epilogue runs on the same values."""
+
+    summed: np.ndarray | None = None
+
+    def prepare(self) -> None:
+        gathered, *rest = self.inputs  # unbound once its copies go: no view of it
+        self.inputs = rest
+        VertexGroup.prepare(self)
+        self.inputs = [gathered, *rest]
+        self.views = ([self.summed.view(), *self.views[0]], self.views[1])
+        self.views[0][0].flags.writeable = False
+
+    def run(self, check: bool) -> None:
+        compiled(_sum_runs)(self.source.data.reshape(-1), self.starts, self.summed.reshape(-1), self.into, self.length, self.halving)
+        _run_codelet(self, check)
+
+
+# bound at import: a profiler wrapping VertexGroup.run (bench/simulator_speed.py --breakdown)
+# then times a fused sum once, as itself
+_run_codelet = VertexGroup.run
 
 
 def _sum_runs(source, starts, output, into, length, halving):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
@@ -162,21 +193,51 @@ def _proven(planner, steps: list, gathered: Buffer, found: list[int], touching: 
         return None
     layout = (gathered.row_count, gathered.elements, *((r.base, r.shape, r.strides, w.base, w.shape, w.strides) for r, w in pieces))
     summed = {}
-    for group, halving in zip(groups, orders):
+    for group, (halving, fused) in zip(groups, orders):
         (_, reads), (output, writes) = group.inputs[0], group.outputs[0]
-        key = (layout, *(_grid_key(region) for region in (reads, writes)), output.row_count, output.elements)
+        key = (layout, _grid_key(reads), None if fused else (_grid_key(writes), output.row_count, output.elements))
         if key not in memo:
             if layout not in memo:
                 memo[layout] = _origins(pieces, gathered, source)
-            memo[key] = _tables(reads, writes, output, memo[layout])
+            shape = (*reads.sizes, 1, *reads.shape[1:])  # fused: the one k piece the codelet reads
+            placed = np.arange(math.prod(shape)) if fused else writes.view(_numbered(output), False)
+            memo[key] = _tables(reads, placed, memo[layout])
         if memo[key] is None:
             return None
         starts, into, length = memo[key]
-        summed[id(group)] = SumInPlace(
-            group.site, group.tiles, group.codelet, group.kernel, group.codelet_error, group.inputs, group.outputs,
-            source=source, starts=starts, into=into, length=length, halving=halving,
-        )  # fmt: skip
+        fields = (group.site, group.tiles, group.codelet, group.kernel, group.codelet_error, group.inputs, group.outputs)
+        if fused:
+            kernel = _one_piece(planner, group, memo)
+            summed[id(group)] = FusedSumInPlace(
+                *fields[:3], kernel, *fields[4:], source=source, starts=starts, into=into, length=length, halving=halving,
+                summed=np.empty((*reads.sizes, 1, *reads.shape[1:]), gathered.dtype),
+            )  # fmt: skip
+        else:
+            summed[id(group)] = SumInPlace(*fields, source=source, starts=starts, into=into, length=length, halving=halving)
     return copies, at, summed
+
+
+def _numbered(output: Buffer) -> np.ndarray:
+    return np.arange(output.row_count * output.elements, dtype=np.int64).reshape(output.row_count, -1)
+
+
+def _one_piece(planner, group: VertexGroup, memo: dict):
+    """The codelet of a fused sum compiled for a k of 1 (its first argument (1, *box)): a
+    clone of its IR with that argument's type changed, compiled and dropped (the compiled
+    plan keeps no IR)."""
+    rank = len(group.inputs[0][1].sizes)
+    if (group.codelet, rank) not in memo:
+        function = planner.program.function(group.codelet, ipu.CODELET_ATTR)
+        with function.location:
+            clone = function.operation.clone()
+            argument = clone.regions[0].blocks[0].arguments[0]
+            partials = ir.RankedTensorType(argument.type)
+            argument.set_type(ir.RankedTensorType.get([1, *partials.shape[1:]], partials.element_type))
+            try:
+                memo[group.codelet, rank] = compile_codelet(clone.opview, rank)
+            finally:
+                clone.erase()
+    return memo[group.codelet, rank]
 
 
 def _grid_key(region: Grid) -> tuple:
@@ -203,28 +264,34 @@ def _origins(pieces: list[tuple[Strided, Strided]], gathered: Buffer, source: Bu
     return origin.reshape(gathered.row_count, gathered.elements)
 
 
-def _order(planner, group: VertexGroup, gathered: Buffer, source: Buffer) -> bool | None:
-    """How the codelet of `group` sums `gathered` (`_in_order`), if it is a pure sum of that
-    buffer alone, into a buffer of the same type that is neither it nor `source`; else None."""
-    if len(group.inputs) != 1 or len(group.outputs) != 1 or group.inputs[0][0] is not gathered:
+def _order(planner, group: VertexGroup, gathered: Buffer, source: Buffer) -> tuple[bool, bool] | None:
+    """How the codelet of `group` sums `gathered` (`_in_order`) and whether it is fused with
+    an epilogue, if it is a pure sum of that buffer alone (its first argument, read nowhere
+    else), into one buffer of the same type that is neither it nor `source`; else None. A pure
+    sum writes its output; a fused one's sum goes to a piece its codelet reads."""
+    if len(group.outputs) != 1 or group.inputs[0][0] is not gathered or any(b is gathered for b, _ in group.inputs[1:]):
         return None
     (_, reads), (output, writes) = group.inputs[0], group.outputs[0]
-    if output in (gathered, source) or output.dtype != gathered.dtype or reads.strides is None or writes.strides is None:
+    if output in (gathered, source) or output.dtype != gathered.dtype or reads.strides is None or len(reads.shape) < 2:
         return None
-    if reads.sizes != writes.sizes or reads.shape[1:] != writes.shape or len(reads.shape) < 2:
+    fused = _sum_then(planner.program.function(group.codelet, ipu.CODELET_ATTR))
+    if fused is None or (not fused and (len(group.inputs) != 1 or writes.strides is None)):
         return None
-    return _in_order(reads, gathered) if _pure_sum(planner.program.function(group.codelet, ipu.CODELET_ATTR)) else None
+    if not fused and (reads.sizes != writes.sizes or reads.shape[1:] != writes.shape):
+        return None
+    halving = _in_order(reads, gathered)
+    return None if halving is None else (halving, fused)
 
 
-def _tables(reads: Grid, writes: Grid, output: Buffer, origin: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """A pure sum's (`_order`) run starts in the source per k piece, its runs' starts in the
-    output and their length, from where the copies took each partial (`origin`); None if
-    it reads an element no copy writes (the checked run would have failed)."""
+def _tables(reads: Grid, placed: np.ndarray, origin: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """A pure sum's (`_order`) run starts in the source per k piece, its runs' starts where
+    it puts them (`placed`: the flat index of each output element, in the order of a k
+    piece) and their length, from where the copies took each partial (`origin`); None if it
+    reads an element no copy writes (the checked run would have failed)."""
     taken = reads.view(origin, False)  # (*grid, k, *box): where each partial is in the source
     if (taken < 0).any():
         return None
-    placed = writes.view(np.arange(output.row_count * output.elements, dtype=np.int64).reshape(output.row_count, -1), False)
-    k, box = reads.shape[0], math.prod(writes.shape)
+    k, box = reads.shape[0], math.prod(reads.shape[1:])
     taken = np.moveaxis(taken.reshape(-1, k, box), 1, 2)  # (points, box, k)
     placed = placed.reshape(-1, box)
     length = _run_length(taken, placed)
@@ -260,35 +327,39 @@ def _in_order(reads: Grid, gathered: Buffer) -> bool | None:
     return reads.shape[0] > SHORT
 
 
-def _pure_sum(function: ir.OpView | None) -> bool:
-    """Whether a codelet is lowering/codelets.py's `combine_codelet` for a float sum without
-    init: `linalg.fill` of +0.0, then a linalg.generic adding its one input along the leading
-    (reduction) axis into it, returned."""
+def _sum_then(function: ir.OpView | None) -> bool | None:
+    """False if a codelet is lowering/codelets.py's `combine_codelet` for a float sum without
+    init: `linalg.fill` of +0.0, then a linalg.generic adding its first argument along the
+    leading (reduction) axis into it, returned; True if it is that sum followed by an
+    epilogue (lowering/fuse.py inlines the combine's body first) reading the argument
+    nowhere else; else None."""
     if function is None:
-        return False
+        return None
     ops = list(function.regions[0].blocks[0].operations)
     names = [op.operation.name for op in ops]
-    if names != ["arith.constant", "tensor.empty", "linalg.fill", "linalg.generic", "func.return"]:
-        return False
-    constant, _, fill, generic, ret = ops
+    if names[:4] != ["arith.constant", "tensor.empty", "linalg.fill", "linalg.generic"] or len(names) < 5:
+        return None
+    constant, _, fill, generic, ret = ops[:5]
     value = constant.attributes["value"]
     if not isinstance(value, ir.FloatAttr) or value.value != 0.0 or math.copysign(1.0, value.value) < 0:
-        return False
+        return None
     argument = function.regions[0].blocks[0].arguments[0]
-    if list(fill.operands)[0] != constant.results[0] or list(ret.operands) != [generic.results[0]]:
-        return False
-    if list(generic.operands) != [argument, fill.results[0]]:
-        return False
+    if list(fill.operands)[0] != constant.results[0] or list(generic.operands) != [argument, fill.results[0]]:
+        return None
     kinds = [str(k).split("<")[-1].rstrip(">") for k in ir.ArrayAttr(generic.attributes["iterator_types"])]
     rank = len(kinds)
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
     dims = [ir.AffineDimExpr.get(i) for i in range(rank)]
     if kinds != ["reduction"] + ["parallel"] * (rank - 1) or maps != [ir.AffineMap.get(rank, 0, dims), ir.AffineMap.get(rank, 0, dims[1:])]:
-        return False
+        return None
     body = list(generic.regions[0].blocks[0].operations)
     arguments = list(generic.regions[0].blocks[0].arguments)
-    return (
+    if not (
         [op.operation.name for op in body] == ["arith.addf", "linalg.yield"]
         and list(body[0].operands) in (arguments, arguments[::-1])
         and list(body[1].operands) == [body[0].results[0]]
-    )
+    ):
+        return None
+    if len(names) == 5:
+        return None if names[4] != "func.return" or list(ret.operands) != [generic.results[0]] else False
+    return True if len(list(argument.uses)) == 1 else None

@@ -34,13 +34,25 @@ BIAS = """    %y = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)
         iterator_types = ["parallel", "parallel"]}} ins(%r, %bias : tensor<{m}x{n}x{t}>, tensor<{n}x{t}>) outs(%e : tensor<{m}x{n}x{t}>) {{
     ^bb0(%x: {t}, %c: {t}, %o: {t}):
       %s = arith.addf %x, %c : {t}
-      linalg.yield %s : {t}
+{activation}      linalg.yield %y0 : {t}
     }} -> tensor<{m}x{n}x{t}>
     return %y : tensor<{m}x{n}x{t}>"""
 
 
-def program(target: str, m: int, k: int, n: int, dtype: str = "f32", bias: bool = False):
+# after the bias: the value yielded (%y0)
+ACTIVATIONS = {
+    "bias": "      %y0 = arith.addf %s, %s : {t}\n",  # 2 (x + b), an op after the add
+    "relu": "      %z = arith.constant 0.0 : {t}\n      %y0 = arith.maximumf %s, %z : {t}\n",
+    "clamp": (
+        "      %z = arith.constant 0.0 : {t}\n      %six = arith.constant 6.0 : {t}\n"
+        "      %lo = arith.maximumf %s, %z : {t}\n      %y0 = arith.minimumf %lo, %six : {t}\n"
+    ),
+}
+
+
+def program(target: str, m: int, k: int, n: int, dtype: str = "f32", bias: str | None = None):
     fields = dict(target=target, m=m, k=k, n=n, t=dtype)
+    fields["activation"] = ACTIVATIONS[bias].format(**fields) if bias else ""
     epilogue = BIAS.format(**fields) if bias else "    return %r : tensor<{m}x{n}x{t}>".format(**fields)
     module = load_module(MATMUL.format(**fields, bias_arg=f", %bias: tensor<{n}x{dtype}>" if bias else "", epilogue=epilogue))
     with module.context:
@@ -81,21 +93,29 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda case: "x".join(map(str, case)))
-def test_later_runs_sum_in_place_with_the_bytes_of_the_copies(case, monkeypatch):
-    module = program(*case)
+# each case as a pure sum and fused with a bias add (lowering/fuse.py), some with activations
+EPILOGUES = [(case, None) for case in CASES] + [(case, "bias") for case in CASES]
+EPILOGUES += [(CASES[i], activation) for i in (1, 5, 7) for activation in ("relu", "clamp")]
+
+
+@pytest.mark.parametrize("case, epilogue", EPILOGUES, ids=lambda x: "x".join(map(str, x)) if isinstance(x, tuple) else str(x))
+def test_later_runs_sum_in_place_with_the_bytes_of_the_copies(case, epilogue, monkeypatch):
+    module = program(*case, bias=epilogue)
     inputs = special_inputs(Simulator(module).arguments)
     sim, outputs = runs(module, inputs)
-    assert sim.elided > 0 and any(isinstance(g, partials_in_place.SumInPlace) for s in sim._later.steps for g in getattr(s, "groups", []))
+    kind = partials_in_place.SumInPlace if epilogue is None else partials_in_place.FusedSumInPlace
+    assert sim.elided > 0 and any(type(g) is kind for s in sim._later.steps for g in getattr(s, "groups", []))
     assert outputs[0] == outputs[1] == outputs[2]  # the checked run copies; later ones sum in place
     monkeypatch.setattr(simulator, "elide", lambda planner: 0)
     kept, with_copies = runs(module, inputs)
     assert kept.elided == 0 and with_copies[1] == outputs[1]
     result = np.frombuffer(outputs[1], inputs[0].dtype).reshape(inputs[0].shape[0], -1)
-    assert np.isnan(result).any() and np.isinf(result).any()  # the specials reach the sums
+    assert np.isnan(result).any() and (epilogue == "clamp" or np.isinf(result).any())  # the specials reach the sums
     finite = np.isfinite(result)
     with np.errstate(invalid="ignore"):  # inf - inf
         expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64)
+        expected = expected if epilogue is None else expected + inputs[2]
+        expected = {"bias": expected + expected, "relu": np.maximum(expected, 0), "clamp": np.clip(expected, 0, 6)}.get(epilogue, expected)
     assert np.allclose(result[finite], expected[finite], rtol=1e-4, atol=1e-4)
 
 
@@ -115,10 +135,13 @@ def test_the_copies_go_and_the_source_lives_until_the_sum():
     assert len(checked) == sim.elided
 
 
-def test_a_sum_fused_with_its_epilogue_keeps_its_copies():
-    """A combine codelet that also adds a bias (the MLP's) is no pure sum."""
-    sim = Simulator(program("tiny", 8, 1024, 8, bias=True))
-    assert sim.elided == 0
+def test_a_fused_sum_reads_one_piece_of_its_sum():
+    """A combine codelet that also adds a bias (the MLP's) runs compiled for one k piece: its
+    scratch (*grid, 1, *box), read-only to the codelet."""
+    sim = Simulator(program("tiny", 8, 1024, 8, bias="relu"))
+    (group,) = [g for s in sim._later.steps for g in getattr(s, "groups", []) if isinstance(g, partials_in_place.FusedSumInPlace)]
+    assert sim.elided > 0 and group.summed.shape[-3:] == (1, 1, 8) and group.kernel.arguments[0][0] == (1, 1, 8)
+    assert group.views[0][0].base is group.summed and not group.views[0][0].flags.writeable
 
 
 # --- refusals, from the later plan's steps --------------------------------------------------
@@ -272,4 +295,39 @@ def test_only_a_float_sum_from_zero_is_a_pure_sum(change, pure):
     module = load_module("module {" + COMBINE.format(**fields) + "}")
     with module.context:
         function = module.body.operations[0]
-        assert partials_in_place._pure_sum(function) is pure
+        assert partials_in_place._sum_then(function) is (False if pure else None)
+
+
+FUSED = """func.func private @c(%arg0: tensor<3x4xf32>) -> tensor<4xf32> attributes {{ipu.codelet}} {{
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<4xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<4xf32>) -> tensor<4xf32>
+  %2 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+      iterator_types = ["reduction", "parallel"]}} ins(%arg0 : tensor<3x4xf32>) outs(%1 : tensor<4xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %3 = arith.addf %in, %out : f32
+    linalg.yield %3 : f32
+  }} -> tensor<4xf32>
+  %s = {other}
+  %4 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = ["parallel"]}} ins(%2, %s : tensor<4xf32>, tensor<4xf32>) outs(%0 : tensor<4xf32>) {{
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %5 = arith.addf %in, %b : f32
+    linalg.yield %5 : f32
+  }} -> tensor<4xf32>
+  return %4 : tensor<4xf32>
+}}"""
+
+
+@pytest.mark.parametrize(
+    "other, fused",
+    [
+        ("arith.constant dense<1.0> : tensor<4xf32>", True),
+        # the epilogue reads a k piece itself: compiled for one piece, it would read another
+        ("tensor.extract_slice %arg0[1, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>", None),
+    ],
+)
+def test_a_sum_fused_with_an_epilogue_reading_its_sum_only(other, fused):
+    module = load_module("module {" + FUSED.format(other=other) + "}")
+    with module.context:
+        assert partials_in_place._sum_then(module.body.operations[0]) is fused
