@@ -274,15 +274,20 @@ class GenericBodies:
         fused = Fused.plan(steps, self.template, wanted_slots) if len(results) == 1 else None
         dtype = None if fused is None else self._dtype(op.results[0], op)
 
-        def fused_step(env: Env) -> bool:
-            """The body as one compiled pass into the sink's array or a new one; False, having
-            written nothing, when it does not take the layout."""
-            views, tiles = bind(env, dense=False)
+        def enter(env: Env, dense: bool = True) -> tuple[tuple[int, ...], np.ndarray | None]:
+            """The inputs and the outputs' inits put in `env` over the iteration space; the
+            batch shape and the sink's array (None without one)."""
+            views, tiles = bind(env, dense)
             for slot, view in zip(in_args, views):
                 env[slot] = view
             for slot, init, (to_parallel, _) in zip(out_args, inits, layouts):
                 env[slot] = env[init].transpose(to_parallel)
-            output = None if sink is None else env[sink]
+            return tiles, None if sink is None else env[sink]
+
+        def fused_step(env: Env) -> bool:
+            """The body as one compiled pass into the sink's array or a new one; False, having
+            written nothing, when it does not take the layout."""
+            tiles, output = enter(env, dense=False)
             value = np.empty((*tiles, *extents), dtype) if output is None else output.transpose(to_dest)
             if not fused([env[slot] for slot in fused.inputs], value):
                 return False
@@ -293,13 +298,8 @@ class GenericBodies:
         def parallel_step(env: Env) -> None:
             if fused is not None and fused_step(env):
                 return
-            views, tiles = bind(env)
-            for slot, view in zip(in_args, views):
-                env[slot] = view
+            tiles, output = enter(env)
             owned = {slot for slot in owned_inputs if env[slot].flags.writeable}
-            for slot, init, (to_parallel, _) in zip(out_args, inits, layouts):
-                env[slot] = env[init].transpose(to_parallel)
-            output = None if sink is None else env[sink]
             free = [] if output is None else [output.transpose(to_dest)]
             dest = free[0] if free else None
             run_body(env, steps, owned, free)

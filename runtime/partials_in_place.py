@@ -43,7 +43,7 @@ from ipu_mlir.dialects.ops.compiled import compiled
 
 from .codelet import compile_codelet
 from .memory import Buffer, Grid, Strided
-from .reduce import BLOCK, SHORT, _block, _merged
+from .reduce import sum_order
 from .steps import Copy, Execute, VertexGroup
 
 _SUMMED = (np.dtype(np.float32), np.dtype(np.float64))
@@ -321,10 +321,7 @@ def _in_order(reads: Grid, gathered: Buffer) -> bool | None:
     inner = tuple(item * math.prod(reads.shape[i + 1 :]) for i in range(len(reads.shape)))
     shape, strides = (*reads.sizes, *reads.shape), tuple(s * gathered.elements * item for s in reads.strides) + inner
     x = as_strided(np.zeros(1, gathered.dtype), shape, strides, writeable=False)  # only its layout is looked at
-    axis = len(reads.sizes)
-    if _block(x, axis) >= BLOCK:
-        return None if _merged(x.shape[:axis], x.strides[:axis]) is None else False
-    return reads.shape[0] > SHORT
+    return sum_order(x, len(reads.sizes))
 
 
 def _sum_then(function: ir.OpView | None) -> bool | None:

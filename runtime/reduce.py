@@ -41,7 +41,7 @@ def fold(x: np.ndarray, axes: tuple[int, ...], reduce: Reduce, combine: Combine)
         n = x.shape[axis]
         if n == 1:
             continue
-        if (axis == last and n > SHORT and x.strides[axis] == x.itemsize) or _block(x, axis) >= BLOCK:
+        if _long(x, axis):
             summed = _sum_rows(x, axis) if combine is np.add and axis < last else None
             x = _kept(reduce(x, (axis,)) if summed is None else summed, x.shape, axis)
         elif (summed := _sum_short(x, axis) if combine is np.add else None) is not None:
@@ -51,6 +51,22 @@ def fold(x: np.ndarray, axes: tuple[int, ...], reduce: Reduce, combine: Combine)
         else:
             x = _halving(x, axis, combine)
     return x.reshape([size for axis, size in enumerate(x.shape) if axis not in axes])
+
+
+def _long(x: np.ndarray, axis: int) -> bool:
+    """Whether `fold` leaves `axis` to numpy's reduction (or, a float sum, `_sum_rows`): a long
+    contiguous last axis, or one followed by long contiguous blocks."""
+    last = x.ndim - 1
+    return (axis == last and x.shape[axis] > SHORT and x.strides[axis] == x.itemsize) or _block(x, axis) >= BLOCK
+
+
+def sum_order(x: np.ndarray, axis: int) -> bool | None:
+    """How `fold` adds a float `x` along `axis` (not its last): False one row after the other
+    (`_sum_rows` from +0.0, or `_sequential` / `_sum_short` from the first row), True by
+    halving, None by numpy's reduction (an order of numpy's own)."""
+    if _long(x, axis):
+        return None if _merged(x.shape[:axis], x.strides[:axis]) is None else False
+    return x.shape[axis] > SHORT
 
 
 def _kept(reduced: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarray:
@@ -90,11 +106,8 @@ _SUMMED = (np.dtype(np.float32), np.dtype(np.float64))
 def _merged(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int] | None:
     """Axes as one: (count, stride) if each axis steps its size times the next one's stride
     (axes of size 1 aside), else None."""
-    kept = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    for (_, outer), (n, inner) in zip(kept, kept[1:]):
-        if outer != n * inner:
-            return None
-    return (int(np.prod([n for n, _ in kept])), kept[-1][1]) if kept else (1, 0)
+    groups = _groups(shape, strides)
+    return None if len(groups) > 1 else groups[0] if groups else (1, 0)
 
 
 def _rows(rows, count, length, size, step, row_step, out):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
