@@ -26,8 +26,8 @@ Elided only when proven from the later plan's steps (top level, outside loops):
   then the pieces in order. The codelet's final `+ init` (+0.0) changes no sum that starts
   at +0.0; a sequential one differs from it only in the sign of zeros, which that `+ 0.0`
   makes +0.0.
-A fused sum's codelet is compiled for one k piece and reads the sum, its +0.0 init plus the
-sum being the sum (never -0.0). The source then lives until the sum (`last_use`, before memory.bind_arrays pools arrays)."""
+A fused sum's codelet is compiled without its sum and reads it, its +0.0 init plus the sum
+being the sum (never -0.0). The source then lives until the sum (`last_use`, before memory.bind_arrays pools arrays)."""
 
 from __future__ import annotations
 
@@ -71,10 +71,10 @@ class SumInPlace(VertexGroup):
 @dataclass
 class FusedSumInPlace(SumInPlace):
     """A sum fused with its epilogue (lowering/fuse.py: `conv_combine_generic_v`): the partials
-    summed as `SumInPlace` does into `summed`, a (*grid, 1, *box) array, which the codelet
-    compiled for one k piece (`_one_piece`) reads instead of the gathered partials: its sum is
-    then its +0.0 init plus that sum, the same value (a sum from +0.0 is never -0.0), and its
-    epilogue runs on the same values."""
+    summed as `SumInPlace` does into `summed`, a (*grid, *box) array, which the codelet's
+    epilogue alone (`_epilogue`) reads in place of its sum: the codelet's value there is its
+    +0.0 init plus the sum, the same value (a sum from +0.0 is never -0.0; a NaN passes), so
+    its epilogue runs on the same values."""
 
     summed: np.ndarray | None = None
 
@@ -199,7 +199,7 @@ def _proven(planner, steps: list, gathered: Buffer, found: list[int], touching: 
         if key not in memo:
             if layout not in memo:
                 memo[layout] = _origins(pieces, gathered, source)
-            shape = (*reads.sizes, 1, *reads.shape[1:])  # fused: the one k piece the codelet reads
+            shape = (*reads.sizes, *reads.shape[1:])  # fused: the sum its epilogue reads
             placed = np.arange(math.prod(shape)) if fused else writes.view(_numbered(output), False)
             memo[key] = _tables(reads, placed, memo[layout])
         if memo[key] is None:
@@ -207,10 +207,10 @@ def _proven(planner, steps: list, gathered: Buffer, found: list[int], touching: 
         starts, into, length = memo[key]
         fields = (group.site, group.tiles, group.codelet, group.kernel, group.codelet_error, group.inputs, group.outputs)
         if fused:
-            kernel = _one_piece(planner, group, memo)
+            kernel = _epilogue(planner, group, memo)
             summed[id(group)] = FusedSumInPlace(
                 *fields[:3], kernel, *fields[4:], source=source, starts=starts, into=into, length=length, halving=halving,
-                summed=np.empty((*reads.sizes, 1, *reads.shape[1:]), gathered.dtype),
+                summed=np.empty((*reads.sizes, *reads.shape[1:]), gathered.dtype),
             )  # fmt: skip
         else:
             summed[id(group)] = SumInPlace(*fields, source=source, starts=starts, into=into, length=length, halving=halving)
@@ -221,19 +221,25 @@ def _numbered(output: Buffer) -> np.ndarray:
     return np.arange(output.row_count * output.elements, dtype=np.int64).reshape(output.row_count, -1)
 
 
-def _one_piece(planner, group: VertexGroup, memo: dict):
-    """The codelet of a fused sum compiled for a k of 1 (its first argument (1, *box)): a
-    clone of its IR with that argument's type changed, compiled and dropped (the compiled
-    plan keeps no IR)."""
+def _epilogue(planner, group: VertexGroup, memo: dict):
+    """The codelet of a fused sum without its sum (`_sum_then`'s fill and adding generic):
+    a clone of its IR whose first argument, now of the sum's type (the box), takes the sum's
+    place, compiled and dropped (the compiled plan keeps no IR). Its fill, and a k = 1
+    reduction that only added the init, were two passes over the box."""
     rank = len(group.inputs[0][1].sizes)
     if (group.codelet, rank) not in memo:
         function = planner.program.function(group.codelet, ipu.CODELET_ATTR)
         with function.location:
             clone = function.operation.clone()
-            argument = clone.regions[0].blocks[0].arguments[0]
-            partials = ir.RankedTensorType(argument.type)
-            argument.set_type(ir.RankedTensorType.get([1, *partials.shape[1:]], partials.element_type))
             try:
+                block = clone.regions[0].blocks[0]
+                constant, empty, fill, generic = list(block.operations)[:4]  # `_sum_then` proved them
+                argument = block.arguments[0]
+                argument.set_type(generic.results[0].type)
+                generic.results[0].replace_all_uses_with(argument)
+                for op in (generic, fill, empty, constant):
+                    if not any(True for result in op.results for _ in result.uses):
+                        op.erase()
                 memo[group.codelet, rank] = compile_codelet(clone.opview, rank)
             finally:
                 clone.erase()
