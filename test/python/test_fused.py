@@ -160,3 +160,35 @@ def test_a_layout_of_more_axes_runs_op_by_op(taken):
     (got,) = kernel([x, c, r])
     assert taken == [False]
     assert same_bytes(got, r + (c[..., None] + x))
+
+
+def test_a_nan_constant_runs_op_by_op(taken):
+    """Of two NaNs numpy keeps the first operand's payload, a constant's in `c + x`: left to numpy."""
+    lines = ["%0 = arith.addf %x, %r", "%1 = arith.addf %nan, %0"]
+    text = body_codelet(lines, "f32").replace("%minus = arith.constant -1.5", "%nan = arith.constant 0x7FC00123")
+    kernel = codelet(text)
+    x = spread((3, 4, 6), np.float32)
+    (got,) = kernel([x, spread((3, 4), np.float32), x])
+    assert taken == []
+    assert (got.view(np.uint32) == 0x7FC00123).all()  # the constant's payload everywhere
+
+
+def test_kernels_are_written_to_the_cache_and_a_bad_file_rewritten(tmp_path, monkeypatch, taken):
+    """Each program's kernel source is a file of the user's cache (numba caches its machine
+    code beside it); a file whose text is not the source is written again before use."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(fused_module, "_KERNELS", {})
+    fused_module._directory.cache_clear()
+    try:
+        text = body_codelet(BODIES["residual"], "f32")
+        inputs = [spread((3, 4, 6), np.float32), spread((3, 4), np.float32), spread((3, 4, 6), np.float32)]
+        (first,) = codelet(text)(inputs)
+        files = sorted((tmp_path / "ipu-mlir" / "fused").glob("*.py"))
+        assert len(files) == 1 and files[0].read_text().startswith("def kernel(")
+        files[0].write_text("kernel = None\n")
+        monkeypatch.setattr(fused_module, "_KERNELS", {})
+        (second,) = codelet(text)(inputs)
+        assert files[0].read_text().startswith("def kernel(")
+        assert taken == [True, True] and same_bytes(first, second)
+    finally:
+        fused_module._directory.cache_clear()
