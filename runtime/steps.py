@@ -35,6 +35,9 @@ class Copy:
                 dest[...] = source
             return
         for reads, writes in self.pieces:
+            if isinstance(reads, Strided) and isinstance(writes, Strided):
+                self.dest.copy_from(self.source, reads, writes, self.site, check)
+                continue
             data = self.source.read(reads, self.site, check)
             self.dest.write(writes, data if isinstance(writes, Strided) else data.reshape(-1, writes.count), check)
 
