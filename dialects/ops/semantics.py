@@ -242,6 +242,22 @@ def _erf_rounded(x: np.ndarray) -> np.ndarray:
     return result.reshape(x.shape)
 
 
+def _erf_into(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """f32 erf (`_erf_rounded`) into `out` if given, through a new array: `_erf_blocks` reads
+    a block's far elements after writing the block, and `out` may be `x` or a strided view."""
+    result = _erf_rounded(x)
+    if out is None:
+        return result
+    np.copyto(out, result)
+    return out
+
+
+def erf_f32() -> tuple[Callable, tuple[float, ...], tuple[float, ...]]:
+    """f32 `math.erf` for compiled code calling it (runtime/fused.py): the compiled kernel
+    (x, out, near, far) of `_erf_rounded` and its two coefficient tuples."""
+    return compiled(_erf_blocks), _ERF_NEAR, _ERFC_FAR
+
+
 def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
     """`_erf_narrow` on f32 `x` into `out`, op for op in f64 (two roundings a Horner step: numba
     does not contract without fastmath), so the same bytes, over blocks of 512 elements: the
@@ -514,10 +530,13 @@ _EXACT_UFUNCS = frozenset(
 )
 
 
-def out_kernel(kernel: Kernel, operands: list[np.dtype], result: np.dtype) -> np.ufunc | None:
+def out_kernel(kernel: Kernel, operands: list[np.dtype], result: np.dtype) -> Kernel | None:
     """`kernel` (from `elementwise_kernel`) if it may be called with `out=` an array of `result`
     and give the bytes it gives into a new array: an exactly rounded ufunc whose own result type
-    on `operands` is `result` (with `out=` numpy would otherwise cast); else None."""
+    on `operands` is `result` (with `out=` numpy would otherwise cast), or f32 erf (`_erf_into`,
+    which runtime/fused.py compiles into a body's pass); else None."""
+    if kernel is _erf_rounded and operands == [np.dtype(np.float32)] and result == np.float32:
+        return _erf_into
     if not isinstance(kernel, np.ufunc) or kernel not in _EXACT_UFUNCS or len(operands) != kernel.nin:
         return None
     try:

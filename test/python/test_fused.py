@@ -105,7 +105,30 @@ def op_by_op(text: str, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(BODIES))
 def test_fused_bodies_give_numpys_bytes(name, dtype, taken, monkeypatch):
-    text = body_codelet(BODIES[name], NAMES[dtype])
+    check_layouts(body_codelet(BODIES[name], NAMES[dtype]), dtype, taken, monkeypatch)
+
+
+# f32 erf (semantics' compiled one) is an instruction too: GELU as BERT's, and two erfs
+ERF_BODIES = {
+    "gelu": [
+        "%0 = arith.addf %x, %c",
+        "%1 = arith.divf %0, %two",
+        "%2 = math.erf %1",
+        "%3 = arith.addf %2, %six",
+        "%4 = arith.mulf %3, %two",
+        "%5 = arith.mulf %0, %4",
+    ],
+    "two erfs": ["%0 = math.erf %x", "%1 = arith.mulf %0, %r", "%2 = math.erf %1", "%3 = arith.subf %2, %0", "%4 = math.erf %c"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERF_BODIES))
+def test_bodies_with_erf_give_numpys_bytes(name, taken, monkeypatch):
+    check_layouts(body_codelet(ERF_BODIES[name], "f32"), np.float32, taken, monkeypatch)
+
+
+def check_layouts(text: str, dtype, taken, monkeypatch) -> None:
+    """The body of `text` compiled and op by op, on each layout, into new and given arrays."""
     fused, numpys = codelet(text), op_by_op(text, monkeypatch)
     tiles = 9
     x = spread((tiles, 4, 6), dtype)
@@ -138,14 +161,15 @@ def test_fused_bodies_give_numpys_bytes(name, dtype, taken, monkeypatch):
 
 
 def test_bodies_it_does_not_take_run_op_by_op(taken):
-    """f16, an op outside its set (exp), a constant tensor: numpy's path, nothing compiled."""
+    """f16, an op outside its set (exp), f64 erf, a constant tensor: numpy's path, nothing compiled."""
     for text in (
         body_codelet(BODIES["residual"], "f16"),
+        body_codelet(ERF_BODIES["gelu"], "f64"),
         body_codelet(["%0 = math.exp %x", "%1 = arith.addf %0, %r"], "f32"),
         body_codelet(["%0 = arith.addf %x, %r", "%1 = arith.cmpf ogt, %0, %minus", "%2 = arith.select %1, %0, %r"], "f32"),
     ):
         kernel = codelet(text)
-        x = np.ones((3, 4, 6), np.float16 if "f16" in text else np.float32)
+        x = np.ones((3, 4, 6), np.float16 if "f16" in text else np.float64 if "f64" in text else np.float32)
         kernel([x, np.ones((3, 4), x.dtype), x])
     assert taken == []
 
