@@ -296,9 +296,9 @@ def _kernel(source: str) -> Callable:
         name = "ipu_mlir_fused_" + hashlib.sha256(source.encode()).hexdigest()[:24]
         path = _directory() / f"{name}.py"
         if not path.exists() or path.read_text() != source:
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(source)
-            os.replace(temporary, path)  # whole: another process may be loading it
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as temporary:
+                temporary.write(source)
+            os.replace(temporary.name, path)  # whole: another process or thread may be loading it
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # numba's disk cache finds a kernel's globals by its module's name
