@@ -216,3 +216,18 @@ def test_kernels_are_written_to_the_cache_and_a_bad_file_rewritten(tmp_path, mon
         assert taken == [True, True] and same_bytes(first, second)
     finally:
         fused_module._directory.cache_clear()
+
+
+def test_erf_on_a_dense_range_and_random_bits(taken, monkeypatch):
+    """erf in the pass, op for op as semantics' `_erf_blocks`: the same bytes on 196,608 values
+    spanning the near and far polynomials and past them, and on as many random bit patterns."""
+    text = body_codelet(["%0 = math.erf %x", "%1 = arith.addf %0, %c"], "f32")
+    fused, numpys = codelet(text), op_by_op(text, monkeypatch)
+    tiles = 8192
+    dense = np.linspace(-5, 5, tiles * 24, dtype=np.float32).reshape(tiles, 4, 6)
+    bits = RNG.integers(0, 2**32, tiles * 24, dtype=np.uint32).view(np.float32).reshape(tiles, 4, 6)
+    for x in (dense, bits):
+        inputs = [x, np.zeros((tiles, 4), np.float32), x]
+        (want,) = numpys(inputs)
+        (got,) = fused(inputs)
+        assert taken[-1] and same_bytes(got, want)
