@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from mlir import ir
@@ -117,6 +117,11 @@ class CompiledCodelet:
         with np.errstate(all="ignore"):
             return kernel.into(*[inputs[i] for i in operands], out=output)
 
+    def renamed(self, name: str) -> CompiledCodelet:
+        """The same plan for a codelet of another name and an equal body (`body_key`): its
+        steps and kernels shared, its errors naming `name`."""
+        return replace(self, name=name, _checked={})
+
     def _tiles(self, inputs: Sequence[np.ndarray]) -> tuple[int, ...]:
         key = tuple((value.shape, value.dtype) for value in inputs)
         tiles = self._checked.get(key)
@@ -151,6 +156,54 @@ def compile_codelet(func_op: ir.OpView, batch_rank: int = 1) -> CompiledCodelet:
     `batch_rank` batch axes in front; CodeletError if any op of its body is outside the
     codelet contract."""
     return _Compiler(batch_rank).function(func_op)
+
+
+# Compute ops whose kernels keep no state tied to one vertex group's arrays: a plan of bodies
+# made of these (and of the interpreted ops) may serve several codelets. conv's and depthwise's
+# kernels remember the last operands they were called on: shared, they would miss every call.
+_SHARED_KERNELS = frozenset({"linalg.generic", "ipu.matmul"})
+
+
+def body_key(func_op: ir.OpView) -> tuple[tuple | None, bool]:
+    """A key equal for codelets whose bodies are equal op for op (names, attributes, operand
+    wiring, types, nested regions) whatever their names: they compile to equal plans and cost
+    equal cycles. BERT-12's 12 layers repeat 63 bodies under 1,012 names. Also whether the
+    compiled plan may be shared (`_SHARED_KERNELS`; no `cf.assert`, whose failure names its
+    location). (None, False) when an op reads a value from outside the body."""
+    numbers: dict[ir.Value, int] = {}
+    shareable = True
+
+    def block_key(block: ir.Block) -> tuple | None:
+        nonlocal shareable
+        for argument in block.arguments:
+            numbers[argument] = len(numbers)
+        items: list = [tuple(a.type for a in block.arguments)]
+        for op in block.operations:
+            name = op.operation.name
+            if name == "cf.assert" or (name not in _SHARED_KERNELS and record_of(op) is not None):
+                shareable = False
+            operands = tuple(numbers.get(v, -1) for v in op.operands)
+            if -1 in operands:
+                return None
+            regions = tuple(block_key(b) for r in op.regions for b in r.blocks)
+            if None in regions:
+                return None
+            attributes = _attributes(op)
+            items.append((name, attributes, operands, tuple(r.type for r in op.results), regions))
+            for result in op.results:
+                numbers[result] = len(numbers)
+        return tuple(items)
+
+    body = block_key(func_op.regions[0].blocks[0])
+    if body is None:
+        return None, False
+    attributes = tuple(a for a in _attributes(func_op) if a[0] != "sym_name")
+    return (attributes, body), shareable
+
+
+def _attributes(op: ir.OpView) -> tuple[tuple[str, ir.Attribute], ...]:
+    attributes = op.operation.attributes
+    return tuple((name, attributes[name]) for name in attributes)
 
 
 # --- Helpers on types and attributes -----------------------------------------------------------

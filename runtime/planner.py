@@ -18,7 +18,7 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target
 
-from .codelet import CodeletError, compile_codelet
+from .codelet import CodeletError, body_key, compile_codelet
 from .memory import (
     Buffer,
     Pool,
@@ -99,6 +99,8 @@ class Planner:
         self.compute_sets: dict[str, _ComputeSet] = {}
         # kernel, its error type, cycles; the checked plan's compiled codelets and decoded weights are reused
         self.codelets: dict[tuple[str, int], tuple[object, type[Exception], int]] = {} if checked is None else checked.codelets
+        # a compiled plan and cycles per distinct body and rank (`_codelet`)
+        self.bodies: dict[tuple, tuple[object, int]] = {} if checked is None else checked.bodies
         self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
         self.writes: list[Write] = []  # for runtime/replicas.py
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
@@ -488,13 +490,24 @@ class Planner:
         return buffer, buffer.rows(tiles, site, "reads" if role == "input" else "writes"), tuple(type_.shape)
 
     def _codelet(self, name: str, function: ir.OpView, rank: int, site: Site):
-        """The codelet compiled for `rank` grid axes, its error type and its cycles."""
-        if (name, rank) not in self.codelets:
-            try:
-                kernel = compile_codelet(function, rank)
-            except CodeletError as error:
-                raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
-            self.codelets[name, rank] = (kernel, CodeletError, codelet_cycles(function, self.target))
+        """The codelet compiled for `rank` grid axes, its error type and its cycles; once per
+        distinct body (`body_key`): a codelet whose body another's equals takes its cycles and,
+        when shareable, its plan renamed."""
+        if (name, rank) in self.codelets:
+            return self.codelets[name, rank]
+        body, shareable = body_key(function)
+        alike = self.bodies.get((body, rank)) if body is not None else None
+        if alike is not None and shareable:
+            self.codelets[name, rank] = (alike[0].renamed(name), CodeletError, alike[1])
+            return self.codelets[name, rank]
+        try:
+            kernel = compile_codelet(function, rank)
+        except CodeletError as error:
+            raise site.error(f"codelet @{name} cannot be compiled: {error}") from None
+        cycles = codelet_cycles(function, self.target) if alike is None else alike[1]
+        if body is not None and alike is None:
+            self.bodies[body, rank] = (kernel, cycles)
+        self.codelets[name, rank] = (kernel, CodeletError, cycles)
         return self.codelets[name, rank]
 
 
