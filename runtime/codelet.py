@@ -158,18 +158,14 @@ def compile_codelet(func_op: ir.OpView, batch_rank: int = 1) -> CompiledCodelet:
     return _Compiler(batch_rank).function(func_op)
 
 
-# Compute ops whose kernels keep no state tied to one vertex group's arrays: a plan of bodies
-# made of these (and of the interpreted ops) may serve several codelets. conv's and depthwise's
-# kernels remember the last operands they were called on: shared, they would miss every call.
-_SHARED_KERNELS = frozenset({"linalg.generic", "ipu.matmul"})
-
-
 def body_key(func_op: ir.OpView) -> tuple[tuple | None, bool]:
     """A key equal for codelets whose bodies are equal op for op (names, attributes, operand
     wiring, types, nested regions) whatever their names: they compile to equal plans and cost
     equal cycles. BERT-12's 12 layers repeat 63 bodies under 1,012 names. Also whether the
-    compiled plan may be shared (`_SHARED_KERNELS`; no `cf.assert`, whose failure names its
-    location). (None, False) when an op reads a value from outside the body."""
+    compiled plan may be shared: its compute ops' kernels keep no state tied to one vertex
+    group's arrays (their records' `kernel_shared`: conv's remember the last operands, and
+    shared would miss every call) and it has no `cf.assert`, whose failure names its location.
+    (None, False) when an op reads a value from outside the body."""
     numbers: dict[ir.Value, int] = {}
     shareable = True
 
@@ -180,7 +176,8 @@ def body_key(func_op: ir.OpView) -> tuple[tuple | None, bool]:
         items: list = [tuple(a.type for a in block.arguments)]
         for op in block.operations:
             name = op.operation.name
-            if name == "cf.assert" or (name not in _SHARED_KERNELS and record_of(op) is not None):
+            record = record_of(op)
+            if name == "cf.assert" or (record is not None and not record.kernel_shared):
                 shareable = False
             operands = tuple(numbers.get(v, -1) for v in op.operands)
             if -1 in operands:

@@ -28,6 +28,7 @@ from .space import COMBINERS, SUM, Access, Space, loop_extents, shape
 @register_op
 class Generic(ComputeOp):
     name = "linalg.generic"
+    kernel_shared = True  # runtime/fused.py's kernels cache layouts by shapes and strides only
 
     def extents(self, op: ir.OpView) -> tuple[int, ...]:
         return loop_extents(op)

@@ -27,6 +27,7 @@ from .space import SUM, Access, Space, shape
 @register_op
 class Matmul(ComputeOp):
     name = "ipu.matmul"
+    kernel_shared = True  # np.matmul with its operand and result types
     converts = frozenset({
         "linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat",
         "linalg.batch_matvec", "linalg.batch_vecmat", "linalg.dot",

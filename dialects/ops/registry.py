@@ -76,6 +76,9 @@ class ComputeOp(ABC):
 
     name: ClassVar[str]
     converts: ClassVar[frozenset[str]] = frozenset()  # linalg named ops `convert` replaces
+    # whether one kernel may serve several vertex groups (runtime/codelet.py's `body_key`): it
+    # keeps no state tied to one group's arrays (conv's remembers the last operands it took)
+    kernel_shared: ClassVar[bool] = False
 
     def convert(self, op: ir.OpView) -> ir.Value | None:
         """The value replacing the named linalg op `op` (one of `converts`), built at the

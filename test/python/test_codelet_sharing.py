@@ -54,6 +54,17 @@ def test_bodies_differing_in_an_attribute_an_op_or_the_wiring_have_other_keys(ch
     assert body_key(function(BODY))[0] != body_key(function(BODY, **change))[0]
 
 
+CONV = """func.func @{name}(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32> {{
+  %c = "ipu.conv"(%x, %w) {{strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>,
+                           groups = 2 : i64}} : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32>
+  return %c : tensor<1x8x4x4xf32>"""
+
+
+def test_a_body_whose_kernel_remembers_its_operands_is_not_shared():
+    key, shareable = body_key(function(CONV + "\n}}"))
+    assert key is not None and not shareable
+
+
 def test_a_body_with_an_assert_is_not_shared():
     key, shareable = body_key(function(ASSERTING))
     assert key is not None and not shareable
