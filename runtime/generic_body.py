@@ -32,6 +32,7 @@ from .inplace import Env, Op, broadcast_shape, plan_ops, run_body
 from .reduce import fold
 
 DENSE = 8  # a generic's input repeated along loops is made dense if shared by this many tiles
+KEPT_VIEWS = 64  # views a viewer keeps: one per vertex group calling it (BERT-12: 12)
 Step = Callable[[Env], None]
 
 
@@ -88,22 +89,25 @@ def _viewer(
     terms: list[list[tuple[int, int]]], offsets: tuple[int, ...], loops: tuple[int, ...], batch: int
 ) -> Callable[[np.ndarray], np.ndarray]:
     """A function viewing an operand (*batch, *shape) as (*batch, *loops): loop `i` steps
-    `sum(c * stride[axis] for axis, c in terms[i])` bytes, from element `offsets`. The view of
-    the array it was last given is kept: a later run passes the vertex group's own views, the
-    same arrays each run (steps.VertexGroup.prepare), and as_strided costs 8 us a call (zoo
-    BERT-12 makes 576 a run)."""
+    `sum(c * stride[axis] for axis, c in terms[i])` bytes, from element `offsets`. The views of
+    the arrays it was given are kept (up to KEPT_VIEWS): a later run passes each vertex group's
+    own views, the same arrays each run (steps.VertexGroup.prepare), and as_strided costs 8 us
+    a call (zoo BERT-12 makes 576 a run). Several groups may call one viewer: codelets of equal
+    bodies share their compiled plan (runtime/planner.py), BERT-12's 12 layers one plan."""
     start = (slice(None),) * batch + tuple(slice(o, None) for o in offsets) if any(offsets) else None
-    last: list[tuple[np.ndarray, np.ndarray]] = []  # (array, its view): one tuple, read and replaced whole
+    kept: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(array) -> (array, its view)
 
     def view(x: np.ndarray) -> np.ndarray:
-        kept = last[0] if last else None
-        if kept is not None and kept[0] is x:
-            return kept[1]
+        found = kept.get(id(x))
+        if found is not None and found[0] is x:
+            return found[1]
         base = x if start is None else x[start]
         strides = base.strides
         loop_strides = tuple(sum(c * strides[axis] for axis, c in axis_terms) for axis_terms in terms)
         made = as_strided(base, (*base.shape[:batch], *loops), (*strides[:batch], *loop_strides), writeable=False)
-        last[:] = [(x, made)]
+        if len(kept) >= KEPT_VIEWS:  # arrays new each run (gathered inputs) would pile up
+            kept.clear()
+        kept[id(x)] = (x, made)
         return made
 
     return view

@@ -29,3 +29,26 @@ def test_views_follow_the_array_given(monkeypatch):
     calls = len(made)
     kernel([x, bias])
     assert len(made) == calls  # the same arrays again: no view made
+
+
+def test_views_of_groups_sharing_a_plan_are_all_kept(monkeypatch):
+    """Codelets of equal bodies share one compiled plan (runtime/planner.py): each group's
+    arrays keep their views while the groups take turns, and arrays new on every call do not
+    pile up past KEPT_VIEWS."""
+    made = []
+    monkeypatch.setattr(generic_body, "as_strided", lambda *a, **k: made.append(1) or np.lib.stride_tricks.as_strided(*a, **k))
+    kernel = codelet(GENERIC_VIEWS)
+    groups, bias = [floats((4, 6)) for _ in range(3)], floats((6,))
+    for x in groups:
+        kernel([x, bias])
+    calls = len(made)
+    for x in groups * 2:
+        (got,) = kernel([x, bias])
+        np.testing.assert_allclose(got, expected(x, bias), rtol=1e-6)
+    assert len(made) == calls  # every group's views kept
+    view = generic_body._viewer([[(1, 1)], [(2, 1)]], (0, 0), (4, 6), 1)  # (1, 4, 6) as itself
+    (kept,) = [cell.cell_contents for cell in view.__closure__ if isinstance(cell.cell_contents, dict)]
+    for _ in range(3 * generic_body.KEPT_VIEWS):
+        fresh = np.arange(24, dtype=np.float32).reshape(1, 4, 6)
+        np.testing.assert_array_equal(view(fresh), fresh)
+    assert 0 < len(kept) <= generic_body.KEPT_VIEWS
