@@ -41,7 +41,7 @@ from numpy.lib.stride_tricks import as_strided
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops.compiled import compiled
 
-from .codelet import compile_codelet
+from .codelet import body_key, compile_codelet
 from .memory import Buffer, Grid, Strided
 from .reduce import sum_order
 from .steps import Copy, Execute, VertexGroup
@@ -242,25 +242,29 @@ def _epilogue(planner, group: VertexGroup, memo: dict):
     """The codelet of a fused sum without its sum (`_sum_then`'s fill and adding generic):
     a clone of its IR whose first argument, now of the sum's type (the box), takes the sum's
     place, compiled and dropped (the compiled plan keeps no IR). Its fill, and a k = 1
-    reduction that only added the init, were two passes over the box."""
+    reduction that only added the init, were two passes over the box. Codelets of equal bodies
+    share one compiled epilogue, renamed, as runtime/planner.py shares their plans."""
     rank = len(group.inputs[0][1].sizes)
-    if (group.codelet, rank) not in memo:
-        function = planner.program.function(group.codelet, ipu.CODELET_ATTR)
-        with function.location:
-            clone = function.operation.clone()
-            try:
-                block = clone.regions[0].blocks[0]
-                constant, empty, fill, generic = list(block.operations)[:4]  # `_sum_then` proved them
-                argument = block.arguments[0]
-                argument.set_type(generic.results[0].type)
-                generic.results[0].replace_all_uses_with(argument)
-                for op in (generic, fill, empty, constant):
-                    if not any(True for result in op.results for _ in result.uses):
-                        op.erase()
-                memo[group.codelet, rank] = compile_codelet(clone.opview, rank)
-            finally:
-                clone.erase()
-    return memo[group.codelet, rank]
+    function = planner.program.function(group.codelet, ipu.CODELET_ATTR)
+    body, shareable = body_key(function)
+    key = (body, rank) if body is not None and shareable else (group.codelet, rank)
+    if key in memo:
+        return memo[key].renamed(group.codelet)
+    with function.location:
+        clone = function.operation.clone()
+        try:
+            block = clone.regions[0].blocks[0]
+            constant, empty, fill, generic = list(block.operations)[:4]  # `_sum_then` proved them
+            argument = block.arguments[0]
+            argument.set_type(generic.results[0].type)
+            generic.results[0].replace_all_uses_with(argument)
+            for op in (generic, fill, empty, constant):
+                if not any(True for result in op.results for _ in result.uses):
+                    op.erase()
+            memo[key] = compile_codelet(clone.opview, rank)
+        finally:
+            clone.erase()
+    return memo[key]
 
 
 def _grid_key(region: Grid) -> tuple:
