@@ -56,8 +56,9 @@ class Access:
     """How one operand dimension of size `size` is indexed by the loops.
 
     kind "dim": `x = d[loop]`; "const": `x = 0`; "window": `x = stride * d[loop] +
-    dilation * d[window] - pad_low` with the window loop never partitioned; "groups": the input
-    channels of the groups that output channels `d[loop]` belong to."""
+    dilation * d[window] - pad_low` with the window loop never cut (its record keeps it whole,
+    and `Space.admits` holds every partition to that); "groups": the input channels of the
+    groups that output channels `d[loop]` belong to."""
 
     kind: str
     size: int
