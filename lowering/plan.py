@@ -70,6 +70,9 @@ class Plan(ModulePass):
     used by the loop is placed where the body reads it). Unit-stride slices only generics read
     are windows read in place from their source (a stencil's neighbours: one piece of the grid
     per part), and a source its reader places gets the parts' blocks (`aligned_source`).
+    Whichever way a partition is found, its op's space must admit it (`Space.admits`: a loop
+    the record keeps whole, a window's, stays whole; a summed loop is cut only with an
+    associative combiner); a refused one gives way to the cost model's search.
 
     Before:
 
