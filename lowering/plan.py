@@ -407,14 +407,9 @@ def _options(space: Space, target: Target) -> list[tuple[int, ...]]:
     """The part counts `cheapest_blocks` tries for each loop: those whose blocks `space`
     admits (one part: the loop whole, always admitted)."""
     return [
-        tuple(p for p in _candidates(e, target.num_tiles) if p == 1 or _admits_block(space, d, -(-e // p)))
+        tuple(p for p in _candidates(e, target.num_tiles) if p == 1 or space.block_refusal(d, -(-e // p)) is None)
         for d, e in enumerate(space.extents)
     ]
-
-
-def _admits_block(space: Space, loop: int, block: int) -> bool:
-    """Whether `space` admits cutting `loop` into `block`s, the other loops whole."""
-    return space.admits(tuple(block if d == loop else e for d, e in enumerate(space.extents)))
 
 
 def _leanest(space: Space, target: Target) -> str:
@@ -439,7 +434,7 @@ def _refine(space: Space, target: Target, budget: int, start: tuple[int, tuple[i
     Each move keeps the cut within the tiles and the budget and must lower the estimate."""
     element_bytes = ipu.element_bytes(space.element_type)
     sizes = [
-        tuple(b for b in _block_sizes(e, target.num_tiles, space.multiple(d)) if _admits_block(space, d, b))
+        tuple(b for b in _block_sizes(e, target.num_tiles, space.multiple(d)) if space.block_refusal(d, b) is None)
         for d, e in enumerate(space.extents)
     ]
     where = [s.index(b) if b in s else None for s, b in zip(sizes, start[1])]

@@ -63,9 +63,7 @@ def _admitted(space: Space, cut: SerialCut) -> bool:
     pieces of one unit (then of any number of units): a serial piece is a cut of that loop, and
     a loop the record keeps whole stays whole here too."""
     loop = space.result[cut.result_dim]
-    blocks = list(space.extents)
-    blocks[loop] = space.extents[loop] // cut.extent
-    return space.admits(tuple(blocks))
+    return space.block_refusal(loop, space.extents[loop] // cut.extent) is None
 
 
 def _fewest_pieces(op: ir.OpView, cut: SerialCut, fits: Fits) -> tuple[int, int] | None:

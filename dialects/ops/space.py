@@ -104,29 +104,30 @@ class Space:
     def multiple(self, loop: int) -> int:
         return self.multiples[loop] if self.multiples else 1
 
-    def cuttable(self, loop: int) -> bool:
-        """Whether `loop` may be cut into parts: its record lets it (a window loop, a softmax's
-        row stays whole), and a summed loop's partial results have an associative combiner."""
-        combines = loop not in self.reductions or self.combiner == SUM or self.combiner in COMBINERS
-        return self.splittable[loop] and combines
-
     def refusal(self, blocks: tuple[int, ...]) -> str | None:
         """Why cutting the loops into `blocks` would compute a wrong result, None if it would
-        not: every path of ipu-plan goes through this check, and ipu-schedule reads no other
-        partition (`admits`)."""
+        not (`admits`): every path of ipu-plan goes through this check, and ipu-schedule reads
+        no partition it refuses. Loops are judged one by one (`block_refusal`)."""
         if len(blocks) != len(self.extents):
             return f"gives {len(blocks)} block sizes for {len(self.extents)} loops"
-        for loop, (block, extent) in enumerate(zip(blocks, self.extents)):
-            if block >= extent:
-                continue
-            if block < 1:
-                return f"cuts loop {loop} into blocks of {block}"
-            if loop in self.reductions and self.combiner != SUM and self.combiner not in COMBINERS:
-                return f"cuts summed loop {loop} into blocks of {block}, but its partial results have no associative combiner"
-            if not self.splittable[loop]:
-                return f"cuts loop {loop} (extent {extent}) into blocks of {block}, but the op's record keeps it whole"
-            if block % self.multiple(loop):
-                return f"cuts loop {loop} into blocks of {block}, not a multiple of {self.multiple(loop)}"
+        return next((refusal for loop, block in enumerate(blocks) if (refusal := self.block_refusal(loop, block))), None)
+
+    def block_refusal(self, loop: int, block: int) -> str | None:
+        """Why cutting `loop` into `block`s would compute a wrong result, None if it would not:
+        a loop the record keeps whole (a window's, a softmax's row) stays whole, a summed loop
+        is cut only when its partial results have an associative combiner, and a cut loop's
+        blocks are multiples of `multiples`."""
+        extent = self.extents[loop]
+        if block >= extent:
+            return None
+        if block < 1:
+            return f"cuts loop {loop} into blocks of {block}"
+        if loop in self.reductions and self.combiner != SUM and self.combiner not in COMBINERS:
+            return f"cuts summed loop {loop} into blocks of {block}, but its partial results have no associative combiner"
+        if not self.splittable[loop]:
+            return f"cuts loop {loop} (extent {extent}) into blocks of {block}, but the op's record keeps it whole"
+        if block % self.multiple(loop):
+            return f"cuts loop {loop} into blocks of {block}, not a multiple of {self.multiple(loop)}"
         return None
 
     def admits(self, blocks: tuple[int, ...]) -> bool:
