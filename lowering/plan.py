@@ -70,6 +70,9 @@ class Plan(ModulePass):
     used by the loop is placed where the body reads it). Unit-stride slices only generics read
     are windows read in place from their source (a stencil's neighbours: one piece of the grid
     per part), and a source its reader places gets the parts' blocks (`aligned_source`).
+    Whichever way a partition is found, its op's space must admit it (`Space.admits`: a loop
+    the record keeps whole, a window's, stays whole; a summed loop is cut only with an
+    associative combiner); a refused one gives way to the cost model's search.
 
     Before:
 
@@ -288,13 +291,17 @@ class _Planner:
         for value in op.operands:  # the init of a generic
             if value in self.unplaced:
                 self.place_unplaced(value, result_layout(space, partition))
+        refusal = space.refusal(partition.blocks)
+        if refusal is not None:  # every path above chose an admitted cut: a bug, not a bad input
+            raise op_error(op, f"internal error in ipu-plan: its partition {list(partition.blocks)} {refusal}")
         for key, value in partition.attr(space).encode().items():
             op.attributes[key] = value
         self.set_layout(op, result_layout(space, partition))
 
     def reuse_partition(self, space: Space) -> Partition | None:
         """The partition of the largest operand whose dims index distinct loops: it needs no
-        exchange, and element-wise chains stay where they are."""
+        exchange, and element-wise chains stay where they are; if `space` admits it (an operand
+        cut along a loop the op keeps whole is not reused)."""
         best = None
         for accesses, value in zip(space.operands, space.op.operands):
             layout = self.layouts.get(value)
@@ -308,7 +315,7 @@ class _Planner:
                 blocks[a.loop] = parts.intervals[0][1] - parts.intervals[0][0]
                 strides[a.loop] = parts.stride
             size = math.prod(_shape(value))
-            if best is None or size > best[0]:
+            if space.admits(tuple(blocks)) and (best is None or size > best[0]):
                 best = (size, Partition(tuple(blocks), layout.first_tile, tuple(strides)))
         return best[1] if best else None
 
@@ -319,9 +326,10 @@ class _Planner:
             for d, parts in zip(space.result, layout.dims):
                 blocks[d] = parts.intervals[0][1] - parts.intervals[0][0]
             partition = _row_major(space, tuple(blocks), layout.first_tile)
-            if _memory(space, partition.blocks, self.target) <= self.budget:
+            if space.admits(partition.blocks) and _memory(space, partition.blocks, self.target) <= self.budget:
                 return partition
-            # Row-major pieces too large (a transpose reads a column per row): cut by the cost model.
+            # Row-major pieces too large (a transpose reads a column per row) or cutting a loop
+            # the op keeps whole (a window's, a softmax's row): cut by the cost model.
         best = self.cheapest(space)
         if best is None:
             raise op_error(
@@ -396,9 +404,10 @@ def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tup
 
 
 def _options(space: Space, target: Target) -> list[tuple[int, ...]]:
-    """The part counts `cheapest_blocks` tries for each loop."""
+    """The part counts `cheapest_blocks` tries for each loop: those whose blocks `space`
+    admits (one part: the loop whole, always admitted)."""
     return [
-        tuple(p for p in _candidates(e, target.num_tiles) if -(-e // p) % space.multiple(d) == 0 or p == 1) if space.splittable[d] else (1,)
+        tuple(p for p in _candidates(e, target.num_tiles) if p == 1 or space.block_refusal(d, -(-e // p)) is None)
         for d, e in enumerate(space.extents)
     ]
 
@@ -424,7 +433,10 @@ def _refine(space: Space, target: Target, budget: int, start: tuple[int, tuple[i
     channels), and the grid's sizes (powers of two, divisors) often fall just past a step.
     Each move keeps the cut within the tiles and the budget and must lower the estimate."""
     element_bytes = ipu.element_bytes(space.element_type)
-    sizes = [_block_sizes(e, target.num_tiles, space.multiple(d)) if space.splittable[d] else (e,) for d, e in enumerate(space.extents)]
+    sizes = [
+        tuple(b for b in _block_sizes(e, target.num_tiles, space.multiple(d)) if space.block_refusal(d, b) is None)
+        for d, e in enumerate(space.extents)
+    ]
     where = [s.index(b) if b in s else None for s, b in zip(sizes, start[1])]
     loops = [d for d, w in enumerate(where) if w is not None and len(sizes[d]) > 1]
     steps = (-4, -2, -1, 1, 2, 4)

@@ -43,18 +43,14 @@ class Generic(ComputeOp):
                 f"generics whose results do not read each other's accumulators, unlike an arg-max)",
             )
         num_inputs = len(op.operands) - 1
-        windows: set[int] = set()
         accesses = [
-            tuple(_access(op, expr, size, windows) for expr, size in zip(amap.results, shape(value)))
-            for value, amap in zip(op.operands, maps)
+            tuple(_access(op, expr, size) for expr, size in zip(amap.results, shape(value))) for value, amap in zip(op.operands, maps)
         ]
         extents = self.extents(op)
-        # A window's extent is that of its window loop, known from the operand indexed by it.
-        accesses = [
-            tuple(dataclasses.replace(a, window=extents[a.window_loop]) if isinstance(a, _WindowAccess) else a for a in row)
-            for row in accesses
-        ]
         reductions = tuple(d for d, it in enumerate(iterators) if "reduction" in it)
+        # Each window over the loop better kept whole, its extent that loop's (`_oriented`).
+        accesses = [tuple(_oriented(a, extents, reductions) if isinstance(a, _WindowAccess) else a for a in row) for row in accesses]
+        windows = {a.window_loop for row in accesses for a in row if isinstance(a, _WindowAccess)}
         result_loops = tuple(a.loop for a in accesses[-1])
         if any(a.kind != "dim" for a in accesses[-1]) or set(result_loops) & set(reductions):
             raise op_error(op, "has a result indexing map that is not a projection of its parallel loops; ipu-plan cannot place it")
@@ -292,7 +288,7 @@ class _WindowAccess(Access):
     window_loop: int = 0
 
 
-def _access(op: ir.OpView, expr: ir.AffineExpr, size: int, windows: set[int]) -> Access:
+def _access(op: ir.OpView, expr: ir.AffineExpr, size: int) -> Access:
     if isinstance(expr, ir.AffineDimExpr):
         return Access("dim", size, expr.position)
     if isinstance(expr, ir.AffineConstantExpr) and expr.value == 0 and size == 1:
@@ -301,9 +297,24 @@ def _access(op: ir.OpView, expr: ir.AffineExpr, size: int, windows: set[int]) ->
         terms = [_scaled_dim(t) for t in (expr.lhs, expr.rhs)]
         if all(terms):
             (stride, out_loop), (dilation, window_loop) = terms
-            windows.add(window_loop)
             return _WindowAccess("window", size, out_loop, stride, dilation, 0, 0, window_loop=window_loop)
     raise op_error(op, f"has an indexing expression '{expr}' that ipu-plan cannot place")
+
+
+def _oriented(access: _WindowAccess, extents: tuple[int, ...], reductions: tuple[int, ...]) -> _WindowAccess:
+    """`access` (`stride * d[loop] + dilation * d[window_loop]`) with its window over the loop
+    better kept whole, and that loop's extent: a summed loop rather than a result loop (a
+    convolution's taps), else the shorter one, so that the longer one can be cut (an unfold's
+    `d0 + d1` over 4 and 64 values cuts the 64). Both orders read the same elements."""
+
+    def rank(loop: int) -> tuple[bool, int]:
+        return loop in reductions, -extents[loop]
+
+    if rank(access.loop) > rank(access.window_loop):
+        access = dataclasses.replace(
+            access, loop=access.window_loop, window_loop=access.loop, stride=access.dilation, dilation=access.stride
+        )
+    return dataclasses.replace(access, window=extents[access.window_loop])
 
 
 def _scaled_dim(expr: ir.AffineExpr) -> tuple[int, int] | None:
