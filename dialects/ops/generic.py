@@ -21,7 +21,7 @@ from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
 
 from .. import ipu
-from .registry import ComputeOp, Piece, register_op
+from .registry import ComputeOp, Example, Piece, register_op
 from .space import COMBINERS, SUM, Access, Space, loop_extents, shape
 
 
@@ -103,6 +103,22 @@ class Generic(ComputeOp):
 
     def kernel(self, op: ir.OpView, batch: int) -> None:
         return None  # the codelet interpreter runs the body
+
+    def examples(self) -> list[Example]:
+        """Element-wise work with a broadcast, a reduction into a transposed result, every
+        combiner of `COMBINERS` (the sums accumulating onto an input), a pooling window, and the
+        two cases of issue 24 (a window of two parallel loops, a non-associative reduction)."""
+        floats = [_reduction(c, "f32", i) for i, c in enumerate(sorted(c for c in COMBINERS if c.endswith("f")))]
+        integers = [_reduction(c, "i32", i) for i, c in enumerate(sorted(c for c in COMBINERS if not c.endswith("f")))]
+        return [
+            Example("broadcast-relu", _BROADCAST_RELU),
+            Example("reduce-transposed", _REDUCE_TRANSPOSED),
+            Example("combiners-f32", _program("f32", floats)),
+            Example("combiners-i32", _program("i32", integers)),
+            Example("max-pool", _MAX_POOL),
+            Example("unfold", _UNFOLD),
+            Example("subi-reduction", _program("i32", [_reduction("arith.subi", "i32", 0)])),
+        ]
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         return self.space_work(self.space(op), extents, target)
@@ -316,3 +332,79 @@ def _scaled_dim(expr: ir.AffineExpr) -> tuple[int, int] | None:
         if isinstance(a, ir.AffineDimExpr) and isinstance(b, ir.AffineConstantExpr):
             return (b.value, a.position)
     return None
+
+
+# --- The conformance examples (test/python/test_conformance.py) -----------------------------
+
+_BROADCAST_RELU = """
+func.func @main(%a: tensor<7x5xf32>, %b: tensor<5xf32>) -> tensor<7x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<7x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<7x5xf32>, tensor<5xf32>) outs(%e : tensor<7x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<7x5xf32>
+  return %r : tensor<7x5xf32>
+}
+"""
+_REDUCE_TRANSPOSED = """
+func.func @main(%a: tensor<3x7x5xf32>) -> tensor<5x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x3xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d0)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]} ins(%a : tensor<3x7x5xf32>) outs(%init : tensor<5x3xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<5x3xf32>
+  return %r : tensor<5x3xf32>
+}
+"""
+_MAX_POOL = """
+func.func @main(%x: tensor<1x3x9x8xf32>) -> tensor<1x3x4x3xf32> {
+  %low = arith.constant -3.0e+38 : f32
+  %e = tensor.empty() : tensor<1x3x4x3xf32>
+  %init = linalg.fill ins(%low : f32) outs(%e : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %window : tensor<1x3x9x8xf32>, tensor<3x3xf32>) outs(%init : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  return %r : tensor<1x3x4x3xf32>
+}
+"""
+_UNFOLD = """
+func.func @main(%a: tensor<67xf32>) -> tensor<64x4xf32> {
+  %e = tensor.empty() : tensor<64x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>, affine_map<(d0, d1) -> (d1, d0)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%a : tensor<67xf32>) outs(%e : tensor<64x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<64x4xf32>
+  return %r : tensor<64x4xf32>
+}
+"""
+
+
+def _reduction(combiner: str, element: str, index: int) -> str:
+    """Reduction number `index` of `_program`: rows of %a folded with `combiner` onto its own
+    input %i<index>: the combiner's identity is never where a piece starts from by accident."""
+    return f"""
+  %r{index} = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}}
+         ins(%a : tensor<6x11x{element}>) outs(%i{index} : tensor<6x{element}>) {{
+  ^bb0(%x: {element}, %o: {element}):
+    %c = {combiner} %o, %x : {element}
+    linalg.yield %c : {element}
+  }} -> tensor<6x{element}>"""
+
+
+def _program(element: str, reductions: list[str]) -> str:
+    """`@main` of %a (6 x 11) and one init per reduction, returning every reduction."""
+    count = len(reductions)
+    inits = "".join(f", %i{i}: tensor<6x{element}>" for i in range(count))
+    types = ", ".join([f"tensor<6x{element}>"] * count)
+    results = ", ".join(f"%r{i}" for i in range(count))
+    return f"func.func @main(%a: tensor<6x11x{element}>{inits}) -> ({types}) {{{''.join(reductions)}\n  return {results} : {types}\n}}\n"

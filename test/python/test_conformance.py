@@ -1,0 +1,191 @@
+"""Conformance over the whole op registry: every compute-op record's examples, compiled with
+every admitted cut of its space on every target, simulated, and compared with the reference.
+
+Each record (`dialects/ops`, every `@register_op`) offers small L0 programs (`examples()`).
+Each is compiled on `tiny`, `gc2` and `gc200` in these ways:
+
+- `planner`: the default pipeline, the planner's own choice;
+- `grain1`: ipu-plan with `grain=1`, so its row-major shortcut and the layouts generics
+  inherit cut every loop they may, as finely as the tiles allow;
+- `loop<d>-2`, `loop<d>-finest`: every op of the record pinned (`ipu.partition` before
+  ipu-plan, `_Planner.pinned_partition`) to a cut of its loop d alone, into 2 parts and into
+  as many as the target's tiles allow; `all-halves`: every admitted loop cut in 2 at once. A
+  loop is admitted when the space says it is splittable, a block is a multiple of its
+  `multiples`, and a summed loop has a combiner (the rules ipu-plan's search follows).
+
+Every compilation runs on the same random inputs (indices within their table's rows where
+the example says so) and must match upstream MLIR's ExecutionEngine (`api.reference_outputs`,
+what `ipu-run --check` runs): exact for integers, f32 within 1e-4 relative, f16 within 1e-2.
+
+A wrong result found and not fixed yet is listed in `KNOWN_WRONG` with its issue: the case is
+a strict xfail that passes only if exactly the listed cuts fail, so a fix (or a new failure)
+shows. `make conformance` (IPU_CONFORMANCE_ALL=1) cuts each loop into every count of parts
+from 2 to its extent (or the tiles); the default keeps to the cuts above.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from ipu_mlir.dialects.attrs import PARTITION_ATTR
+from ipu_mlir.dialects.ops import REGISTRY, Example, space_of
+from ipu_mlir.dialects.ops.semantics import numpy_dtype
+from ipu_mlir.frontends import api
+from ipu_mlir.lowering.pass_registry import build_pass_manager
+from ipu_mlir.lowering.pipelines import STEPS
+from ipu_mlir.runtime import api as runtime_api
+from ipu_mlir.target import load_target
+
+TARGETS = ("tiny", "gc2", "gc200")
+PLAN = STEPS.index("ipu-plan")
+EVERY_COUNT = os.environ.get("IPU_CONFORMANCE_ALL") == "1"
+
+# "record/example@target" -> (issue, the cuts that give a wrong result there).
+_UNFOLD = (
+    "issue 24: the planner's row-major shortcut cuts the window loop of `a[d0 + d1]`, which the space keeps whole (max rel error 56-61)",
+    frozenset({"planner", "grain1"}),
+)
+KNOWN_WRONG: dict[str, tuple[str, frozenset[str]]] = {f"linalg.generic/unfold@{target}": _UNFOLD for target in TARGETS}
+
+
+class KnownWrong(Exception):
+    """Exactly the listed cuts of a case gave wrong results (the only failure its xfail takes)."""
+
+
+def _cases():
+    for name, record in sorted(REGISTRY.items()):
+        examples = record.examples()
+        if not examples:
+            yield pytest.param(name, None, "", id=f"{name}/no-examples")
+        for example in examples:
+            for target in TARGETS:
+                case = f"{name}/{example.name}@{target}"
+                known = KNOWN_WRONG.get(case)
+                marks = [pytest.mark.xfail(strict=True, raises=KnownWrong, reason=known[0])] if known else []
+                yield pytest.param(name, example, target, id=case, marks=marks)
+
+
+def test_known_wrong_cases_exist():
+    """A stale entry (its example renamed or removed) would hide nothing but mislead."""
+    assert set(KNOWN_WRONG) <= {param.id for param in _cases()}
+
+
+@pytest.mark.parametrize("name,example,target", list(_cases()))
+def test_record_conforms(name: str, example: Example | None, target: str) -> None:
+    assert example is not None, f"the record of '{name}' offers no examples(): add small programs using the op (docs/extending.md)"
+    lowered = _lowered(example, target)
+    compute = [op for op in _ops(lowered) if op.operation.name == name]
+    assert compute, f"example '{example.name}' does not compile to '{name}' on {target}"
+    inputs = _inputs(example)
+    expected = api.reference_outputs(example.source, inputs, "main")
+    tiles = load_target(target).num_tiles
+    failures = {}
+    for cut, grain, pins in _cuts([space_of(op) for op in compute], tiles, EVERY_COUNT):
+        program = _planned(lowered, name, grain, pins)
+        outputs = runtime_api.load_simulator(program, target, "main", verified=True).run(inputs)
+        problem = _mismatch(outputs, expected)
+        if problem:
+            failures[cut] = problem
+    known = KNOWN_WRONG.get(f"{name}/{example.name}@{target}")
+    if known and set(failures) == known[1]:
+        raise KnownWrong(f"{known[0]}: {failures}")
+    assert not failures, "\n".join(f"{cut}: {problem}" for cut, problem in failures.items())
+
+
+def _cuts(spaces, tiles: int, every_count: bool):
+    """(name, ipu-plan grain, {op number: blocks}) of each way the test compiles an example:
+    the planner's choices, then each loop cut alone (in every op of the record that may cut
+    it, all at once), then every admitted loop cut in two."""
+    yield "planner", 64, {}
+    yield "grain1", 1, {}
+    loops = max((len(space.extents) for space in spaces), default=0)
+    for d in range(loops):
+        counts = {2, tiles} if not every_count else set(range(2, tiles + 1))
+        chosen = {}
+        for count in counts:
+            pins = {}
+            for index, space in enumerate(spaces):
+                if d < len(space.extents) and _admitted(space, d) and _block(space, d, count) < space.extents[d]:
+                    pins[index] = tuple(_block(space, d, count) if k == d else e for k, e in enumerate(space.extents))
+            if pins:
+                chosen.setdefault(tuple(sorted(pins.items())), count)
+        for pins, count in sorted(chosen.items(), key=lambda item: item[1]):
+            yield f"loop{d}-{count if count < tiles else 'finest'}", 64, dict(pins)
+    halves = {}
+    for index, space in enumerate(spaces):
+        blocks = tuple(_block(space, d, 2) if _admitted(space, d) else e for d, e in enumerate(space.extents))
+        if sum(b < e for b, e in zip(blocks, space.extents)) > 1 and math.prod(-(-e // b) for e, b in zip(space.extents, blocks)) <= tiles:
+            halves[index] = blocks
+    if halves:
+        yield "all-halves", 64, halves
+
+
+def _admitted(space, loop: int) -> bool:
+    return space.splittable[loop] and (loop not in space.reductions or space.combiner is not None)
+
+
+def _block(space, loop: int, count: int) -> int:
+    """The block cutting `loop` into about `count` parts, a multiple of the space's multiple."""
+    multiple, even = space.multiple(loop), -(-space.extents[loop] // count)
+    return -(-even // multiple) * multiple
+
+
+def _lowered(example: Example, target: str) -> ir.Module:
+    """The example through the default pipeline up to ipu-plan (L1)."""
+    module = api.load_module(example.source)
+    with module.context:
+        passes = ",".join([f"ipu-set-target{{target={target}}}", *STEPS[:PLAN]])
+        build_pass_manager(f"builtin.module({passes})", module.context).run(module.operation)
+    return module
+
+
+def _planned(lowered: ir.Module, name: str, grain: int, pins: dict[int, tuple[int, ...]]) -> ir.Module:
+    """A copy of the L1 module with the pins set, through the rest of the default pipeline."""
+    with lowered.context:
+        copy = api.copy_module(lowered)
+        compute = [op for op in _ops(copy) if op.operation.name == name]
+        for index, blocks in pins.items():
+            compute[index].attributes[PARTITION_ATTR] = ir.DenseI64ArrayAttr.get(list(blocks))
+        passes = ",".join([f"ipu-plan{{grain={grain}}}", *STEPS[PLAN + 1 :]])
+        build_pass_manager(f"builtin.module({passes})", copy.context).run(copy.operation)
+    return copy
+
+
+def _ops(module: ir.Module) -> list[ir.OpView]:
+    found = []
+    module.operation.walk(lambda op: found.append(op.opview) or ir.WalkResult.ADVANCE)
+    return found
+
+
+def _inputs(example: Example) -> list[np.ndarray]:
+    module = api.load_module(example.source)
+    function = next(op for op in module.body.operations if op.operation.name == "func.func")
+    types = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs
+    arguments = [(tuple(t.shape), numpy_dtype(t.element_type)) for t in map(ir.RankedTensorType, types)]
+    inputs = runtime_api.random_inputs(arguments, seed=len(example.name))
+    rng = np.random.default_rng(0)
+    for argument, bound in example.bounds:
+        inputs[argument] = rng.integers(0, bound, inputs[argument].shape).astype(inputs[argument].dtype)
+    return inputs
+
+
+def _mismatch(outputs: list[np.ndarray], expected: list[np.ndarray]) -> str | None:
+    if len(outputs) != len(expected):
+        return f"{len(outputs)} outputs, the reference gives {len(expected)}"
+    for index, (got, want) in enumerate(zip(outputs, expected)):
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return f"output {index}: {got.shape} {got.dtype}, the reference gives {want.shape} {want.dtype}"
+        if np.issubdtype(want.dtype, np.floating):
+            rtol = 1e-2 if want.dtype == np.float16 else 1e-4
+            scale = max(1.0, float(np.abs(want[np.isfinite(want)]).max(initial=0)))
+            if not np.allclose(got, want, rtol=rtol, atol=rtol * 0.1 * scale, equal_nan=True):
+                error = np.abs(got.astype(np.float64) - want) / np.maximum(np.abs(want), 1e-30)
+                return f"output {index}: max rel error {float(np.nanmax(error)):.3g}"
+        elif not np.array_equal(got, want):
+            return f"output {index}: {int(np.sum(got != want))} of {got.size} elements differ"
+    return None
