@@ -301,6 +301,30 @@ func.func @main(%x: tensor<1x2x3x6x6xf16>, %w: tensor<2x3x3x2x2xf16>) -> tensor<
   return %r : tensor<1x2x3x5x5xf16>
 }
 """,
+    "other-forms": """
+func.func @main(%x: tensor<1x6x5x4xf32>, %w: tensor<2x3x3x4xf32>, %y: tensor<1x4x6x5xf32>, %d: tensor<4x3x3xf32>,
+                %m: tensor<3x3x4x2xf32>, %g: tensor<1x2x2x5x5xf32>, %h: tensor<3x2x2x2x2xf32>)
+    -> (tensor<1x4x3x2xf32>, tensor<1x4x4x3xf32>, tensor<1x4x3x4x2xf32>, tensor<1x2x3x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x4x3x2xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32>
+  %r0 = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%x, %w : tensor<1x6x5x4xf32>, tensor<2x3x3x4xf32>) outs(%o0 : tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32>
+  %e1 = tensor.empty() : tensor<1x4x4x3xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %r1 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%y, %d : tensor<1x4x6x5xf32>, tensor<4x3x3xf32>) outs(%o1 : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %e2 = tensor.empty() : tensor<1x4x3x4x2xf32>
+  %o2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x4x3x4x2xf32>) -> tensor<1x4x3x4x2xf32>
+  %r2 = linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%x, %m : tensor<1x6x5x4xf32>, tensor<3x3x4x2xf32>) outs(%o2 : tensor<1x4x3x4x2xf32>) -> tensor<1x4x3x4x2xf32>
+  %e3 = tensor.empty() : tensor<1x2x3x4x4xf32>
+  %o3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x2x3x4x4xf32>) -> tensor<1x2x3x4x4xf32>
+  %r3 = linalg.conv_2d_ngchw_fgchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%g, %h : tensor<1x2x2x5x5xf32>, tensor<3x2x2x2x2xf32>) outs(%o3 : tensor<1x2x3x4x4xf32>) -> tensor<1x2x3x4x4xf32>
+  return %r0, %r1, %r2, %r3 : tensor<1x4x3x2xf32>, tensor<1x4x4x3xf32>, tensor<1x4x3x4x2xf32>, tensor<1x2x3x4x4xf32>
+}
+""",
 }
 
 

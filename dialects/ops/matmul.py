@@ -112,6 +112,7 @@ class Matmul(ComputeOp):
             Example("matmul-f16", _MATMUL.format(a="6x10", b="10x5", c="6x5", t="f16", op="matmul")),
             Example("matvec", _MATMUL.format(a="9x11", b="11", c="9", t="f32", op="matvec")),
             Example("transposed-rhs", _TRANSPOSED_RHS),
+            Example("vector-forms", _VECTOR_FORMS),
         ]
 
     def serial_cuts(self, op: ir.OpView) -> list[SerialCut]:
@@ -156,6 +157,18 @@ func.func @main(%a: tensor<5x12xf32>, %b: tensor<7x12xf32>) -> tensor<5x7xf32> {
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
          ins(%a, %b : tensor<5x12xf32>, tensor<7x12xf32>) outs(%c : tensor<5x7xf32>) -> tensor<5x7xf32>
   return %r : tensor<5x7xf32>
+}
+"""
+
+_VECTOR_FORMS = """
+func.func @main(%v: tensor<6xf32>, %m: tensor<6x5xf32>, %bm: tensor<3x4x6xf32>, %bv: tensor<3x6xf32>, %bn: tensor<3x6x5xf32>,
+                %i: tensor<5xf32>, %j: tensor<3x4xf32>, %k: tensor<3x5xf32>, %s: tensor<f32>)
+    -> (tensor<5xf32>, tensor<3x4xf32>, tensor<3x5xf32>, tensor<f32>) {
+  %vm = linalg.vecmat ins(%v, %m : tensor<6xf32>, tensor<6x5xf32>) outs(%i : tensor<5xf32>) -> tensor<5xf32>
+  %mv = linalg.batch_matvec ins(%bm, %bv : tensor<3x4x6xf32>, tensor<3x6xf32>) outs(%j : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %bvm = linalg.batch_vecmat ins(%bv, %bn : tensor<3x6xf32>, tensor<3x6x5xf32>) outs(%k : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %d = linalg.dot ins(%v, %v : tensor<6xf32>, tensor<6xf32>) outs(%s : tensor<f32>) -> tensor<f32>
+  return %vm, %mv, %bvm, %d : tensor<5xf32>, tensor<3x4xf32>, tensor<3x5xf32>, tensor<f32>
 }
 """
 
