@@ -281,6 +281,20 @@ func.func @main(%x: tensor<1x5x5x3xi32>, %w: tensor<3x3x3x5xi32>) -> tensor<1x5x
   return %r : tensor<1x5x5x5xi32>
 }
 """,
+    "asymmetric-pad-strided-dilated": """
+func.func @main(%x: tensor<1x2x8x9xf32>, %w: tensor<3x2x2x3xf32>) -> tensor<1x3x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 1] high[0, 0, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x8x9xf32> to tensor<1x2x9x10xf32>
+  %e = tensor.empty() : tensor<1x3x4x3xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%p, %w : tensor<1x2x9x10xf32>, tensor<3x2x2x3xf32>) outs(%o : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  return %r : tensor<1x3x4x3xf32>
+}
+""",
     "depthwise-dilated": """
 func.func @main(%x: tensor<1x8x7x6xf32>, %w: tensor<3x3x6xf32>) -> tensor<1x4x3x6xf32> {
   %zero = arith.constant 0.0 : f32

@@ -115,6 +115,10 @@ class Generic(ComputeOp):
             Example("reduce-transposed", _REDUCE_TRANSPOSED),
             Example("combiners-f32", _program("f32", floats)),
             Example("combiners-i32", _program("i32", integers)),
+            Example(
+                "combiners-i1", _program("i1", [_reduction(c, "i1", i) for i, c in enumerate(("arith.andi", "arith.ori", "arith.xori"))])
+            ),
+            Example("two-reductions-broadcast", _TWO_REDUCTIONS),
             Example("max-pool", _MAX_POOL),
             Example("unfold", _UNFOLD),
             Example("subi-reduction", _program("i32", [_reduction("arith.subi", "i32", 0)])),
@@ -362,6 +366,23 @@ func.func @main(%a: tensor<3x7x5xf32>) -> tensor<5x3xf32> {
     linalg.yield %s : f32
   } -> tensor<5x3xf32>
   return %r : tensor<5x3xf32>
+}
+"""
+_TWO_REDUCTIONS = """
+func.func @main(%a: tensor<4x5x6xf32>, %b: tensor<4x1xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, 0)>,
+                                        affine_map<(d0, d1, d2) -> (d0)>],
+                       iterator_types = ["parallel", "reduction", "reduction"]} ins(%a, %b : tensor<4x5x6xf32>, tensor<4x1xf32>)
+         outs(%init : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }
 """
 _MAX_POOL = """

@@ -110,6 +110,7 @@ class Matmul(ComputeOp):
             Example("matmul-odd", _MATMUL.format(a="7x13", b="13x9", c="7x9", t="f32", op="matmul")),
             Example("batch-matmul-i32", _MATMUL.format(a="3x5x6", b="3x6x7", c="3x5x7", t="i32", op="batch_matmul")),
             Example("matmul-f16", _MATMUL.format(a="6x10", b="10x5", c="6x5", t="f16", op="matmul")),
+            Example("matmul-i8-into-i32", _MIXED),
             Example("matvec", _MATMUL.format(a="9x11", b="11", c="9", t="f32", op="matvec")),
             Example("transposed-rhs", _TRANSPOSED_RHS),
             Example("vector-forms", _VECTOR_FORMS),
@@ -160,6 +161,12 @@ func.func @main(%a: tensor<5x12xf32>, %b: tensor<7x12xf32>) -> tensor<5x7xf32> {
 }
 """
 
+_MIXED = """
+func.func @main(%a: tensor<5x9xi8>, %b: tensor<9x6xi8>, %c: tensor<5x6xi32>) -> tensor<5x6xi32> {
+  %r = linalg.matmul ins(%a, %b : tensor<5x9xi8>, tensor<9x6xi8>) outs(%c : tensor<5x6xi32>) -> tensor<5x6xi32>
+  return %r : tensor<5x6xi32>
+}
+"""
 _VECTOR_FORMS = """
 func.func @main(%v: tensor<6xf32>, %m: tensor<6x5xf32>, %bm: tensor<3x4x6xf32>, %bv: tensor<3x6xf32>, %bn: tensor<3x6x5xf32>,
                 %i: tensor<5xf32>, %j: tensor<3x4xf32>, %k: tensor<3x5xf32>, %s: tensor<f32>)
