@@ -7,6 +7,8 @@ Each is compiled on `tiny`, `gc2` and `gc200` in these ways:
 - `planner`: the default pipeline, the planner's own choice;
 - `grain1`: ipu-plan with `grain=1`, so its row-major shortcut and the layouts generics
   inherit cut every loop they may, as finely as the tiles allow;
+- `tight`: ipu-plan with a budget of `TIGHT_BYTES` per tile, so the cost-model search and the
+  serial splits take over from the shortcuts (an example that fits no cut then is skipped);
 - `loop<d>-2`, `loop<d>-finest`: every op of the record pinned (`ipu.partition` before
   ipu-plan, `_Planner.pinned_partition`) to a cut of its loop d alone, into 2 parts and into
   as many as the target's tiles allow; `all-halves`: every admitted loop cut in 2 at once. A
@@ -46,6 +48,9 @@ from ipu_mlir.target import load_target
 TARGETS = ("tiny", "gc2", "gc200")
 PLAN = STEPS.index("ipu-plan")
 EVERY_COUNT = os.environ.get("IPU_CONFORMANCE_ALL") == "1"
+# The `tight` budget: 100 f32 a tile, below what the examples' operands take whole, so their
+# cuts come from the search (and on tiny, nchw-strided and nhwc-padded-i32 are split serially).
+TIGHT_BYTES = 400
 
 # "record/example@target" -> (issue, the cuts that give a wrong result there).
 _UNFOLD = (
@@ -100,10 +105,17 @@ def test_record_conforms(name: str, example: Example | None, target: str) -> Non
     # examples): the same blocks, other tile numbers; its planner's own choices still run.
     repeated = {pins_key(pins) for _, _, pins in _cuts(spaces, load_target("gc2").num_tiles, EVERY_COUNT)} if target == "gc200" else set()
     failures = {}
-    for cut, grain, pins in _cuts(spaces, tiles, EVERY_COUNT):
+    for cut, options, pins in _cuts(spaces, tiles, EVERY_COUNT):
         if pins and pins_key(pins) in repeated:
             continue
-        program = _planned(lowered, name, grain, pins)
+        if cut == "tight":
+            options = f"memory-fraction={TIGHT_BYTES / load_target(target).tile_memory_bytes}"
+        try:
+            program = _planned(lowered, name, options, pins)
+        except ir.MLIRError as error:
+            if cut == "tight" and "does not fit in" in str(error):
+                continue
+            raise
         outputs = runtime_api.load_simulator(program, target, "main", verified=True).run(inputs)
         problem = _mismatch(outputs, expected)
         if problem:
@@ -115,11 +127,12 @@ def test_record_conforms(name: str, example: Example | None, target: str) -> Non
 
 
 def _cuts(spaces, tiles: int, every_count: bool):
-    """(name, ipu-plan grain, {op number: blocks}) of each way the test compiles an example:
+    """(name, ipu-plan options, {op number: blocks}) of each way the test compiles an example:
     the planner's choices, then each loop cut alone (in every op of the record that may cut
     it, all at once), then every admitted loop cut in two."""
-    yield "planner", 64, {}
-    yield "grain1", 1, {}
+    yield "planner", "", {}
+    yield "grain1", "grain=1", {}
+    yield "tight", "", {}  # its budget depends on the target: see test_record_conforms
     loops = max((len(space.extents) for space in spaces), default=0)
     for d in range(loops):
         counts = {2, tiles} if not every_count else set(range(2, tiles + 1))
@@ -132,14 +145,14 @@ def _cuts(spaces, tiles: int, every_count: bool):
             if pins:
                 chosen.setdefault(tuple(sorted(pins.items())), count)
         for pins, count in sorted(chosen.items(), key=lambda item: item[1]):
-            yield f"loop{d}-{count if count < tiles else 'finest'}", 64, dict(pins)
+            yield f"loop{d}-{count if count < tiles else 'finest'}", "", dict(pins)
     halves = {}
     for index, space in enumerate(spaces):
         blocks = tuple(_block(space, d, 2) if _admitted(space, d) else e for d, e in enumerate(space.extents))
         if sum(b < e for b, e in zip(blocks, space.extents)) > 1 and math.prod(-(-e // b) for e, b in zip(space.extents, blocks)) <= tiles:
             halves[index] = blocks
     if halves:
-        yield "all-halves", 64, halves
+        yield "all-halves", "", halves
 
 
 def pins_key(pins: dict[int, tuple[int, ...]]) -> tuple:
@@ -165,14 +178,14 @@ def _lowered(example: Example, target: str) -> ir.Module:
     return module
 
 
-def _planned(lowered: ir.Module, name: str, grain: int, pins: dict[int, tuple[int, ...]]) -> ir.Module:
+def _planned(lowered: ir.Module, name: str, options: str, pins: dict[int, tuple[int, ...]]) -> ir.Module:
     """A copy of the L1 module with the pins set, through the rest of the default pipeline."""
     with lowered.context:
         copy = api.copy_module(lowered)
         compute = [op for op in _ops(copy) if op.operation.name == name]
         for index, blocks in pins.items():
             compute[index].attributes[PARTITION_ATTR] = ir.DenseI64ArrayAttr.get(list(blocks))
-        passes = ",".join([f"ipu-plan{{grain={grain}}}", *STEPS[PLAN + 1 :]])
+        passes = ",".join([f"ipu-plan{{{options}}}", *STEPS[PLAN + 1 :]])
         build_pass_manager(f"builtin.module({passes})", copy.context).run(copy.operation)
     return copy
 
