@@ -92,6 +92,20 @@ def test_every_converted_op_is_in_an_example():
     assert not {name: ops for name, ops in missing.items() if ops}
 
 
+@pytest.mark.parametrize(
+    "blocks,message",
+    [
+        ((4, 32), r"'ipu.partition' \[4, 32\] cutting loop 1, which its space keeps whole"),
+        ((4, 65), r"'ipu.partition' \[4, 65\] that does not fit its loops \[4, 64\]"),
+    ],
+)
+def test_a_pin_the_space_does_not_admit_is_refused(blocks, message):
+    """The pin of a window loop (unfold's d1), or of blocks larger than the loops: an error at the op."""
+    (example,) = [e for e in REGISTRY["linalg.generic"].examples() if e.name == "unfold"]
+    with pytest.raises(ir.MLIRError, match=message):
+        _planned(_lowered(example, "tiny"), "linalg.generic", "", {0: blocks})
+
+
 @pytest.mark.parametrize("name,example,target", list(_cases()))
 def test_record_conforms(name: str, example: Example | None, target: str) -> None:
     assert example is not None, f"the record of '{name}' offers no examples(): add small programs using the op (docs/extending.md)"
