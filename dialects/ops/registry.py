@@ -1,7 +1,7 @@
 """The registry of L1 compute ops: one record per op, read by every pass and by the runtime.
 
-An L1 compute op is an op the planner cuts across tiles: `ipu.matmul`, `ipu.conv` and
-`linalg.generic` today. Each is declared once: its IRDL definition (`ipu.irdl.mlir`, or a
+An L1 compute op is an op the planner cuts across tiles: `ipu.matmul`, `ipu.conv`,
+`ipu.gather`, `ipu.scatter` and `linalg.generic` today. Each is declared once: its IRDL definition (`ipu.irdl.mlir`, or a
 plugin's own IRDL dialect) plus one `ComputeOp` subclass registered with `@register_op`, in one
 file of this package. The record says everything the rest of the compiler needs to know:
 
