@@ -120,6 +120,7 @@ class Generic(ComputeOp):
             ),
             Example("two-reductions-broadcast", _TWO_REDUCTIONS),
             Example("max-pool", _MAX_POOL),
+            Example("generalized-named-ops", _GENERALIZED),
             Example("unfold", _UNFOLD),
             Example("subi-reduction", _program("i32", [_reduction("arith.subi", "i32", 0)])),
         ]
@@ -394,6 +395,32 @@ func.func @main(%x: tensor<1x3x9x8xf32>) -> tensor<1x3x4x3xf32> {
   %r = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
          ins(%x, %window : tensor<1x3x9x8xf32>, tensor<3x3xf32>) outs(%init : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
   return %r : tensor<1x3x4x3xf32>
+}
+"""
+# Named ops no record converts, which linalg-generalize-named-ops makes generics.
+_GENERALIZED = """
+func.func @main(%x1: tensor<2x9x3xf32>, %w1: tensor<3x3x4xf32>, %o1: tensor<2x7x4xf32>,
+                %x3: tensor<1x4x5x6x2xf32>, %w3: tensor<2x2x3x2x3xf32>, %o3: tensor<1x3x4x4x3xf32>,
+                %xp: tensor<1x7x7x3xf32>, %op: tensor<1x3x3x3xf32>,
+                %a: tensor<2x3x4x5xf32>, %b: tensor<6x3x7x5xf32>, %c: tensor<2x6x4x7xf32>,
+                %p: tensor<4x6xf32>, %q: tensor<5x6xf32>, %r: tensor<4x5xf32>)
+    -> (tensor<2x7x4xf32>, tensor<1x3x4x4x3xf32>, tensor<1x3x3x3xf32>, tensor<2x6x4x7xf32>, tensor<4x5xf32>, tensor<4x6xf32>) {
+  %conv1 = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+             ins(%x1, %w1 : tensor<2x9x3xf32>, tensor<3x3x4xf32>) outs(%o1 : tensor<2x7x4xf32>) -> tensor<2x7x4xf32>
+  %conv3 = linalg.conv_3d_ndhwc_dhwcf {dilations = dense<1> : tensor<3xi64>, strides = dense<1> : tensor<3xi64>}
+             ins(%x3, %w3 : tensor<1x4x5x6x2xf32>, tensor<2x2x3x2x3xf32>) outs(%o3 : tensor<1x3x4x4x3xf32>) -> tensor<1x3x4x4x3xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %pool = linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+            ins(%xp, %window : tensor<1x7x7x3xf32>, tensor<3x3xf32>) outs(%op : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %tiles = linalg.mmt4d ins(%a, %b : tensor<2x3x4x5xf32>, tensor<6x3x7x5xf32>) outs(%c : tensor<2x6x4x7xf32>) -> tensor<2x6x4x7xf32>
+  %contract = linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                               affine_map<(m, n, k) -> (m, n)>]
+                ins(%p, %q : tensor<4x6xf32>, tensor<5x6xf32>) outs(%r : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %e = tensor.empty() : tensor<4x6xf32>
+  %product = linalg.elementwise kind=#linalg.elementwise_kind<mul> ins(%p, %p : tensor<4x6xf32>, tensor<4x6xf32>)
+               outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %conv1, %conv3, %pool, %tiles, %contract, %product
+    : tensor<2x7x4xf32>, tensor<1x3x4x4x3xf32>, tensor<1x3x3x3xf32>, tensor<2x6x4x7xf32>, tensor<4x5xf32>, tensor<4x6xf32>
 }
 """
 _UNFOLD = """
