@@ -303,7 +303,10 @@ class _Planner:
         if blocks is None:
             return None
         partition = _row_major(space, blocks)
-        return dataclasses.replace(partition, first=self.place(partition.grid(space).count))
+        count = partition.grid(space).count
+        if count > self.target.num_tiles:
+            raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} of {count} parts, more than the {self.target.num_tiles} tiles")
+        return dataclasses.replace(partition, first=self.place(count))
 
     def fitting(self, space: Space) -> tuple[int, tuple[int, ...]] | None:
         """`cheapest` for the serial splits: a pinned op is never split serially."""

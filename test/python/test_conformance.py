@@ -93,17 +93,19 @@ def test_every_converted_op_is_in_an_example():
 
 
 @pytest.mark.parametrize(
-    "blocks,message",
+    "name,example,blocks,message",
     [
-        ((4, 32), r"'ipu.partition' \[4, 32\] cutting loop 1, which its space keeps whole"),
-        ((4, 65), r"'ipu.partition' \[4, 65\] that does not fit its loops \[4, 64\]"),
+        ("linalg.generic", "unfold", (4, 32), r"'ipu.partition' \[4, 32\] cutting loop 1, which its space keeps whole"),
+        ("linalg.generic", "unfold", (4, 65), r"'ipu.partition' \[4, 65\] that does not fit its loops \[4, 64\]"),
+        ("ipu.matmul", "matmul-odd", (1, 1, 13), r"'ipu.partition' \[1, 1, 13\] of 63 parts, more than the 16 tiles"),
     ],
 )
-def test_a_pin_the_space_does_not_admit_is_refused(blocks, message):
-    """The pin of a window loop (unfold's d1), or of blocks larger than the loops: an error at the op."""
-    (example,) = [e for e in REGISTRY["linalg.generic"].examples() if e.name == "unfold"]
+def test_a_pin_the_space_does_not_admit_is_refused(name, example, blocks, message):
+    """The pin of a window loop (unfold's d1), of blocks larger than the loops, or of more parts
+    than tiny's tiles: an error at the op."""
+    (found,) = [e for e in REGISTRY[name].examples() if e.name == example]
     with pytest.raises(ir.MLIRError, match=message):
-        _planned(_lowered(example, "tiny"), "linalg.generic", "", {0: blocks})
+        _planned(_lowered(found, "tiny"), name, "", {0: blocks})
 
 
 @pytest.mark.parametrize("name,example,target", list(_cases()))
