@@ -43,7 +43,7 @@ from ipu_mlir.frontends import api
 from ipu_mlir.lowering.pass_registry import build_pass_manager
 from ipu_mlir.lowering.pipelines import STEPS
 from ipu_mlir.runtime import api as runtime_api
-from ipu_mlir.target import load_target
+from ipu_mlir.target import Target, load_target
 
 TARGETS = ("tiny", "gc2", "gc200")
 PLAN = STEPS.index("ipu-plan")
@@ -116,16 +116,14 @@ def test_record_conforms(name: str, example: Example | None, target: str) -> Non
     assert compute, f"example '{example.name}' does not compile to '{name}' on {target}"
     inputs = _inputs(example)
     expected = api.reference_outputs(example.source, inputs, "main")
-    spaces, tiles = [space_of(op) for op in compute], load_target(target).num_tiles
+    spaces = [space_of(op) for op in compute]
     # gc200's pins repeat gc2's where no loop has more than gc2's 1,216 iterations (all of the
     # examples): the same blocks, other tile numbers; its planner's own choices still run.
-    repeated = {pins_key(pins) for _, _, pins in _cuts(spaces, load_target("gc2").num_tiles, EVERY_COUNT)} if target == "gc200" else set()
+    repeated = {_pins_key(pins) for _, _, pins in _cuts(spaces, load_target("gc2"))} if target == "gc200" else set()
     failures = {}
-    for cut, options, pins in _cuts(spaces, tiles, EVERY_COUNT):
-        if pins and pins_key(pins) in repeated:
+    for cut, options, pins in _cuts(spaces, load_target(target)):
+        if pins and _pins_key(pins) in repeated:
             continue
-        if cut == "tight":
-            options = f"memory-fraction={TIGHT_BYTES / load_target(target).tile_memory_bytes}"
         try:
             program = _planned(lowered, name, options, pins)
         except ir.MLIRError as error:
@@ -142,24 +140,25 @@ def test_record_conforms(name: str, example: Example | None, target: str) -> Non
     assert not failures, "\n".join(f"{cut}: {problem}" for cut, problem in failures.items())
 
 
-def _cuts(spaces, tiles: int, every_count: bool):
+def _cuts(spaces, target: Target):
     """(name, ipu-plan options, {op number: blocks}) of each way the test compiles an example:
     the planner's choices, then each loop cut alone (in every op of the record that may cut
     it, all at once), then every admitted loop cut in two."""
+    tiles = target.num_tiles
     yield "planner", "", {}
     yield "grain1", "grain=1", {}
-    yield "tight", "", {}  # its budget depends on the target: see test_record_conforms
+    yield "tight", f"memory-fraction={TIGHT_BYTES / target.tile_memory_bytes}", {}
     loops = max((len(space.extents) for space in spaces), default=0)
     for d in range(loops):
-        counts = {2, tiles} if not every_count else set(range(2, tiles + 1))
+        counts = {2, tiles} if not EVERY_COUNT else set(range(2, tiles + 1))
         chosen = {}
-        for count in counts:
+        for count in sorted(counts):  # a cut two counts give is named by the smaller
             pins = {}
             for index, space in enumerate(spaces):
                 if d < len(space.extents) and _admitted(space, d) and _block(space, d, count) < space.extents[d]:
                     pins[index] = tuple(_block(space, d, count) if k == d else e for k, e in enumerate(space.extents))
             if pins:
-                chosen.setdefault(tuple(sorted(pins.items())), count)
+                chosen.setdefault(_pins_key(pins), count)
         for pins, count in sorted(chosen.items(), key=lambda item: item[1]):
             yield f"loop{d}-{count if count < tiles else 'finest'}", "", dict(pins)
     halves = {}
@@ -171,7 +170,7 @@ def _cuts(spaces, tiles: int, every_count: bool):
         yield "all-halves", "", halves
 
 
-def pins_key(pins: dict[int, tuple[int, ...]]) -> tuple:
+def _pins_key(pins: dict[int, tuple[int, ...]]) -> tuple:
     return tuple(sorted(pins.items()))
 
 
