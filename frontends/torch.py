@@ -33,7 +33,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
@@ -51,7 +51,10 @@ def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: 
     say(f"compiling for {target}...")
     program = compile_program(imported, target, module)
     say("loading into the simulator...")
-    return CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
+        say(f"wrote {write_profile(compiled.profile, os.path.join(os.environ['IPU_MLIR_REPORT'], f'{type(module).__name__}.json'))}")
+    return compiled
 
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:

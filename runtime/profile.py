@@ -24,6 +24,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import record_of, space_of
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import IpuError
 
 PROFILE_VERSION = 1
 
@@ -465,23 +466,48 @@ def program_summary(module: ir.Module | ir.Operation) -> dict:
             "flops": sum(g["flops_per_vertex"] * g["vertices"] for g in groups),
             "groups": groups,
         }
-    buffers = {}
+    return {"compute_sets": compute_sets, "buffers": _buffer_origins(module, program)}
+
+
+def _buffer_origins(module: ir.Module | ir.Operation, program: Program) -> dict[str, dict[str, str]]:
+    """Each buffer's layer and ATen op: those of the vertex group writing it, else of the first
+    copy or vertex group naming it (a weight's buffer op and host stream sit at the program's
+    start, located at its first layer), else its own location's."""
+    writers: dict[str, dict[str, str]] = {}
+    users: dict[str, dict[str, str]] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        keys = {"ipu.copy": ("source", "dest"), "ipu.vertex_group": ("inputs", "outputs")}.get(op.name)
+        layer, aten = _origin(op.location) if keys else ("", "")
+        for key in keys if layer or aten else ():
+            attribute = op.attributes[key]
+            for ref in [attribute] if isinstance(attribute, ir.FlatSymbolRefAttr) else list(ir.ArrayAttr(attribute)):
+                name = ir.FlatSymbolRefAttr(ref).value
+                (writers if key == "outputs" else users).setdefault(name, {"layer": layer, "op": aten})
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    found = users | writers
     for buffer in program.buffers():
-        layer, op = _origin(buffer.operation.location)
-        if layer or op:
-            buffers[ir.StringAttr(buffer.attributes["sym_name"]).value] = {"layer": layer, "op": op}
-    return {"compute_sets": compute_sets, "buffers": buffers}
+        name = ir.StringAttr(buffer.attributes["sym_name"]).value
+        layer, aten = _origin(buffer.operation.location)
+        if name not in found and (layer or aten):
+            found[name] = {"layer": layer, "op": aten}
+    return found
 
 
 def write_profile(profile: Profile, path: str) -> str:
     """`profile` as JSON at `path` (its directory made if needed), written whole or not at all
     (a temporary file renamed): the automatic profiles of the front ends and tools."""
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
     temporary = f"{path}.tmp{os.getpid()}"
-    with open(temporary, "w") as file:
-        file.write(profile.to_json())
-    os.replace(temporary, path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(temporary, "w") as file:
+            file.write(profile.to_json())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise IpuError(f"cannot write the profile '{path}': {error.strerror}") from None
     return path
 
 

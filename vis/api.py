@@ -76,12 +76,13 @@ def draw(graph: ComputeGraph, path: str, title: str, size: int | None = None, se
             os.remove(temporary)
 
 
-def report(profile: str, path: str | None = None, png_dir: str | None = None) -> list[str]:
-    """The profile views of `profile` (ipu-run's JSON) as one HTML file and/or PNGs; the paths written."""
+def report(profile: str, path: str | None = None, png_dir: str | None = None, baseline: str | None = None) -> list[str]:
+    """The profile views of `profile` (ipu-run's JSON) as one interactive HTML file (compared
+    with the profile `baseline`, if given) and/or PNGs; the paths written."""
     views = Views.load(profile)
     written = []
     if path:
-        write_html(views, path)
+        write_html(views, path, Views.load(baseline) if baseline else None)
         written.append(path)
     if png_dir:
         written += write_pngs(views, png_dir)
