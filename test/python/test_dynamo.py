@@ -107,6 +107,24 @@ def test_new_shape_recompiles() -> None:
         _close(model, compiled, torch.randn(batch, 64))
 
 
+def test_dynamic_shapes_are_compiled_concrete() -> None:
+    """dynamic=True hands over symbolic sizes from the start; each call still compiles for its own."""
+    model = MLP().eval()
+    compiled = torch.compile(model, backend="ipu", options=OPTIONS, dynamic=True)
+    for batch in (3, 5):
+        _close(model, compiled, torch.randn(batch, 64))
+
+
+def test_integer_arguments_are_fixed_per_value() -> None:
+    def scale(x, factor):
+        return torch.relu(x) * factor
+
+    compiled = torch.compile(scale, backend="ipu", options=OPTIONS)
+    x = torch.randn(2, 8)
+    for factor in (3, 4, 5):  # from the second, dynamo passes the factor as a symbolic integer
+        torch.testing.assert_close(compiled(x, factor), scale(x, factor))
+
+
 def test_changed_weights_recompile() -> None:
     model = MLP().eval()
     compiled = torch.compile(model, backend="ipu", options=OPTIONS)
