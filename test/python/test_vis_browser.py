@@ -72,3 +72,20 @@ def test_screenshot_shows_every_panel(report: Path, tmp_path: Path) -> None:
         assert (np.abs(pixels - rgb).max(axis=2) < 6).sum() > 100, colour
     data = json.loads(report.read_text().split("<script id='data' type='application/json'>")[1].split("</script>")[0])
     assert len(data["memory"]) == 16
+
+
+def test_comparison_of_two_profiles(report: Path, tmp_path: Path) -> None:
+    """The same program against a baseline twice as slow in every phase: -50.0% each."""
+    profile = json.loads((report.parent / "profile.json").read_text())
+    slower = json.loads(json.dumps(profile))
+    for key in ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles"):
+        slower["summary"][key] *= 2
+    (tmp_path / "slower.json").write_text(json.dumps(slower))
+    compared = tmp_path / "compared.html"
+    api.report(str(report.parent / "profile.json"), str(compared), baseline=str(tmp_path / "slower.json"))
+    dom = subprocess.run([*BROWSER, "--dump-dom", compared.as_uri()], check=True, capture_output=True, text=True, timeout=120).stdout
+    table = re.search(r'<table id="compare">(.*?)</table>', dom, re.S).group(1)
+    rows = {cells[0]: cells[1:] for cells in (re.findall(r"<td[^>]*>(.*?)</td>", row) for row in table.split("</tr>")) if cells}
+    for label in ("estimated time", "compute", "exchange", "sync"):
+        assert rows[label][2] == "-50.0%", (label, rows[label])
+    assert rows["exchanged"][2] == "0.0%" and rows["vertices"][0] == rows["vertices"][1]
