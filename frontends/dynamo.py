@@ -16,8 +16,8 @@ shape by itself and, after one, may hand over a graph with symbolic sizes (its a
 dynamic shapes); those sizes are integers by the time the graph is called, so no symbolic
 shape reaches torch-mlir either way.
 
-The graph's parameters (dynamo passes the module's `nn.Parameter`s as inputs) become constants
-of the program, loaded once; a parameter changed in place since (its version counter moved)
+The graph's parameters and buffers (dynamo passes the module's state as inputs) become
+constants of the program, loaded once; one changed in place since (its version counter moved)
 compiles the graph again. Inference only: outputs carry no autograd history.
 
 Options (`torch.compile(..., options={...})`): `target` (default gc200) and `profile_dir` (also
@@ -67,11 +67,23 @@ def ipu_backend(
     graph_module: Any, example_inputs: list[Any], options: Mapping[str, Any] | None = None, mode: str | None = None
 ) -> Callable:
     """Dynamo's backend entry point: `graph_module` (an FX `GraphModule` of torch-level ops)
-    and its example inputs in, a callable running it on the simulator out."""
+    and its example inputs in, a callable running it on the simulator out. torch.compile's
+    `mode` is accepted and not used: there is one pipeline."""
+    return _SimulatedGraph(graph_module, _constant_inputs(graph_module, example_inputs), backend_options(options))
+
+
+def _constant_inputs(graph_module: Any, example_inputs: list[Any]) -> list[int]:
+    """Positions of the inputs that are the module's state: its parameters and buffers (a
+    batch norm's running statistics), which dynamo passes as inputs (its source names them)."""
     import torch
 
-    parameters = [index for index, value in enumerate(example_inputs) if isinstance(value, torch.nn.Parameter)]
-    return _SimulatedGraph(graph_module, parameters, backend_options(options))
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    constants = []
+    for index, (node, value) in enumerate(zip(placeholders, example_inputs)):
+        source = getattr(node.meta.get("grapharg"), "source", None)
+        if isinstance(value, torch.nn.Parameter) or "._buffers[" in str(getattr(source, "name", "")):
+            constants.append(index)
+    return constants
 
 
 class _SimulatedGraph:
@@ -82,7 +94,7 @@ class _SimulatedGraph:
     def __init__(self, graph_module: Any, parameters: list[int], options: BackendOptions):
         _clean_layer_names(graph_module)
         self.graph_module = graph_module
-        self.parameters = parameters  # positions of the inputs that are parameters: constants
+        self.parameters = parameters  # positions of the parameters and buffers: constants of the program
         self.options = options
         self.compiled: dict[tuple, tuple[torch_frontend.CompiledModule, tuple]] = {}
         _SimulatedGraph.count += 1

@@ -82,12 +82,18 @@ def test_mlp_matches_eager(tmp_path: Path) -> None:
     assert {"layers.0", "layers.2"} <= layers, layers  # dynamo's "L['self'].layers._modules['0']" cleaned
 
 
-def test_cnn_matches_eager() -> None:
+def test_cnn_matches_eager(tmp_path: Path) -> None:
     model = CNN().eval()
     with torch.no_grad():
         model.bn.running_mean.uniform_(-1, 1)
         model.bn.running_var.uniform_(0.5, 2)
-    _close(model, torch.compile(model, backend="ipu", options=OPTIONS), torch.randn(2, 3, 8, 8))
+    compiled = torch.compile(model, backend="ipu", options={**OPTIONS, "profile_dir": str(tmp_path)})
+    x = torch.randn(2, 3, 8, 8)
+    _close(model, compiled, x)
+    (profile,) = tmp_path.glob("*.json")
+    assert (
+        json.loads(profile.read_text())["summary"]["host_bytes"] == x.numel() * 4 + 2 * 5 * 4
+    )  # the input and output only: weights and running statistics are constants
 
 
 def test_graph_break_compiles_each_graph(tmp_path: Path) -> None:
