@@ -139,6 +139,7 @@ class Views:
                 textcoords="axes fraction",
                 va="top",
                 fontsize=8,
+                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none"},  # readable over the filled area
                 arrowprops={"arrowstyle": "->", "color": "#d0021b"},
             )
         axes.set_xlabel("superstep")
