@@ -109,7 +109,8 @@ function tree() {
     const cycles = (step.compute + step.exchange + step.sync) * step.repeat;
     group.cycles += cycles;
     group.count += 1;
-    group.summary.textContent = `${step.layer}${step.repeat > 1 ? `  (Repeat x${step.repeat})` : ""}: ${group.count} supersteps, ${us(group.cycles)}`;
+    const count = `${group.count} superstep${group.count > 1 ? "s" : ""}`;
+    group.summary.textContent = `${step.layer}${step.repeat > 1 ? `  (Repeat x${step.repeat})` : ""}: ${count}, ${us(group.cycles)}`;
     group.node.append(el("div", { class: "step", onclick: () => selectStep(index) },
       `#${index} ${step.kind}: ${us(cycles)}; ${step.ops.slice(0, 4).join("; ")}${step.ops.length > 4 ? "; ..." : ""}`));
   });
@@ -139,6 +140,10 @@ function trace() {
           class: index === state.step ? "chosen" : "", onclick: () => selectStep(index) });
         hover(bar, `#${index} ${step.layer} ${step.op} ${phase}: ${us(cycles)}${step.repeat > 1 ? ` (x${step.repeat})` : ""}`);
         bars.append(bar);
+        const shown = Math.min(x + cycles * scale, width - left) - Math.max(x, 0);
+        if (phase === "compute" && shown > 7 * step.layer.length) { // named where the name fits (zoom in for more)
+          bars.append(el("svg:text", { x: Math.max(x, 0) + 3, y: row * lane + 19, class: "label" }, step.layer));
+        }
       });
     });
     bars.append(el("svg:text", { x: 0, y: height - 6, class: "axis" },
