@@ -5,6 +5,7 @@ graph = api.graph_of("model.mlir", target="gc200")       # L0 is compiled first,
 api.draw(graph, "graph.png", title="my model")           # .png at any size; .svg / .html for small programs
 api.draw(api.graph_of(api.zoo_program("resnet50")), "resnet50.png", title="ResNet-50")
 api.report("profile.json", "report.html", png_dir="report")
+api.auto_report(compiled.profile, "reports", "cnn")      # reports/cnn.json and reports/cnn.html
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from ipu_mlir.target.diagnostics import IpuError
 
 from . import layout, render
 from .graph import ComputeGraph
+from .interactive import auto_report
 from .report import Views, write_html, write_pngs
+
+__all__ = ["auto_report", "draw", "graph_of", "report", "zoo_program"]
 
 FORMATS = (".png", ".svg", ".html")
 Progress = Callable[[str], None] | None
