@@ -431,7 +431,8 @@ class Profile:
         return "\n".join(lines)
 
 
-_ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+# The names the PyTorch front end gives ATen ops in locations (the others name layers).
+ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
 
 def program_summary(module: ir.Module | ir.Operation) -> dict:
@@ -511,24 +512,31 @@ def write_profile(profile: Profile, path: str) -> str:
     return path
 
 
-def _origin(location: ir.Location) -> tuple[str, str]:
-    """The layer (module path) and the ATen op a location names, '' for each it does not."""
-    names: list[str] = []
+def location_names(location: ir.Location) -> list[str]:
+    """The names of a location's name locations, outermost first (fused ones: of the first
+    part carrying any), e.g. ["layer1.0.conv1", "aten.convolution"] from the PyTorch front end."""
+    found: list[str] = []
 
     def walk(loc: ir.Location) -> None:
         if loc.is_a_name():
-            names.append(loc.name_str)
+            found.append(loc.name_str)
             walk(loc.child_loc)
         elif loc.is_a_callsite():
             walk(loc.callee)
         elif loc.is_a_fused():
             for inner in loc.locations:
-                if not names:
+                if not found:
                     walk(inner)
 
     walk(location)
-    op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "")
-    layer = next((name for name in names if not name.startswith(_ATEN_PREFIXES)), "")
+    return found
+
+
+def _origin(location: ir.Location) -> tuple[str, str]:
+    """The layer (module path) and the ATen op a location names, '' for each it does not."""
+    names = location_names(location)
+    op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith(ATEN_PREFIXES)), "")
     return layer, op
 
 
