@@ -54,9 +54,9 @@ def report_data(profile: dict, name: str) -> dict:
                 "flops": flops,
                 "sets": executes,
                 "ops": [_op_text(o) for o in step["ops"]],
-                "tile_cycles": compute["cycles_per_tile"] if compute else None,
-                "tile_received": exchange["bytes_received_per_tile"] if exchange else None,
-                "tile_sent": exchange["bytes_sent_per_tile"] if exchange else None,
+                "tile_cycles": _value_runs(compute["cycles_per_tile"]) if compute else None,
+                "tile_received": _value_runs(exchange["bytes_received_per_tile"]) if exchange else None,
+                "tile_sent": _value_runs(exchange["bytes_sent_per_tile"]) if exchange else None,
             }
         )
         row = layers.setdefault(layer, dict.fromkeys(("steps", "cycles", "compute", "exchange", "sync", "flops", "bytes", "memory"), 0))
@@ -135,6 +135,18 @@ def step_origin(ops: list[dict], sets: dict, buffers: dict) -> tuple[str, str]:
 
 def layer_name(origin: dict) -> str:
     return origin.get("layer") or origin.get("op") or NO_LAYER
+
+
+def _value_runs(values: list[int]) -> list[list[int]]:
+    """Per-tile values as [value, count] runs: tiles of a layer's grid mostly agree (ResNet-50
+    on gc200: the report's data 2.57 MB -> 0.92 MB)."""
+    runs: list[list[int]] = []
+    for value in values:
+        if runs and runs[-1][0] == value:
+            runs[-1][1] += 1
+        else:
+            runs.append([value, 1])
+    return runs
 
 
 def _op_text(op: dict) -> str:

@@ -208,14 +208,21 @@ function tileColumns(n) { // as vis/report.py tile_columns: the divisor nearest 
   for (let d = 4; d <= n; d++) if (n % d === 0 && Math.abs(d - Math.sqrt(n)) < Math.abs(best - Math.sqrt(n))) best = d;
   return best;
 }
+function onTileValue(runs, tile) { // per-tile values come as [value, count] runs (vis/interactive.py)
+  if (!runs) return 0;
+  for (const [value, count] of runs) {
+    if (tile < count) return value;
+    tile -= count;
+  }
+  return 0;
+}
 function onTile(runs, tile) { return runs.some(([start, end]) => start <= tile && tile < end); }
 function selectTile(tile) {
   state.tile = tile;
   document.querySelectorAll("#tile-svg rect").forEach((r) => r.classList.toggle("chosen", Number(r.dataset.tile) === tile));
   const rows = [];
   D.steps.forEach((step, index) => {
-    const cycles = step.tile_cycles ? step.tile_cycles[tile] : 0;
-    const received = step.tile_received ? step.tile_received[tile] : 0, sent = step.tile_sent ? step.tile_sent[tile] : 0;
+    const [cycles, received, sent] = ["tile_cycles", "tile_received", "tile_sent"].map((key) => onTileValue(step[key], tile));
     const vertices = step.sets.flatMap((name) => (D.sets[name]?.groups || []).filter((g) => onTile(g.tiles, tile))
       .map((g) => `${name}/${g.codelet}`));
     if (!cycles && !received && !sent && !vertices.length) return;

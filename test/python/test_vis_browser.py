@@ -51,6 +51,19 @@ def test_deep_link_selects_a_tile_a_step_and_a_sort(report: Path) -> None:
     assert [row.split("</td>")[0] for row in layers.split("<tr><td>")[1:3]] == ["fc1", "fc2"]  # most FLOPs first
     tile = re.search(r'<div id="tile-detail"[^>]*>(.*?)</table></div>', dom, re.S).group(1)
     assert "<h3>tile 3: " in tile and "matmul_cs0/matmul_v0" in tile and "matmul_cs1/matmul_v1" in tile
+    # per superstep, tile 3's compute and bytes: decoded from the report's runs, as the profile has them
+    profile = json.loads((report.parent / "profile.json").read_text())
+    clock = profile["target"]["clock_hz"]
+    expected = []
+    for step in profile["supersteps"]:
+        cycles = step["compute"]["cycles_per_tile"][3] if step.get("compute") else 0
+        received = step["exchange"]["bytes_received_per_tile"][3] if step.get("exchange") else 0
+        if cycles or received:
+            expected.append((str(step["index"]), f"{cycles / clock * 1e6:.3f} us", received))
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in tile.split("<tbody>")[1].split("</tr>") if "<td" in row]
+    shown = [(row[0], row[3], row[4]) for row in rows if row[3] != "0.000 us" or row[4] != "0 B"]
+    assert [(index, time) for index, time, _ in shown] == [(index, time) for index, time, _ in expected]
+    assert all((received == "0 B") == (value == 0) for (_, _, received), (_, _, value) in zip(shown, expected))
     assert re.search(r'<div id="step-detail"[^>]*><h3>superstep 1</h3>', dom)
     assert "16.00 KiB" in dom or "KiB" in dom  # sizes in units, not raw bytes
     peak = re.search(r'<p id="peak">(.*?)</p>', dom, re.S).group(1)
