@@ -22,16 +22,13 @@ import numpy as np
 
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
+from ipu_mlir.runtime import oracle
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from .ipu_opt import check_writable, stage_file
-
-# Relative tolerance of --check by element type; integers and booleans must match exactly.
-# f32's is the issue's; f16's and f64's follow their precision (assumption).
-CHECK_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,27 +91,9 @@ def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outpu
 
 
 def _compare(outputs: list[np.ndarray], expected: list) -> bool:
-    """Prints each output's largest absolute and relative errors; True if one is beyond tolerance."""
-    failed = False
-    for index, (got, want) in enumerate(zip(outputs, expected)):
-        want = np.asarray(want)
-        if got.shape != want.shape or got.dtype != want.dtype:
-            print(f"check output {index}: FAILED: simulated {got.shape} {got.dtype}, reference {want.shape} {want.dtype}")
-            failed = True
-            continue
-        rtol = CHECK_RTOL.get(str(got.dtype), 0.0)
-        error = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        scale = float(np.abs(want.astype(np.float64)).max()) if want.size else 0.0
-        max_abs = float(error.max()) if error.size else 0.0
-        max_rel = max_abs / scale if scale else max_abs
-        # Relative to the output's magnitude, so that values near zero do not fail alone.
-        ok = bool(np.all(error <= rtol * max(scale, np.finfo(np.float64).tiny))) if rtol else max_abs == 0
-        tolerance = f"rtol {rtol:g}" if rtol else "exact"
-        print(f"check output {index}: max abs error {max_abs:.3g}, max rel error {max_rel:.3g} ({tolerance}): {'ok' if ok else 'FAILED'}")
-        failed |= not ok
-    if len(outputs) != len(expected):
-        print(f"check: FAILED: {len(outputs)} simulated outputs, {len(expected)} reference outputs")
-        failed = True
+    """Prints each output's comparison with its reference (runtime/oracle.py); True if one fails."""
+    lines, failed = oracle.compare_all(outputs, expected)
+    print("\n".join(lines))
     return failed
 
 
@@ -214,6 +193,16 @@ def _seed(text: str) -> int:
     return seed
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"invalid value '{text}': a positive integer")
+    return value
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> typing.NoReturn:
         self.exit(1, f"ipu-run: error: {message}\n")
@@ -240,9 +229,11 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch"
     )
-    parser.add_argument("--batch", type=int, default=1, help="--model: the batch size (default 1)")
-    parser.add_argument("--size", type=int, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)")
-    parser.add_argument("--layers", type=int, default=None, help="--model: a transformer's layer count (default 12)")
+    parser.add_argument("--batch", type=_positive, default=1, help="--model: the batch size (default 1)")
+    parser.add_argument(
+        "--size", type=_positive, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)"
+    )
+    parser.add_argument("--layers", type=_positive, default=None, help="--model: a transformer's layer count (default 12)")
     return parser
 
 
