@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import typing
 from pathlib import Path
 
@@ -28,9 +26,11 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
-from .ipu_opt import check_writable, stage_file
+from . import cli, run_files
+from .ipu_opt import check_writable
 
 
+@cli.tool("ipu-run")
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
@@ -121,10 +121,12 @@ def _run_model(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, outputs: list[np.ndarray], profile: Profile, check_failed: bool) -> int:
     """Writes the outputs and profile (all or nothing), prints the summary and each output;
     the exit status."""
-    _write_results(args, outputs, profile.to_json() + "\n")
+    output_dir, profile_path = (Path(path) if path else None for path in (args.output_dir, args.profile))
+    if output_dir or profile_path:
+        run_files.write_run_files(output_dir, outputs, profile_path, profile.to_json() + "\n")
     print(profile.summary())
     for index, output in enumerate(outputs):
-        where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
+        where = f" -> {Path(args.output_dir) / run_files.output_name(index)}" if args.output_dir else ""
         print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")
     return 1 if check_failed else 0
 
@@ -146,41 +148,6 @@ def _check_output_paths(args: argparse.Namespace) -> None:
                 raise IpuError(f"cannot write the outputs to '{directory}': No such file or directory")
             if not os.access(place, os.W_OK | os.X_OK):
                 raise IpuError(f"cannot write the outputs to '{directory}': Permission denied")
-
-
-def _write_results(args: argparse.Namespace, outputs: list[np.ndarray], profile: str) -> None:
-    """Writes the outputs (`--output-dir`) and the profile (`--profile`): each staged in a
-    temporary file or directory beside its place, and renamed into place once all are
-    written, so that an error leaves none of them (an existing output directory keeps its
-    other files)."""
-    staged: list[tuple[Path, Path]] = []  # (temporary, destination)
-    staging_dir = None
-    what = ""
-    try:
-        if args.profile:
-            what = args.profile
-            staged.append((stage_file(Path(args.profile), profile), Path(args.profile)))
-        if args.output_dir:
-            what, directory = args.output_dir, Path(args.output_dir)
-            staging_dir = Path(tempfile.mkdtemp(dir=directory.resolve().parent, prefix=f".{directory.name}."))
-            names = [f"output{index}.npy" for index in range(len(outputs))]
-            for name, output in zip(names, outputs):
-                np.save(staging_dir / name, output, allow_pickle=False)
-            if directory.is_dir():
-                staged += [(staging_dir / name, directory / name) for name in names]
-            else:
-                staged.append((staging_dir, directory))
-        for temporary, destination in staged:
-            what = str(destination)
-            os.replace(temporary, destination)
-    except OSError as error:
-        for temporary, _ in staged:
-            if temporary.is_file():
-                temporary.unlink()
-        raise IpuError(f"cannot write '{what}': {error.strerror}") from None
-    finally:
-        if staging_dir is not None and staging_dir.is_dir():
-            shutil.rmtree(staging_dir, ignore_errors=True)
 
 
 def _seed(text: str) -> int:

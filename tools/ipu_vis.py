@@ -20,9 +20,11 @@ from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.vis import api
 
+from . import cli
 from .ipu_opt import check_writable
 
 
+@cli.tool("ipu-vis")
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
