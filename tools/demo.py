@@ -14,7 +14,6 @@ copy), stream both buffers back to the host.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -138,7 +137,7 @@ def run_example(target_name: str = "gc200") -> bool:
 
 @cli.tool("ipu-demo")
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="ipu-demo", description=__doc__.splitlines()[0]).parse_args(argv)
+    cli.ArgumentParser(prog="ipu-demo", description=__doc__.splitlines()[0]).parse_args(argv)
     if not run_example():
         return 1
     context = make_context()

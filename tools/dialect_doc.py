@@ -12,7 +12,6 @@ with what would be generated and fails when it is stale.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import re
 import sys
@@ -175,7 +174,7 @@ def generate(path: Path = IRDL_PATH) -> str:
 
 @cli.tool("ipu-dialect-doc")
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ipu-dialect-doc", description=__doc__.splitlines()[0])
+    parser = cli.ArgumentParser(prog="ipu-dialect-doc", description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
     parser.add_argument("--check", type=Path, metavar="FILE", help="fail if FILE differs from the generated text")
     parser.add_argument("--definition", type=Path, default=IRDL_PATH, help="IRDL file (default: the ipu dialect)")

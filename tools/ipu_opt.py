@@ -309,7 +309,8 @@ def _load_plugin(path: str) -> str | None:
     # Named after the file, so loading it twice replaces its passes instead of clashing.
     module_name = "ipu_opt_plugin_" + re.sub(r"\W", "_", str(file.resolve()))
     spec = importlib.util.spec_from_file_location(module_name, file)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        return f"cannot load pass plugin '{path}': not a Python file (.py)"
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:

@@ -160,16 +160,6 @@ def _seed(text: str) -> int:
     return seed
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid value '{text}': a positive integer")
-    return value
-
-
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> typing.NoReturn:
         self.exit(1, f"ipu-run: error: {message}\n")
@@ -196,11 +186,11 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch"
     )
-    parser.add_argument("--batch", type=_positive, default=1, help="--model: the batch size (default 1)")
+    parser.add_argument("--batch", type=cli.positive, default=1, help="--model: the batch size (default 1)")
     parser.add_argument(
-        "--size", type=_positive, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)"
+        "--size", type=cli.positive, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)"
     )
-    parser.add_argument("--layers", type=_positive, default=None, help="--model: a transformer's layer count (default 12)")
+    parser.add_argument("--layers", type=cli.positive, default=None, help="--model: a transformer's layer count (default 12)")
     return parser
 
 

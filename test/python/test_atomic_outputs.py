@@ -30,13 +30,13 @@ module attributes {ipu.target = "tiny"} {
   }
 }
 """
-# Runs ipu-run as the command does (SIGTERM handler included), sending itself the signal
+# Runs ipu-run as the console script does (SIGTERM handler included), sending itself the signal
 # argv[2] at the point argv[1]: before the run's result exists, or while its files are written.
 SIGNALLER = """
 import os, signal, sys
 import numpy as np
 from ipu_mlir.runtime.simulator import Simulator
-from ipu_mlir.tools import ipu_run
+from ipu_mlir.tools import cli
 
 point, signum = sys.argv[1], getattr(signal, sys.argv[2])
 
@@ -53,7 +53,7 @@ elif point == "save":
 elif point == "rename":
     os.replace = signalling(os.replace)
 sys.argv = ["ipu-run", *sys.argv[3:]]
-sys.exit(ipu_run.main())
+sys.exit(cli.ipu_run())
 """
 
 
