@@ -108,12 +108,15 @@ def _run_model(args: argparse.Namespace) -> int:
         raise IpuError(str(error)) from None
     shapes = ", ".join(f"{'x'.join(map(str, value.shape))} {str(value.dtype).removeprefix('torch.')}" for value in inputs)
     print(f"inputs:            {shapes}; {sum(p.numel() for p in module.parameters()):,} parameters", flush=True)
+    try:  # first: a configuration PyTorch itself cannot run (an image too small) stops here
+        expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
+    except RuntimeError as error:
+        raise IpuError(f"PyTorch cannot run {args.model} with these inputs: {str(error).splitlines()[0]}") from None
     compiled = torch_frontend.compile(module, *inputs, target=args.target or "gc200", progress=lambda line: print(line, flush=True))
     arrays = [value.numpy() for value in inputs]
     print("simulating...", flush=True)
     outputs = list(_as_tuple(compiled(*arrays)))
     print("checking against PyTorch...", flush=True)
-    expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
     check_failed = _compare(outputs, expected)
     return _report(args, outputs, compiled.profile, check_failed)
 

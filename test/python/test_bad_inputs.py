@@ -75,6 +75,7 @@ def cases() -> list[tuple[str, list[str]]]:
         [RELU, "--random-inputs", "0", "--entry", "nope"],
         [RELU, "--random-inputs", "0", "--check"],
         ["--model", "resnet18", "--size", "0"],
+        ["--model", "alexnet", "--size", "8"],  # PyTorch cannot run it
         ["--model", "resnet18", "--batch", "-1"],
         ["--model", "bert", "--layers", "0"],
         ["--model", "nope"],
