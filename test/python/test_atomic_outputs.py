@@ -206,7 +206,7 @@ def test_publishing_waits_for_the_directory_lock(tmp_path):
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         process = subprocess.Popen([str(IPU_RUN), *map(str, arguments)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         with pytest.raises(subprocess.TimeoutExpired):
-            process.wait(timeout=20)  # a run takes about 2 s; this one waits for the lock
+            process.wait(timeout=10)  # a run takes about 2 s; this one waits for the lock
         assert listing(tmp_path) == []
     finally:
         os.close(descriptor)
