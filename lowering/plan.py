@@ -35,6 +35,7 @@ from .layout_algebra import (
     slice_view,
 )
 from .pass_registry import ModulePass, register_pass
+from .resident import argument_attributes
 from .select_entry import public_functions
 from .serialize import split_oversized
 
@@ -128,7 +129,7 @@ class _Planner:
         self.plan_block(block)
         for value in list(self.unplaced):
             self.place_unplaced(value, self.default_layout(_shape(value)))
-        mappings = [ir.DictAttr.get({ipu.MAPPING_ATTR: self.layouts[arg].mapping().encode()}) for arg in block.arguments]
+        mappings = [argument_attributes(function, k, self.layouts[arg].mapping().encode()) for k, arg in enumerate(block.arguments)]
         function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
 
     def plan_block(self, block: ir.Block) -> None:

@@ -286,6 +286,7 @@ class Profile:
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
     load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
     load_seconds: float = 0.0
+    iterations: int = 1  # the program run this many times on device (a Repeat around it: deviceIterations)
 
     @staticmethod
     def build(
@@ -297,9 +298,10 @@ class Profile:
         edges: int,
         buffers: list[BufferLife] | None = None,
         load_bytes: int = 0,
+        iterations: int = 1,
     ) -> Profile:
         def total(value) -> int:
-            return int(sum(value(step) * step.repeat for step in steps))
+            return int(sum(value(step) * step.repeat for step in steps)) * iterations
 
         cycles = total(lambda s: s.cycles)
         host_bytes = total(lambda s: s.host_bytes)
@@ -327,6 +329,7 @@ class Profile:
             buffers=buffers or [],
             load_bytes=load_bytes,
             load_seconds=cost_model.host_seconds(load_bytes, target),
+            iterations=iterations,
         )
 
     @property
@@ -350,7 +353,7 @@ class Profile:
             for name in (
                 "target", "entry", "cycles", "seconds", "supersteps", "compute_cycles", "exchange_cycles", "sync_cycles",
                 "host_bytes", "host_seconds", "load_bytes", "load_seconds", "exchange_bytes", "vertices", "edges",
-                "peak_memory_per_tile", "mean_memory_per_tile",
+                "peak_memory_per_tile", "mean_memory_per_tile", "iterations",
             )
         }  # fmt: skip
 
@@ -408,11 +411,17 @@ class Profile:
             f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, "
             f"{self.clock_hz / 1e9:.3f} GHz)",
             f"estimated time:    {self.cycles:,} cycles = {self.seconds * 1e6:.3f} us on device",
+            *(
+                [f"device loop:       {self.iterations:,} iterations of the program (a Repeat; totals are for all of them)"]
+                if self.iterations > 1
+                else []
+            ),
             f"supersteps:        {self.supersteps:,}",
             f"  compute:         {share(self.compute_cycles)}",
             f"  exchange:        {share(self.exchange_cycles)}",
             f"  sync:            {share(self.sync_cycles)}",
-            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link",
+            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link"
+            + (f" ({self.host_bytes // self.iterations:,} per iteration)" if self.iterations > 1 else ""),
             *([f"weights at load:   {self.load_bytes:,} bytes = {self.load_seconds * 1e6:.3f} us, once"] if self.load_bytes else []),
             f"exchange bytes:    {self.exchange_bytes:,}",
             f"memory per tile:   peak {self.peak_memory_per_tile:,} bytes, mean {self.mean_memory_per_tile:,.1f} bytes",
