@@ -435,7 +435,7 @@ def _residents_and_activations(plan: Plan, tile: int, on_tile: np.ndarray) -> st
         at = [b for b, lo, hi in zip(others, starts, ends) if lo <= step <= hi]
         listed = ", ".join(plan.describe(b, placed=False) for b in at[:4])
         more = f" and {len(at) - 4} more" if len(at) > 4 else ""
-        text += f"; activations live at superstep {step}: {max(loads)} B in {len(at)}: {listed}{more}"
+        text += f"; activations and inputs live at superstep {step}: {max(loads)} B in {len(at)}: {listed}{more}"
     return text
 
 
