@@ -367,3 +367,19 @@ def test_memory_fraction_compile_option():
     assert sim.variables()["param:w1"] == ((16, 32), np.dtype(np.float32))
     with pytest.raises(IpuError, match=r"memory fraction 1.5 is not in \(0, 1\] \(availableMemoryProportion\)"):
         api.load_simulator(mlp_step(), target="tiny", memory_fraction=1.5)
+
+
+def test_step_against_the_execution_engine():
+    """Upstream MLIR's ExecutionEngine runs the L0 step with the variables as plain arguments
+    and their new values as plain results: the simulator's streamed results and the variables
+    it updated in place match them, over two steps (the second from the first's results)."""
+    text = mlp_step()
+    sim = loaded(text)
+    rng, w1, w2, lr = initial(5)
+    write(sim, w1, w2, lr)
+    for x, t in batches(rng, 2):
+        (loss,) = sim.run([x, t])
+        w1, w2, expected = api.reference_outputs(text, [w1, w2, lr, x, t], "main")
+        np.testing.assert_allclose(loss, expected, rtol=1e-5)
+        np.testing.assert_allclose(sim.read_variable("param:w1"), w1, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(sim.read_variable("param:w2"), w2, rtol=1e-5, atol=1e-6)
