@@ -47,7 +47,8 @@ class MemoryPlan(ModulePass):
     loads a graph's constants), so its bytes are never reused. When the weights cannot all
     stay resident (full-size GPT-2 on gc200: 498 MB of f32 parameters beside the activations),
     the plan falls back to weights live from their first use to their last, streamed by
-    every run. Liveness is counted in
+    every run. A device variable's buffer (`ipu.variable`: state the host writes by name and
+    the program updates in place) is live for the whole program, always. Liveness is counted in
     supersteps, the ops between two `ipu.sync`s, so the inputs and outputs of one exchange
     phase or compute set are always live together.
 
@@ -63,7 +64,8 @@ class MemoryPlan(ModulePass):
     `Out of memory on tile 3: 70000 bytes used but tiles only have 65536 bytes; largest
     buffers there: @a (40000 B, live ops 2-9, placed by the op at model.py:12:5), ...` (the worst
     tile, and how many overflow; each buffer with the location ipu-schedule gave it, that of the
-    op whose result it holds).
+    op whose result it holds), then the device variables on that tile and the activations and
+    inputs live at its fullest superstep.
     `report=FILE` writes a JSON report (per-tile peak bytes, most loaded tiles, buffers with
     offsets and live ranges, peak with and without reuse and their ratio); `report=-` prints
     it as a table on stderr. The report is written even when memory overflows.
