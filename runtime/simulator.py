@@ -183,6 +183,8 @@ class Simulator:
         """Writes the variable `name` into tile memory (Poplar's `Engine::writeTensor`): once
         after load, and whenever the host changes it. Not a stream of any run."""
         shape, dtype = self._variable(name)
+        if isinstance(array, np.generic):  # a numpy scalar: a 0-d array
+            array = np.asarray(array)
         if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
             got = f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
             raise SimulationError(f"device variable '{name}' is a {'x'.join(map(str, shape)) or 'scalar'} {dtype} array, got {got}")

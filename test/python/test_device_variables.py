@@ -230,6 +230,10 @@ def test_variable_errors():
         sim.write_variable("param:w1", np.zeros((32, 16), np.float32))
     with pytest.raises(SimulationError, match=r"device variable 'hyper:lr' is a scalar float32 array, got float"):
         sim.write_variable("hyper:lr", 0.1)
+    with pytest.raises(SimulationError, match=r"device variable 'hyper:lr' is a scalar float32 array, got scalar float64"):
+        sim.write_variable("hyper:lr", np.float64(0.1))
+    sim.write_variable("hyper:lr", np.float32(0.1))  # a numpy scalar is a 0-d array
+    assert sim.read_variable("hyper:lr") == np.float32(0.1)
     _, w1, w2, lr = initial()
     write(sim, w1, w2, lr)
     with pytest.raises(SimulationError, match=r"input #0 of @main: expected 2x4x16 float32 \(2 iterations\), got 4x16 float32"):
@@ -383,3 +387,67 @@ def test_step_against_the_execution_engine():
         np.testing.assert_allclose(loss, expected, rtol=1e-5)
         np.testing.assert_allclose(sim.read_variable("param:w1"), w1, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(sim.read_variable("param:w2"), w2, rtol=1e-5, atol=1e-6)
+
+
+COUNTED = """
+#id = affine_map<(d0) -> (d0)>
+#sc = affine_map<(d0) -> ()>
+#s0 = affine_map<() -> ()>
+func.func @main(%w: tensor<64xf32> {ipu.resident = "param:w"}, %acc: tensor<64xf32> {ipu.resident = "accum:w"},
+                %count: tensor<i32> {ipu.resident = "accum:count"}, %x: tensor<64xf32>)
+    -> (tensor<64xf32> {ipu.resident = "param:w"}, tensor<64xf32> {ipu.resident = "accum:w"},
+        tensor<i32> {ipu.resident = "accum:count"}) {
+  %one = arith.constant 1 : i32
+  %group = arith.constant 4 : i32
+  %zero = arith.constant 0 : i32
+  %fzero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %ec = tensor.empty() : tensor<i32>
+  %next = linalg.generic {indexing_maps = [#s0, #s0], iterator_types = []} ins(%count : tensor<i32>) outs(%ec : tensor<i32>) {
+  ^bb0(%c: i32, %o: i32):
+    %n = arith.addi %c, %one : i32
+    %last = arith.cmpi sge, %n, %group : i32
+    %r = arith.select %last, %zero, %n : i32
+    linalg.yield %r : i32
+  } -> tensor<i32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%acc, %x : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %nw = linalg.generic {indexing_maps = [#id, #id, #sc, #id], iterator_types = ["parallel"]}
+      ins(%w, %sum, %next : tensor<64xf32>, tensor<64xf32>, tensor<i32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %s: f32, %n: i32, %o: f32):
+    %applied = arith.cmpi eq, %n, %zero : i32
+    %u = arith.subf %a, %s : f32
+    %r = arith.select %applied, %u, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %nacc = linalg.generic {indexing_maps = [#id, #sc, #id], iterator_types = ["parallel"]}
+      ins(%sum, %next : tensor<64xf32>, tensor<i32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%s: f32, %n: i32, %o: f32):
+    %applied = arith.cmpi eq, %n, %zero : i32
+    %r = arith.select %applied, %fzero, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  return %nw, %nacc, %next : tensor<64xf32>, tensor<64xf32>, tensor<i32>
+}
+"""
+
+
+def test_gradient_accumulation_with_a_device_counter():
+    """The same form with the group's position kept on device (an i32 counter variable) instead
+    of streamed: 6 iterations of groups of 4, one update and two gradients left accumulated."""
+    sim = loaded(COUNTED)
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal(64).astype(np.float32)
+    sim.write_variable("param:w", w)
+    sim.write_variable("accum:w", np.zeros(64, np.float32))
+    sim.write_variable("accum:count", np.array(0, np.int32))
+    xs = rng.standard_normal((6, 64)).astype(np.float32)
+    assert sim.run([xs], iterations=6) == []
+    np.testing.assert_allclose(sim.read_variable("param:w"), w - (((xs[0] + xs[1]) + xs[2]) + xs[3]), rtol=1e-6)
+    np.testing.assert_array_equal(sim.read_variable("accum:w"), xs[4] + xs[5])
+    assert sim.read_variable("accum:count") == 2
+    assert sim.profile.host_bytes == 6 * 64 * 4  # the micro-batches only
