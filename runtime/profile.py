@@ -10,6 +10,7 @@ tiles and the supersteps it is live in, and the bytes live per superstep on the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -283,10 +284,10 @@ class Profile:
     mean_memory_per_tile: float
     memory_per_tile: np.ndarray = field(repr=False)
     steps: list[Superstep] = field(repr=False)
+    iterations: int = 1  # runs of the program on device, one call (`repeated`: deviceIterations)
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
     load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
     load_seconds: float = 0.0
-    iterations: int = 1  # the program run this many times on device (a Repeat around it: deviceIterations)
 
     @staticmethod
     def build(
@@ -298,10 +299,9 @@ class Profile:
         edges: int,
         buffers: list[BufferLife] | None = None,
         load_bytes: int = 0,
-        iterations: int = 1,
     ) -> Profile:
         def total(value) -> int:
-            return int(sum(value(step) * step.repeat for step in steps)) * iterations
+            return int(sum(value(step) * step.repeat for step in steps))
 
         cycles = total(lambda s: s.cycles)
         host_bytes = total(lambda s: s.host_bytes)
@@ -329,8 +329,16 @@ class Profile:
             buffers=buffers or [],
             load_bytes=load_bytes,
             load_seconds=cost_model.host_seconds(load_bytes, target),
-            iterations=iterations,
         )
+
+    def repeated(self, iterations: int) -> Profile:
+        """This profile of one run, for `iterations` runs on device in one call (Poplar's Repeat
+        around the program, PopTorch's deviceIterations): its totals times `iterations`, its
+        per-superstep records and memory those of one run."""
+        n = iterations / self.iterations
+        totals = ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles", "supersteps", "host_bytes", "exchange_bytes")
+        scaled = {name: int(getattr(self, name) * n) for name in totals}
+        return dataclasses.replace(self, **scaled, seconds=self.seconds * n, host_seconds=self.host_seconds * n, iterations=iterations)
 
     @property
     def busiest_tile(self) -> int:
@@ -411,11 +419,7 @@ class Profile:
             f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, "
             f"{self.clock_hz / 1e9:.3f} GHz)",
             f"estimated time:    {self.cycles:,} cycles = {self.seconds * 1e6:.3f} us on device",
-            *(
-                [f"device loop:       {self.iterations:,} iterations of the program (a Repeat; totals are for all of them)"]
-                if self.iterations > 1
-                else []
-            ),
+            *([f"device loop:       {self.iterations:,} runs of the program in one call (totals for all)"] if self.iterations > 1 else []),
             f"supersteps:        {self.supersteps:,}",
             f"  compute:         {share(self.compute_cycles)}",
             f"  exchange:        {share(self.exchange_cycles)}",

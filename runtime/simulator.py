@@ -159,12 +159,10 @@ class Simulator:
             if life.name in held:
                 life.kind = "variable"
 
-        def profile_of(iterations: int) -> Profile:
-            steps, memory, vertices, edges = planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges
-            return Profile.build(self.target, entry, steps, memory, vertices, edges, lives, planner.load_bytes, iterations)
-
-        self._profile_of, self._repeated, self._written = profile_of, {}, set()
-        self.profile = self._profiles(1)
+        self.profile = Profile.build(
+            self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
+        )
+        self._one_run, self._written = self.profile, set()  # the profile of a run, before `iterations` scales it
         with one_blas_thread():  # loading runs the weight-only steps
             self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
             loaded = {stream.buffer.name: stream.buffer for stream in planner.loads if stream.buffer.name in later.unreplicated}
@@ -224,19 +222,15 @@ class Simulator:
             )
         if iterations is None:
             self.check_inputs(inputs)
-            self.profile = self._profiles(1)
+            self.profile = self._one_run
             return self._run(inputs)
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
             raise SimulationError(f"iterations must be a positive integer, got {iterations!r}")
         self.check_inputs(inputs, iterations)
-        self.profile = self._profiles(iterations)
+        if self.profile.iterations != iterations:
+            self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
         outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
         return [np.stack(column) for column in zip(*outputs)]
-
-    def _profiles(self, iterations: int):
-        if iterations not in self._repeated:
-            self._repeated[iterations] = self._profile_of(iterations)
-        return self._repeated[iterations]
 
     def _run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         plan = self._checked or self._later

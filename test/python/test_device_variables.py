@@ -192,7 +192,7 @@ def test_device_iterations_equal_single_runs():
     assert profile.iterations == 3 and one.iterations == 1
     assert profile.cycles == 3 * one.cycles and profile.supersteps == 3 * one.supersteps
     assert profile.host_bytes == 3 * one.host_bytes == 3 * 388
-    assert "device loop:       3 iterations" in profile.summary()
+    assert "device loop:       3 runs of the program in one call" in profile.summary()
     assert "(388 per iteration)" in profile.summary()
     # and again, from the later plan's state on
     (more,) = looped.run([np.stack([x for x, _ in data[:2]]), np.stack([t for _, t in data[:2]])], iterations=2)
