@@ -451,3 +451,20 @@ def test_gradient_accumulation_with_a_device_counter():
     np.testing.assert_array_equal(sim.read_variable("accum:w"), xs[4] + xs[5])
     assert sim.read_variable("accum:count") == 2
     assert sim.profile.host_bytes == 6 * 64 * 4  # the micro-batches only
+
+
+def test_profile_marks_variables(tmp_path):
+    """The profile's buffers say which are device variables (live in every superstep), and
+    ipu-vis report draws them in a colour of their own."""
+    from ipu_mlir.vis.report import Views
+
+    sim = loaded(mlp_step())
+    rng, w1, w2, lr = initial()
+    write(sim, w1, w2, lr)
+    sim.run(list(batches(rng, 1)[0]))
+    path = tmp_path / "profile.json"
+    path.write_text(sim.profile.to_json())
+    buffers = sim.profile.to_dict()["buffers"]
+    variables = [b for b in buffers if b["kind"] == "variable"]
+    assert len(variables) == 3 and all((b["first_step"], b["last_step"]) == (0, len(sim.profile.steps) - 1) for b in variables)
+    assert Views.load(str(path)).memory_by_buffer() is not None
