@@ -468,3 +468,81 @@ def test_profile_marks_variables(tmp_path):
     variables = [b for b in buffers if b["kind"] == "variable"]
     assert len(variables) == 3 and all((b["first_step"], b["last_step"]) == (0, len(sim.profile.steps) - 1) for b in variables)
     assert Views.load(str(path)).memory_by_buffer() is not None
+
+
+LOOP = """
+#id = affine_map<(d0) -> (d0)>
+func.func @main(%w: tensor<256xf32> {ipu.resident = "param:w"},
+                %x: tensor<256xf32>) -> (tensor<256xf32> {ipu.resident = "param:w"}, tensor<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<256xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%u = %w) -> tensor<256xf32> {
+    %n = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%u, %x : tensor<256xf32>, tensor<256xf32>)
+        outs(%e : tensor<256xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %h = arith.constant 0.5 : f32
+      %m = arith.mulf %a, %h : f32
+      %s = arith.addf %m, %b : f32
+      linalg.yield %s : f32
+    } -> tensor<256xf32>
+    scf.yield %n : tensor<256xf32>
+  }
+  return %r, %w : tensor<256xf32>, tensor<256xf32>
+}
+"""
+RUNNING = """
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0) -> (d0)>
+func.func @main(%rm: tensor<512xf32> {ipu.resident = "buffer:rm"},
+                %x: tensor<64x512xf32>) -> (tensor<512xf32> {ipu.resident = "buffer:rm"}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<512xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<512xf32>) -> tensor<512xf32>
+  %s = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<64x512xf32>)
+      outs(%z : tensor<512xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<512xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%rm, %s : tensor<512xf32>, tensor<512xf32>)
+      outs(%e : tensor<512xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %k = arith.constant 0.9 : f32
+    %q = arith.constant 0.0015625 : f32
+    %m = arith.mulf %a, %k : f32
+    %t = arith.mulf %b, %q : f32
+    %r = arith.addf %m, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<512xf32>
+  return %n : tensor<512xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["tiny", "gc200"])
+@pytest.mark.parametrize(
+    "text, name, shape, streamed",
+    [(LOOP, "param:w", (256,), [(256,)]), (RUNNING, "buffer:rm", (512,), [(64, 512)])],
+    ids=["loop-carries-a-variable", "running-mean"],
+)
+def test_variable_updates_against_the_execution_engine(text, name, shape, streamed, target):
+    """A variable carried through an scf.for (Repeat) and also streamed out as it was; a
+    running mean updated from a reduction over the batch cut across tiles. Three steps each,
+    the ExecutionEngine given the variable as an argument and its result fed to the next step."""
+    sim = loaded(text, target)
+    rng = np.random.default_rng(7)
+    value = rng.standard_normal(shape).astype(np.float32)
+    sim.write_variable(name, value)
+    for _ in range(3):
+        inputs = [rng.standard_normal(s).astype(np.float32) for s in streamed]
+        outputs = sim.run(inputs)
+        value, *expected = api.reference_outputs(text, [value, *inputs], "main")
+        np.testing.assert_allclose(sim.read_variable(name), value, rtol=1e-6, atol=1e-6)
+        for got, want in zip(outputs, expected, strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
