@@ -262,12 +262,13 @@ irdl.dialect @ipu {
   // `readTensor`, not through a data stream of each run: parameters, optimizer state, running
   // statistics, hyper-parameters (the L0 `ipu.resident` attribute). The program reads the
   // buffer and updates it in place (its writes are the update); no host stream of the
-  // program touches it, and the memory plan keeps its bytes for the whole program.
+  // program writes it, and the memory plan keeps its bytes for the whole program.
   //
   // **Verified in Python:** directly inside the module; `buffer` names an `ipu.buffer` with the
   // element type of `type`, a static tensor; `mapping` is valid for its shape and each tile's
   // slice fits in the buffer; names are unique and no buffer is two variables; no
-  // `ipu.host_to_device` or `ipu.device_to_host` names the buffer.
+  // `ipu.host_to_device` writes the buffer (an `ipu.device_to_host` may read it: a result
+  // asking for the variable's value back).
   //
   // ```mlir
   // "ipu.variable"() {name = "param:fc1.weight", buffer = @var0, type = tensor<16x8xf32>,

@@ -305,8 +305,7 @@ def _verify_host_to_device(op: ipu.HostToDeviceOp, scope: _Scope) -> None:
 
 
 def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
-    _check_stream(op, op.result.type, scope)
-    _check_not_variable(op, scope)
+    _check_stream(op, op.result.type, scope)  # of a variable's buffer too: a result asking for its value back
 
 
 def _check_not_variable(op: ir.OpView, scope: _Scope) -> None:
@@ -314,8 +313,8 @@ def _check_not_variable(op: ir.OpView, scope: _Scope) -> None:
     if held:
         raise op_error(
             op,
-            f"streams @{op.buffer}, the buffer of device variable '{held[0].variable_name}': "
-            "the host writes and reads variables by name between runs, no run streams them",
+            f"streams into @{op.buffer}, the buffer of device variable '{held[0].variable_name}': "
+            "the host writes variables by name between runs, no run streams them in",
         )
 
 

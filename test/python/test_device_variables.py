@@ -546,3 +546,33 @@ def test_variable_updates_against_the_execution_engine(text, name, shape, stream
         np.testing.assert_allclose(sim.read_variable(name), value, rtol=1e-6, atol=1e-6)
         for got, want in zip(outputs, expected, strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+TRACKED = """
+#s0 = affine_map<() -> ()>
+func.func @main(%n: tensor<i64> {ipu.resident = "buffer:bn.num_batches_tracked"}, %w: tensor<8xf16> {ipu.resident = "param:h"})
+    -> (tensor<i64> {ipu.resident = "buffer:bn.num_batches_tracked"}, tensor<8xf16>) {
+  %one = arith.constant 1 : i64
+  %e = tensor.empty() : tensor<i64>
+  %r = linalg.generic {indexing_maps = [#s0, #s0], iterator_types = []} ins(%n : tensor<i64>) outs(%e : tensor<i64>) {
+  ^bb0(%c: i64, %o: i64):
+    %x = arith.addi %c, %one : i64
+    linalg.yield %x : i64
+  } -> tensor<i64>
+  return %r, %w : tensor<i64>, tensor<8xf16>
+}
+"""
+
+
+def test_integer_and_half_variables_and_a_parameter_streamed_out():
+    """BatchNorm's i64 num_batches_tracked counted on device, and an f16 parameter the step
+    returns as a plain result: streamed out of the variable's buffer each run, never in."""
+    sim = loaded(TRACKED, "gc200")
+    sim.write_variable("buffer:bn.num_batches_tracked", np.array(5, np.int64))
+    half = np.arange(8, dtype=np.float16)
+    sim.write_variable("param:h", half)
+    for count in (6, 7, 8):
+        (out,) = sim.run([])
+        assert out.dtype == np.float16 and out.tobytes() == half.tobytes()
+        assert sim.read_variable("buffer:bn.num_batches_tracked") == count
+    assert sim.profile.host_bytes == half.nbytes

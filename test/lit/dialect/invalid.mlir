@@ -774,9 +774,9 @@ module attributes {ipu.target = "tiny"} {
   // expected-error @+1 {{'ipu.variable' op places device variable 'param:u' in @w, which already holds 'param:w'}}
   "ipu.variable"() {name = "param:u", buffer = @w, type = tensor<16xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> ()
   func.func @main(%a: tensor<16xf32>) -> tensor<16xf32> attributes {ipu.program} {
-    // expected-error @+1 {{'ipu.host_to_device' op streams @w, the buffer of device variable 'param:w': the host writes and reads variables by name between runs, no run streams them}}
+    // expected-error @+1 {{'ipu.host_to_device' op streams into @w, the buffer of device variable 'param:w': the host writes variables by name between runs, no run streams them in}}
     "ipu.host_to_device"(%a) {buffer = @w, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : (tensor<16xf32>) -> ()
-    // expected-error @+1 {{'ipu.device_to_host' op streams @w, the buffer of device variable 'param:w'}}
+    // A run may stream a variable's value out (a result asking for it back).
     %r = "ipu.device_to_host"() {buffer = @w, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> tensor<16xf32>
     return %r : tensor<16xf32>
   }
