@@ -95,8 +95,8 @@ def declare_variable(scheduler, argument: ir.Value, name: str, layout) -> str:
     """A buffer for the variable `name` and its `ipu.variable`, in `layout` (the argument's
     plan). Nothing streams it: the host writes it by name."""
     tensor = ir.RankedTensorType(argument.type)
-    buffer = scheduler.buffer("var", layout, tensor.element_type, scheduler.loc)
-    ipu.variable(name, buffer, tensor, layout.mapping(), loc=scheduler.loc, ip=ir.InsertionPoint(scheduler.program))
+    buffer = scheduler.buffer("var", layout, tensor.element_type, argument.location)  # errors about it point at the argument
+    ipu.variable(name, buffer, tensor, layout.mapping(), loc=argument.location, ip=ir.InsertionPoint(scheduler.program))
     return buffer
 
 
