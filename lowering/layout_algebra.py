@@ -60,12 +60,18 @@ class Partition:
 
     @staticmethod
     def of(op: ir.OpView, space: Space) -> Partition:
-        """The partition recorded on `op`, checked against its loops (errors name the op)."""
+        """The partition recorded on `op`, checked against its loops and admitted by its space
+        (`Space.admits`: a loop it keeps whole, a window's, is never cut, so a part's piece of
+        an operand follows from the intervals of the loops its accesses name; errors name the
+        op)."""
         try:
             found = PartitionAttr.decode(op.attributes)
             if found is None:
                 raise MalformedAttribute("has no 'ipu.partition' and 'ipu.tiles'; run ipu-plan first")
             found.check_loops(tuple(space.extents))
+            refusal = space.refusal(found.blocks)
+            if refusal is not None:
+                raise MalformedAttribute(f"has an 'ipu.partition' that {refusal}; replan with ipu-plan")
         except MalformedAttribute as error:
             raise op_error(op, str(error)) from None
         grid = found.tiles

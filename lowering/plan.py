@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import PARTITION_ATTR, TILES_ATTR
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
 from ipu_mlir.dialects.ops.generic import box_elements
 from ipu_mlir.dialects.ops.space import Space
@@ -71,6 +72,11 @@ class Plan(ModulePass):
     used by the loop is placed where the body reads it). Unit-stride slices only generics read
     are windows read in place from their source (a stencil's neighbours: one piece of the grid
     per part), and a source its reader places gets the parts' blocks (`aligned_source`).
+    Whichever way a partition is found, its op's space must admit it (`Space.admits`: a loop
+    the record keeps whole, a window's, stays whole; a summed loop is cut only with an
+    associative combiner); a refused one gives way to the cost model's search.
+    A compute op arriving with an `ipu.partition` of its own (no `ipu.tiles`) keeps those
+    blocks: a pinned cut, refused if it cuts a loop its record's space keeps whole.
 
     Before:
 
@@ -100,7 +106,7 @@ class Plan(ModulePass):
         budget = int(fraction * target.tile_memory_bytes)
         planner = _Planner(target, budget, self.grain)
         for function in public_functions(module):
-            split_oversized(function, planner.cheapest, budget)
+            split_oversized(function, planner.fitting, budget)
             planner.plan_function(function)
 
 
@@ -172,7 +178,7 @@ class _Planner:
                 raise op_error(op, f"carries a tensor.empty (iter_arg #{index}): a carried tensor needs an initial value (fill it)")
             else:
                 self.layouts[carried] = self.layouts[result] = self.layouts[init]
-        split_oversized(op, self.cheapest, self.budget)  # the body's matmuls, like the function's
+        split_oversized(op, self.fitting, self.budget)  # the body's matmuls, like the function's
         self.plan_block(body)
         for init, carried, result in carries:
             if init in self.unplaced:
@@ -268,9 +274,11 @@ class _Planner:
 
     def plan_compute(self, op: ir.OpView) -> None:
         space = space_of(op)
-        partition = self.reuse_partition(space) if not space.reductions or space.combiner is None else None
-        if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
-            partition = None  # an inherited layout too crowded for this op's pieces: cut afresh
+        partition = self.pinned_partition(op, space)
+        if partition is None and (not space.reductions or space.combiner is None):
+            partition = self.reuse_partition(space)
+            if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
+                partition = None  # an inherited layout too crowded for this op's pieces: cut afresh
         partition = partition or self.search(space)
         for read in reads(space):  # the source of windows read in place: in the parts' blocks
             if read.offsets is not None and read.value in self.unplaced:
@@ -289,13 +297,33 @@ class _Planner:
         for value in op.operands:  # the init of a generic
             if value in self.unplaced:
                 self.place_unplaced(value, result_layout(space, partition))
+        refusal = space.refusal(partition.blocks)
+        if refusal is not None:  # every path above chose an admitted cut: a bug, not a bad input
+            raise op_error(op, f"internal error in ipu-plan: its partition {list(partition.blocks)} {refusal}")
         for key, value in partition.attr(space).encode().items():
             op.attributes[key] = value
         self.set_layout(op, result_layout(space, partition))
 
+    def pinned_partition(self, op: ir.OpView, space: Space) -> Partition | None:
+        """The blocks an op arrives with (`_pinned_blocks`), placed row-major."""
+        blocks = _pinned_blocks(op, space)
+        if blocks is None:
+            return None
+        partition = _row_major(space, blocks)
+        count = partition.grid(space).count
+        if count > self.target.num_tiles:
+            raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} of {count} parts, more than the {self.target.num_tiles} tiles")
+        return dataclasses.replace(partition, first=self.place(count))
+
+    def fitting(self, space: Space) -> tuple[int, tuple[int, ...]] | None:
+        """`cheapest` for the serial splits: a pinned op is never split serially."""
+        blocks = _pinned_blocks(space.op, space)
+        return (0, blocks) if blocks is not None else self.cheapest(space)
+
     def reuse_partition(self, space: Space) -> Partition | None:
         """The partition of the largest operand whose dims index distinct loops: it needs no
-        exchange, and element-wise chains stay where they are."""
+        exchange, and element-wise chains stay where they are; if `space` admits it (an operand
+        cut along a loop the op keeps whole is not reused)."""
         best = None
         for accesses, value in zip(space.operands, space.op.operands):
             layout = self.layouts.get(value)
@@ -309,7 +337,7 @@ class _Planner:
                 blocks[a.loop] = parts.intervals[0][1] - parts.intervals[0][0]
                 strides[a.loop] = parts.stride
             size = math.prod(_shape(value))
-            if best is None or size > best[0]:
+            if space.admits(tuple(blocks)) and (best is None or size > best[0]):
                 best = (size, Partition(tuple(blocks), layout.first_tile, tuple(strides)))
         return best[1] if best else None
 
@@ -320,9 +348,10 @@ class _Planner:
             for d, parts in zip(space.result, layout.dims):
                 blocks[d] = parts.intervals[0][1] - parts.intervals[0][0]
             partition = _row_major(space, tuple(blocks), layout.first_tile)
-            if _memory(space, partition.blocks, self.target) <= self.budget:
+            if space.admits(partition.blocks) and _memory(space, partition.blocks, self.target) <= self.budget:
                 return partition
-            # Row-major pieces too large (a transpose reads a column per row): cut by the cost model.
+            # Row-major pieces too large (a transpose reads a column per row) or cutting a loop
+            # the op keeps whole (a window's, a softmax's row): cut by the cost model.
         best = self.cheapest(space)
         if best is None:
             raise op_error(
@@ -341,6 +370,21 @@ class _Planner:
         if key not in self.cheapest_cuts:
             self.cheapest_cuts[key] = cheapest_blocks(space, self.target, self.budget)
         return self.cheapest_cuts[key]
+
+
+def _pinned_blocks(op: ir.OpView, space: Space) -> tuple[int, ...] | None:
+    """The blocks of a compute op arriving with an `ipu.partition` of its own (no `ipu.tiles`
+    yet): a cut chosen outside the planner, as test/python/test_conformance.py pins each way a
+    record's space may be cut. A pin cutting a loop the space keeps whole is refused at the op."""
+    if PARTITION_ATTR not in op.attributes or TILES_ATTR in op.attributes:
+        return None
+    blocks = tuple(ir.DenseI64ArrayAttr(op.attributes[PARTITION_ATTR]))
+    if len(blocks) != len(space.extents) or any(not 0 < b <= e for b, e in zip(blocks, space.extents)):
+        raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} that does not fit its loops {list(space.extents)}")
+    refusal = space.refusal(blocks)
+    if refusal is not None:
+        raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} that {refusal}")
+    return blocks
 
 
 def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partition:
@@ -397,9 +441,10 @@ def cheapest_blocks(space: Space, target: Target, budget: int) -> tuple[int, tup
 
 
 def _options(space: Space, target: Target) -> list[tuple[int, ...]]:
-    """The part counts `cheapest_blocks` tries for each loop."""
+    """The part counts `cheapest_blocks` tries for each loop: those whose blocks `space`
+    admits (one part: the loop whole, always admitted)."""
     return [
-        tuple(p for p in _candidates(e, target.num_tiles) if -(-e // p) % space.multiple(d) == 0 or p == 1) if space.splittable[d] else (1,)
+        tuple(p for p in _candidates(e, target.num_tiles) if p == 1 or space.block_refusal(d, -(-e // p)) is None)
         for d, e in enumerate(space.extents)
     ]
 
@@ -425,7 +470,10 @@ def _refine(space: Space, target: Target, budget: int, start: tuple[int, tuple[i
     channels), and the grid's sizes (powers of two, divisors) often fall just past a step.
     Each move keeps the cut within the tiles and the budget and must lower the estimate."""
     element_bytes = ipu.element_bytes(space.element_type)
-    sizes = [_block_sizes(e, target.num_tiles, space.multiple(d)) if space.splittable[d] else (e,) for d, e in enumerate(space.extents)]
+    sizes = [
+        tuple(b for b in _block_sizes(e, target.num_tiles, space.multiple(d)) if space.block_refusal(d, b) is None)
+        for d, e in enumerate(space.extents)
+    ]
     where = [s.index(b) if b in s else None for s, b in zip(sizes, start[1])]
     loops = [d for d, w in enumerate(where) if w is not None and len(sizes[d]) > 1]
     steps = (-4, -2, -1, 1, 2, 4)

@@ -46,8 +46,8 @@ def split_oversized(function: ir.OpView, fits: Fits, budget: int) -> None:
 
 
 def _split(op: ir.OpView, fits: Fits, budget: int) -> None:
-    cuts = record_of(op).serial_cuts(op)
-    options = [(*found, cut.result_dim, cut) for cut in cuts if cut.extent > 1 and (found := _fewest_pieces(op, cut, fits))]
+    cuts = [cut for cut in record_of(op).serial_cuts(op) if cut.extent > 1 and _admitted(space_of(op), cut)]
+    options = [(*found, cut.result_dim, cut) for cut in cuts if (found := _fewest_pieces(op, cut, fits))]
     if not options:
         raise op_error(
             op,
@@ -56,6 +56,14 @@ def _split(op: ir.OpView, fits: Fits, budget: int) -> None:
         )
     pieces, _, _, cut = min(options, key=lambda option: option[:3])
     _rewrite(op, cut, pieces)
+
+
+def _admitted(space: Space, cut: SerialCut) -> bool:
+    """Whether the op's space admits cutting the loop of `cut`'s result dimension into
+    pieces of one unit (then of any number of units): a serial piece is a cut of that loop, and
+    a loop the record keeps whole stays whole here too."""
+    loop = space.result[cut.result_dim]
+    return space.block_refusal(loop, space.extents[loop] // cut.extent) is None
 
 
 def _fewest_pieces(op: ir.OpView, cut: SerialCut, fits: Fits) -> tuple[int, int] | None:

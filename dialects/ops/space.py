@@ -56,8 +56,9 @@ class Access:
     """How one operand dimension of size `size` is indexed by the loops.
 
     kind "dim": `x = d[loop]`; "const": `x = 0`; "window": `x = stride * d[loop] +
-    dilation * d[window] - pad_low` with the window loop never partitioned; "groups": the input
-    channels of the groups that output channels `d[loop]` belong to."""
+    dilation * d[window] - pad_low` with the window loop never cut (its record keeps it whole,
+    and `Space.admits` holds every partition to that); "groups": the input channels of the
+    groups that output channels `d[loop]` belong to."""
 
     kind: str
     size: int
@@ -102,6 +103,36 @@ class Space:
 
     def multiple(self, loop: int) -> int:
         return self.multiples[loop] if self.multiples else 1
+
+    def refusal(self, blocks: tuple[int, ...]) -> str | None:
+        """Why cutting the loops into `blocks` would compute a wrong result, None if it would
+        not (`admits`): every path of ipu-plan goes through this check, and ipu-schedule reads
+        no partition it refuses. Loops are judged one by one (`block_refusal`)."""
+        if len(blocks) != len(self.extents):
+            return f"gives {len(blocks)} block sizes for {len(self.extents)} loops"
+        return next((refusal for loop, block in enumerate(blocks) if (refusal := self.block_refusal(loop, block))), None)
+
+    def block_refusal(self, loop: int, block: int) -> str | None:
+        """Why cutting `loop` into `block`s would compute a wrong result, None if it would not:
+        a loop the record keeps whole (a window's, a softmax's row) stays whole, a summed loop
+        is cut only when its partial results have an associative combiner, and a cut loop's
+        blocks are multiples of `multiples`."""
+        extent = self.extents[loop]
+        if block >= extent:
+            return None
+        if block < 1:
+            return f"cuts loop {loop} into blocks of {block}"
+        if loop in self.reductions and self.combiner != SUM and self.combiner not in COMBINERS:
+            return f"cuts summed loop {loop} into blocks of {block}, but its partial results have no associative combiner"
+        if not self.splittable[loop]:
+            return f"cuts loop {loop} (extent {extent}) into blocks of {block}, but the op's record keeps it whole"
+        if block % self.multiple(loop):
+            return f"cuts loop {loop} into blocks of {block}, not a multiple of {self.multiple(loop)}"
+        return None
+
+    def admits(self, blocks: tuple[int, ...]) -> bool:
+        """Whether cutting the loops into `blocks` computes the op's result (`refusal`)."""
+        return self.refusal(blocks) is None
 
     @property
     def parallel(self) -> tuple[int, ...]:

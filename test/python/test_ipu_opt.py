@@ -18,6 +18,7 @@ from ipu_mlir.tools.ipu_opt import split_input
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+LIT = REPO / "test" / "lit"
 IPU_OPT = BIN / "ipu-opt"
 
 VALID = """\
@@ -300,6 +301,11 @@ def test_the_worked_example_of_writing_passes_runs_as_documented(tmp_path: Path)
         assert done.stdout + done.stderr == expected, command
 
     lit_example = next(body for lang, body in blocks if lang == "mlir" and "RUN:" in body)
+    # The page's lit test and plugin are the suite's own (test/lit/writing-passes), word for word.
+    assert (LIT / "writing-passes" / "check-tensor-sizes.mlir").read_text() == lit_example
+    assert (LIT / "writing-passes" / "Inputs" / "check_tensor_sizes.py").read_text() == plugin_code
+    (tmp_path / "Inputs").mkdir()
+    (tmp_path / "Inputs" / "check_tensor_sizes.py").write_text(plugin_code)
     test_file = tmp_path / "check_tensor_sizes_test.mlir"
     test_file.write_text(lit_example)
     file_check = Path(__import__("llvm").__path__[0]) / "bin" / "FileCheck"

@@ -1,7 +1,8 @@
 """Layers point one way: target -> dialects -> lowering | runtime -> frontends -> vis -> tools.
 
-Every `ipu_mlir` import in a package's files (top-level or inside a function) must name a
-package at a lower layer, or the package itself; lowering and runtime never import each other.
+Every `ipu_mlir` import in a package's files (top-level or inside a function, absolute or
+relative: `from ..runtime import x` in `lowering/` is `ipu_mlir.runtime`) must name a package at
+a lower layer, or the package itself; lowering and runtime never import each other.
 """
 
 from __future__ import annotations
@@ -15,15 +16,34 @@ REPO = Path(__file__).resolve().parents[2]
 LAYER = {"target": 0, "dialects": 1, "lowering": 2, "runtime": 2, "frontends": 3, "vis": 4, "tools": 5}
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _imports(path: Path, root: Path = REPO) -> list[tuple[int, str]]:
+    """The `ipu_mlir` modules `path` imports, relative imports resolved against its package."""
     tree = ast.parse(path.read_text(), str(path))
+    package = ["ipu_mlir", *path.parent.relative_to(root).parts]
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1])
+            if node.module:
+                found.append((node.lineno, f"{base}.{node.module}"))
+            else:  # `from .. import ipu`: each name is a module of that package
+                found.extend((node.lineno, f"{base}.{alias.name}") for alias in node.names)
         elif isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
     return [(line, name) for line, name in found if name.startswith("ipu_mlir.")]
+
+
+def test_relative_imports_resolve_to_their_package(tmp_path: Path) -> None:
+    """`from ..runtime import x` in lowering/ is ipu_mlir.runtime: a relative import cannot
+    hide a layer violation."""
+    (tmp_path / "lowering").mkdir()
+    probe = tmp_path / "lowering" / "probe.py"
+    probe.write_text("from ..runtime import simulator\nfrom .plan import Plan\nfrom .. import target\n")
+    assert [name for _, name in _imports(probe, tmp_path)] == ["ipu_mlir.runtime", "ipu_mlir.lowering.plan", "ipu_mlir.target"]
+    names = {name for _, name in _imports(REPO / "dialects" / "ops" / "generic.py")}
+    assert "ipu_mlir.dialects.ipu" in names  # `from .. import ipu`
 
 
 @pytest.mark.parametrize("package", sorted(LAYER))

@@ -135,3 +135,43 @@ module attributes {ipu.target = "tiny"} {
     return %x : tensor<16x8xf32>
   }
 }
+
+// -----
+
+// A partition cutting a window's loop (d0, the shorter; each part would read the window from
+// the start of its part of d1 alone): `Space.admits` refuses it rather than compute a wrong
+// result.
+#in = affine_map<(d0, d1) -> (d0 + d1)>
+#out = affine_map<(d0, d1) -> (d1, d0)>
+module attributes {ipu.target = "tiny"} {
+  func.func @window_loop_cut(%a: tensor<67xf32> {ipu.mapping = {kind = "block", block = array<i64: 67>, tiles = array<i64: 0, 1, 0>}}) -> tensor<64x4xf32> {
+    %e = tensor.empty() : tensor<64x4xf32>
+    // expected-error @+1 {{'linalg.generic' op has an 'ipu.partition' that cuts loop 0 (extent 4) into blocks of 1, but the op's record keeps it whole; replan with ipu-plan}}
+    %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<67xf32>) outs(%e : tensor<64x4xf32>)
+        attrs = {ipu.partition = array<i64: 1, 64>, ipu.tiles = array<i64: 0, 4, 1, 1, 0>, ipu.mapping = {kind = "block", block = array<i64: 64, 1>, tiles = array<i64: 0, 1, 0, 4, 1>}} {
+    ^bb0(%x: f32, %o: f32):
+      linalg.yield %x : f32
+    } -> tensor<64x4xf32>
+    return %r : tensor<64x4xf32>
+  }
+}
+
+// -----
+
+// A partition cutting a summed loop whose body `acc - x` is no associative combiner: partial
+// results could not be joined.
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+module attributes {ipu.target = "tiny"} {
+  func.func @summed_loop_cut(%a: tensor<4x64xi32> {ipu.mapping = {kind = "block", block = array<i64: 4, 64>, tiles = array<i64: 0, 1, 0, 1, 0>}},
+                             %init: tensor<4xi32> {ipu.mapping = {kind = "block", block = array<i64: 4>, tiles = array<i64: 0, 1, 0>}}) -> tensor<4xi32> {
+    // expected-error @+1 {{'linalg.generic' op has an 'ipu.partition' that cuts summed loop 1 into blocks of 16, but its partial results have no associative combiner; replan with ipu-plan}}
+    %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<4x64xi32>) outs(%init : tensor<4xi32>)
+        attrs = {ipu.partition = array<i64: 4, 16>, ipu.tiles = array<i64: 0, 1, 0, 4, 1>, ipu.mapping = {kind = "block", block = array<i64: 4>, tiles = array<i64: 0, 1, 0>}} {
+    ^bb0(%x: i32, %acc: i32):
+      %d = arith.subi %acc, %x : i32
+      linalg.yield %d : i32
+    } -> tensor<4xi32>
+    return %r : tensor<4xi32>
+  }
+}
