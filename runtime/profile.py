@@ -10,6 +10,7 @@ tiles and the supersteps it is live in, and the bytes live per superstep on the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -290,6 +291,7 @@ class Profile:
     mean_memory_per_tile: float
     memory_per_tile: np.ndarray = field(repr=False)
     steps: list[Superstep] = field(repr=False)
+    iterations: int = 1  # runs of the program on device, one call (`repeated`: deviceIterations)
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
     load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
     load_seconds: float = 0.0
@@ -337,6 +339,15 @@ class Profile:
             load_seconds=cost_model.host_seconds(load_bytes, target),
         )
 
+    def repeated(self, iterations: int) -> Profile:
+        """This profile of one run, for `iterations` runs on device in one call (Poplar's Repeat
+        around the program, PopTorch's deviceIterations): its totals times `iterations`, its
+        per-superstep records and memory those of one run."""
+        n = iterations / self.iterations
+        totals = ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles", "supersteps", "host_bytes", "exchange_bytes")
+        scaled = {name: int(getattr(self, name) * n) for name in totals}
+        return dataclasses.replace(self, **scaled, seconds=self.seconds * n, host_seconds=self.host_seconds * n, iterations=iterations)
+
     @property
     def busiest_tile(self) -> int:
         return int(self.memory_per_tile.argmax())
@@ -358,7 +369,7 @@ class Profile:
             for name in (
                 "target", "entry", "cycles", "seconds", "supersteps", "compute_cycles", "exchange_cycles", "sync_cycles",
                 "host_bytes", "host_seconds", "load_bytes", "load_seconds", "exchange_bytes", "vertices", "edges",
-                "peak_memory_per_tile", "mean_memory_per_tile",
+                "peak_memory_per_tile", "mean_memory_per_tile", "iterations",
             )
         }  # fmt: skip
 
@@ -417,11 +428,13 @@ class Profile:
             f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, "
             f"{self.clock_hz / 1e9:.3f} GHz)",
             f"estimated time:    {self.cycles:,} cycles = {self.seconds * 1e6:.3f} us on device",
+            *([f"device loop:       {self.iterations:,} runs of the program in one call (totals for all)"] if self.iterations > 1 else []),
             f"supersteps:        {self.supersteps:,}",
             f"  compute:         {share(self.compute_cycles)}",
             f"  exchange:        {share(self.exchange_cycles)}",
             f"  sync:            {share(self.sync_cycles)}",
-            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link",
+            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link"
+            + (f" ({self.host_bytes // self.iterations:,} per iteration)" if self.iterations > 1 else ""),
             *([f"weights at load:   {self.load_bytes:,} bytes = {self.load_seconds * 1e6:.3f} us, once"] if self.load_bytes else []),
             f"exchange bytes:    {self.exchange_bytes:,}",
             f"memory per tile:   peak {self.peak_memory_per_tile:,} bytes, mean {self.mean_memory_per_tile:,.1f} bytes",

@@ -5,7 +5,7 @@
 const D = JSON.parse(document.getElementById("data").textContent);
 const CLOCK = D.target.clock_hz;
 const PHASES = { exchange: "#f5a623", compute: "#7ed321", sync: "#d0021b" }; // a superstep's phases, in order
-const KINDS = { weight: "#9b59b6", host: "#4e9af1", exchange: "#f5a623", compute: "#7ed321" };
+const KINDS = { weight: "#9b59b6", variable: "#e056a0", host: "#4e9af1", exchange: "#f5a623", compute: "#7ed321" };
 const SVG = "http://www.w3.org/2000/svg";
 const tip = document.getElementById("tooltip");
 const state = { tile: null, step: null, sort: "cycles", descending: true, zoom: 1, offset: 0 };

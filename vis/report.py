@@ -26,7 +26,7 @@ from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
 
 from .interactive import interactive_html, layer_name, step_origin  # noqa: E402
 
-KIND_COLOURS = {"weight": "#9b59b6", "host": "#4e9af1", "exchange": "#f5a623", "compute": "#7ed321"}
+KIND_COLOURS = {"weight": "#9b59b6", "variable": "#e056a0", "host": "#4e9af1", "exchange": "#f5a623", "compute": "#7ed321"}
 PHASE_COLOURS = {"compute": "#7ed321", "exchange": "#f5a623", "sync": "#d0021b"}
 TOP_BUFFERS = 20
 
