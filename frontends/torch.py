@@ -32,11 +32,23 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["CompiledModule", "compile", "compile_program", "export", "run_eager", "torch_origin"]
+__all__ = [
+    "CompiledModule",
+    "Options",
+    "ReductionType",
+    "compile",
+    "compile_program",
+    "export",
+    "inferenceModel",
+    "run_eager",
+    "torch_origin",
+    "trainingModel",
+]
 
 _ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
@@ -51,6 +63,20 @@ def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: 
     program = compile_program(imported, target, module)
     say("loading into the simulator...")
     return CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+
+
+def trainingModel(model: Any, options: Options | None = None, optimizer: Any = None) -> Any:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `trainingModel` on the simulated chip: frontends/training.py, docs/training.md."""
+    from ipu_mlir.frontends import training
+
+    return training.trainingModel(model, options, optimizer)
+
+
+def inferenceModel(model: Any, options: Options | None = None) -> Any:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `inferenceModel` on the simulated chip: frontends/training.py."""
+    from ipu_mlir.frontends import training
+
+    return training.inferenceModel(model, options)
 
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:
