@@ -1,0 +1,161 @@
+"""Training on the simulated chip checked against PyTorch's own training loop (docs/training.md).
+
+Each test trains a model with `trainingModel` and a copy of it with torch's loop (zero_grad,
+backward, step) from the same initial weights on the same batches, then compares the
+parameters and buffers: within rtol 1e-4 of each tensor's largest magnitude (f32)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from ipu_mlir.frontends import torch as ipu_torch  # noqa: E402
+
+TARGET = "tiny"
+
+
+def train_both(model, make_optimizer, batches, options=None, accumulation=1, change_lr=None, noise=None):
+    """(simulated losses, torch's losses, largest relative difference over parameters and
+    buffers) after training `model` on `batches` (one tuple per call) both ways. `noise` maps
+    a tensor name to the slice of it left out: elements whose gradient is zero in exact
+    arithmetic, where both sides compute rounding noise that Adam scales up to +-lr."""
+    reference = copy.deepcopy(model).train()
+    optimizer, reference_optimizer = make_optimizer(model), make_optimizer(reference)
+    options = (options or ipu_torch.Options()).target(TARGET)
+    options.Training.gradientAccumulation(accumulation)
+    trained = ipu_torch.trainingModel(model, options=options, optimizer=optimizer)
+    losses, reference_losses = [], []
+    per_call = options.micro_batches_per_call
+    for call, batch in enumerate(batches):
+        if change_lr is not None:
+            for opt in (optimizer, reference_optimizer):
+                for group in opt.param_groups:
+                    group["lr"] = change_lr(call)
+        result = trained(*batch)
+        losses.append(float((result[-1] if isinstance(result, tuple) else result).detach()))
+        micro = [tuple(value.chunk(per_call)[index] for value in batch) for index in range(per_call)]
+        for step in range(0, per_call, accumulation):
+            reference_optimizer.zero_grad()
+            for inputs in micro[step : step + accumulation]:
+                result = reference(*inputs)
+                loss = result[-1] if isinstance(result, tuple) else result
+                (loss / accumulation).backward()
+            reference_optimizer.step()
+        reference_losses.append(float(loss.detach()))
+    trained.copyWeightsToHost()
+    ours = dict(model.state_dict())
+    theirs = reference.state_dict()
+    for name, part in (noise or {}).items():
+        ours[name], theirs[name] = ours[name].clone(), theirs[name].clone()
+        ours[name][part] = theirs[name][part] = 0
+    worst = max(relative_difference(ours[name], theirs[name]) for name in theirs)
+    return losses, reference_losses, worst
+
+
+def relative_difference(ours, theirs):
+    ours, theirs = ours.detach().double(), theirs.detach().double()
+    return float((ours - theirs).abs().max() / max(float(theirs.abs().max()), 1e-12))
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 4)
+
+    def forward(self, x, target):
+        y = self.fc2(torch.relu(self.fc1(x)))
+        return y, nn.functional.mse_loss(y, target)
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x, labels):
+        y = self.fc(self.pool(torch.relu(self.bn(self.conv(x)))).flatten(1))
+        return nn.functional.cross_entropy(y, labels)
+
+
+def batches(seed, calls, *makers):
+    generator = torch.Generator().manual_seed(seed)
+    return [tuple(make(generator) for make in makers) for _ in range(calls)]
+
+
+def test_mlp_mse_sgd():
+    torch.manual_seed(0)
+    data = batches(1, 5, lambda g: torch.randn(4, 8, generator=g), lambda g: torch.randn(4, 4, generator=g))
+    losses, reference, worst = train_both(MLP(), lambda m: torch.optim.SGD(m.parameters(), lr=0.1), data)
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+
+
+def test_cnn_batchnorm_maxpool_cross_entropy_momentum():
+    torch.manual_seed(0)
+    data = batches(2, 5, lambda g: torch.randn(4, 3, 8, 8, generator=g), lambda g: torch.randint(0, 10, (4,), generator=g))
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3)  # noqa: E731
+    losses, reference, worst = train_both(CNN(), make, data)
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-4)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x, target):
+        return nn.functional.mse_loss(self.head(self.layer(x)), target)
+
+
+class TinyGPT(nn.Module):
+    """GPT-2's shape in miniature: token and position embeddings, a causal attention block
+    (nn.MultiheadAttention), a tied head, the next-token cross-entropy."""
+
+    def __init__(self, vocab=32, seq=8, width=16):
+        super().__init__()
+        self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(seq, width)
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attention = nn.MultiheadAttention(width, 2, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight = self.tokens.weight
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1), persistent=False)
+
+    def forward(self, ids):
+        x = self.tokens(ids) + self.positions(torch.arange(ids.shape[1]))
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, attn_mask=self.mask, need_weights=False)[0]
+        x = x + self.mlp(self.norm2(x))
+        logits = self.head(x)
+        loss = nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+        return logits, loss
+
+
+# The attention's key bias (in_proj_bias[width:2 width]) shifts every score of a query by the
+# same amount, which softmax ignores: its gradient is zero in exact arithmetic.
+def test_transformer_encoder_layer_adamw():
+    torch.manual_seed(0)
+    data = batches(3, 5, lambda g: torch.randn(2, 6, 16, generator=g), lambda g: torch.randn(2, 6, 3, generator=g))
+    make = lambda m: torch.optim.AdamW(m.parameters(), lr=0.01, weight_decay=0.05)  # noqa: E731
+    losses, reference, worst = train_both(Encoder(), make, data, noise={"layer.self_attn.in_proj_bias": slice(16, 32)})
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-4)
+
+
+def test_gpt_step_tied_head_adam():
+    torch.manual_seed(0)
+    data = batches(4, 5, lambda g: torch.randint(0, 32, (2, 8), generator=g))
+    make = lambda m: torch.optim.Adam(m.parameters(), lr=0.01)  # noqa: E731
+    losses, reference, worst = train_both(TinyGPT(), make, data, noise={"attention.in_proj_bias": slice(16, 32)})
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-4)
