@@ -28,6 +28,7 @@ from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
 from .ipu_opt import check_writable, stage_file
+from .train import OPTIMIZERS, train_zoo_model
 
 # Relative tolerance of --check by element type; integers and booleans must match exactly.
 # f32's is the issue's; f16's and f64's follow their precision (assumption).
@@ -55,6 +56,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_output_paths(args)
     if args.target is not None:
         load_target(args.target)
+    if args.train:
+        return _train(args)
     if args.model is not None:
         return _run_model(args)
     module = api.load_module(Path(args.file))
@@ -116,6 +119,17 @@ def _compare(outputs: list[np.ndarray], expected: list) -> bool:
         print(f"check: FAILED: {len(outputs)} simulated outputs, {len(expected)} reference outputs")
         failed = True
     return failed
+
+
+def _train(args: argparse.Namespace) -> int:
+    """--train: docs/training.md; the logic is tools/train.py's."""
+    if args.model is None or args.input or args.random_inputs is not None or args.entry or args.check or args.output_dir or args.profile:
+        raise IpuError(
+            "--train takes --model NAME and its own options: drop FILE, --input, --random-inputs, --entry, --check, --output-dir, --profile"
+        )
+    return train_zoo_model(
+        args.model, args.steps, args.batch, args.optimizer, args.lr, args.target or "gc200", args.size, args.layers, args.reduced
+    )
 
 
 def _run_model(args: argparse.Namespace) -> int:
@@ -243,6 +257,13 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch", type=int, default=1, help="--model: the batch size (default 1)")
     parser.add_argument("--size", type=int, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)")
     parser.add_argument("--layers", type=int, default=None, help="--model: a transformer's layer count (default 12)")
+    parser.add_argument(
+        "--train", action="store_true", help="--model: train on synthetic data and check against PyTorch (docs/training.md)"
+    )
+    parser.add_argument("--steps", type=int, default=5, help="--train: training steps (default 5)")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd", help="--train: the torch.optim optimizer (default sgd)")
+    parser.add_argument("--lr", type=float, default=0.01, help="--train: the learning rate (default 0.01)")
+    parser.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration of the model (the tests')")
     return parser
 
 

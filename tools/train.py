@@ -1,0 +1,153 @@
+"""`ipu-run --model NAME --train`: a zoo model trained on synthetic data, checked against PyTorch.
+
+    ipu-run --model resnet18 --size 32 --train --steps 5 --batch 4 --optimizer sgd --lr 0.01
+
+The zoo model gets a loss (cross-entropy on random labels for the vision models, the
+next-token cross-entropy for GPT-2, the mean squared error to a random target of its first
+output otherwise), its dropout probabilities set to 0 (random masks cannot be compared), and
+is trained by `trainingModel` for `--steps` steps on fixed-seed batches; a copy is trained by
+PyTorch's own loop on the same batches from the same weights, and the parameters and buffers
+after the last step are compared (rtol 1e-4 of each tensor's largest magnitude).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from ipu_mlir.frontends import zoo
+from ipu_mlir.frontends.options import Options
+from ipu_mlir.frontends.training import trainingModel
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["OPTIMIZERS", "train_zoo_model"]
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
+RTOL = 1e-4  # the issue's tolerance for f32 parameters after N steps
+
+
+def train_zoo_model(
+    name: str, steps: int, batch: int, optimizer: str, lr: float, target: str, size: int | None, layers: int | None, reduced: bool = False
+) -> int:
+    """Trains, prints the loss per step and the timings, checks; the exit status. `reduced`:
+    the zoo's small configuration (`zoo.MODELS[name].reduced`), `size` and `layers` still apply."""
+    import torch
+
+    if steps < 1 or batch < 1:
+        raise IpuError(f"--steps and --batch take positive integers, got {steps} and {batch}")
+    try:
+        options = dict(zoo.MODELS[name].reduced) if reduced else {}
+        layers = options.pop("layers", None) if layers is None else layers
+        net, example = zoo.build(name, batch=batch, size=size, layers=layers, **options)
+    except (KeyError, ValueError) as error:
+        raise IpuError(str(error).strip("'\"")) from None
+    for layer in net.modules():
+        if isinstance(layer, torch.nn.Dropout):
+            layer.p = 0.0
+    # The loss target's shape: the first output's, run on a copy (BatchNorm in train mode would update its statistics).
+    with torch.no_grad():
+        probe = copy.deepcopy(net).eval()(*example)
+    output_shape = tuple((probe[0] if isinstance(probe, tuple) else probe).shape)
+    model = _WithLoss(net, name)
+    reference = copy.deepcopy(model).train()
+    make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
+    trained = trainingModel(model, Options().target(target), make(model.parameters(), lr=lr))
+    reference_optimizer = make(reference.parameters(), lr=lr)
+    configuration = "reduced configuration of " if reduced else ""
+    print(f"model:             {name} ({configuration}{zoo.MODELS[name].summary})")
+    parameters = sum(p.numel() for p in model.parameters())
+    print(f"training:          {steps} steps, batch {batch}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
+    reference_seconds = 0.0
+    largest_grads = {name: torch.zeros_like(p) for name, p in reference.named_parameters()}
+    for step in range(steps):
+        inputs = _batch(example, model, name, output_shape, step)
+        loss = float(trained(*inputs).detach())
+        if step == 0:
+            timings = trained.timings
+            print(f"joint step:        exported in {timings['export']:.2f} s, compiled and loaded in {timings['compile_and_load']:.2f} s")
+        start = time.perf_counter()
+        reference_optimizer.zero_grad()
+        reference_loss = reference(*inputs)
+        reference_loss.backward()
+        reference_optimizer.step()
+        reference_seconds += time.perf_counter() - start
+        for name_, param in reference.named_parameters():
+            if param.grad is not None:
+                torch.maximum(largest_grads[name_], param.grad.abs(), out=largest_grads[name_])
+        reference_loss = reference_loss.item()
+        print(f"step {step}: loss {loss:.6f} (PyTorch {reference_loss:.6f}), simulated in {trained.timings['run']:.2f} s", flush=True)
+    trained.copyWeightsToHost()
+    print(f"PyTorch's loop:    {reference_seconds:.2f} s for {steps} steps")
+    ok = _check(model, reference, largest_grads, steps)
+    print(trained.profile.summary())
+    return 0 if ok else 1
+
+
+def _check(model: Any, reference: Any, largest_grads: dict, steps: int) -> bool:
+    """Parameters and buffers against PyTorch's, each within RTOL of its largest magnitude.
+    Elements whose gradient stayed below 1e-6 of the largest in their tensor in PyTorch's loop,
+    but not zero, are left out: that is rounding noise where the exact gradient is zero (an
+    attention's key bias, which softmax ignores), which Adam scales up to +-lr, and the two
+    sides' noise differs."""
+    ours, theirs = model.state_dict(), reference.state_dict()
+    worst_name, worst, noise = "", 0.0, 0
+    for key in theirs:
+        mine, expected = ours[key].double(), theirs[key].double()
+        if key in largest_grads:
+            grads = largest_grads[key]
+            keep = (grads >= 1e-6 * grads.max()) | (grads == 0)  # a zero gradient (an unused embedding row) must match exactly
+            noise += int((~keep).sum())
+            mine, expected = mine[keep], expected[keep]
+        if mine.numel():
+            error = float((mine - expected).abs().max() / max(float(expected.abs().max()), 1e-12))
+            worst_name, worst = (key, error) if error > worst else (worst_name, worst)
+    left_out = f"; {noise} elements with a gradient below 1e-6 of their tensor's largest left out" if noise else ""
+    ok = worst <= RTOL
+    verdict = "ok" if ok else "FAILED"
+    print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{left_out}): {verdict}")
+    return ok
+
+
+class _WithLoss:
+    """Made an nn.Module subclass on first use (torch is imported lazily)."""
+
+    def __new__(cls, net: Any, name: str) -> Any:
+        import torch
+
+        class WithLoss(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = net
+
+            def forward(self, *inputs: Any) -> Any:
+                if name == "gpt2":  # the next token's cross-entropy
+                    logits = self.net(*inputs)
+                    logits = logits[0] if isinstance(logits, tuple) else logits
+                    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), inputs[0][:, 1:].reshape(-1))
+                *features, target = inputs
+                output = self.net(*features)
+                output = output[0] if isinstance(output, tuple) else output
+                if zoo.MODELS[name].kind == "vision":
+                    return torch.nn.functional.cross_entropy(output, target)
+                return torch.nn.functional.mse_loss(output, target)
+
+        return WithLoss().train()
+
+
+def _batch(example: tuple, model: Any, name: str, output_shape: tuple, step: int) -> tuple:
+    """Synthetic inputs like `example` for `step` (seeded by the step), and the loss's target
+    (random labels for class scores, a random tensor otherwise, none for GPT-2)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1000 + step)
+    vocab = next((m.num_embeddings for m in model.modules() if isinstance(m, torch.nn.Embedding)), 2)
+    inputs = tuple(
+        torch.randn(x.shape, generator=generator) if x.is_floating_point() else torch.randint(0, vocab, x.shape, generator=generator)
+        for x in example
+    )
+    if name == "gpt2":
+        return inputs
+    if zoo.MODELS[name].kind == "vision":
+        return (*inputs, torch.randint(0, output_shape[1], output_shape[:1], generator=generator))
+    return (*inputs, torch.randn(output_shape, generator=generator))
