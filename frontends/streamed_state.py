@@ -17,6 +17,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.torch import compile_program
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.target.diagnostics import IpuError
 
@@ -37,7 +38,7 @@ class StreamedVariables:
             for key in ("arg_attrs", "res_attrs"):
                 if key in main.attributes:
                     del main.attributes[key]
-        self.simulator = api.load_simulator(program, target)
+        self.simulator = api.load_simulator(compile_program(program, target), target, verified=True)  # compile_program ends in ipu-verify
         self._shapes = dict(zip(self._argument_names, self.simulator.arguments))
         self._values: dict[str, np.ndarray] = {}
 

@@ -261,7 +261,7 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--train", action="store_true", help="--model: train on synthetic data and check against PyTorch (docs/training.md)"
     )
     parser.add_argument("--steps", type=int, default=5, help="--train: training steps (default 5)")
-    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd", help="--train: the torch.optim optimizer (default sgd)")
+    parser.add_argument("--optimizer", default="sgd", help=f"--train: the torch.optim optimizer: {', '.join(OPTIMIZERS)} (default sgd)")
     parser.add_argument("--lr", type=float, default=0.01, help="--train: the learning rate (default 0.01)")
     parser.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration of the model (the tests')")
     return parser

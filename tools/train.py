@@ -34,14 +34,16 @@ def train_zoo_model(
     the zoo's small configuration (`zoo.MODELS[name].reduced`), `size` and `layers` still apply."""
     import torch
 
+    if optimizer not in OPTIMIZERS:
+        raise IpuError(f"unsupported optimizer '{optimizer}': --optimizer takes {', '.join(OPTIMIZERS)}")
     if steps < 1 or batch < 1:
         raise IpuError(f"--steps and --batch take positive integers, got {steps} and {batch}")
     try:
         options = dict(zoo.MODELS[name].reduced) if reduced else {}
         layers = options.pop("layers", None) if layers is None else layers
         net, example = zoo.build(name, batch=batch, size=size, layers=layers, **options)
-    except (KeyError, ValueError) as error:
-        raise IpuError(str(error).strip("'\"")) from None
+    except ValueError as error:
+        raise IpuError(str(error)) from None
     for layer in net.modules():
         if isinstance(layer, torch.nn.Dropout):
             layer.p = 0.0

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 from ipu_mlir.frontends import torch as ipu_torch  # noqa: E402
+from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
 
 TARGET = "tiny"
 
@@ -205,3 +206,70 @@ def test_resnet18_reduced():
     losses, reference, worst = train_both(WithLoss(net), make, data, target="gc200")
     assert worst < 1e-4
     np.testing.assert_allclose(losses, reference, rtol=1e-4)
+
+
+# Bad input: one clear error each.
+
+
+def test_forward_without_a_loss_is_refused():
+    class NoLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    model = NoLoss()
+    trained = ipu_torch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    with pytest.raises(IpuError, match=r"must return the loss \(a scalar tensor\) or \(output, loss\).*shape \(4, 4\)"):
+        trained(torch.randn(4, 8))
+
+
+def test_unsupported_optimizer_is_named():
+    model = MLP()
+    with pytest.raises(
+        IpuError, match=r"unsupported optimizer torch\.optim\.rmsprop\.RMSprop: trainingModel takes torch\.optim\.SGD, Adam or AdamW"
+    ):
+        ipu_torch.trainingModel(model, optimizer=torch.optim.RMSprop(model.parameters()))
+    with pytest.raises(IpuError, match=r"amsgrad"):
+        ipu_torch.trainingModel(model, optimizer=torch.optim.Adam(model.parameters(), amsgrad=True))
+
+
+def test_batch_of_the_wrong_shape_or_dtype_and_the_contract():
+    model = MLP()
+    options = ipu_torch.Options().deviceIterations(2).target(TARGET)
+    trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+    with pytest.raises(IpuError, match=r"input #0: its first axis \(3x8 float32\) must hold 2 micro-batches"):
+        trained(torch.randn(3, 8), torch.randn(3, 4))
+    trained(torch.randn(4, 8), torch.randn(4, 4))
+    with pytest.raises(IpuError, match=r"input #0: the model was compiled for 4x8 float32, got 4x9 float32"):
+        trained(torch.randn(4, 9), torch.randn(4, 4))
+    with pytest.raises(IpuError, match=r"input #1: the model was compiled for 4x4 float32, got 4x4 float64"):
+        trained(torch.randn(4, 8), torch.randn(4, 4, dtype=torch.float64))
+    # The step program as the contract has it: every variable an argument marked ipu.resident,
+    # a result marked with the same name for each variable it changes, the batch streamed.
+    text = str(trained.step.module)
+    assert '{ipu.resident = "param:fc1.weight"}' in text and '{ipu.resident = "hyper:lr"}' in text
+    assert '{ipu.resident = "opt:momentum_buffer:fc2.bias"}' in text and '{ipu.resident = "opt:step"}' in text
+    updated = sorted(variable.name for variable in trained.step.variables if variable.updated)
+    assert updated == sorted(
+        [f"param:{name}" for name, _ in model.named_parameters()]
+        + [f"opt:momentum_buffer:{name}" for name, _ in model.named_parameters()]
+        + ["opt:step"]
+    )
+    assert trained.device.variables()["hyper:lr"] == ((), np.dtype("float32"))
+
+
+def test_accumulation_keeps_the_program_one_step_long():
+    """The IR of a step accumulating 8 micro-batches is that of one accumulating 2."""
+    from ipu_mlir.frontends.joint import build_step
+    from ipu_mlir.frontends.optimizers import rule_of
+
+    def op_count(accumulation):
+        model = MLP().train()
+        optimizer = torch.optim.Adam(model.parameters())
+        step = build_step(model, optimizer, rule_of(optimizer), (torch.randn(4, 8), torch.randn(4, 4)), accumulation)
+        return sum(1 for _ in step.module.body.operations[0].regions[0].blocks[0].operations)
+
+    assert op_count(8) == op_count(2) > op_count(1)
