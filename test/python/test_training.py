@@ -168,7 +168,7 @@ def test_accumulation_device_iterations_and_a_learning_rate_schedule():
     torch.manual_seed(0)
     data = batches(5, 3, lambda g: torch.randn(24, 8, generator=g), lambda g: torch.randn(24, 4, generator=g))
     options = ipu_torch.Options().deviceIterations(2)
-    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.5)  # noqa: E731
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.5, dampening=0.1)  # noqa: E731
     losses, reference, worst = train_both(MLP(), make, data, options, accumulation=3, change_lr=lambda call: 0.1 / (call + 1))
     assert worst < 1e-4
     np.testing.assert_allclose(losses, reference, rtol=1e-5)
