@@ -7,6 +7,10 @@ parameters and buffers: within rtol 1e-4 of each tensor's largest magnitude (f32
 from __future__ import annotations
 
 import copy
+import doctest
+import re
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,3 +277,15 @@ def test_accumulation_keeps_the_program_one_step_long():
         return sum(1 for _ in step.module.body.operations[0].regions[0].blocks[0].operations)
 
     assert op_count(8) == op_count(2) > op_count(1)
+
+
+def test_docs_session():
+    """docs/training.md's Python session, run as a doctest."""
+    doc = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
+    (session,) = re.findall(r"```pycon\n(.*?)```", doc, re.S)
+    test = doctest.DocTestParser().get_doctest(session, {}, "docs/training.md", "docs/training.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    with warnings.catch_warnings():  # the scheduler's: the host optimizer's step() is never called
+        warnings.simplefilter("ignore", UserWarning)
+        result = runner.run(test)
+    assert result.failed == 0 and result.attempted > 20
