@@ -87,10 +87,19 @@ def split_result(result: Any) -> tuple[list[Any], Any, bool]:
     return outputs, loss, is_tuple
 
 
-def build_step(model: Any, optimizer: Any, rule: OptimizerRule, micro_batch: tuple, accumulation: int = 1, mean: bool = True) -> JointStep:
+def build_step(
+    model: Any,
+    optimizer: Any,
+    rule: OptimizerRule,
+    micro_batch: tuple,
+    accumulation: int = 1,
+    mean: bool = True,
+    importer: type | None = None,
+) -> JointStep:
     """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
     `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
-    sum when not `mean`) before each update."""
+    sum when not `mean`) before each update. `importer`: torch-mlir's FxImporter or a subclass
+    (frontends.torch's names each op's location after its ATen op)."""
     import torch
 
     layout = _Layout(model, optimizer, rule, accumulation)
@@ -101,7 +110,7 @@ def build_step(model: Any, optimizer: Any, rule: OptimizerRule, micro_batch: tup
     results = _fold_unchanged(graph, len(layout.variables), shape.outputs + 1)
     for variable, changed in zip(layout.variables, results):
         variable.updated = changed
-    module = _import(graph)
+    module = _import(graph, importer)
     _mark_resident(module, [variable.name for variable in layout.variables], [v.name for v in layout.variables if v.updated])
     return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], shape.outputs, shape.is_tuple)
 
@@ -224,20 +233,18 @@ def _fold_unchanged(graph: Any, variables: int, streamed: int) -> list[bool]:
     return changed
 
 
-def _import(graph: Any) -> ir.Module:
+def _import(graph: Any, importer: type | None) -> ir.Module:
     from torch_mlir import fx
     from torch_mlir import ir as torch_ir
     from torch_mlir.compiler_utils import TorchMlirCompilerError
     from torch_mlir.dialects import torch as torch_dialect
-
-    from ipu_mlir.frontends.torch import _importer_class
+    from torch_mlir.extras.fx_importer import FxImporter
 
     context = torch_ir.Context()
     torch_dialect.register_dialect(context)
     try:
-        imported = fx.stateless_fx_import(
-            graph, output_type="linalg-on-tensors", fx_importer=_importer_class()(context=context), model_name="main"
-        )
+        fx_importer = (importer or FxImporter)(context=context)
+        imported = fx.stateless_fx_import(graph, output_type="linalg-on-tensors", fx_importer=fx_importer, model_name="main")
     except TorchMlirCompilerError as error:
         first = next((line for line in str(error).splitlines() if "error:" in line), str(error).splitlines()[0])
         raise IpuError(f"torch-mlir cannot import the training step: {first.strip()}") from None

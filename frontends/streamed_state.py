@@ -11,13 +11,12 @@ variable crosses on every iteration): the simulator's own variables make that tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.frontends.torch import compile_program
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.target.diagnostics import IpuError
 
@@ -27,9 +26,10 @@ _RESIDENT = "ipu.resident"
 
 
 class StreamedVariables:
-    """An L0 step program with `ipu.resident` variables, compiled and loaded for `target`."""
+    """An L0 step program with `ipu.resident` variables, compiled and loaded for `target`.
+    `compile_program(module, target)` compiles it (default: the default pipeline)."""
 
-    def __init__(self, module: ir.Module, target: str) -> None:
+    def __init__(self, module: ir.Module, target: str, compile_program: Callable[[ir.Module, str], ir.Module] | None = None) -> None:
         with module.context:
             program = api.copy_module(module)
             main = next(op for op in program.body.operations if op.operation.name == "func.func")
@@ -38,7 +38,8 @@ class StreamedVariables:
             for key in ("arg_attrs", "res_attrs"):
                 if key in main.attributes:
                     del main.attributes[key]
-        self.simulator = api.load_simulator(compile_program(program, target), target, verified=True)  # compile_program ends in ipu-verify
+        compiled = (compile_program or api.compile_to_program)(program, target)
+        self.simulator = api.load_simulator(compiled, target, verified=True)  # the default pipeline ends in ipu-verify
         self._shapes = dict(zip(self._argument_names, self.simulator.arguments))
         self._values: dict[str, np.ndarray] = {}
 

@@ -1,7 +1,7 @@
-"""PopTorch's face for training and inference on the simulated chip.
+"""PopTorch's `trainingModel` on the simulated chip (`frontends.torch.trainingModel` makes one).
 
     opts = Options().deviceIterations(2)
-    model = trainingModel(net, options=opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
+    model = ipu_torch.trainingModel(net, options=opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
     loss = model(x, labels)        # 2 micro-batches: x's first axis is 2 x the micro-batch
     model.copyWeightsToHost()      # parameters and buffers back into `net`
 
@@ -19,38 +19,30 @@ torch is imported inside the functions: the rest of ipu_mlir does not need it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends.joint import JointStep, build_step
 from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.frontends.streamed_state import StreamedVariables
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["InferenceModel", "TrainingModel", "inferenceModel", "trainingModel"]
-
-
-def trainingModel(model: Any, options: Options | None = None, optimizer: Any = None) -> TrainingModel:  # noqa: N802 (PopTorch's name)
-    """`model` (an nn.Module whose forward returns the loss or (output, loss)) trained on the
-    simulated chip by `optimizer` (torch.optim.SGD, Adam or AdamW; default SGD, lr 0.01, as PopTorch)."""
-    import torch
-
-    if optimizer is None:
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    return TrainingModel(model, options or Options(), optimizer)
-
-
-def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
-    """`model` run on the simulated chip in eval mode, `deviceIterations` micro-batches per call."""
-    return InferenceModel(model, options or Options())
+__all__ = ["TrainingModel", "micro_batches"]
 
 
 class TrainingModel:
-    def __init__(self, model: Any, options: Options, optimizer: Any) -> None:
+    """`frontends.torch.trainingModel`'s result. `compile_program(module, target)` compiles the
+    joint step and `importer` imports it into torch-mlir (frontends.torch gives its own: errors
+    then name the PyTorch op)."""
+
+    def __init__(
+        self, model: Any, options: Options, optimizer: Any, compile_program: Callable | None = None, importer: type | None = None
+    ) -> None:
         self.model, self.options = model.train(), options
+        self._compile_program, self._importer = compile_program, importer
         self.rule = rule_of(optimizer)
         self.optimizer = optimizer
         self.step: JointStep | None = None  # built by the first call
@@ -61,7 +53,7 @@ class TrainingModel:
     def __call__(self, *inputs: Any) -> Any:
         import torch
 
-        arrays = _micro_batches(inputs, self.options.micro_batches_per_call)
+        arrays = micro_batches(inputs, self.options.micro_batches_per_call)
         if self.device is None:
             self._compile(tuple(torch.from_numpy(array[0]) for array in arrays))
         self._check_batch(arrays)
@@ -101,10 +93,16 @@ class TrainingModel:
         start = time.perf_counter()
         training = self.options.Training
         self.step = build_step(
-            self.model, self.optimizer, self.rule, micro_batch, training.gradient_accumulation, training.reduction is ReductionType.Mean
+            self.model,
+            self.optimizer,
+            self.rule,
+            micro_batch,
+            training.gradient_accumulation,
+            training.reduction is ReductionType.Mean,
+            self._importer,
         )
         middle = time.perf_counter()
-        self.device = StreamedVariables(self.step.module, self.options.target_name)
+        self.device = StreamedVariables(self.step.module, self.options.target_name, self._compile_program)
         self.timings.update(export=middle - start, compile_and_load=time.perf_counter() - middle)
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
@@ -132,28 +130,7 @@ class TrainingModel:
         self._lrs = lrs
 
 
-class InferenceModel:
-    """`model` in eval mode compiled for one micro-batch (frontends.torch.compile); a call runs
-    `deviceIterations` of them and returns every output, concatenated (PopTorch's default
-    output mode for inference, `OutputMode.All`)."""
-
-    def __init__(self, model: Any, options: Options) -> None:
-        self.model, self.options = model.eval(), options
-        self.compiled: torch_frontend.CompiledModule | None = None
-
-    def __call__(self, *inputs: Any) -> Any:
-        import torch
-
-        arrays = _micro_batches(inputs, self.options.device_iterations)
-        if self.compiled is None:
-            self.compiled = torch_frontend.compile(self.model, *(array[0] for array in arrays), target=self.options.target_name)
-        runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
-        runs = [run if isinstance(run, tuple) else (run,) for run in runs]
-        outputs = [torch.from_numpy(np.concatenate(values)) for values in zip(*runs)]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-def _micro_batches(inputs: tuple, count: int) -> list[np.ndarray]:
+def micro_batches(inputs: tuple, count: int) -> list[np.ndarray]:
     """Each input (a tensor whose first axis holds `count` micro-batches) as an array of shape
     (count, micro-batch, ...)."""
     arrays = []

@@ -40,7 +40,10 @@ def train_zoo_model(
         raise IpuError(f"--steps and --batch take positive integers, got {steps} and {batch}")
     try:
         options = dict(zoo.MODELS[name].reduced) if reduced else {}
-        layers = options.pop("layers", None) if layers is None else layers
+        reduced_size = options.pop("size", options.pop("seq", None))  # build's own arguments, as --size and --layers
+        reduced_layers = options.pop("layers", None)
+        size = reduced_size if size is None else size
+        layers = reduced_layers if layers is None else layers
         net, example = zoo.build(name, batch=batch, size=size, layers=layers, **options)
     except ValueError as error:
         raise IpuError(str(error)) from None

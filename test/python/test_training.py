@@ -289,3 +289,13 @@ def test_docs_session():
         warnings.simplefilter("ignore", UserWarning)
         result = runner.run(test)
     assert result.failed == 0 and result.attempted > 20
+
+
+def test_inference_model_runs_device_iterations():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    model = ipu_torch.inferenceModel(net, ipu_torch.Options().deviceIterations(3).target(TARGET))
+    x = torch.randn(6, 8)
+    with torch.no_grad():
+        expected = net(x)
+    np.testing.assert_allclose(model(x).numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
