@@ -18,7 +18,7 @@ from typing import Any
 
 from ipu_mlir.frontends import zoo
 from ipu_mlir.frontends.options import Options
-from ipu_mlir.frontends.training import trainingModel
+from ipu_mlir.frontends.torch import trainingModel
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["OPTIMIZERS", "train_zoo_model"]
@@ -55,16 +55,17 @@ def train_zoo_model(
         probe = copy.deepcopy(net).eval()(*example)
     output_shape = tuple((probe[0] if isinstance(probe, tuple) else probe).shape)
     model = _WithLoss(net, name)
+    exact = copy.deepcopy(model).train().double()  # PyTorch's loop in f64: how far rounding alone moves f32 training
     reference = copy.deepcopy(model).train()
     make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
     trained = trainingModel(model, Options().target(target), make(model.parameters(), lr=lr))
-    reference_optimizer = make(reference.parameters(), lr=lr)
+    loops = [(reference, make(reference.parameters(), lr=lr)), (exact, make(exact.parameters(), lr=lr))]
     configuration = "reduced configuration of " if reduced else ""
     print(f"model:             {name} ({configuration}{zoo.MODELS[name].summary})")
     parameters = sum(p.numel() for p in model.parameters())
     print(f"training:          {steps} steps, batch {batch}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
     reference_seconds = 0.0
-    largest_grads = {name: torch.zeros_like(p) for name, p in reference.named_parameters()}
+    exact_grads = {key: torch.zeros_like(p) for key, p in exact.named_parameters()}  # the largest |gradient| seen, per element
     for step in range(steps):
         inputs = _batch(example, model, name, output_shape, step)
         loss = float(trained(*inputs).detach())
@@ -72,46 +73,65 @@ def train_zoo_model(
             timings = trained.timings
             print(f"joint step:        exported in {timings['export']:.2f} s, compiled and loaded in {timings['compile_and_load']:.2f} s")
         start = time.perf_counter()
-        reference_optimizer.zero_grad()
-        reference_loss = reference(*inputs)
-        reference_loss.backward()
-        reference_optimizer.step()
+        reference_loss = _torch_step(*loops[0], inputs)
         reference_seconds += time.perf_counter() - start
-        for name_, param in reference.named_parameters():
+        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs))
+        for key, param in exact.named_parameters():
             if param.grad is not None:
-                torch.maximum(largest_grads[name_], param.grad.abs(), out=largest_grads[name_])
-        reference_loss = reference_loss.item()
+                torch.maximum(exact_grads[key], param.grad.abs(), out=exact_grads[key])
         print(f"step {step}: loss {loss:.6f} (PyTorch {reference_loss:.6f}), simulated in {trained.timings['run']:.2f} s", flush=True)
     trained.copyWeightsToHost()
     print(f"PyTorch's loop:    {reference_seconds:.2f} s for {steps} steps")
-    ok = _check(model, reference, largest_grads, steps)
+    ok = _check(model, reference, exact, exact_grads, steps)
     print(trained.profile.summary())
     return 0 if ok else 1
 
 
-def _check(model: Any, reference: Any, largest_grads: dict, steps: int) -> bool:
-    """Parameters and buffers against PyTorch's, each within RTOL of its largest magnitude.
-    Elements whose gradient stayed below 1e-6 of the largest in their tensor in PyTorch's loop,
-    but not zero, are left out: that is rounding noise where the exact gradient is zero (an
-    attention's key bias, which softmax ignores), which Adam scales up to +-lr, and the two
-    sides' noise differs."""
-    ours, theirs = model.state_dict(), reference.state_dict()
-    worst_name, worst, noise = "", 0.0, 0
+def _torch_step(model: Any, optimizer: Any, inputs: tuple) -> float:
+    optimizer.zero_grad()
+    loss = model(*inputs)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int) -> bool:
+    """Every parameter and buffer against PyTorch's f32 loop, within RTOL of the tensor's largest
+    magnitude, except where rounding alone moves PyTorch's own f32 training:
+
+    - elements whose gradient in the f64 loop stayed below 1e-9 of the model's largest, but not
+      zero, are left out: Adam scales a gradient up to +-lr whatever its size, and there each
+      side's rounding decides it (an attention's key bias, whose exact gradient is zero since
+      softmax ignores it, has only rounding noise);
+    - an element further than RTOL from PyTorch's f32 value passes within twice PyTorch's own
+      f32-f64 difference of the f64 value.
+
+    The line says how many elements each rule took."""
+    ours, theirs, exact_values = model.state_dict(), reference.state_dict(), exact.state_dict()
+    worst_name, worst, noise, widened, failed = "", 0.0, 0, 0, 0
+    largest = max(float(grads.max()) for grads in exact_grads.values())
     for key in theirs:
-        mine, expected = ours[key].double(), theirs[key].double()
-        if key in largest_grads:
-            grads = largest_grads[key]
-            keep = (grads >= 1e-6 * grads.max()) | (grads == 0)  # a zero gradient (an unused embedding row) must match exactly
+        mine, f32, f64 = ours[key].double(), theirs[key].double(), exact_values[key].double()
+        if key in exact_grads:
+            grads = exact_grads[key]
+            keep = (grads >= 1e-9 * largest) | (grads == 0)  # a zero gradient (an unused embedding row) must match exactly
             noise += int((~keep).sum())
-            mine, expected = mine[keep], expected[keep]
-        if mine.numel():
-            error = float((mine - expected).abs().max() / max(float(expected.abs().max()), 1e-12))
-            worst_name, worst = (key, error) if error > worst else (worst_name, worst)
-    left_out = f"; {noise} elements with a gradient below 1e-6 of their tensor's largest left out" if noise else ""
-    ok = worst <= RTOL
-    verdict = "ok" if ok else "FAILED"
-    print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{left_out}): {verdict}")
-    return ok
+            mine, f32, f64 = mine[keep], f32[keep], f64[keep]
+        if not mine.numel():
+            continue
+        scale = max(float(f32.abs().max()), 1e-12)
+        error = float((mine - f32).abs().max()) / scale
+        worst_name, worst = (key, error) if error > worst else (worst_name, worst)
+        outside = (mine - f32).abs() > RTOL * scale
+        within_rounding = (mine - f64).abs() <= RTOL * scale + 2 * (f32 - f64).abs()
+        widened += int((outside & within_rounding).sum())
+        failed += int((outside & ~within_rounding).sum())
+    notes = [f"{noise} with a gradient below 1e-9 of the largest left out"] if noise else []
+    notes += [f"{widened} within twice PyTorch's own f32-f64 difference"] if widened else []
+    verdict = "ok" if not failed else f"FAILED ({failed} elements)"
+    note = f"; elements: {', '.join(notes)}" if notes else ""
+    print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}")
+    return not failed
 
 
 class _WithLoss:
