@@ -106,18 +106,20 @@ def build_step(
     batch = tuple(value.detach() for value in micro_batch)
     flat = [torch.from_numpy(np.array(variable.value)) for variable in layout.variables] + list(batch)
     graph = _trace(layout.step_function(mean), flat)
-    shape = layout.shape
-    results = _fold_unchanged(graph, len(layout.variables), shape.outputs + 1)
+    returns = layout.returns
+    results = _fold_unchanged(graph, len(layout.variables), returns.outputs + 1)
     for variable, changed in zip(layout.variables, results):
         variable.updated = changed
     module = _import(graph, importer)
     _mark_resident(module, [variable.name for variable in layout.variables], [v.name for v in layout.variables if v.updated])
-    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], shape.outputs, shape.is_tuple)
+    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.is_tuple)
 
 
 @dataclass
-class _Shape:
-    outputs: int = 0
+class _Returns:
+    """What the model's forward returns, learnt while tracing it."""
+
+    outputs: int = 0  # tensors beside the loss
     is_tuple: bool = False
 
 
@@ -149,14 +151,14 @@ class _Layout:
                 for name in self.trainable
             ]
         self.variables = variables
-        self.shape = _Shape()
+        self.returns = _Returns()
 
     def step_function(self, mean: bool) -> Any:
         import torch
         from torch.func import functional_call, grad_and_value
 
         names = [variable.name for variable in self.variables]
-        model, rule, shape, accumulation = self.model, self.rule, self.shape, self.accumulation
+        model, rule, returns, accumulation = self.model, self.rule, self.returns, self.accumulation
 
         def step(*flat: Any) -> list[Any]:
             values = dict(zip(names, flat))
@@ -167,8 +169,8 @@ class _Layout:
 
             def loss_of(params: dict, buffers: dict) -> Any:
                 buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
-                outputs, loss, shape.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
-                shape.outputs = len(outputs)
+                outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
+                returns.outputs = len(outputs)
                 return loss, (outputs, buffers)
 
             grads, (loss, (outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)

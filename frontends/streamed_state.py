@@ -17,12 +17,11 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.joint import RESIDENT_ATTR
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["StreamedVariables"]
-
-_RESIDENT = "ipu.resident"
 
 
 class StreamedVariables:
@@ -92,7 +91,7 @@ def _resident_names(function: ir.Operation, key: str) -> list[str | None]:
     names = []
     for attributes in ir.ArrayAttr(function.attributes[key]):
         attributes = ir.DictAttr(attributes)
-        names.append(ir.StringAttr(attributes[_RESIDENT]).value if _RESIDENT in attributes else None)
+        names.append(ir.StringAttr(attributes[RESIDENT_ATTR]).value if RESIDENT_ATTR in attributes else None)
     return names
 
 
