@@ -212,6 +212,9 @@ def _trace(step: Any, flat: list) -> Any:
                 raise IpuError(
                     f"training with random ops ({node.target}: dropout in train mode?) is not supported: set the dropout probability to 0"
                 )
+            if node.op == "call_function" and node.target is torch.ops.aten._adaptive_avg_pool2d_backward.default:
+                _rewrite_adaptive_pool_backward(node)
+        first.recompile()
         graph = make_fx(
             torch.func.functionalize(first, remove="mutations"), decomposition_table=core_aten_decompositions(), tracing_mode="fake"
         )(*flat)
@@ -220,6 +223,23 @@ def _trace(step: Any, flat: list) -> Any:
             node.target, node.args, node.kwargs = torch.ops.aten.view.default, (node.args[0], list(node.meta["val"].shape)), {}
     graph.recompile()
     return graph
+
+
+def _rewrite_adaptive_pool_backward(node: Any) -> None:
+    """`_adaptive_avg_pool2d_backward` (torch-mlir has no lowering for it) as tensor math, when
+    the output divides the input (AlexNet's and ResNet's pools): each output's gradient spread
+    evenly over its window. Other sizes are left to torch-mlir, which refuses them by name."""
+    grad, source = (argument.meta["val"] for argument in node.args)
+    (in_h, in_w), (out_h, out_w) = source.shape[-2:], grad.shape[-2:]
+    if in_h % out_h == 0 and in_w % out_w == 0:
+        node.target = _spread_over_windows
+
+
+def _spread_over_windows(grad: Any, source: Any) -> Any:
+    *outer, out_h, out_w = grad.shape
+    kernel_h, kernel_w = source.shape[-2] // out_h, source.shape[-1] // out_w
+    spread = (grad / (kernel_h * kernel_w))[..., :, None, :, None].expand(*outer, out_h, kernel_h, out_w, kernel_w)
+    return spread.reshape(source.shape)
 
 
 def _fold_unchanged(graph: Any, variables: int, streamed: int) -> list[bool]:
@@ -244,12 +264,14 @@ def _import(graph: Any, importer: type | None) -> ir.Module:
 
     context = torch_ir.Context()
     torch_dialect.register_dialect(context)
+    errors: list[str] = []  # torch-mlir's diagnostics, kept from stderr: the first becomes the one-line error
+    context.attach_diagnostic_handler(lambda diagnostic: errors.append(str(diagnostic.message).splitlines()[0]) or True)
     try:
         fx_importer = (importer or FxImporter)(context=context)
         imported = fx.stateless_fx_import(graph, output_type="linalg-on-tensors", fx_importer=fx_importer, model_name="main")
     except TorchMlirCompilerError as error:
-        first = next((line for line in str(error).splitlines() if "error:" in line), str(error).splitlines()[0])
-        raise IpuError(f"torch-mlir cannot import the training step: {first.strip()}") from None
+        first = errors[0] if errors else str(error).strip().splitlines()[0]
+        raise IpuError(f"torch-mlir cannot import the training step: {first}") from None
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 

@@ -83,10 +83,11 @@ class CNN(nn.Module):
         self.conv = nn.Conv2d(3, 8, 3, padding=1)
         self.bn = nn.BatchNorm2d(8)
         self.pool = nn.MaxPool2d(2)
-        self.fc = nn.Linear(8 * 4 * 4, 10)
+        self.average = nn.AdaptiveAvgPool2d(2)  # its backward is rewritten before torch-mlir's import
+        self.fc = nn.Linear(8 * 2 * 2, 10)
 
     def forward(self, x, labels):
-        y = self.fc(self.pool(torch.relu(self.bn(self.conv(x)))).flatten(1))
+        y = self.fc(self.average(self.pool(torch.relu(self.bn(self.conv(x))))).flatten(1))
         return nn.functional.cross_entropy(y, labels)
 
 
@@ -263,6 +264,26 @@ def test_batch_of_the_wrong_shape_or_dtype_and_the_contract():
         + ["opt:step"]
     )
     assert trained.device.variables()["hyper:lr"] == ((), np.dtype("float32"))
+
+
+def test_what_torch_mlir_refuses_is_one_line(capfd):
+    """A depthwise convolution's backward: torch-mlir's lowering of `convolution_backward` with
+    groups makes an invalid `tensor.expand_shape` here, `tensor.collapse_shape` in MobileNetV2."""
+    model = nn.Sequential(nn.Conv2d(4, 4, 3, groups=4), nn.Flatten(), nn.Linear(4 * 4 * 4, 1))
+
+    class WithLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = model
+
+        def forward(self, x):
+            return self.net(x).sum()
+
+    net = WithLoss()
+    trained = ipu_torch.trainingModel(net, ipu_torch.Options().target(TARGET), torch.optim.SGD(net.parameters(), lr=0.1))
+    with pytest.raises(IpuError, match=r"torch-mlir cannot import the training step: 'tensor\.\w+_shape' op expected") as error:
+        trained(torch.randn(2, 4, 6, 6))
+    assert "\n" not in str(error.value) and capfd.readouterr().err == ""
 
 
 def test_accumulation_keeps_the_program_one_step_long():
