@@ -33,11 +33,25 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.options import Options, ReductionType
+from ipu_mlir.frontends.training import TrainingModel, micro_batches
 from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["CompiledModule", "compile", "compile_program", "export", "run_eager", "torch_origin"]
+__all__ = [
+    "CompiledModule",
+    "InferenceModel",
+    "Options",
+    "ReductionType",
+    "compile",
+    "compile_program",
+    "export",
+    "inferenceModel",
+    "run_eager",
+    "torch_origin",
+    "trainingModel",
+]
 
 _ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
@@ -55,6 +69,22 @@ def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: 
     if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
         say(f"wrote {write_profile(compiled.profile, os.path.join(os.environ['IPU_MLIR_REPORT'], f'{type(module).__name__}.json'))}")
     return compiled
+
+
+def trainingModel(model: Any, options: Options | None = None, optimizer: Any = None) -> TrainingModel:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `trainingModel` on the simulated chip (frontends/training.py, docs/training.md):
+    `model`'s forward returns the loss or (output, loss); `optimizer` is torch.optim.SGD, Adam
+    or AdamW (default: SGD, lr 0.01, as PopTorch)."""
+    import torch
+
+    if optimizer is None:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    return TrainingModel(model, options or Options(), optimizer, compile_program, _importer_class())
+
+
+def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `inferenceModel`: `model` in eval mode, `deviceIterations` micro-batches per call."""
+    return InferenceModel(model, options or Options())
 
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:
@@ -157,6 +187,27 @@ class CompiledModule:
             import torch
 
             outputs = [torch.from_numpy(np.ascontiguousarray(output)) for output in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+class InferenceModel:
+    """`inferenceModel`'s result: the model compiled for one micro-batch by `compile`; a call
+    runs `deviceIterations` of them and returns every output, concatenated along the first
+    axis (PopTorch's default output mode for inference, `OutputMode.All`)."""
+
+    def __init__(self, model: Any, options: Options) -> None:
+        self.model, self.options = model.eval(), options
+        self.compiled: CompiledModule | None = None
+
+    def __call__(self, *inputs: Any) -> Any:
+        import torch
+
+        arrays = micro_batches(inputs, self.options.device_iterations)
+        if self.compiled is None:
+            self.compiled = compile(self.model, *(array[0] for array in arrays), target=self.options.target_name)
+        runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
+        runs = [run if isinstance(run, tuple) else (run,) for run in runs]
+        outputs = [torch.from_numpy(np.concatenate(values)) for values in zip(*runs)]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

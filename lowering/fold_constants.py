@@ -122,7 +122,9 @@ class _Folder:
         tensor = ir.RankedTensorType(result.type)
         array = np.ascontiguousarray(array.astype(_dtype(tensor), copy=False))
         with op.location, ir.InsertionPoint(op):
-            if array.size <= _INLINE_ELEMENTS:
+            if array.dtype == np.bool_:  # the bindings refuse a bool buffer given an i1 type; inferred, it is i1
+                attr = ir.DenseElementsAttr.get(array)
+            elif array.size <= _INLINE_ELEMENTS:
                 attr = ir.DenseElementsAttr.get(array, type=tensor)
             else:
                 self.count += 1

@@ -29,6 +29,7 @@ from ipu_mlir.vis.interactive import auto_report
 
 from . import cli, run_files
 from .ipu_opt import check_writable
+from .train import OPTIMIZERS, train_zoo_model
 
 
 @cli.tool("ipu-run")
@@ -53,6 +54,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_output_paths(args)
     if args.target is not None:
         load_target(args.target)
+    if args.train:
+        return _train(args)
     if args.model is not None:
         return _run_model(args)
     module = api.load_module(Path(args.file))
@@ -96,6 +99,17 @@ def _compare(outputs: list[np.ndarray], expected: list) -> bool:
     lines, failed = oracle.compare_all(outputs, expected)
     print("\n".join(lines))
     return failed
+
+
+def _train(args: argparse.Namespace) -> int:
+    """--train: docs/training.md; the logic is tools/train.py's."""
+    if args.model is None or args.input or args.random_inputs is not None or args.entry or args.check or args.output_dir or args.profile:
+        raise IpuError(
+            "--train takes --model NAME and its own options: drop FILE, --input, --random-inputs, --entry, --check, --output-dir, --profile"
+        )
+    return train_zoo_model(
+        args.model, args.steps, args.batch, args.optimizer, args.lr, args.target or "gc200", args.size, args.layers, args.reduced
+    )
 
 
 def _run_model(args: argparse.Namespace) -> int:
@@ -203,6 +217,13 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--size", type=cli.positive, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)"
     )
     parser.add_argument("--layers", type=cli.positive, default=None, help="--model: a transformer's layer count (default 12)")
+    parser.add_argument(
+        "--train", action="store_true", help="--model: train on synthetic data and check against PyTorch (docs/training.md)"
+    )
+    parser.add_argument("--steps", type=cli.positive, default=5, help="--train: training steps (default 5)")
+    parser.add_argument("--optimizer", default="sgd", help=f"--train: the torch.optim optimizer: {', '.join(OPTIMIZERS)} (default sgd)")
+    parser.add_argument("--lr", type=float, default=0.01, help="--train: the learning rate (default 0.01)")
+    parser.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration of the model (the tests')")
     return parser
 
 
