@@ -79,7 +79,7 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
 
     if optimizer is None:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    return TrainingModel(model, options or Options(), optimizer, compile_program, _importer_class())
+    return TrainingModel(model, options or Options(), optimizer, functools.partial(compile_program, module=model), _importer_class())
 
 
 def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
@@ -112,11 +112,12 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 
-def compile_program(imported: ir.Module, target: str = "gc200", module: Any = None) -> ir.Module:
-    """The default pipeline on `imported` (left as it is). A refusal is re-raised with the
-    PyTorch layer (and its class, given the `module`) and op its location carries."""
+def compile_program(imported: ir.Module, target: str = "gc200", module: Any = None, memory_fraction: float | None = None) -> ir.Module:
+    """The default pipeline on `imported` (left as it is), the planner using `memory_fraction`
+    of each tile (default: the target's). A refusal is re-raised with the PyTorch layer (and its
+    class, given the `module`) and op its location carries."""
     try:
-        return api.compile_to_program(imported, target)
+        return api.compile_to_program(imported, target, memory_fraction=memory_fraction)
     except IpuError as error:
         origin = torch_origin(error.location, module)
         if not origin:
