@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest browser fuzz bench docs clean
+.PHONY: demo test lint lit pytest browser conformance fuzz bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ browser:
 	@command -v chromium >/dev/null || { { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		echo "chromium could not be installed (needs root and apt-get): the browser test will be skipped"; }
+
+# Every record's examples with each loop cut into every count of parts, on tiny, gc2 and gc200
+# (test/python/test_conformance.py; `make test` runs its shorter default).
+conformance: $(STAMP)
+	IPU_CONFORMANCE_ALL=1 $(BIN)/pytest -q test/python/test_conformance.py
 
 # The differential fuzzer (test/fuzz/run_fuzz.py): simulator against ExecutionEngine on random
 # programs, e.g. `make fuzz FUZZ_SEEDS=5000 FUZZ_START=10000`; reproducers go to build/fuzz/.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.attrs import PARTITION_ATTR, TILES_ATTR
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
 from ipu_mlir.dialects.ops.generic import box_elements
 from ipu_mlir.dialects.ops.space import Space
@@ -73,6 +74,8 @@ class Plan(ModulePass):
     Whichever way a partition is found, its op's space must admit it (`Space.admits`: a loop
     the record keeps whole, a window's, stays whole; a summed loop is cut only with an
     associative combiner); a refused one gives way to the cost model's search.
+    A compute op arriving with an `ipu.partition` of its own (no `ipu.tiles`) keeps those
+    blocks: a pinned cut, refused if it cuts a loop its record's space keeps whole.
 
     Before:
 
@@ -102,7 +105,7 @@ class Plan(ModulePass):
         budget = int(fraction * target.tile_memory_bytes)
         planner = _Planner(target, budget, self.grain)
         for function in public_functions(module):
-            split_oversized(function, planner.cheapest, budget)
+            split_oversized(function, planner.fitting, budget)
             planner.plan_function(function)
 
 
@@ -173,7 +176,7 @@ class _Planner:
                 raise op_error(op, f"carries a tensor.empty (iter_arg #{index}): a carried tensor needs an initial value (fill it)")
             else:
                 self.layouts[carried] = self.layouts[result] = self.layouts[init]
-        split_oversized(op, self.cheapest, self.budget)  # the body's matmuls, like the function's
+        split_oversized(op, self.fitting, self.budget)  # the body's matmuls, like the function's
         self.plan_block(body)
         for init, carried, result in carries:
             if init in self.unplaced:
@@ -270,9 +273,11 @@ class _Planner:
 
     def plan_compute(self, op: ir.OpView) -> None:
         space = space_of(op)
-        partition = self.reuse_partition(space) if not space.reductions or space.combiner is None else None
-        if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
-            partition = None  # an inherited layout too crowded for this op's pieces: cut afresh
+        partition = self.pinned_partition(op, space)
+        if partition is None and (not space.reductions or space.combiner is None):
+            partition = self.reuse_partition(space)
+            if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
+                partition = None  # an inherited layout too crowded for this op's pieces: cut afresh
         partition = partition or self.search(space)
         for read in reads(space):  # the source of windows read in place: in the parts' blocks
             if read.offsets is not None and read.value in self.unplaced:
@@ -297,6 +302,22 @@ class _Planner:
         for key, value in partition.attr(space).encode().items():
             op.attributes[key] = value
         self.set_layout(op, result_layout(space, partition))
+
+    def pinned_partition(self, op: ir.OpView, space: Space) -> Partition | None:
+        """The blocks an op arrives with (`_pinned_blocks`), placed row-major."""
+        blocks = _pinned_blocks(op, space)
+        if blocks is None:
+            return None
+        partition = _row_major(space, blocks)
+        count = partition.grid(space).count
+        if count > self.target.num_tiles:
+            raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} of {count} parts, more than the {self.target.num_tiles} tiles")
+        return dataclasses.replace(partition, first=self.place(count))
+
+    def fitting(self, space: Space) -> tuple[int, tuple[int, ...]] | None:
+        """`cheapest` for the serial splits: a pinned op is never split serially."""
+        blocks = _pinned_blocks(space.op, space)
+        return (0, blocks) if blocks is not None else self.cheapest(space)
 
     def reuse_partition(self, space: Space) -> Partition | None:
         """The partition of the largest operand whose dims index distinct loops: it needs no
@@ -348,6 +369,21 @@ class _Planner:
         if key not in self.cheapest_cuts:
             self.cheapest_cuts[key] = cheapest_blocks(space, self.target, self.budget)
         return self.cheapest_cuts[key]
+
+
+def _pinned_blocks(op: ir.OpView, space: Space) -> tuple[int, ...] | None:
+    """The blocks of a compute op arriving with an `ipu.partition` of its own (no `ipu.tiles`
+    yet): a cut chosen outside the planner, as test/python/test_conformance.py pins each way a
+    record's space may be cut. A pin cutting a loop the space keeps whole is refused at the op."""
+    if PARTITION_ATTR not in op.attributes or TILES_ATTR in op.attributes:
+        return None
+    blocks = tuple(ir.DenseI64ArrayAttr(op.attributes[PARTITION_ATTR]))
+    if len(blocks) != len(space.extents) or any(not 0 < b <= e for b, e in zip(blocks, space.extents)):
+        raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} that does not fit its loops {list(space.extents)}")
+    refusal = space.refusal(blocks)
+    if refusal is not None:
+        raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} that {refusal}")
+    return blocks
 
 
 def _row_major(space: Space, blocks: tuple[int, ...], first: int = 0) -> Partition:

@@ -11,13 +11,20 @@ tiles and the supersteps it is live in, and the bytes live per superstep on the 
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from mlir import ir
 
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops import record_of, space_of
+from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import IpuError
 
 PROFILE_VERSION = 1
 
@@ -286,6 +293,7 @@ class Profile:
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
     load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
     load_seconds: float = 0.0
+    program: dict = field(default_factory=dict, repr=False)  # `program_summary`: layers, FLOPs, vertex groups
 
     @staticmethod
     def build(
@@ -371,6 +379,7 @@ class Profile:
             },
             "supersteps": [step.to_dict(index) for index, step in enumerate(self.steps)],
             **self._memory_views(),
+            **({"program": self.program} if self.program else {}),
         }
 
     def _memory_views(self) -> dict:
@@ -420,3 +429,149 @@ class Profile:
             f"edges:             {self.edges:,}",
         ]
         return "\n".join(lines)
+
+
+# The names the PyTorch front end gives ATen ops in locations (the others name layers).
+ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+
+
+def program_summary(module: ir.Module | ir.Operation) -> dict:
+    """What the report says of an L3 program beyond its costs: per compute set, the PyTorch
+    layer and ATen op its location names (the PyTorch front end's name locations, '' without),
+    its FLOPs and its vertex groups (codelet, FLOPs per vertex, tiles as [first, end) runs:
+    sizes scale with the groups, not with tiles x groups); per buffer, its layer and op.
+
+    FLOPs: a contraction (an op with reduction loops: matmul, convolution) 2 per point of its
+    loop space (a multiply and an add); an elementwise op one per float arithmetic or math op of
+    its body per point; data movement none."""
+    program = Program(module)
+    flops_of: dict[str, int] = {}
+    compute_sets = {}
+    for function in program.functions(ipu.COMPUTE_SET_ATTR):
+        name = ir.StringAttr(function.attributes["sym_name"]).value
+        groups = []
+        for group in program.groups(name):
+            codelet = ir.FlatSymbolRefAttr(group.attributes["codelet"]).value
+            if codelet not in flops_of:
+                flops_of[codelet] = _codelet_flops(program.function(codelet, ipu.CODELET_ATTR))
+            tiles = group.tiles.tiles()
+            groups.append(
+                {"codelet": codelet, "flops_per_vertex": flops_of[codelet], "vertices": int(tiles.size), "tiles": _runs(np.unique(tiles))}
+            )
+        first = program.groups(name)[:1]
+        layer, op = _origin((first[0] if first else function).operation.location)
+        compute_sets[name] = {
+            "layer": layer,
+            "op": op,
+            "vertices": sum(g["vertices"] for g in groups),
+            "flops": sum(g["flops_per_vertex"] * g["vertices"] for g in groups),
+            "groups": groups,
+        }
+    return {"compute_sets": compute_sets, "buffers": _buffer_origins(module, program)}
+
+
+def _buffer_origins(module: ir.Module | ir.Operation, program: Program) -> dict[str, dict[str, str]]:
+    """Each buffer's layer and ATen op: those of the vertex group writing it, else of the first
+    copy or vertex group naming it (a weight's buffer op and host stream sit at the program's
+    start, located at its first layer), else its own location's."""
+    writers: dict[str, dict[str, str]] = {}
+    users: dict[str, dict[str, str]] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        keys = {"ipu.copy": ("source", "dest"), "ipu.vertex_group": ("inputs", "outputs")}.get(op.name)
+        layer, aten = _origin(op.location) if keys else ("", "")
+        for key in keys if layer or aten else ():
+            attribute = op.attributes[key]
+            for ref in [attribute] if isinstance(attribute, ir.FlatSymbolRefAttr) else list(ir.ArrayAttr(attribute)):
+                name = ir.FlatSymbolRefAttr(ref).value
+                (writers if key == "outputs" else users).setdefault(name, {"layer": layer, "op": aten})
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    found = users | writers
+    for buffer in program.buffers():
+        name = ir.StringAttr(buffer.attributes["sym_name"]).value
+        layer, aten = _origin(buffer.operation.location)
+        if name not in found and (layer or aten):
+            found[name] = {"layer": layer, "op": aten}
+    return found
+
+
+def write_profile(profile: Profile, path: str) -> str:
+    """`profile` as JSON at `path` (its directory made if needed), written whole or not at all
+    (a temporary file renamed): the automatic profiles of the front ends and tools."""
+    directory = os.path.dirname(path) or "."
+    temporary = f"{path}.tmp{os.getpid()}"
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(temporary, "w") as file:
+            file.write(profile.to_json())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise IpuError(f"cannot write the profile '{path}': {error.strerror}") from None
+    return path
+
+
+def location_names(location: ir.Location) -> list[str]:
+    """The names of a location's name locations, outermost first (fused ones: of the first
+    part carrying any), e.g. ["layer1.0.conv1", "aten.convolution"] from the PyTorch front end."""
+    found: list[str] = []
+
+    def walk(loc: ir.Location) -> None:
+        if loc.is_a_name():
+            found.append(loc.name_str)
+            walk(loc.child_loc)
+        elif loc.is_a_callsite():
+            walk(loc.callee)
+        elif loc.is_a_fused():
+            for inner in loc.locations:
+                if not found:
+                    walk(inner)
+
+    walk(location)
+    return found
+
+
+def _origin(location: ir.Location) -> tuple[str, str]:
+    """The layer (module path) and the ATen op a location names, '' for each it does not."""
+    names = location_names(location)
+    op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith(ATEN_PREFIXES)), "")
+    return layer, op
+
+
+def _codelet_flops(codelet: ir.OpView | None) -> int:
+    if codelet is None:
+        return 0
+    total = 0
+    for op in codelet.regions[0].blocks[0].operations:
+        if record_of(op) is None:
+            continue
+        space = space_of(op)
+        if space.reductions:
+            total += space.flops()
+        else:
+            total += math.prod(space.extents) * _arithmetic_ops(op.operation)
+    return total
+
+
+def _arithmetic_ops(op: ir.Operation) -> int:
+    """Float arithmetic and math ops in `op`'s body (constants and index casts are no work)."""
+    count = 0
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if name.startswith(("arith.", "math.")) and not name.startswith(("arith.constant", "arith.index")):
+                    count += 1
+                count += _arithmetic_ops(inner.operation)
+    return count
+
+
+def _runs(tiles: np.ndarray) -> list[list[int]]:
+    """Sorted distinct tile numbers as [first, end) runs of consecutive tiles."""
+    if not tiles.size:
+        return []
+    breaks = np.flatnonzero(np.diff(tiles) != 1) + 1
+    starts, ends = np.r_[tiles[:1], tiles[breaks]], np.r_[tiles[breaks - 1] + 1, tiles[-1:] + 1]
+    return [[int(a), int(b)] for a, b in zip(starts, ends)]

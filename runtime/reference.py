@@ -6,6 +6,18 @@ simulator against.
 The module is parsed again, from text, in a fresh `ir.Context`: the caller's module is never
 changed and the project's dialects and passes play no part, only upstream's.
 
+Only upstream dialects parse: an op of another (`ipu.matmul` in an L1 file, an unregistered
+`tm_tensor.scan`) is refused at its location, naming it (`frontends.api.reference_outputs`
+rewrites TOSA and TMTensor input with upstream passes and plain linalg first).
+
+Aggregate ops, which `convert-linalg-to-loops` does not lower, are decomposed first
+(`_decompose_aggregates`): upstream's transform `structured.decompose_interface`, run by the
+transform interpreter, rewrites each op implementing `AggregatedOpInterface` into the
+structured ops defining it (`linalg.softmax`: a max reduction, an exp of the difference, a sum,
+a division; MLIR 22 registers no pass doing it, and `linalg-generalize-named-ops` leaves it
+alone). Any other linalg op that is not structured (`linalg.winograd_*`, `linalg.pack`) is
+refused at its location.
+
 Lowering, one pass at a time so that a failure names its pass (`file:line:col` of the op, the
 pass, the message):
 
@@ -63,7 +75,8 @@ from pathlib import Path
 import mlir
 import numpy as np
 from mlir import ir, passmanager
-from mlir.dialects import arith
+from mlir.dialects import arith, linalg
+from mlir.dialects.transform import interpreter
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
@@ -139,6 +152,7 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
     the promotion cannot handle (e.g. bit casts of f16) runs in f16."""
     with ir.Context(), ir.Location.unknown():
         clone = _parse(module)
+        _decompose_aggregates(clone)
         func = _find_entry(clone, entry)
         function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         arguments = _signature(function_type.inputs, "argument", entry, func)
@@ -188,7 +202,72 @@ def _parse(source: Source) -> ir.Module:
             return ir.Module.parseFile(text)
         return ir.Module.parse(text)
     except ir.MLIRError as error:
-        raise _from_mlir(error, "cannot parse the module") from None
+        raise _unknown_op(source) or _from_mlir(error, "cannot parse the module") from None
+
+
+def _unknown_op(source: Source) -> ReferenceRunError | None:
+    """The refusal of the first op of no upstream dialect in `source`, at its own location
+    (an `ipu` op of an L1 file, a TMTensor op), if that is why it does not parse."""
+    context = ir.Context.current
+    context.allow_unregistered_dialects = True
+    try:
+        text = source.operation.get_asm(enable_debug_info=True) if isinstance(source, ir.Module) else os.fspath(source)
+        module = ir.Module.parseFile(text) if not ("{" in text or "\n" in text) else ir.Module.parse(text)
+    except ir.MLIRError:
+        return None
+    finally:
+        context.allow_unregistered_dialects = False
+    unknown: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if not context.is_registered_operation(op.name):
+            unknown.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not unknown:
+        return None
+    return ReferenceRunError(
+        f"'{unknown[0].name}' is not an upstream MLIR op: the reference runs upstream dialects only (L0 programs, not ipu ops)",
+        unknown[0].location,
+    )
+
+
+def _decompose_aggregates(module: ir.Module) -> None:
+    """Rewrites every aggregate linalg op (`AggregatedOpInterface`: linalg.softmax) into the
+    structured ops defining it; refuses, at its location, a linalg op neither structured nor
+    aggregate."""
+    found: dict[str, ir.Location] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index") and linalg.get_indexing_maps(op) is None:
+            found.setdefault(op.name, op.location)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for name, location in found.items():
+        script = ir.Module.parse(_DECOMPOSE.replace("OP_NAME", name))
+        try:
+            interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
+        except (ir.MLIRError, ValueError):  # the bindings raise ValueError for a failed transform
+            raise ReferenceRunError(
+                f"'{name}' cannot be run by the reference: upstream neither lowers it to loops nor decomposes it "
+                "(transform.structured.decompose_interface)",
+                location,
+            ) from None
+
+
+# The transform script decomposing each op named OP_NAME.
+_DECOMPOSE = """
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match ops{["OP_NAME"]} in %root : (!transform.any_op) -> !transform.any_op
+    %parts = transform.structured.decompose_interface %ops : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+"""
 
 
 def _promoted_f16(module: ir.Module) -> ir.Module | None:

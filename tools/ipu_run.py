@@ -26,6 +26,7 @@ from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
+from ipu_mlir.vis.interactive import auto_report
 
 from .ipu_opt import check_writable, stage_file
 
@@ -144,6 +145,8 @@ def _report(args: argparse.Namespace, outputs: list[np.ndarray], profile: Profil
     the exit status."""
     _write_results(args, outputs, profile.to_json() + "\n")
     print(profile.summary())
+    if args.report:  # --report DIR or IPU_MLIR_REPORT=DIR: the profile and its interactive report
+        print(f"report:            {auto_report(profile, args.report, args.model or Path(args.file).stem)}")
     for index, output in enumerate(outputs):
         where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
         print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")
@@ -234,6 +237,12 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
     parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
+    parser.add_argument(
+        "--report",
+        default=os.environ.get("IPU_MLIR_REPORT"),
+        metavar="DIR",
+        help="write NAME.json and NAME.html there (default: $IPU_MLIR_REPORT)",
+    )
     parser.add_argument(
         "--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)"
     )

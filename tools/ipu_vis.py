@@ -65,7 +65,7 @@ def _report(args: argparse.Namespace) -> int:
         raise IpuError("give -o REPORT.html, --png-dir DIR or both")
     if args.output:
         check_writable(Path(args.output), "the report")
-    for path in api.report(args.profile, args.output, args.png_dir):
+    for path in api.report(args.profile, args.output, args.png_dir, args.compare):
         print(f"wrote {path}")
     return 0
 
@@ -89,6 +89,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     report.add_argument("profile", help="PROFILE.json from ipu-run --profile")
     report.add_argument("-o", "--output", help="the report: one self-contained HTML file")
     report.add_argument("--png-dir", help="also write each view as a PNG in this directory")
+    report.add_argument("--compare", metavar="BASELINE.json", help="compare with this profile in the HTML report")
     report.set_defaults(run=_report)
     return parser
 

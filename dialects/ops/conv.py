@@ -26,7 +26,7 @@ from .arrays import assign
 from .columns import Chunks
 from .convert import add_init, input_type, is_unsigned, pair, zero_pad_source
 from .depthwise import Planes
-from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
+from .registry import ComputeOp, Example, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
 
@@ -180,6 +180,9 @@ class Conv(ComputeOp):
             multiples=(1, f // groups if groups > 1 else 1, 1, 1, 1, 1, 1),
         )
 
+    def examples(self) -> list[Example]:
+        return [Example(name, text) for name, text in _EXAMPLES.items()]
+
     def serial_cuts(self, op: ipu.ConvOp) -> list[SerialCut]:
         """Output channels (in whole groups, with their input channels, for a grouped one), then images."""
         (n, c, *_), (f, *_) = shape(op.input), shape(op.filter)
@@ -251,6 +254,92 @@ class Conv(ComputeOp):
 
     def work(self, op: ipu.ConvOp, extents: tuple[int, ...], target: Target) -> int:
         return cost_model.conv_work(*extents, ir.ShapedType(op.operands[0].type).element_type, target)
+
+
+# The conformance examples (test/python/test_conformance.py): each layout family, strides,
+# dilations, a zero pad folded into the padding, groups (whole groups per tile: `multiples`),
+# integers, an accumulating `outs`.
+_EXAMPLES = {
+    "nchw-strided": """
+func.func @main(%x: tensor<2x3x9x7xf32>, %w: tensor<4x3x3x3xf32>, %o: tensor<2x4x4x3xf32>) -> tensor<2x4x4x3xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %w : tensor<2x3x9x7xf32>, tensor<4x3x3x3xf32>) outs(%o : tensor<2x4x4x3xf32>) -> tensor<2x4x4x3xf32>
+  return %r : tensor<2x4x4x3xf32>
+}
+""",
+    "nhwc-padded-i32": """
+func.func @main(%x: tensor<1x5x5x3xi32>, %w: tensor<3x3x3x5xi32>) -> tensor<1x5x5x5xi32> {
+  %zero = arith.constant 0 : i32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : i32
+  } : tensor<1x5x5x3xi32> to tensor<1x7x7x3xi32>
+  %e = tensor.empty() : tensor<1x5x5x5xi32>
+  %o = linalg.fill ins(%zero : i32) outs(%e : tensor<1x5x5x5xi32>) -> tensor<1x5x5x5xi32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<1x7x7x3xi32>, tensor<3x3x3x5xi32>) outs(%o : tensor<1x5x5x5xi32>) -> tensor<1x5x5x5xi32>
+  return %r : tensor<1x5x5x5xi32>
+}
+""",
+    "asymmetric-pad-strided-dilated": """
+func.func @main(%x: tensor<1x2x8x9xf32>, %w: tensor<3x2x2x3xf32>) -> tensor<1x3x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 1] high[0, 0, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x8x9xf32> to tensor<1x2x9x10xf32>
+  %e = tensor.empty() : tensor<1x3x4x3xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%p, %w : tensor<1x2x9x10xf32>, tensor<3x2x2x3xf32>) outs(%o : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  return %r : tensor<1x3x4x3xf32>
+}
+""",
+    "depthwise-dilated": """
+func.func @main(%x: tensor<1x8x7x6xf32>, %w: tensor<3x3x6xf32>) -> tensor<1x4x3x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x3x6xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x3x6xf32>) -> tensor<1x4x3x6xf32>
+  %r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x8x7x6xf32>, tensor<3x3x6xf32>) outs(%o : tensor<1x4x3x6xf32>) -> tensor<1x4x3x6xf32>
+  return %r : tensor<1x4x3x6xf32>
+}
+""",
+    "grouped-f16": """
+func.func @main(%x: tensor<1x2x3x6x6xf16>, %w: tensor<2x3x3x2x2xf16>) -> tensor<1x2x3x5x5xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x2x3x5x5xf16>
+  %o = linalg.fill ins(%zero : f16) outs(%e : tensor<1x2x3x5x5xf16>) -> tensor<1x2x3x5x5xf16>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x2x3x6x6xf16>, tensor<2x3x3x2x2xf16>) outs(%o : tensor<1x2x3x5x5xf16>) -> tensor<1x2x3x5x5xf16>
+  return %r : tensor<1x2x3x5x5xf16>
+}
+""",
+    "other-forms": """
+func.func @main(%x: tensor<1x6x5x4xf32>, %w: tensor<2x3x3x4xf32>, %y: tensor<1x4x6x5xf32>, %d: tensor<4x3x3xf32>,
+                %m: tensor<3x3x4x2xf32>, %g: tensor<1x2x2x5x5xf32>, %h: tensor<3x2x2x2x2xf32>)
+    -> (tensor<1x4x3x2xf32>, tensor<1x4x4x3xf32>, tensor<1x4x3x4x2xf32>, tensor<1x2x3x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x4x3x2xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32>
+  %r0 = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%x, %w : tensor<1x6x5x4xf32>, tensor<2x3x3x4xf32>) outs(%o0 : tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32>
+  %e1 = tensor.empty() : tensor<1x4x4x3xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %r1 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%y, %d : tensor<1x4x6x5xf32>, tensor<4x3x3xf32>) outs(%o1 : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %e2 = tensor.empty() : tensor<1x4x3x4x2xf32>
+  %o2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x4x3x4x2xf32>) -> tensor<1x4x3x4x2xf32>
+  %r2 = linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%x, %m : tensor<1x6x5x4xf32>, tensor<3x3x4x2xf32>) outs(%o2 : tensor<1x4x3x4x2xf32>) -> tensor<1x4x3x4x2xf32>
+  %e3 = tensor.empty() : tensor<1x2x3x4x4xf32>
+  %o3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x2x3x4x4xf32>) -> tensor<1x2x3x4x4xf32>
+  %r3 = linalg.conv_2d_ngchw_fgchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%g, %h : tensor<1x2x2x5x5xf32>, tensor<3x2x2x2x2xf32>) outs(%o3 : tensor<1x2x3x4x4xf32>) -> tensor<1x2x3x4x4xf32>
+  return %r0, %r1, %r2, %r3 : tensor<1x4x3x2xf32>, tensor<1x4x4x3xf32>, tensor<1x4x3x4x2xf32>, tensor<1x2x3x4x4xf32>
+}
+""",
+}
 
 
 class Im2col:

@@ -22,7 +22,7 @@ from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
 
 from .. import ipu
-from .registry import ComputeOp, Kernel, Piece, register_op, shape_text, static_tensor
+from .registry import ComputeOp, Example, Kernel, Piece, register_op, shape_text, static_tensor
 from .space import SUM, Access, Space, shape
 
 
@@ -68,6 +68,17 @@ class Gather(ComputeOp):
             combiner=SUM,
         )
 
+    def examples(self) -> list[Example]:
+        """Embedding lookups as torch-mlir writes them (odd table sizes, f16, i32 indices), and a
+        gather at coordinates the body computes (a one-column table)."""
+        return [
+            Example("embedding", _LOOKUP.format(ids="2x3", index="i64", rows=11, columns=5, t="f32", d0="d0, d1", d="d0, d1, d2", n=2,
+                                                  parallel='"parallel", "parallel", "parallel"'), bounds=((1, 11),)),
+            Example("embedding-f16-i32", _LOOKUP.format(ids="7", index="i32", rows=40, columns=3, t="f16", d0="d0", d="d0, d1", n=1,
+                                                          parallel='"parallel", "parallel"'), bounds=((1, 40),)),
+            Example("computed", _COMPUTED, bounds=((1, 9),)),
+        ]  # fmt: skip
+
     def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         piece_codelet(op, name, piece, ip, loc, lambda *arguments: ipu.gather(*arguments).result)
 
@@ -97,6 +108,39 @@ class Gather(ComputeOp):
         return cost_model.elementwise_work(lookups * columns, 1, table_type, target) + cost_model.elementwise_work(
             lookups, 2, index_type, target
         )
+
+
+# The conformance examples (test/python/test_conformance.py).
+_LOOKUP = """
+func.func @main(%table: tensor<{rows}x{columns}x{t}>, %ids: tensor<{ids}x{index}>) -> tensor<{ids}x{columns}x{t}> {{
+  %e = tensor.empty() : tensor<{ids}x{columns}x{t}>
+  %r = linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d0})>, affine_map<({d}) -> ({d})>], iterator_types = [{parallel}]}}
+         ins(%ids : tensor<{ids}x{index}>) outs(%e : tensor<{ids}x{columns}x{t}>) {{
+  ^bb0(%id: {index}, %out: {t}):
+    %row = arith.index_cast %id : {index} to index
+    %col = linalg.index {n} : index
+    %x = tensor.extract %table[%row, %col] : tensor<{rows}x{columns}x{t}>
+    linalg.yield %x : {t}
+  }} -> tensor<{ids}x{columns}x{t}>
+  return %r : tensor<{ids}x{columns}x{t}>
+}}
+"""
+_COMPUTED = """
+func.func @main(%t: tensor<9x4xf32>, %i: tensor<6xi64>) -> tensor<6x3xf32> {
+  %e = tensor.empty() : tensor<6x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%i : tensor<6xi64>) outs(%e : tensor<6x3xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 1 : index
+    %one = arith.constant 1 : index
+    %next = arith.addi %col, %one : index
+    %x = tensor.extract %t[%row, %next] : tensor<9x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<6x3xf32>
+  return %r : tensor<6x3xf32>
+}
+"""
 
 
 def piece_codelet(op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location, body: Callable[..., ir.Value]) -> None:

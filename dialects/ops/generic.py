@@ -21,7 +21,7 @@ from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
 
 from .. import ipu
-from .registry import ComputeOp, Piece, register_op
+from .registry import ComputeOp, Example, Piece, register_op
 from .space import COMBINERS, SUM, Access, Space, loop_extents, shape
 
 
@@ -99,6 +99,27 @@ class Generic(ComputeOp):
 
     def kernel(self, op: ir.OpView, batch: int) -> None:
         return None  # the codelet interpreter runs the body
+
+    def examples(self) -> list[Example]:
+        """Element-wise work with a broadcast, a reduction into a transposed result, every
+        combiner of `COMBINERS` (the sums accumulating onto an input), a pooling window, and the
+        two cases of issue 24 (a window of two parallel loops, a non-associative reduction)."""
+        floats = [_reduction(c, "f32", i) for i, c in enumerate(sorted(c for c in COMBINERS if c.endswith("f")))]
+        integers = [_reduction(c, "i32", i) for i, c in enumerate(sorted(c for c in COMBINERS if not c.endswith("f")))]
+        return [
+            Example("broadcast-relu", _BROADCAST_RELU),
+            Example("reduce-transposed", _REDUCE_TRANSPOSED),
+            Example("combiners-f32", _program("f32", floats)),
+            Example("combiners-i32", _program("i32", integers)),
+            Example(
+                "combiners-i1", _program("i1", [_reduction(c, "i1", i) for i, c in enumerate(("arith.andi", "arith.ori", "arith.xori"))])
+            ),
+            Example("two-reductions-broadcast", _TWO_REDUCTIONS),
+            Example("max-pool", _MAX_POOL),
+            Example("generalized-named-ops", _GENERALIZED),
+            Example("unfold", _UNFOLD),
+            Example("subi-reduction", _program("i32", [_reduction("arith.subi", "i32", 0)])),
+        ]
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         return self.space_work(self.space(op), extents, target)
@@ -331,3 +352,122 @@ def _scaled_dim(expr: ir.AffineExpr) -> tuple[int, int] | None:
         if isinstance(a, ir.AffineDimExpr) and isinstance(b, ir.AffineConstantExpr):
             return (b.value, a.position)
     return None
+
+
+# --- The conformance examples (test/python/test_conformance.py) -----------------------------
+
+_BROADCAST_RELU = """
+func.func @main(%a: tensor<7x5xf32>, %b: tensor<5xf32>) -> tensor<7x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<7x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<7x5xf32>, tensor<5xf32>) outs(%e : tensor<7x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<7x5xf32>
+  return %r : tensor<7x5xf32>
+}
+"""
+_REDUCE_TRANSPOSED = """
+func.func @main(%a: tensor<3x7x5xf32>) -> tensor<5x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x3xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d0)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]} ins(%a : tensor<3x7x5xf32>) outs(%init : tensor<5x3xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<5x3xf32>
+  return %r : tensor<5x3xf32>
+}
+"""
+_TWO_REDUCTIONS = """
+func.func @main(%a: tensor<4x5x6xf32>, %b: tensor<4x1xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, 0)>,
+                                        affine_map<(d0, d1, d2) -> (d0)>],
+                       iterator_types = ["parallel", "reduction", "reduction"]} ins(%a, %b : tensor<4x5x6xf32>, tensor<4x1xf32>)
+         outs(%init : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+_MAX_POOL = """
+func.func @main(%x: tensor<1x3x9x8xf32>) -> tensor<1x3x4x3xf32> {
+  %low = arith.constant -3.0e+38 : f32
+  %e = tensor.empty() : tensor<1x3x4x3xf32>
+  %init = linalg.fill ins(%low : f32) outs(%e : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %window : tensor<1x3x9x8xf32>, tensor<3x3xf32>) outs(%init : tensor<1x3x4x3xf32>) -> tensor<1x3x4x3xf32>
+  return %r : tensor<1x3x4x3xf32>
+}
+"""
+# Named ops no record converts, which linalg-generalize-named-ops makes generics.
+_GENERALIZED = """
+func.func @main(%x1: tensor<2x9x3xf32>, %w1: tensor<3x3x4xf32>, %o1: tensor<2x7x4xf32>,
+                %x3: tensor<1x4x5x6x2xf32>, %w3: tensor<2x2x3x2x3xf32>, %o3: tensor<1x3x4x4x3xf32>,
+                %xp: tensor<1x7x7x3xf32>, %op: tensor<1x3x3x3xf32>,
+                %a: tensor<2x3x4x5xf32>, %b: tensor<6x3x7x5xf32>, %c: tensor<2x6x4x7xf32>,
+                %p: tensor<4x6xf32>, %q: tensor<5x6xf32>, %r: tensor<4x5xf32>)
+    -> (tensor<2x7x4xf32>, tensor<1x3x4x4x3xf32>, tensor<1x3x3x3xf32>, tensor<2x6x4x7xf32>, tensor<4x5xf32>, tensor<4x6xf32>) {
+  %conv1 = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+             ins(%x1, %w1 : tensor<2x9x3xf32>, tensor<3x3x4xf32>) outs(%o1 : tensor<2x7x4xf32>) -> tensor<2x7x4xf32>
+  %conv3 = linalg.conv_3d_ndhwc_dhwcf {dilations = dense<1> : tensor<3xi64>, strides = dense<1> : tensor<3xi64>}
+             ins(%x3, %w3 : tensor<1x4x5x6x2xf32>, tensor<2x2x3x2x3xf32>) outs(%o3 : tensor<1x3x4x4x3xf32>) -> tensor<1x3x4x4x3xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %pool = linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+            ins(%xp, %window : tensor<1x7x7x3xf32>, tensor<3x3xf32>) outs(%op : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %tiles = linalg.mmt4d ins(%a, %b : tensor<2x3x4x5xf32>, tensor<6x3x7x5xf32>) outs(%c : tensor<2x6x4x7xf32>) -> tensor<2x6x4x7xf32>
+  %contract = linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                               affine_map<(m, n, k) -> (m, n)>]
+                ins(%p, %q : tensor<4x6xf32>, tensor<5x6xf32>) outs(%r : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %e = tensor.empty() : tensor<4x6xf32>
+  %product = linalg.elementwise kind=#linalg.elementwise_kind<mul> ins(%p, %p : tensor<4x6xf32>, tensor<4x6xf32>)
+               outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %conv1, %conv3, %pool, %tiles, %contract, %product
+    : tensor<2x7x4xf32>, tensor<1x3x4x4x3xf32>, tensor<1x3x3x3xf32>, tensor<2x6x4x7xf32>, tensor<4x5xf32>, tensor<4x6xf32>
+}
+"""
+_UNFOLD = """
+func.func @main(%a: tensor<67xf32>) -> tensor<64x4xf32> {
+  %e = tensor.empty() : tensor<64x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>, affine_map<(d0, d1) -> (d1, d0)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%a : tensor<67xf32>) outs(%e : tensor<64x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<64x4xf32>
+  return %r : tensor<64x4xf32>
+}
+"""
+
+
+def _reduction(combiner: str, element: str, index: int) -> str:
+    """Reduction number `index` of `_program`: rows of %a folded with `combiner` onto its own
+    input %i<index>: the combiner's identity is never where a piece starts from by accident."""
+    return f"""
+  %r{index} = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}}
+         ins(%a : tensor<6x11x{element}>) outs(%i{index} : tensor<6x{element}>) {{
+  ^bb0(%x: {element}, %o: {element}):
+    %c = {combiner} %o, %x : {element}
+    linalg.yield %c : {element}
+  }} -> tensor<6x{element}>"""
+
+
+def _program(element: str, reductions: list[str]) -> str:
+    """`@main` of %a (6 x 11) and one init per reduction, returning every reduction."""
+    count = len(reductions)
+    inits = "".join(f", %i{i}: tensor<6x{element}>" for i in range(count))
+    types = ", ".join([f"tensor<6x{element}>"] * count)
+    results = ", ".join(f"%r{i}" for i in range(count))
+    return f"func.func @main(%a: tensor<6x11x{element}>{inits}) -> ({types}) {{{''.join(reductions)}\n  return {results} : {types}\n}}\n"

@@ -19,7 +19,7 @@ from ipu_mlir.target.diagnostics import op_error
 from .. import ipu
 from . import tensor_builders as tb
 from .convert import add_init, input_type, is_unsigned
-from .registry import ComputeOp, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
+from .registry import ComputeOp, Example, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
 
@@ -105,6 +105,17 @@ class Matmul(ComputeOp):
             combiner=SUM,
         )
 
+    def examples(self) -> list[Example]:
+        return [
+            Example("matmul-odd", _MATMUL.format(a="7x13", b="13x9", c="7x9", t="f32", op="matmul")),
+            Example("batch-matmul-i32", _MATMUL.format(a="3x5x6", b="3x6x7", c="3x5x7", t="i32", op="batch_matmul")),
+            Example("matmul-f16", _MATMUL.format(a="6x10", b="10x5", c="6x5", t="f16", op="matmul")),
+            Example("matmul-i8-into-i32", _MIXED),
+            Example("matvec", _MATMUL.format(a="9x11", b="11", c="9", t="f32", op="matvec")),
+            Example("transposed-rhs", _TRANSPOSED_RHS),
+            Example("vector-forms", _VECTOR_FORMS),
+        ]
+
     def serial_cuts(self, op: ir.OpView) -> list[SerialCut]:
         """Columns (pieces of rhs), then rows (pieces of lhs)."""
         lhs, rhs = shape(op.operands[0]), shape(op.operands[1])
@@ -129,6 +140,44 @@ class Matmul(ComputeOp):
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         *batch, m, n, k = extents
         return cost_model.matmul_work(math.prod(batch), m, n, k, ir.ShapedType(op.operands[0].type).element_type, target)
+
+
+# The conformance examples (test/python/test_conformance.py): contractions accumulating onto
+# their `outs` (an input, so the init is added), odd sizes, integers, f16, a transposing map.
+_MATMUL = """
+func.func @main(%a: tensor<{a}x{t}>, %b: tensor<{b}x{t}>, %c: tensor<{c}x{t}>) -> tensor<{c}x{t}> {{
+  %r = linalg.{op} ins(%a, %b : tensor<{a}x{t}>, tensor<{b}x{t}>) outs(%c : tensor<{c}x{t}>) -> tensor<{c}x{t}>
+  return %r : tensor<{c}x{t}>
+}}
+"""
+_TRANSPOSED_RHS = """
+func.func @main(%a: tensor<5x12xf32>, %b: tensor<7x12xf32>) -> tensor<5x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x7xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<5x7xf32>) -> tensor<5x7xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%a, %b : tensor<5x12xf32>, tensor<7x12xf32>) outs(%c : tensor<5x7xf32>) -> tensor<5x7xf32>
+  return %r : tensor<5x7xf32>
+}
+"""
+
+_MIXED = """
+func.func @main(%a: tensor<5x9xi8>, %b: tensor<9x6xi8>, %c: tensor<5x6xi32>) -> tensor<5x6xi32> {
+  %r = linalg.matmul ins(%a, %b : tensor<5x9xi8>, tensor<9x6xi8>) outs(%c : tensor<5x6xi32>) -> tensor<5x6xi32>
+  return %r : tensor<5x6xi32>
+}
+"""
+_VECTOR_FORMS = """
+func.func @main(%v: tensor<6xf32>, %m: tensor<6x5xf32>, %bm: tensor<3x4x6xf32>, %bv: tensor<3x6xf32>, %bn: tensor<3x6x5xf32>,
+                %i: tensor<5xf32>, %j: tensor<3x4xf32>, %k: tensor<3x5xf32>, %s: tensor<f32>)
+    -> (tensor<5xf32>, tensor<3x4xf32>, tensor<3x5xf32>, tensor<f32>) {
+  %vm = linalg.vecmat ins(%v, %m : tensor<6xf32>, tensor<6x5xf32>) outs(%i : tensor<5xf32>) -> tensor<5xf32>
+  %mv = linalg.batch_matvec ins(%bm, %bv : tensor<3x4x6xf32>, tensor<3x6xf32>) outs(%j : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %bvm = linalg.batch_vecmat ins(%bv, %bn : tensor<3x6xf32>, tensor<3x6x5xf32>) outs(%k : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %d = linalg.dot ins(%v, %v : tensor<6xf32>, tensor<6xf32>) outs(%s : tensor<f32>) -> tensor<f32>
+  return %vm, %mv, %bvm, %d : tensor<5xf32>, tensor<3x4xf32>, tensor<3x5xf32>, tensor<f32>
+}
+"""
 
 
 class Product:

@@ -1,7 +1,7 @@
 """The registry of L1 compute ops: one record per op, read by every pass and by the runtime.
 
-An L1 compute op is an op the planner cuts across tiles: `ipu.matmul`, `ipu.conv` and
-`linalg.generic` today. Each is declared once: its IRDL definition (`ipu.irdl.mlir`, or a
+An L1 compute op is an op the planner cuts across tiles: `ipu.matmul`, `ipu.conv`,
+`ipu.gather`, `ipu.scatter` and `linalg.generic` today. Each is declared once: its IRDL definition (`ipu.irdl.mlir`, or a
 plugin's own IRDL dialect) plus one `ComputeOp` subclass registered with `@register_op`, in one
 file of this package. The record says everything the rest of the compiler needs to know:
 
@@ -17,6 +17,8 @@ file of this package. The record says everything the rest of the compiler needs 
     cost         `work(op, extents, target)`: cycles of one tile computing a box of its loops,
                  from the primitive formulas of `ipu_mlir.target.cost_model`; `space_work`
                  the same given the op's Space (the planner's, built once per op)
+    examples     `examples()`: small L0 programs using the op, which test/python/test_conformance.py
+                 compiles with every admitted cut of its space and checks against the reference
 
 Nobody else keeps a table of compute-op names: ask `record_of(op)` (None for other ops).
 docs/extending.md walks through adding an op, from a plugin file.
@@ -55,6 +57,19 @@ class Piece:
     @property
     def shapes(self) -> list[tuple[int, ...]]:
         return [shape for shape, _, _ in self.inputs]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small L0 program (`func.func @main`, upstream dialects, or torch-mlir's TMTensor ops in
+    generic form) that compiles to the record's op: `name` says which case it covers (odd
+    sizes, an attribute, a combiner). Inputs are random (`runtime.api.random_inputs`) except
+    the arguments of `bounds`, (argument number, n): indices drawn from [0, n), as a table's
+    lookup needs (an out-of-range index stops the reference at its bounds check)."""
+
+    name: str
+    source: str
+    bounds: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +151,13 @@ class ComputeOp(ABC):
         thousands of boxes of one op, so a record whose `work` reads the space overrides this
         to take the caller's rather than build its own each time (a generic's)."""
         return self.work(space.op, extents, target)
+
+    def examples(self) -> list[Example]:
+        """Small programs exercising the op and its awkward cases (sizes that do not divide,
+        each attribute, each combiner): the conformance test compiles each with every admitted
+        cut of the op's space on every target and compares it with the reference. None yet:
+        the conformance test fails, naming the record."""
+        return []
 
 
 REGISTRY: dict[str, ComputeOp] = {}

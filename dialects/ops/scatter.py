@@ -21,7 +21,7 @@ from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
 
 from .gather import piece_codelet
-from .registry import ComputeOp, Kernel, Piece, dtype_of, register_op, shape_text, static_tensor
+from .registry import ComputeOp, Example, Kernel, Piece, dtype_of, register_op, shape_text, static_tensor
 from .space import COMBINERS, Access, Space, shape
 
 # The combiners a scatter folds with, as numpy ufuncs (`ufunc.at` folds in index order).
@@ -105,6 +105,13 @@ class Scatter(ComputeOp):
             combiner=combiner_of(op),
         )
 
+    def examples(self) -> list[Example]:
+        """torch-mlir's scatters (tm_tensor.scatter, generic form) folding with several combiners,
+        odd row counts, duplicate positions among the updates."""
+        cases = {"add-f32": ("f32", "arith.addf"), "add-i32": ("i32", "arith.addi"), "max-i32": ("i32", "arith.maxsi"),
+                 "min-f16": ("f16", "arith.minimumf"), "mul-f32": ("f32", "arith.mulf")}  # fmt: skip
+        return [Example(name, _SCATTER.format(t=t, combine=combine), bounds=((1, 7),)) for name, (t, combine) in cases.items()]
+
     def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         piece_codelet(op, name, piece, ip, loc, lambda *arguments: scatter(*arguments, combiner_of(op)))
 
@@ -141,3 +148,21 @@ class Scatter(ComputeOp):
             + cost_model.elementwise_work(count, 2, index, target)
             + cost_model.elementwise_work(count * columns, 3, element, target)
         )
+
+
+# The conformance examples (test/python/test_conformance.py): 9 rows of 5 updates into 7 rows.
+_SCATTER = """
+func.func @main(%x: tensor<7x5x{t}>, %rows: tensor<9xi64>, %values: tensor<9x5x{t}>) -> tensor<7x5x{t}> {{
+  %r = "tensor.expand_shape"(%rows) <{{reassociation = [[0, 1]], static_output_shape = array<i64: 9, 1>}}>
+         : (tensor<9xi64>) -> tensor<9x1xi64>
+  %v = "tensor.expand_shape"(%values) <{{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 9, 1, 5>}}>
+         : (tensor<9x5x{t}>) -> tensor<9x1x5x{t}>
+  %s = "tm_tensor.scatter"(%v, %r, %x)
+         <{{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}}> ({{
+  ^bb0(%u: {t}, %o: {t}):
+    %c = "{combine}"(%o, %u) : ({t}, {t}) -> {t}
+    "tm_tensor.yield"(%c) : ({t}) -> ()
+  }}) : (tensor<9x1x5x{t}>, tensor<9x1xi64>, tensor<7x5x{t}>) -> tensor<7x5x{t}>
+  return %s : tensor<7x5x{t}>
+}}
+"""

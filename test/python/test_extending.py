@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import test_conformance
 from mlir import ir
 
 from ipu_mlir.dialects import make_context, verifier
@@ -117,6 +118,15 @@ def test_codelet_cost_is_the_records():
     body = module.body.operations[0].regions[0].blocks[0].operations
     cycles = [ir.IntegerAttr(op.attributes["example.cycles"]).value for op in body if op.operation.name == plugin.OP_NAME]
     assert cycles == [31401]
+
+
+@pytest.mark.parametrize("target", ["tiny", "gc200"])
+def test_the_record_conforms(target):
+    """The record's examples, under every admitted cut of its space, against the reference:
+    what test/python/test_conformance.py does for every registered record (docs/extending.md,
+    'Testing it')."""
+    for example in REGISTRY[plugin.OP_NAME].examples():
+        test_conformance.test_record_conforms(plugin.OP_NAME, example, target)
 
 
 def test_the_records_verifier_runs():

@@ -424,6 +424,55 @@ func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %s: tensor<f32>, %t: ten
 # --- tensor ops ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("element,dimension", [("f32", 1), ("f16", 0)])
+def test_softmax_is_decomposed(element, dimension):
+    """linalg.softmax, which no lowering to loops takes, runs through its decomposition."""
+    dtype = np.float32 if element == "f32" else np.float16
+    x = uniform(5, 7, low=-4.0, high=4.0, dtype=dtype)
+    (y,) = run_reference(
+        f"""
+func.func @main(%x: tensor<5x7x{element}>) -> tensor<5x7x{element}> {{
+  %e = tensor.empty() : tensor<5x7x{element}>
+  %y = linalg.softmax dimension({dimension}) ins(%x : tensor<5x7x{element}>) outs(%e : tensor<5x7x{element}>) -> tensor<5x7x{element}>
+  return %y : tensor<5x7x{element}>
+}}""",
+        [x],
+    )
+    wide = x.astype(np.float64)
+    exp = np.exp(wide - wide.max(axis=dimension, keepdims=True))
+    check(y, (exp / exp.sum(axis=dimension, keepdims=True)).astype(dtype), rtol=1e-5 if element == "f32" else 1e-3)
+
+
+def test_linalg_op_neither_structured_nor_aggregate_is_refused_at_its_location():
+    with pytest.raises(ReferenceRunError) as failure:
+        run_reference(
+            """
+func.func @main(%w: tensor<2x3x3x5xf32>) -> tensor<6x6x5x2xf32> {
+  %e = tensor.empty() : tensor<6x6x5x2xf32>
+  %t = linalg.winograd_filter_transform fmr(F_4_3) ins(%w : tensor<2x3x3x5xf32>) outs(%e : tensor<6x6x5x2xf32>) -> tensor<6x6x5x2xf32>
+  return %t : tensor<6x6x5x2xf32>
+}""",
+            [uniform(2, 3, 3, 5)],
+        )
+    assert str(failure.value).startswith(
+        "-:4:8: error: 'linalg.winograd_filter_transform' cannot be run by the reference: upstream neither lowers it"
+    ), str(failure.value)
+
+
+def test_ipu_op_is_refused_at_its_location():
+    """An L1 file's `ipu.matmul`: the reference runs upstream dialects only, and says so there."""
+    with pytest.raises(ReferenceRunError) as failure:
+        run_reference(
+            """
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %c = "ipu.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %c : tensor<4x3xf32>
+}""",
+            [uniform(4, 8), uniform(8, 3)],
+        )
+    assert str(failure.value).startswith("-:3:8: error: 'ipu.matmul' is not an upstream MLIR op"), str(failure.value)
+
+
 def test_tensor_slices_pad_reshapes_and_concat():
     x, y = uniform(6, 8), uniform(2, 3)
     sliced, inserted, padded, expanded, collapsed, joined = run_reference(

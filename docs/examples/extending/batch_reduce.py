@@ -17,7 +17,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu, register_irdl
-from ipu_mlir.dialects.ops import REGISTRY, ComputeOp, Piece, register_op
+from ipu_mlir.dialects.ops import REGISTRY, ComputeOp, Example, Piece, register_op
 from ipu_mlir.dialects.ops.convert import add_init
 from ipu_mlir.dialects.ops.registry import dtype_of, static_tensor
 from ipu_mlir.dialects.ops.semantics import accumulation
@@ -105,6 +105,14 @@ class BatchReduceMatmul(ComputeOp):
 
         return kernel
 
+    def examples(self) -> list[Example]:
+        """Small programs using the op, for test/python/test_conformance.py's checks: sizes that
+        divide nothing, an accumulating `outs`, integers."""
+        return [
+            Example("odd-f32", EXAMPLE.format(b=3, m=5, k=7, n=9, t="f32")),
+            Example("i32", EXAMPLE.format(b=2, m=4, k=6, n=3, t="i32")),
+        ]
+
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
         """b m n k multiply-adds on the matrix unit; each operand read once, the result
         written once (not b times, as b separate matmuls would)."""
@@ -113,6 +121,15 @@ class BatchReduceMatmul(ComputeOp):
         reads, writes = b * (m * k + k * n) * element_bytes, m * n * element_bytes
         # One contraction over b k inputs per output: m positions, n output channels.
         return cost_model.contraction_work(1, m, b * k, n, reads, writes, ir.ShapedType(op.operands[0].type).element_type, target)
+
+
+EXAMPLE = """
+func.func @main(%a: tensor<{b}x{m}x{k}x{t}>, %w: tensor<{b}x{k}x{n}x{t}>, %c: tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %r = linalg.batch_reduce_matmul ins(%a, %w : tensor<{b}x{m}x{k}x{t}>, tensor<{b}x{k}x{n}x{t}>)
+         outs(%c : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  return %r : tensor<{m}x{n}x{t}>
+}}
+"""
 
 
 # 3. A pass with options: what the cost model thinks of each compute op, ours included.
