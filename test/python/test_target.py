@@ -396,3 +396,20 @@ def test_docs_tables_match_target_files(name: str):
     section = TARGETS_DOC.split(f"### {name}\n", 1)[1].split("\n#", 1)[0]
     for figure in FIGURES:
         assert f"| `{figure}` | {getattr(target, figure):,} | {target.provenance[figure]} |" in section
+
+
+def test_a_target_file_is_parsed_once_per_content(tmp_path: Path, monkeypatch):
+    """Every pass, the verifier and the simulator look the target up: one parse per distinct
+    file content, the same Target each time; an edited file is parsed anew."""
+    parses = []
+    parse = target_module._parse_target
+    monkeypatch.setattr(target_module, "_parse_target", lambda document, origin: parses.append(origin) or parse(document, origin))
+    path = tmp_path / "mine.toml"
+    path.write_text(TINY_FILE.read_text().replace('name = "tiny"', 'name = "mine"'))
+    with ir.Context():
+        module = ir.Module.parse(f'module attributes {{ipu.target = "{path}"}} {{}}')
+        first = target_of(module)
+        assert all(target_of(module) is first for _ in range(5)) and load_target(str(path)) is first
+    assert parses == [str(path)]
+    path.write_text(path.read_text().replace('name = "mine"', 'name = "edited"'))
+    assert load_target(str(path)).name == "edited" and len(parses) == 2
