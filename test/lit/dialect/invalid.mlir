@@ -760,3 +760,21 @@ module attributes {ipu.target = "tiny"} {
     return
   }
 }
+
+// -----
+
+// A codelet marked as a partial-sum combine (dialects/combine.py) must be one: here it
+// multiplies the partials.
+// expected-error @+1 {{'func.func' op is marked 'ipu.combine' (a partial-sum combine) but expects its linalg.generic's body to be one arith.addf of the partial and the accumulator}}
+func.func private @combine(%arg0: tensor<4x8xf32>) -> tensor<8xf32> attributes {ipu.codelet, ipu.combine = {combiner = "arith.addf", epilogue = false, init = false}} {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<8xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<8xf32>) -> tensor<8xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+      iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<4x8xf32>) outs(%1 : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %3 = arith.mulf %in, %out : f32
+    linalg.yield %3 : f32
+  } -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
