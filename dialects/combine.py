@@ -65,6 +65,8 @@ def mark_problem(function: ir.OpView) -> str | None:
     mark = CombineMark.of(function)
     if mark is None:
         return f"expects a dictionary {{combiner = one of {', '.join(COMBINERS)}, init = bool, epilogue = bool}}"
+    if not function.regions[0].blocks:
+        return "has no body"
     block = function.regions[0].blocks[0]
     arguments, ops = list(block.arguments), list(block.operations)
     partials = arguments[0].type if arguments else None

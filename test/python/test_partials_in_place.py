@@ -366,3 +366,10 @@ def test_a_sum_fused_with_an_epilogue_reading_its_sum_only(other, epilogue, prob
     mark = SUM_MARK.replace("epilogue = false", f"epilogue = {epilogue}")
     messages, _ = verified(FUSED.format(other=other, mark=mark))
     assert messages == [] if problem is None else len(messages) == 1 and problem in messages[0]
+
+
+def test_a_marked_declaration_is_reported_not_raised():
+    messages, _ = verified(
+        f"func.func private @c(%arg0: tensor<3x4xf32>) -> tensor<4xf32> attributes {{ipu.codelet, ipu.combine = {SUM_MARK}}}"
+    )
+    assert len(messages) == 1 and messages[0].endswith("but has no body")
