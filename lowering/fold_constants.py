@@ -59,7 +59,7 @@ class FoldConstants(ModulePass):
 
     name = "ipu-fold-constants"
 
-    max_elements: int = field(default=1 << 26, metadata={"help": "largest result folded, in elements (default: 2^26)"})
+    max_elements: int = field(default=1 << 26, metadata={"help": "largest result folded, in elements (default: 2^26)", "minimum": 0})
 
     def run(self, module: ir.Operation) -> None:
         for function in module.regions[0].blocks[0].operations:

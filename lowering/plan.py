@@ -95,9 +95,9 @@ class Plan(ModulePass):
 
     target: str = field(default="", metadata={"help": f"target name or file (default: the module's ipu.target, else {DEFAULT_TARGET})"})
     memory_fraction: float = field(
-        default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)"}
+        default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)", "above": 0, "maximum": 1}
     )
-    grain: int = field(default=64, metadata={"help": "fewest elements per tile when cutting element-wise work"})
+    grain: int = field(default=64, metadata={"help": "fewest elements per tile when cutting element-wise work", "minimum": 1})
 
     def run(self, module: ir.Operation) -> None:
         target = target_of(module, self.target or None)

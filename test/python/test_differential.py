@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from ipu_mlir.frontends import api
+from ipu_mlir.runtime import oracle
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.tools.ipu_opt import SPLIT_MARKER
 
@@ -92,15 +92,11 @@ def test_lit_input_matches_reference(path: Path, index: int, chunk: str) -> None
     assert [o.tobytes() for o in simulator.run(inputs)] == [o.tobytes() for o in outputs]
     expected = api.reference_outputs(chunk, inputs, entry)  # what --check runs: TOSA and tm_tensor rewritten first
     assert len(outputs) == len(expected)
-    for got, want in zip(outputs, expected):
-        assert got.shape == want.shape and got.dtype == want.dtype
-        if np.issubdtype(want.dtype, np.floating):
-            # The reference runs f16 programs in f32 and rounds once; the simulator rounds each op.
-            rtol = 1e-2 if want.dtype == np.float16 else 1e-4
-            scale = max(1.0, float(np.abs(want[np.isfinite(want)]).max(initial=0)))  # infinities compare exactly
-            np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 0.1 * scale)
-        else:
-            np.testing.assert_array_equal(got, want)
+    for index, (got, want) in enumerate(zip(outputs, expected)):
+        # The oracle of ipu-run --check; below a magnitude of 1 the error is absolute. Its f16
+        # tolerance allows for the reference running f16 programs in f32 and rounding once.
+        comparison = oracle.compare(got, want, min_scale=1.0)
+        assert comparison.ok, f"output {index}: {comparison.describe()}"
 
 
 def _with_target(chunk: str, target: str) -> str:
