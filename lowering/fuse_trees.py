@@ -51,7 +51,7 @@ def _fusable(op: ir.OpView) -> bool:
     if any(str(iterator) != "#linalg.iterator_type<parallel>" for iterator in op.attributes["iterator_types"]):
         return False
     maps = _maps(op)
-    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims):
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims, context=op.context):
         return False
     return all(len(inner.regions) == 0 for inner in op.regions[0].blocks[0].operations)
 
@@ -63,7 +63,7 @@ def _only_consumer(producer: ir.OpView, members: set[ir.Operation]) -> tuple[ir.
         return None
     consumer, index = uses[0].owner.operation.opview, uses[0].operand_number
     maps = _maps(consumer)
-    if index >= len(consumer.inputs) or maps[index] != ir.AffineMap.get_identity(maps[index].n_dims):
+    if index >= len(consumer.inputs) or maps[index] != ir.AffineMap.get_identity(maps[index].n_dims, context=consumer.context):
         return None
     if list(producer.regions[0].blocks[0].arguments[-1].uses):  # the body reads its init
         return None
