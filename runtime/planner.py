@@ -361,6 +361,8 @@ class Planner:
                 self.current.add_exchange(*listed)
             else:
                 self.current.add_traffic(traffic, message, record)
+            if self.target.num_ipus > 1:
+                _add_link_flows(self.current.link_flows, src_grid, dst_grid, message, self.target)
             actor = len(self.exchange)
             self.exchange += [
                 Access(buffer, region, write, site, actor)
@@ -509,6 +511,22 @@ class Planner:
             self.bodies[body, rank] = (kernel, cycles)
         self.codelets[name, rank] = (kernel, CodeletError, cycles)
         return self.codelets[name, rank]
+
+
+def _add_link_flows(flows: dict[tuple[int, int], int], src: TileGrid, dst: TileGrid, message_bytes: int, target) -> None:
+    """Adds a copy's bytes between IPUs to `flows`, per (source IPU, destination IPU): from the
+    grids' ranges when each lies on one IPU, else transfer by transfer."""
+    ipu_of = target.ipu_of_tile
+    if ipu_of(src.min_tile) == ipu_of(src.max_tile) and ipu_of(dst.min_tile) == ipu_of(dst.max_tile):
+        pairs = {(ipu_of(src.min_tile), ipu_of(dst.min_tile)): dst.count}
+    else:
+        per_ipu = target.tiles_per_ipu
+        keys = (src.tiles() // per_ipu) * target.num_ipus + dst.tiles() // per_ipu
+        found, counts = np.unique(keys, return_counts=True)
+        pairs = {divmod(int(key), target.num_ipus): int(n) for key, n in zip(found, counts)}
+    for (src_ipu, dst_ipu), count in pairs.items():
+        if src_ipu != dst_ipu:
+            flows[src_ipu, dst_ipu] = flows.get((src_ipu, dst_ipu), 0) + count * message_bytes
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ FIGURES = [
     "planner_memory_fraction",
 ]
 TINY_FILE = BUILTIN_TARGETS_DIR / "tiny.toml"
+CHIPS = ["bow", "gc2", "gc200", "tiny"]
 
 
 def uncited_numbers(document: dict[str, Any]) -> list[str]:
@@ -72,10 +73,10 @@ def tiny_variant(tmp_path: Path, field: str, value: str | None) -> Path:
 
 
 def test_builtin_targets_are_listed():
-    assert builtin_targets() == ["gc2", "gc200", "tiny"]
+    assert builtin_targets() == ["bow", "bow2000", "bowpod16", "bowpod64", "gc2", "gc200", "m2000", "pod16", "pod64", "tiny"]
 
 
-@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+@pytest.mark.parametrize("name", CHIPS)
 def test_builtin_target_loads_with_provenance_for_every_figure(name: str):
     target = load_target(name)
     assert target.name == name
@@ -83,7 +84,7 @@ def test_builtin_target_loads_with_provenance_for_every_figure(name: str):
     assert all(text.strip() for text in target.provenance.values())
 
 
-@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+@pytest.mark.parametrize("name", CHIPS)
 def test_every_number_in_builtin_file_is_cited(name: str):
     document = tomllib.loads((BUILTIN_TARGETS_DIR / f"{name}.toml").read_text())
     assert set(FIGURES) <= set(document)
@@ -211,7 +212,9 @@ def test_load_target_from_path(tmp_path: Path):
 def test_unknown_target_name_lists_builtins():
     with pytest.raises(IpuError) as error:
         load_target("gc3")
-    assert error.value.message == ("unknown target 'gc3'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)")
+    assert error.value.message == (
+        "unknown target 'gc3'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
+    )
 
 
 def test_missing_target_file(tmp_path: Path):
@@ -364,11 +367,11 @@ def test_target_of_reports_unknown_target_at_module_location():
         with pytest.raises(IpuError) as error:
             target_of(module)
     assert str(error.value) == (
-        "-:1:1: error: unknown target 'gc9'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)"
+        "-:1:1: error: unknown target 'gc9'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
     )
 
 
-@pytest.mark.parametrize("name", ["gc2", "gc200", "tiny"])
+@pytest.mark.parametrize("name", CHIPS)
 def test_docs_tables_match_target_files(name: str):
     docs = (Path(__file__).parents[2] / "docs" / "targets.md").read_text()
     target = load_target(name)

@@ -663,7 +663,7 @@ func.func @argument_mapping_on_a_scalar(%a: f32 {ipu.mapping = {kind = "linear",
 // -----
 
 // The target named by the module must exist.
-// expected-error @+1 {{unknown target 'gc9000'; built-in targets: gc2, gc200, tiny (or give the path of a .toml target file)}}
+// expected-error @+1 {{unknown target 'gc9000'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)}}
 module attributes {ipu.target = "gc9000"} {
 }
 
