@@ -102,7 +102,8 @@ def test_set_target_rejects_an_unknown_target_at_the_module(context: ir.Context)
     [diagnostic] = caught.value.error_diagnostics
     assert str(diagnostic.location) == 'loc("input.mlir":1:1)'
     assert diagnostic.message == (
-        "unknown target 'gc9000'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
+        "unknown target 'gc9000'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, "
+        "m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
     )
 
 

@@ -213,7 +213,8 @@ def test_unknown_target_name_lists_builtins():
     with pytest.raises(IpuError) as error:
         load_target("gc3")
     assert error.value.message == (
-        "unknown target 'gc3'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
+        "unknown target 'gc3'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, "
+        "m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
     )
 
 
@@ -367,7 +368,8 @@ def test_target_of_reports_unknown_target_at_module_location():
         with pytest.raises(IpuError) as error:
             target_of(module)
     assert str(error.value) == (
-        "-:1:1: error: unknown target 'gc9'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
+        "-:1:1: error: unknown target 'gc9'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, "
+        "m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
     )
 
 
