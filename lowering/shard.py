@@ -104,8 +104,8 @@ def _bytes(op: ir.OpView, seen: set[ir.Value]) -> int:
             for inner in block.operations:
                 total += _bytes(inner, seen)
     for operand in op.operands:
-        owner = operand.owner
-        if operand not in seen and isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+        owner = operand.owner  # a Block for a block argument, else the defining op
+        if operand not in seen and not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant":
             seen.add(operand)
             total += _tensor_bytes(operand)
     return total
