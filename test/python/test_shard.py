@@ -96,3 +96,27 @@ def _inputs(text: str) -> list[np.ndarray]:
     main = next(op for op in module.body.operations if op.operation.name == "func.func")
     types = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs
     return random_inputs([(tuple(ir.RankedTensorType(t).shape), np.dtype(np.float32)) for t in types], seed=0)
+
+
+ANNOTATED = """
+module attributes {ipu.target = "m2000"} {
+  func.func @main(%x: tensor<8x256xf32>, %w0: tensor<256x256xf32>, %w1: tensor<256x256xf32>) -> tensor<8x256xf32> {
+    %0 = "ipu.matmul"(%x, %w0) : (tensor<8x256xf32>, tensor<256x256xf32>) -> tensor<8x256xf32>
+    %1 = "ipu.matmul"(%0, %w1) {ipu.ipu_id = 3 : i64} : (tensor<8x256xf32>, tensor<256x256xf32>) -> tensor<8x256xf32>
+    return %1 : tensor<8x256xf32>
+  }
+}
+"""
+
+
+def test_a_tensor_crosses_the_links_once() -> None:
+    """%0 (8 x 256 f32) goes from IPU 0 to IPU 3, where many tiles read it: its 8 KiB cross the
+    links once, up the ladder's rail and across its rung (poplibs' route)."""
+    simulator = simulate(ANNOTATED, "m2000", "ipu-shard")
+    inputs = _inputs(ANNOTATED)
+    [got] = simulator.run(inputs)
+    np.testing.assert_allclose(got, inputs[0] @ inputs[1] @ inputs[2], rtol=1e-4, atol=1e-4)
+    [step] = [step for step in simulator.profile.steps if step.link_flows]
+    assert step.link_flows == {(0, 3): 8 * 256 * 4} and step.sync is not None
+    assert simulator.profile.link_bytes == 8192 and simulator.profile.global_syncs == 1
+    assert step.link_cycles == cost_model.link_cycles({(0, 3): 8192}, load_target("m2000"))
