@@ -27,7 +27,8 @@
 //#   compute op a partition of its loops over tiles (`ipu.partition`, `ipu.tiles`), and
 //#   `ipu.exchange` where a consumer needs data mapped elsewhere.
 //# - **L3**: a program on tile-local buffers: module-level `ipu.buffer` symbols (Poplar's graph
-//#   variables) that host streams, exchange copies and vertex groups refer to by name, and a
+//#   variables) that host streams, exchange copies and vertex groups refer to by name, some of
+//#   them device variables (`ipu.variable`: state kept from run to run), and a
 //#   program function (`ipu.program`) that is a flat sequence of compute sets, syncs and
 //#   exchanges.
 //#
@@ -251,6 +252,34 @@ irdl.dialect @ipu {
     %type = irdl.base "#builtin.type"
     %tiles = irdl.base "#builtin.dense_array"
     irdl.attributes { "sym_name" = %name, "type" = %type, "tiles" = %tiles }
+  }
+
+  // A device variable: state resident in tile memory for the life of the loaded program.
+  //
+  // Names `buffer` as the home of the host tensor `name` of type `type`, laid out by `mapping`
+  // (a tile's slice at the start of its copy of the buffer, as for `ipu.host_to_device`).
+  // Poplar's graph variable that the host writes and reads with `Engine::writeTensor` /
+  // `readTensor`, not through a data stream of each run: parameters, optimizer state, running
+  // statistics, hyper-parameters (the L0 `ipu.resident` attribute). The program reads the
+  // buffer and updates it in place (its writes are the update); no host stream of the
+  // program writes it, and the memory plan keeps its bytes for the whole program.
+  //
+  // **Verified in Python:** directly inside the module; `buffer` names an `ipu.buffer` with the
+  // element type of `type`, a static tensor; `mapping` is valid for its shape and each tile's
+  // slice fits in the buffer; names are unique and no buffer is two variables; no
+  // `ipu.host_to_device` writes the buffer (an `ipu.device_to_host` may read it: a result
+  // asking for the variable's value back).
+  //
+  // ```mlir
+  // "ipu.variable"() {name = "param:fc1.weight", buffer = @var0, type = tensor<16x8xf32>,
+  //     mapping = {kind = "block", block = array<i64: 16, 2>, tiles = array<i64: 0, 1, 0, 4, 1>}} : () -> ()
+  // ```
+  irdl.operation @variable {
+    %name = irdl.base "#builtin.string"
+    %buffer = irdl.base "#builtin.symbol_ref"
+    %type = irdl.base "#builtin.type"
+    %mapping = irdl.base "#builtin.dictionary"
+    irdl.attributes { "name" = %name, "buffer" = %buffer, "type" = %type, "mapping" = %mapping }
   }
 
   // Host-to-device stream: scatters a host tensor into a buffer on tiles.

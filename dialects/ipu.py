@@ -258,6 +258,37 @@ def buffer(name: str, type: ir.MemRefType, tiles: TileGrid, *, offset: int | Non
 
 
 @_register
+class VariableOp(ir.OpView):
+    """A device variable: the host tensor `name` (`type`, laid out by `mapping`) kept in `buffer`
+    from run to run, written and read by the host by name, never streamed by a run."""
+
+    OPERATION_NAME = "ipu.variable"
+
+    @property
+    def variable_name(self) -> str:  # not `name`: OpView's, the op's name, is used generically
+        return ir.StringAttr(self.attributes["name"]).value
+
+    buffer = _attribute("buffer", _symbol)
+    mapping = _attribute("mapping", _mapping)
+
+    @property
+    def type(self) -> ir.Type:
+        try:
+            return ir.TypeAttr(self.attributes["type"]).value
+        except (ValueError, TypeError):
+            raise MalformedAttribute(f"expected 'type' to be a type, got {self.attributes['type']}") from None
+
+
+def variable(name: str, buffer: str, type: ir.RankedTensorType, mapping: TileMapping, *, loc=None, ip=None) -> VariableOp:
+    attributes = {"name": ir.StringAttr.get(name), "buffer": _ref(buffer), "type": ir.TypeAttr.get(type), "mapping": mapping.encode()}
+    return _create("ipu.variable", attributes=attributes, loc=loc, ip=ip)
+
+
+RESIDENT_ATTR = "ipu.resident"
+"""The L0 argument / result attribute naming a device variable (`docs/contracts.md`)."""
+
+
+@_register
 class HostToDeviceOp(ir.OpView):
     OPERATION_NAME = "ipu.host_to_device"
 

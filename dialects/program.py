@@ -21,6 +21,7 @@ Reads and writes by op (symbols of `ipu.buffer`s):
 | `ipu.copy`           | `source`                    | `dest`          |
 | `ipu.vertex_group`   | `inputs`                    | `outputs`       |
 | `ipu.execute`        | its compute set's groups' inputs | their outputs |
+| `ipu.variable`       | `buffer` (the host's read)  | `buffer` (the host's write) |
 
 Passes that rewrite the module keep the analysis in step through `insert` and `forget`
 (`OpOrder` keeps the order of a block's ops the same way).
@@ -83,6 +84,10 @@ class Program:
     def buffers(self) -> list[ipu.BufferOp]:
         """The module's buffers in declaration order."""
         return [op for op in self.body.operations if isinstance(op, ipu.BufferOp)]
+
+    def variables(self) -> list[ipu.VariableOp]:
+        """The module's device variables in declaration order."""
+        return [op for op in self.body.operations if isinstance(op, ipu.VariableOp)]
 
     def functions(self, marker: str) -> list[ir.OpView]:
         """The module's `func.func`s carrying `marker`, in order."""
@@ -194,7 +199,7 @@ class Superstep:
     other: list[ir.OpView] = field(default_factory=list)
 
 
-_DIRECT = ("ipu.host_to_device", "ipu.device_to_host", "ipu.copy", "ipu.vertex_group")
+_DIRECT = ("ipu.host_to_device", "ipu.device_to_host", "ipu.copy", "ipu.vertex_group", "ipu.variable")
 
 
 def direct_accesses(op: ir.OpView) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -208,6 +213,8 @@ def direct_accesses(op: ir.OpView) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (), (op.buffer,)
     if name == "ipu.device_to_host":
         return (op.buffer,), ()
+    if name == "ipu.variable":  # outside the program: the host's accesses, between runs
+        return (op.buffer,), (op.buffer,)
     return (), ()
 
 

@@ -67,6 +67,29 @@ class _Scope:
     passed: set[tuple] = field(default_factory=set)
     # copy -> whether its exchange phase follows a global sync (multi-IPU targets)
     link_phase: dict[ir.Operation, bool] = field(default_factory=dict)
+    # device variables by buffer and by name, listed once (`variables_of`, `variable_named`)
+    _by_buffer: dict[str, list[ipu.VariableOp]] | None = None
+    _by_name: dict[str, list[ipu.VariableOp]] | None = None
+
+    def _list_variables(self) -> None:
+        self._by_buffer, self._by_name = {}, {}
+        for op in self.symbols.variables():
+            self._by_name.setdefault(op.variable_name, []).append(op)
+            try:
+                self._by_buffer.setdefault(op.buffer, []).append(op)
+            except MalformedAttribute:
+                pass  # the variable's own rule reports it
+
+    def variables_of(self, buffer: str) -> list[ipu.VariableOp]:
+        """The device variables held in `buffer`."""
+        if self._by_buffer is None:
+            self._list_variables()
+        return self._by_buffer.get(buffer, [])
+
+    def variables_named(self, name: str) -> list[ipu.VariableOp]:
+        if self._by_name is None:
+            self._list_variables()
+        return self._by_name.get(name, [])
 
     def buffer(self, op: ir.OpView, role: str, name: str) -> _Buffer:
         if name in self.buffers:
@@ -305,10 +328,38 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
 
 def _verify_host_to_device(op: ipu.HostToDeviceOp, scope: _Scope) -> None:
     _check_stream(op, op.source.type, scope)
+    _check_not_variable(op, scope)
 
 
 def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
-    _check_stream(op, op.result.type, scope)
+    _check_stream(op, op.result.type, scope)  # of a variable's buffer too: a result asking for its value back
+
+
+def _check_not_variable(op: ir.OpView, scope: _Scope) -> None:
+    held = scope.variables_of(op.buffer)
+    if held:
+        raise op_error(
+            op,
+            f"streams into @{op.buffer}, the buffer of device variable '{held[0].variable_name}': "
+            "the host writes variables by name between runs, no run streams them in",
+        )
+
+
+def _verify_variable(op: ipu.VariableOp, scope: _Scope) -> None:
+    parent = op.operation.parent
+    if parent is None or parent.name != "builtin.module":
+        raise op_error(op, "expects to be directly inside a builtin.module")
+    type_ = op.type
+    if not isinstance(type_, ir.RankedTensorType) or not ir.RankedTensorType(type_).has_static_shape:
+        raise op_error(op, f"expects 'type' to be a statically shaped tensor, got {type_}")
+    name = op.variable_name
+    named = scope.variables_named(name)
+    if len(named) > 1 and named[0] != op:
+        raise op_error(op, f"redefines device variable '{name}' (names are unique)")
+    held = scope.variables_of(op.buffer)
+    if len(held) > 1 and held[0] != op:
+        raise op_error(op, f"places device variable '{name}' in @{op.buffer}, which already holds '{held[0].variable_name}'")
+    _check_stream(op, type_, scope)
 
 
 def _offsets(op: ipu.CopyOp, role: str, grid: TileGrid, scope: _Scope) -> TileGrid:
@@ -487,6 +538,7 @@ def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Typ
 _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
     "ipu.exchange": _verify_exchange,
     "ipu.buffer": _verify_buffer,
+    "ipu.variable": _verify_variable,
     "ipu.host_to_device": _verify_host_to_device,
     "ipu.device_to_host": _verify_device_to_host,
     "ipu.copy": _verify_copy,

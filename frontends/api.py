@@ -29,26 +29,38 @@ __all__ = ["compile_to_program", "is_program", "load_module", "load_simulator", 
 
 
 def run(
-    module_or_path: Source, inputs: Sequence[np.ndarray], target: str | None = None, entry: str | None = None
+    module_or_path: Source,
+    inputs: Sequence[np.ndarray],
+    target: str | None = None,
+    entry: str | None = None,
+    memory_fraction: float | None = None,
 ) -> tuple[list[np.ndarray], Profile]:
     """Simulates `entry` (default: main, or the only public function) of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
     the order of the entry's arguments. `target` (a name or a .toml path) overrides the
     module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations."""
-    simulator = load_simulator(module_or_path, target, entry)
+    simulator = load_simulator(module_or_path, target, entry, memory_fraction=memory_fraction)
     return simulator.run(list(inputs)), simulator.profile
 
 
-def load_simulator(module_or_path: Source, target: str | None = None, entry: str | None = None, verified: bool = False) -> Simulator:
+def load_simulator(
+    module_or_path: Source,
+    target: str | None = None,
+    entry: str | None = None,
+    verified: bool = False,
+    memory_fraction: float | None = None,
+) -> Simulator:
     """The program planned and ready to run: parsed, compiled if not L3 yet, verified (once: the
     default pipeline ends in ipu-verify; `verified` says an L3 `module_or_path` came from it
     for this target). `entry` names the function (default: main, or the only public function,
-    or the only program)."""
+    or the only program). `memory_fraction` is the planner's share of each tile's memory when
+    compiling (PopTorch's `availableMemoryProportion`; default: the target's). Device variables
+    (`ipu.resident`) are then the simulator's `variables()`, `write_variable`, `read_variable`."""
     module = load_module(module_or_path)
     programs = program_names(module)
     if entry in programs or (entry is None and len(programs) == 1):
         return runtime_api.load_simulator(module, target, entry or programs[0], verified)
     entry = resolve_entry(module.operation, entry)
-    return runtime_api.load_simulator(compile_to_program(module, target, entry), target, entry, verified=True)
+    return runtime_api.load_simulator(compile_to_program(module, target, entry, memory_fraction), target, entry, verified=True)
 
 
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
@@ -65,12 +77,12 @@ def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entr
     return run_reference(copy.operation.get_asm(enable_debug_info=True), inputs, entry)
 
 
-def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None) -> ir.Module:
+def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None, memory_fraction: float | None = None) -> ir.Module:
     """The default pipeline on a copy of `module` (the caller's module is left alone)."""
     with module.context:
         copy = copy_module(module)
         try:
-            return compile_module(copy, target, entry)
+            return compile_module(copy, target, entry, memory_fraction)
         except ir.MLIRError as error:
             raise from_mlir(error, "compilation failed") from None
         except PipelineError as error:

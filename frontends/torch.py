@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -32,11 +33,25 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.frontends.options import Options, ReductionType
+from ipu_mlir.frontends.training import TrainingModel, micro_batches
+from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["CompiledModule", "compile", "compile_program", "export", "run_eager", "torch_origin"]
+__all__ = [
+    "CompiledModule",
+    "InferenceModel",
+    "Options",
+    "ReductionType",
+    "compile",
+    "compile_program",
+    "export",
+    "inferenceModel",
+    "run_eager",
+    "torch_origin",
+    "trainingModel",
+]
 
 _ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
@@ -50,7 +65,26 @@ def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: 
     say(f"compiling for {target}...")
     program = compile_program(imported, target, module)
     say("loading into the simulator...")
-    return CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
+        say(f"wrote {write_profile(compiled.profile, os.path.join(os.environ['IPU_MLIR_REPORT'], f'{type(module).__name__}.json'))}")
+    return compiled
+
+
+def trainingModel(model: Any, options: Options | None = None, optimizer: Any = None) -> TrainingModel:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `trainingModel` on the simulated chip (frontends/training.py, docs/training.md):
+    `model`'s forward returns the loss or (output, loss); `optimizer` is torch.optim.SGD, Adam
+    or AdamW (default: SGD, lr 0.01, as PopTorch)."""
+    import torch
+
+    if optimizer is None:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    return TrainingModel(model, options or Options(), optimizer, compile_program, _importer_class())
+
+
+def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `inferenceModel`: `model` in eval mode, `deviceIterations` micro-batches per call."""
+    return InferenceModel(model, options or Options())
 
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:
@@ -58,15 +92,21 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     context, with layer names and ATen ops in its locations (the module docstring)."""
     from torch_mlir import fx
     from torch_mlir import ir as torch_ir
+    from torch_mlir.compiler_utils import TorchMlirCompilerError
     from torch_mlir.dialects import torch as torch_dialect
 
     context = torch_ir.Context()
     torch_dialect.register_dialect(context)
+    errors: list[tuple[Any, str]] = []  # torch-mlir's error diagnostics, kept for the message (not printed)
+    context.attach_diagnostic_handler(lambda d: errors.append((str(d.location), d.message)) or True)
     importer = _importer_class()(context=context)
     inputs = tuple(_to_torch(value) for value in example_inputs)
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
-        imported = fx.export_and_import(module, *inputs, output_type="linalg-on-tensors", func_name="main", fx_importer=importer)
+        try:
+            imported = fx.export_and_import(module, *inputs, output_type="linalg-on-tensors", func_name="main", fx_importer=importer)
+        except TorchMlirCompilerError:
+            raise _export_error(errors, module) from None
     # Generic form: torch-mlir's TMTensor ops (cumsum, sort, scatter) then parse in our context as
     # unregistered ops, which ipu-convert-tm-tensor rewrites; their custom form would not parse.
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
@@ -111,6 +151,20 @@ def torch_origin(location: ir.Location | None, module: Any = None) -> str:
     return " ".join(parts)
 
 
+def _export_error(errors: list[tuple[str, str]], module: Any) -> IpuError:
+    """torch-mlir's first error as one line: the ATen op and layer its location names (read
+    from its text: torch-mlir's location objects are of its own bindings, `loc("fc"("aten.mm"(...)))`)."""
+    if not errors:
+        return IpuError("torch-mlir cannot lower the model to linalg (it gave no diagnostic)")
+    location, message = errors[0]
+    names = re.findall(r'"([^"]+)"\(', location)  # name locations; file locations are "file":line:col
+    op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "an op")
+    layer = next((name for name in names if not name.startswith(_ATEN_PREFIXES)), "")
+    kind = _layer_class(module, layer) if layer else ""
+    where = f" in {layer}" + (f" ({kind})" if kind else "") if layer else ""
+    return IpuError(f"torch-mlir cannot lower {op}{where} to linalg: {message.splitlines()[0]}")
+
+
 class CompiledModule:
     """A compiled PyTorch module on the simulator: `compiled(*inputs)` takes numpy arrays or
     torch tensors (of the example inputs' shapes and types) and returns the outputs the same
@@ -133,6 +187,27 @@ class CompiledModule:
             import torch
 
             outputs = [torch.from_numpy(np.ascontiguousarray(output)) for output in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+class InferenceModel:
+    """`inferenceModel`'s result: the model compiled for one micro-batch by `compile`; a call
+    runs `deviceIterations` of them and returns every output, concatenated along the first
+    axis (PopTorch's default output mode for inference, `OutputMode.All`)."""
+
+    def __init__(self, model: Any, options: Options) -> None:
+        self.model, self.options = model.eval(), options
+        self.compiled: CompiledModule | None = None
+
+    def __call__(self, *inputs: Any) -> Any:
+        import torch
+
+        arrays = micro_batches(inputs, self.options.device_iterations)
+        if self.compiled is None:
+            self.compiled = compile(self.model, *(array[0] for array in arrays), target=self.options.target_name)
+        runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
+        runs = [run if isinstance(run, tuple) else (run,) for run in runs]
+        outputs = [torch.from_numpy(np.concatenate(values)) for values in zip(*runs)]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

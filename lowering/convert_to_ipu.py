@@ -19,7 +19,8 @@ Steps, in order:
    `linalg-generalize-named-ops` (everything else named, pooling included), `canonicalize`;
    arg-reductions (argmax, max with index) become single-result generics (`arg_reductions.py`);
    outputs indexed by a constant (keepdim reductions) are computed squeezed and expanded;
-   then `linalg-fuse-elementwise-ops`, `canonicalize`, `cse`;
+   then large trees of element-wise generics are fused in linear time (`fuse_trees.py`), the
+   rest by `linalg-fuse-elementwise-ops`; `canonicalize`, `cse`;
 5. give the planner data it can place: slices inserted into a `tensor.empty` side by side
    become a `tensor.concat`; other reads of a `tensor.empty` (the window-shape operand of a
    pooling) read a zero splat constant; rank-reducing slices become full-rank slices and
@@ -43,6 +44,7 @@ from ipu_mlir.dialects.ops.convert import pad_value
 from ipu_mlir.target.diagnostics import IpuError
 
 from .arg_reductions import rewrite_arg_reductions
+from .fuse_trees import fuse_elementwise_trees
 from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
 from .normalize_l1 import access_ok, normalize_tensor_ops, squeeze_unit_outputs
 from .pass_registry import ModulePass, register_pass
@@ -132,6 +134,8 @@ class ConvertToIpu(ModulePass):
             rewrite_arg_reductions(owner)  # before fusion, which fuses the generics it makes
         for owner in _region_owners(module):
             squeeze_unit_outputs(owner)  # before fusion, which moves the reshapes it adds
+        for owner in _region_owners(module):
+            fuse_elementwise_trees(owner.regions[0].blocks[0])  # what upstream would fuse in quadratic time
         run_upstream(module, _FUSE)
         for owner in _region_owners(module):
             _drop_fused_assert_copies(owner)

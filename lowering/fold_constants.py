@@ -59,7 +59,7 @@ class FoldConstants(ModulePass):
 
     name = "ipu-fold-constants"
 
-    max_elements: int = field(default=1 << 26, metadata={"help": "largest result folded, in elements (default: 2^26)"})
+    max_elements: int = field(default=1 << 26, metadata={"help": "largest result folded, in elements (default: 2^26)", "minimum": 0})
 
     def run(self, module: ir.Operation) -> None:
         for function in module.regions[0].blocks[0].operations:
@@ -122,7 +122,9 @@ class _Folder:
         tensor = ir.RankedTensorType(result.type)
         array = np.ascontiguousarray(array.astype(_dtype(tensor), copy=False))
         with op.location, ir.InsertionPoint(op):
-            if array.size <= _INLINE_ELEMENTS:
+            if array.dtype == np.bool_:  # the bindings refuse a bool buffer given an i1 type; inferred, it is i1
+                attr = ir.DenseElementsAttr.get(array)
+            elif array.size <= _INLINE_ELEMENTS:
                 attr = ir.DenseElementsAttr.get(array, type=tensor)
             else:
                 self.count += 1

@@ -47,7 +47,8 @@ class MemoryPlan(ModulePass):
     loads a graph's constants), so its bytes are never reused. When the weights cannot all
     stay resident (full-size GPT-2 on gc200: 498 MB of f32 parameters beside the activations),
     the plan falls back to weights live from their first use to their last, streamed by
-    every run. Liveness is counted in
+    every run. A device variable's buffer (`ipu.variable`: state the host writes by name and
+    the program updates in place) is live for the whole program, always. Liveness is counted in
     supersteps, the ops between two `ipu.sync`s, so the inputs and outputs of one exchange
     phase or compute set are always live together.
 
@@ -63,7 +64,8 @@ class MemoryPlan(ModulePass):
     `Out of memory on tile 3: 70000 bytes used but tiles only have 65536 bytes; largest
     buffers there: @a (40000 B, live ops 2-9, placed by the op at model.py:12:5), ...` (the worst
     tile, and how many overflow; each buffer with the location ipu-schedule gave it, that of the
-    op whose result it holds).
+    op whose result it holds), then the device variables on that tile and the activations and
+    inputs live at its fullest superstep.
     `report=FILE` writes a JSON report (per-tile peak bytes, most loaded tiles, buffers with
     offsets and live ranges, peak with and without reuse and their ratio); `report=-` prints
     it as a table on stderr. The report is written even when memory overflows.
@@ -137,11 +139,14 @@ class Liveness:
     num_ops: int
     num_steps: int
     weights_resident: bool = False  # some weight is live for the whole program
+    variables: dict[str, str] = field(default_factory=dict)  # buffer -> device variable's name (`ipu.variable`)
+    weights: frozenset[str] = frozenset()  # buffers streamed from constants
 
 
 def analyze_liveness(module: ir.Operation, num_tiles: int, resident_weights: bool = True) -> Liveness:
     program = Program(module)
     buffers = program.buffers()
+    variables = {op.buffer: op.variable_name for op in program.variables()}  # buffer -> name
     names = [b.sym_name for b in buffers]
     try:
         grids = [b.tiles for b in buffers]
@@ -158,7 +163,7 @@ def analyze_liveness(module: ir.Operation, num_tiles: int, resident_weights: boo
     for name, span in walker.span.items():
         live_ops[index[name]] = span
     resident = sorted(walker.weights) if resident_weights else []
-    for name in resident:  # resident from load on (the pass's docstring)
+    for name in [*resident, *(v for v in variables if v in index)]:  # resident from load on (the pass's docstring)
         live_ops[index[name]] = [0, len(walker.step_of_op) - 1]
     if not programs:  # unknown use: every buffer live all the time, which is always safe
         live_ops[:] = 0
@@ -184,6 +189,8 @@ def analyze_liveness(module: ir.Operation, num_tiles: int, resident_weights: boo
         num_ops=len(walker.step_of_op),
         num_steps=walker.step + 1,
         weights_resident=bool(resident),
+        variables={name: variables[name] for name in names if name in variables},
+        weights=frozenset(walker.weights),
     )
 
 
@@ -407,7 +414,31 @@ def _check_fits(plan: Plan) -> None:
         )
     if over.size > 1:
         message += f"; {over.size} tiles are out of memory, tile {worst} is the worst"
+    message += _residents_and_activations(plan, worst, largest)
     raise IpuError(message, plan.liveness.ops[int(largest[0])].location)
+
+
+def _residents_and_activations(plan: Plan, tile: int, on_tile: np.ndarray) -> str:
+    """What lives on `tile`: its device variables (kept for the whole program) and the
+    activations live at its fullest superstep (those a backward pass keeps from the forward
+    one among them), largest first."""
+    live = plan.liveness
+    variables = [b for b in on_tile if live.names[b] in live.variables]
+    text = ""
+    if variables:
+        named = ", ".join(f"'{live.variables[live.names[b]]}' (@{live.names[b]}, {live.bytes[b]} B)" for b in variables[:4])
+        more = f" and {len(variables) - 4} more" if len(variables) > 4 else ""
+        text += f"; device variables there: {sum(int(live.bytes[b]) for b in variables)} B in {len(variables)}: {named}{more}"
+    others = [b for b in on_tile if live.names[b] not in live.variables and live.names[b] not in live.weights and live.live_ops[b, 0] >= 0]
+    if others:
+        starts, ends = live.live_steps[others, 0], live.live_steps[others, 1]
+        loads = [int(live.bytes[others][(starts <= s) & (ends >= s)].sum()) for s in starts]
+        step = int(starts[int(np.argmax(loads))])
+        at = [b for b, lo, hi in zip(others, starts, ends) if lo <= step <= hi]
+        listed = ", ".join(plan.describe(b, placed=False) for b in at[:4])
+        more = f" and {len(at) - 4} more" if len(at) > 4 else ""
+        text += f"; activations and inputs live at superstep {step}: {max(loads)} B in {len(at)}: {listed}{more}"
+    return text
 
 
 # --- Report ---------------------------------------------------------------------------------
@@ -459,6 +490,7 @@ def memory_report(with_reuse: Plan, without_reuse: Plan, chosen: Plan | None = N
                 "num_tiles": live.grids[i].count,
                 "live_ops": None if live.live_ops[i, 0] < 0 else live.live_ops[i].tolist(),
                 "live_supersteps": None if live.live_ops[i, 0] < 0 else live.live_steps[i].tolist(),
+                **({"variable": live.variables[name]} if name in live.variables else {}),
             }
             for i, name in enumerate(live.names)
         ],

@@ -16,7 +16,10 @@ A pass is a dataclass deriving from `ModulePass`, registered with `@register_pas
             ...
 
 Its fields are its options (`str`, `int`, `float` or `bool`; a field without default is a
-required option). Pipelines spell them with dashes, MLIR style: field `tile_budget` is
+required option). A number's metadata may bound it: `minimum` and `maximum` (inclusive),
+`above` (exclusive), e.g. `field(default=0.6, metadata={"help": ..., "above": 0, "maximum": 1})`
+for a fraction in (0, 1]; a value out of bounds, or a float that is not finite, is an error
+at the option in the pipeline text. Pipelines spell them with dashes, MLIR style: field `tile_budget` is
 `ipu-foo{tile-budget=0.5}`. `run` raises `IpuError` to fail; the error is emitted as an MLIR
 diagnostic at its location.
 
@@ -31,6 +34,7 @@ import dataclasses
 import difflib
 import functools
 import inspect
+import math
 import os
 import re
 import sys
@@ -49,6 +53,7 @@ _TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number"}
 _PASS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _TRUE = frozenset({"true", "1"})
 _FALSE = frozenset({"false", "0"})
+_METADATA_KEYS = frozenset({"help", "minimum", "maximum", "above"})
 
 
 class PipelineError(Exception):
@@ -100,6 +105,9 @@ class PassOption:
     type: type
     help: str
     default: object = dataclasses.MISSING
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
 
     @property
     def required(self) -> bool:
@@ -107,7 +115,23 @@ class PassOption:
 
     def usage(self) -> str:
         default = "required" if self.required else f"default: {_format_value(self.default)}"
-        return f"{self.name}=<{self.type.__name__}>  {self.help} ({default})"
+        bounds = f"{self.bounds()}; " if self.bounds() else ""
+        return f"{self.name}=<{self.type.__name__}>  {self.help} ({bounds}{default})"
+
+    def bounds(self) -> str:
+        """The bounds in words (`> 0 and <= 1`), or ''."""
+        bounds = ((">", self.above), (">=", self.minimum), ("<=", self.maximum))
+        return " and ".join(f"{word} {_format_value(bound)}" for word, bound in bounds if bound is not None)
+
+    def check(self, value: object) -> str | None:
+        """Why `value` is out of this option's bounds, or None."""
+        if self.type is float and not math.isfinite(typing.cast(float, value)):
+            return "must be finite"
+        number = typing.cast(float, value)
+        below = (self.above is not None and number <= self.above) or (self.minimum is not None and number < self.minimum)
+        if below or (self.maximum is not None and number > self.maximum):
+            return f"must be {self.bounds()}"
+        return None
 
 
 _REGISTRY: dict[str, type[ModulePass]] = {}
@@ -169,7 +193,7 @@ def build_pass(name: str, options: str = "") -> ModulePass:
             raise PipelineError(f"pass '{name}' has no option '{key}'; valid options: {', '.join(by_name)}")
         if option.field_name in values:
             raise PipelineError(f"option '{key}' of pass '{name}' is given twice")
-        values[option.field_name] = _parse_value(name, option, text)
+        values[option.field_name] = _checked_value(name, option, text)
     missing = [option.name for option in cls.options() if option.required and option.field_name not in values]
     if missing:
         raise PipelineError(f"pass '{name}' needs option {', '.join(missing)} (e.g. {name}{{{missing[0]}=...}})")
@@ -405,6 +429,14 @@ def _parse_value(pass_name: str, option: PassOption, text: str | None) -> object
     raise PipelineError(f"option '{option.name}' of pass '{pass_name}' expects {_TYPE_WORDS[option.type]}, got '{text}'")
 
 
+def _checked_value(pass_name: str, option: PassOption, text: str | None) -> object:
+    value = _parse_value(pass_name, option, text)
+    problem = option.check(value) if option.type in (int, float) else None
+    if problem:
+        raise PipelineError(f"option '{option.name}' of pass '{pass_name}' {problem}, got {text}")
+    return value
+
+
 def _format_value(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
@@ -424,7 +456,15 @@ def _options_of(cls: type[ModulePass]) -> tuple[PassOption, ...]:
         help_text = field.metadata.get("help")
         if not help_text:
             raise TypeError(f"{where}: describe the option with field(metadata={{'help': ...}})")
-        options.append(PassOption(field.name.replace("_", "-"), field.name, hints[field.name], help_text, field.default))
+        unknown = sorted(set(field.metadata) - _METADATA_KEYS)
+        if unknown:
+            raise TypeError(f"{where}: unknown metadata key '{unknown[0]}' (allowed: {', '.join(sorted(_METADATA_KEYS))})")
+        bounds = {key: field.metadata[key] for key in ("minimum", "maximum", "above") if key in field.metadata}
+        if bounds and hints[field.name] not in (int, float):
+            raise TypeError(f"{where}: only int and float options take bounds")
+        if any(isinstance(bound, bool) or not isinstance(bound, int | float) for bound in bounds.values()):
+            raise TypeError(f"{where}: bounds must be numbers")
+        options.append(PassOption(field.name.replace("_", "-"), field.name, hints[field.name], help_text, field.default, **bounds))
     return tuple(options)
 
 

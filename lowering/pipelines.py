@@ -47,8 +47,16 @@ STEPS = (
 )
 
 
-def default_pipeline(target: str | None = None, memory_report: str | None = None, entry: str | None = None) -> str:
+def default_pipeline(
+    target: str | None = None, memory_report: str | None = None, entry: str | None = None, memory_fraction: float | None = None
+) -> str:
+    """`memory_fraction`: ipu-plan's budget per tile (poplin's availableMemoryProportion);
+    None: the target's."""
     steps = ([f"ipu-set-target{{target={_quoted(target)}}}"] if target else []) + list(STEPS)
+    if memory_fraction is not None:
+        if not 0 < memory_fraction <= 1:
+            raise PipelineError(f"memory fraction {memory_fraction} is not in (0, 1] (availableMemoryProportion)")
+        steps[steps.index("ipu-plan")] = f"ipu-plan{{memory-fraction={memory_fraction!r}}}"
     if entry:
         steps[steps.index("ipu-select-entry")] = f"ipu-select-entry{{entry={_quoted(entry)}}}"
     if memory_report:
@@ -80,12 +88,15 @@ def _expand(options: str) -> str:
 register_pipeline(NamedPipeline("ipu-default-pipeline", "L0 (linalg on tensors) to an L3 ipu program: " + ", ".join(STEPS), _expand))
 
 
-def compile_module(module: ir.Module, target: str | None = None, entry: str | None = None) -> ir.Module:
+def compile_module(
+    module: ir.Module, target: str | None = None, entry: str | None = None, memory_fraction: float | None = None
+) -> ir.Module:
     """Runs the default pipeline on `module` in place (a target given here wins over the
     module's `ipu.target`; neither: gc200) and returns it. `entry` names the public function
-    compiled (default: main, or the only public function; `lowering/select_entry.py`)."""
+    compiled (default: main, or the only public function; `lowering/select_entry.py`);
+    `memory_fraction` the planner's share of each tile's memory (default: the target's)."""
     operation = module.operation
     if target is None and TARGET_ATTR not in operation.attributes:
         target = DEFAULT_TARGET
-    build_pass_manager(default_pipeline(target, entry=entry), module.context).run(operation)
+    build_pass_manager(default_pipeline(target, entry=entry, memory_fraction=memory_fraction), module.context).run(operation)
     return module

@@ -36,6 +36,7 @@ from .layout_algebra import (
     slice_view,
 )
 from .pass_registry import ModulePass, register_pass
+from .resident import argument_attributes, resident_names
 from .select_entry import public_functions
 from .serialize import split_oversized
 
@@ -98,9 +99,9 @@ class Plan(ModulePass):
 
     target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
     memory_fraction: float = field(
-        default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)"}
+        default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)", "above": 0, "maximum": 1}
     )
-    grain: int = field(default=64, metadata={"help": "fewest elements per tile when cutting element-wise work"})
+    grain: int = field(default=64, metadata={"help": "fewest elements per tile when cutting element-wise work", "minimum": 1})
 
     def run(self, module: ir.Operation) -> None:
         target = target_of(module, self.target or None)
@@ -155,12 +156,13 @@ class _Planner:
         # Inputs and weights are placed by their first user: where a compute op reads them,
         # so that they arrive from the host where they are needed.
         self.unplaced = {arg: None for arg in block.arguments}
+        self.variables = {block.arguments[k] for k in resident_names(function)[0]}  # resident for the whole program, like weights
         self.plan_block(block)
         for value in list(self.unplaced):
             self.place_unplaced(value, self.default_layout(_shape(value)))
         mappings = [
-            ir.DictAttr.get({ipu.MAPPING_ATTR: self.shifted(self.layouts[arg], self.argument_offsets.get(arg, 0)).mapping().encode()})
-            for arg in block.arguments
+            argument_attributes(function, k, self.shifted(self.layouts[arg], self.argument_offsets.get(arg, 0)).mapping().encode())
+            for k, arg in enumerate(block.arguments)
         ]
         function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
 
@@ -214,12 +216,11 @@ class _Planner:
                 self.layouts[result] = self.layouts[carried]
 
     def crowded(self, value: ir.Value, block: Layout) -> bool:
-        """Whether a weight (a constant, resident for the whole program) would sit on few tiles
+        """Whether a weight (a constant or a device variable, resident for the whole program) would sit on few tiles
         in its first user's layout: more than 4x the elements per tile of a layout over every
         tile. Layers alike cut alike, so their weights would pile up on the same tiles (a full
         ResNet-50 put 1.3 MB on tile 0); spread, each layer's pieces are exchanged to it."""
-        owner = self.unplaced.get(value)
-        if owner is None:
+        if self.unplaced.get(value) is None and value not in self.variables:
             return False
         spread = max(self.grain, -(-math.prod(block.shape) // self.target.num_tiles))
         return math.prod(block.buffer_shape) > 4 * spread

@@ -35,6 +35,7 @@ from .layout_algebra import (
 )
 from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
+from .resident import declare_variable, resident_names, update_variables
 from .select_entry import public_functions
 
 
@@ -60,6 +61,9 @@ class Schedule(ModulePass):
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
     (Poplar's Repeat), each tensor it carries a buffer: the op computing the yielded value writes
     into it when no reader of the old value comes after, else the end of the body copies it in.
+    A device variable (an argument marked `ipu.resident`) is a buffer named by an `ipu.variable`,
+    not streamed; the result marked with its name is its new value, written into that buffer
+    as a carried tensor's is (lowering/resident.py). The program's signature keeps the streams.
 
     Before (L2):
 
@@ -119,13 +123,25 @@ class _Scheduler:
         source_type = ir.FunctionType(ir.TypeAttr(self.source.attributes["function_type"]).value)
         name = ir.StringAttr(self.source.attributes["sym_name"]).value
         self.source.attributes["sym_name"] = ir.StringAttr.get(name + ".l2")
-        self.program = ipu.program_function(name, source_type.inputs, source_type.results, loc=self.loc, ip=ir.InsertionPoint(self.body))
+        # Device variables (lowering/resident.py) are no streams: the program's signature
+        # holds one run's inputs and outputs only.
+        variables, updated = resident_names(self.source)
+        inputs = [t for k, t in enumerate(source_type.inputs) if k not in variables]
+        results = [t for k, t in enumerate(source_type.results) if k not in updated]
+        self.program = ipu.program_function(name, inputs, results, loc=self.loc, ip=ir.InsertionPoint(self.body))
         self.entry = self.program.regions[0].blocks[0]
         self.ip = ir.InsertionPoint(self.entry)
         self.codelet_ip = ir.InsertionPoint(self.body)
         old_block = self.source.regions[0].blocks[0]
-        for arg, new_arg in zip(old_block.arguments, self.entry.arguments):
-            self.stream_in(arg, new_arg, f"arg{arg.arg_number}_")
+        streamed, homes = iter(self.entry.arguments), {}
+        for arg in old_block.arguments:
+            if arg.arg_number in variables:
+                layout = self.layout_of(arg)
+                homes[variables[arg.arg_number]] = Stored(declare_variable(self, arg, variables[arg.arg_number], layout), layout)
+                self.stored[arg] = homes[variables[arg.arg_number]]
+            else:
+                self.stream_in(arg, next(streamed), f"arg{arg.arg_number}_")
+        self.updates = {k: homes[name] for k, name in updated.items()}  # result index -> its variable's buffer
         for op in old_block.operations:
             if op.operation.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
                 copy = op.operation.clone(ip=self.ip)
@@ -139,10 +155,14 @@ class _Scheduler:
 
     # --- ops ------------------------------------------------------------------------------------
 
-    def stream_in(self, old: ir.Value, new: ir.Value, stem: str) -> None:
+    def layout_of(self, old: ir.Value) -> Layout:
         layout = mapping_of(old)
         if layout is None:
             raise op_error(self.source, "has an argument without ipu.mapping; run ipu-plan first")
+        return layout
+
+    def stream_in(self, old: ir.Value, new: ir.Value, stem: str) -> None:
+        layout = self.layout_of(old)
         element_type = ir.RankedTensorType(old.type).element_type
         buffer = self.buffer(stem, layout, element_type, self.loc)
         ipu.host_to_device(new, buffer, layout.mapping(), loc=self.loc, ip=self.ip)
@@ -169,10 +189,13 @@ class _Scheduler:
                 raise op_error(op, "is not supported by ipu-schedule")
 
     def stream_out(self, op: ir.OpView) -> None:
+        staged = update_variables(self, op, self.updates)
         ipu.sync("external", ip=self.ip)
         results = []
-        for value in op.operands:
-            stored = self.get(op, value)
+        for position, value in enumerate(op.operands):
+            if position in self.updates:
+                continue
+            stored = staged.get(position) or self.get(op, value)
             results.append(ipu.device_to_host(value.type, stored.buffer, stored.layout.mapping(), ip=self.ip).result)
         func.ReturnOp(results, ip=self.ip)
 
@@ -242,16 +265,20 @@ class _Scheduler:
         none among `inputs` (the buffers `op`'s vertices read) but the carried buffer itself
         read element for element where it is written (an input of a generic indexed as its
         result, or its init). Else None: the result gets its own buffer and the yield copies it.
-        `final` None: in whatever layout the buffer has (a copy can write it there)."""
-        loop = op.operation.parent
-        if loop.name != "scf.for":
-            return None
-        body = loop.regions[0].blocks[0]
+        `final` None: in whatever layout the buffer has (a copy can write it there). The
+        function's return is such a yield for the device variables it updates (their buffers)."""
+        owner = op.operation.parent
+        body = owner.regions[0].blocks[0]
         terminator = body.operations[len(body.operations) - 1]
         positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
         if len(positions) != 1:
             return None
-        target = self.stored[body.arguments[1 + positions[0]]]
+        if owner.name == "scf.for":
+            target = self.stored[body.arguments[1 + positions[0]]]
+        elif positions[0] in self.updates:  # the function returns it as a device variable's new value
+            target = self.updates[positions[0]]
+        else:
+            return None
         if final not in (None, target.layout) or not self.element_for_element(op, inputs, target.buffer):
             return None
         later, seen = [], False

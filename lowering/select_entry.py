@@ -9,6 +9,7 @@ from mlir import ir
 from ipu_mlir.target.diagnostics import IpuError
 
 from .pass_registry import ModulePass, register_pass
+from .resident import check_residents
 
 
 def public_functions(module: ir.Operation) -> list[ir.OpView]:
@@ -46,7 +47,10 @@ class SelectEntry(ModulePass):
     Upstream `symbol-dce` then drops the functions the entry does not call. An L3 module holds
     one program and its buffers are module-level symbols, so the compiler takes one entry.
     Without `entry`, it is `main` if public, else the only public function;
-    several public functions and no `main` is an error naming them.
+    several public functions and no `main` is an error naming them. The entry's device
+    variables (`ipu.resident` argument and result attributes, docs/contracts.md) are checked
+    here: string names, one argument and at most one result per name, a result of its
+    variable's type.
 
     Before, with `ipu-select-entry{entry=f}`:
 
@@ -68,3 +72,5 @@ class SelectEntry(ModulePass):
         for function in public_functions(module):
             if ir.StringAttr(function.attributes["sym_name"]).value != chosen:
                 function.attributes["sym_visibility"] = ir.StringAttr.get("private", module.context)
+            else:
+                check_residents(function)

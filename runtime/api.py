@@ -20,6 +20,7 @@ from ipu_mlir.dialects import ipu, make_context, tm_tensor
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
+from .profile import program_summary
 from .simulator import Simulator
 
 Source = str | os.PathLike | ir.Module
@@ -32,7 +33,10 @@ def load_simulator(module_or_path: Source, target: str | None = None, entry: str
     module = load_module(module_or_path)
     if not is_program(module, entry):
         raise IpuError(f"not an L3 program: no function @{entry} marked '{ipu.PROGRAM_ATTR}' (compile it first: ipu-compile)")
-    return Simulator(module, target_of(module.operation, target), entry, verified)  # verifies it first unless verified
+    simulator = Simulator(module, target_of(module.operation, target), entry, verified)  # verifies it first unless verified
+    with module.context:
+        simulator.profile.program = program_summary(module)  # the report's layers, FLOPs and vertex groups
+    return simulator
 
 
 def load_module(source: Source) -> ir.Module:

@@ -103,6 +103,11 @@ class Planner:
         self.bodies: dict[tuple, tuple[object, int]] = {} if checked is None else checked.bodies
         self.known: dict[int, np.ndarray] = {} if checked is None else checked.constants
         self.writes: list[Write] = []  # for runtime/replicas.py
+        self.variables = {op.variable_name: Variable(self.buffers[op.buffer], op, target) for op in self.program.variables()}
+        for variable in self.variables.values():  # kept from run to run, written by the host's stream
+            variable.buffer.reset()
+            variable.buffer.resident = True
+            self.writes.append(StreamWrite(variable.buffer.name, variable.to_device.tiles))
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
         self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
@@ -178,12 +183,13 @@ class Planner:
         writes; the profile, the checked plan's, still counts their exchange and compute on
         every run."""
         invariant = {stream.buffer.name for stream in self.loads}
+        variables = {variable.buffer.name for variable in self.variables.values()}  # rewritten by the host between runs
         counted: dict[str, int] = {}  # buffer -> its writes by waiting steps
         waiting: dict[int, list[Buffer]] = {}  # step index -> its writes: steps reading only weights, until those are whole
         hoisted, read = [], set()
         for index, step in enumerate(steps):
             reads, writes = accesses(step)
-            if writes and all(b.name in invariant for b in reads) and not any(b.name in read for b in writes):
+            if writes and all(b.name in invariant for b in reads) and not any(b.name in read or b.name in variables for b in writes):
                 waiting[index] = writes
                 for buffer in writes:
                     counted[buffer.name] = counted.get(buffer.name, 0) + 1
@@ -530,6 +536,30 @@ def _add_link_flows(
     for pair, count in zip(pairs, counts):
         key = divmod(int(pair), num_ipus)
         flows[key] = flows.get(key, 0) + int(count) * message_bytes
+
+
+class Variable:
+    """A device variable (`ipu.variable`): its buffer, and the host's write and read of it by
+    name, planned as host streams of slot 0 (`Simulator.write_variable`, `read_variable`)."""
+
+    def __init__(self, buffer: Buffer, op: ipu.VariableOp, target: Target):
+        site = site_of(op)
+        self.buffer = buffer
+        self.shape, self.dtype = static_tensor(op.type, site, f"device variable '{op.variable_name}'")
+        self.to_device = HostToDevice(buffer, op, op.type, 0, site, target)
+        self.to_host = DeviceToHost(buffer, op, op.type, 0, site, target)
+
+    def write(self, array: np.ndarray, check: bool) -> None:
+        if check:  # a fresh write: the mask forgets what the buffer held
+            self.buffer.resident = False
+            self.buffer.reset()
+            self.buffer.resident = True
+        self.to_device.run([array], check)
+
+    def read(self, check: bool) -> np.ndarray:
+        values = [None]
+        self.to_host.run(values, check)
+        return values[0]
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,22 @@ tiles and the supersteps it is live in, and the bytes live per superstep on the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from mlir import ir
 
+from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.ops import record_of, space_of
+from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target, cost_model
+from ipu_mlir.target.diagnostics import IpuError
 
 PROFILE_VERSION = 1
 
@@ -299,11 +307,13 @@ class Profile:
     mean_memory_per_tile: float
     memory_per_tile: np.ndarray = field(repr=False)
     steps: list[Superstep] = field(repr=False)
+    iterations: int = 1  # runs of the program on device, one call (`repeated`: deviceIterations)
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
     load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
     load_seconds: float = 0.0
     link_bytes: int = 0  # between IPUs, over the IPU-Links
     global_syncs: int = 0
+    program: dict = field(default_factory=dict, repr=False)  # `program_summary`: layers, FLOPs, vertex groups
 
     @staticmethod
     def build(
@@ -349,6 +359,16 @@ class Profile:
             global_syncs=total(lambda s: s.sync == "global"),
         )
 
+    def repeated(self, iterations: int) -> Profile:
+        """This profile of one run, for `iterations` runs on device in one call (Poplar's Repeat
+        around the program, PopTorch's deviceIterations): its totals times `iterations`, its
+        per-superstep records and memory those of one run."""
+        n = iterations / self.iterations
+        totals = ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles", "supersteps", "host_bytes", "exchange_bytes")
+        totals += ("link_bytes", "global_syncs")
+        scaled = {name: int(getattr(self, name) * n) for name in totals}
+        return dataclasses.replace(self, **scaled, seconds=self.seconds * n, host_seconds=self.host_seconds * n, iterations=iterations)
+
     @property
     def busiest_tile(self) -> int:
         return int(self.memory_per_tile.argmax())
@@ -371,7 +391,7 @@ class Profile:
             for name in (
                 "target", "entry", "cycles", "seconds", "supersteps", "compute_cycles", "exchange_cycles", "sync_cycles",
                 "host_bytes", "host_seconds", "load_bytes", "load_seconds", "exchange_bytes", "vertices", "edges",
-                "peak_memory_per_tile", "mean_memory_per_tile", *multi_ipu,
+                "peak_memory_per_tile", "mean_memory_per_tile", "iterations", *multi_ipu,
             )
         }  # fmt: skip
 
@@ -392,6 +412,7 @@ class Profile:
             },
             "supersteps": [step.to_dict(index) for index, step in enumerate(self.steps)],
             **self._memory_views(),
+            **({"program": self.program} if self.program else {}),
         }
 
     def _memory_views(self) -> dict:
@@ -429,11 +450,13 @@ class Profile:
             f"target:            {self.target} ({self.num_tiles} tiles, {self.tile_memory_bytes:,} bytes each, "
             f"{self.clock_hz / 1e9:.3f} GHz)",
             f"estimated time:    {self.cycles:,} cycles = {self.seconds * 1e6:.3f} us on device",
+            *([f"device loop:       {self.iterations:,} runs of the program in one call (totals for all)"] if self.iterations > 1 else []),
             f"supersteps:        {self.supersteps:,}",
             f"  compute:         {share(self.compute_cycles)}",
             f"  exchange:        {share(self.exchange_cycles)}",
             f"  sync:            {share(self.sync_cycles)}",
-            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link",
+            f"host streams:      {self.host_bytes:,} bytes = {self.host_seconds * 1e6:.3f} us over the host link"
+            + (f" ({self.host_bytes // self.iterations:,} per iteration)" if self.iterations > 1 else ""),
             *([f"weights at load:   {self.load_bytes:,} bytes = {self.load_seconds * 1e6:.3f} us, once"] if self.load_bytes else []),
             f"exchange bytes:    {self.exchange_bytes:,}",
             *([f"IPU-Link bytes:    {self.link_bytes:,} over {self.global_syncs:,} global syncs"] if self.global_syncs else []),
@@ -442,3 +465,149 @@ class Profile:
             f"edges:             {self.edges:,}",
         ]
         return "\n".join(lines)
+
+
+# The names the PyTorch front end gives ATen ops in locations (the others name layers).
+ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+
+
+def program_summary(module: ir.Module | ir.Operation) -> dict:
+    """What the report says of an L3 program beyond its costs: per compute set, the PyTorch
+    layer and ATen op its location names (the PyTorch front end's name locations, '' without),
+    its FLOPs and its vertex groups (codelet, FLOPs per vertex, tiles as [first, end) runs:
+    sizes scale with the groups, not with tiles x groups); per buffer, its layer and op.
+
+    FLOPs: a contraction (an op with reduction loops: matmul, convolution) 2 per point of its
+    loop space (a multiply and an add); an elementwise op one per float arithmetic or math op of
+    its body per point; data movement none."""
+    program = Program(module)
+    flops_of: dict[str, int] = {}
+    compute_sets = {}
+    for function in program.functions(ipu.COMPUTE_SET_ATTR):
+        name = ir.StringAttr(function.attributes["sym_name"]).value
+        groups = []
+        for group in program.groups(name):
+            codelet = ir.FlatSymbolRefAttr(group.attributes["codelet"]).value
+            if codelet not in flops_of:
+                flops_of[codelet] = _codelet_flops(program.function(codelet, ipu.CODELET_ATTR))
+            tiles = group.tiles.tiles()
+            groups.append(
+                {"codelet": codelet, "flops_per_vertex": flops_of[codelet], "vertices": int(tiles.size), "tiles": _runs(np.unique(tiles))}
+            )
+        first = program.groups(name)[:1]
+        layer, op = _origin((first[0] if first else function).operation.location)
+        compute_sets[name] = {
+            "layer": layer,
+            "op": op,
+            "vertices": sum(g["vertices"] for g in groups),
+            "flops": sum(g["flops_per_vertex"] * g["vertices"] for g in groups),
+            "groups": groups,
+        }
+    return {"compute_sets": compute_sets, "buffers": _buffer_origins(module, program)}
+
+
+def _buffer_origins(module: ir.Module | ir.Operation, program: Program) -> dict[str, dict[str, str]]:
+    """Each buffer's layer and ATen op: those of the vertex group writing it, else of the first
+    copy or vertex group naming it (a weight's buffer op and host stream sit at the program's
+    start, located at its first layer), else its own location's."""
+    writers: dict[str, dict[str, str]] = {}
+    users: dict[str, dict[str, str]] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        keys = {"ipu.copy": ("source", "dest"), "ipu.vertex_group": ("inputs", "outputs")}.get(op.name)
+        layer, aten = _origin(op.location) if keys else ("", "")
+        for key in keys if layer or aten else ():
+            attribute = op.attributes[key]
+            for ref in [attribute] if isinstance(attribute, ir.FlatSymbolRefAttr) else list(ir.ArrayAttr(attribute)):
+                name = ir.FlatSymbolRefAttr(ref).value
+                (writers if key == "outputs" else users).setdefault(name, {"layer": layer, "op": aten})
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    found = users | writers
+    for buffer in program.buffers():
+        name = ir.StringAttr(buffer.attributes["sym_name"]).value
+        layer, aten = _origin(buffer.operation.location)
+        if name not in found and (layer or aten):
+            found[name] = {"layer": layer, "op": aten}
+    return found
+
+
+def write_profile(profile: Profile, path: str) -> str:
+    """`profile` as JSON at `path` (its directory made if needed), written whole or not at all
+    (a temporary file renamed): the automatic profiles of the front ends and tools."""
+    directory = os.path.dirname(path) or "."
+    temporary = f"{path}.tmp{os.getpid()}"
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(temporary, "w") as file:
+            file.write(profile.to_json())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise IpuError(f"cannot write the profile '{path}': {error.strerror}") from None
+    return path
+
+
+def location_names(location: ir.Location) -> list[str]:
+    """The names of a location's name locations, outermost first (fused ones: of the first
+    part carrying any), e.g. ["layer1.0.conv1", "aten.convolution"] from the PyTorch front end."""
+    found: list[str] = []
+
+    def walk(loc: ir.Location) -> None:
+        if loc.is_a_name():
+            found.append(loc.name_str)
+            walk(loc.child_loc)
+        elif loc.is_a_callsite():
+            walk(loc.callee)
+        elif loc.is_a_fused():
+            for inner in loc.locations:
+                if not found:
+                    walk(inner)
+
+    walk(location)
+    return found
+
+
+def _origin(location: ir.Location) -> tuple[str, str]:
+    """The layer (module path) and the ATen op a location names, '' for each it does not."""
+    names = location_names(location)
+    op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith(ATEN_PREFIXES)), "")
+    return layer, op
+
+
+def _codelet_flops(codelet: ir.OpView | None) -> int:
+    if codelet is None:
+        return 0
+    total = 0
+    for op in codelet.regions[0].blocks[0].operations:
+        if record_of(op) is None:
+            continue
+        space = space_of(op)
+        if space.reductions:
+            total += space.flops()
+        else:
+            total += math.prod(space.extents) * _arithmetic_ops(op.operation)
+    return total
+
+
+def _arithmetic_ops(op: ir.Operation) -> int:
+    """Float arithmetic and math ops in `op`'s body (constants and index casts are no work)."""
+    count = 0
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if name.startswith(("arith.", "math.")) and not name.startswith(("arith.constant", "arith.index")):
+                    count += 1
+                count += _arithmetic_ops(inner.operation)
+    return count
+
+
+def _runs(tiles: np.ndarray) -> list[list[int]]:
+    """Sorted distinct tile numbers as [first, end) runs of consecutive tiles."""
+    if not tiles.size:
+        return []
+    breaks = np.flatnonzero(np.diff(tiles) != 1) + 1
+    starts, ends = np.r_[tiles[:1], tiles[breaks]], np.r_[tiles[breaks - 1] + 1, tiles[-1:] + 1]
+    return [[int(a), int(b)] for a, b in zip(starts, ends)]

@@ -52,7 +52,7 @@ from .memory import (
     bind_arrays,
 )
 from .partials_in_place import elide
-from .planner import Planner, accesses
+from .planner import Planner, Variable, accesses
 from .profile import Profile, buffer_lives
 from .replicas import tile_classes
 from .steps import prepare
@@ -89,6 +89,7 @@ class _Plan:
     release: list[list[Buffer]]
     buffers: list[Buffer]
     check: bool
+    variables: dict[str, Variable]
 
     @staticmethod
     def load(planner: Planner, constants: dict[int, np.ndarray], num_slots: int, loaded: dict[str, Buffer] | None = None) -> _Plan:
@@ -109,7 +110,10 @@ class _Plan:
             step.run(values, planner.checks)
             for buffer in written:
                 buffer.resident = True
-        return _Plan(planner.steps, planner.release, list(planner.buffers.values()), planner.checks)
+        for variable in planner.variables.values():
+            if not planner.checks:  # its array for good: the later plan's steps keep views of it (steps.prepare)
+                variable.buffer.data = np.zeros((variable.buffer.row_count, variable.buffer.elements), variable.buffer.dtype)
+        return _Plan(planner.steps, planner.release, list(planner.buffers.values()), planner.checks, planner.variables)
 
 
 class Simulator:
@@ -150,9 +154,15 @@ class Simulator:
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
         sets = {name: compute_set.buffers for name, compute_set in planner.compute_sets.items()}
         lives = buffer_lives(planner.supersteps, planner.buffers.values(), sets)
+        held = {variable.buffer.name for variable in planner.variables.values()}
+        for life in lives:
+            if life.name in held:
+                life.kind = "variable"
+
         self.profile = Profile.build(
             self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
         )
+        self._one_run, self._written = self.profile, set()  # the profile of a run, before `iterations` scales it
         with one_blas_thread():  # loading runs the weight-only steps
             self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
             loaded = {stream.buffer.name: stream.buffer for stream in planner.loads if stream.buffer.name in later.unreplicated}
@@ -161,9 +171,68 @@ class Simulator:
         bind_arrays([(later.buffers[name], later.first_use[name], later.last_use[name]) for name in names])
         prepare(self._later.steps)
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Runs the program on `inputs` (numpy arrays of exactly the arguments' shapes and types)."""
-        self.check_inputs(inputs)
+    # --- Device variables (`ipu.variable`): state kept in tile memory from run to run ---------
+
+    def variables(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """Each device variable's (shape, dtype), by name, in declaration order."""
+        return {name: (v.shape, v.dtype) for name, v in self._later.variables.items()}
+
+    def write_variable(self, name: str, array: np.ndarray) -> None:
+        """Writes the variable `name` into tile memory (Poplar's `Engine::writeTensor`): once
+        after load, and whenever the host changes it. Not a stream of any run."""
+        shape, dtype = self._variable(name)
+        if isinstance(array, np.generic):  # a numpy scalar: a 0-d array
+            array = np.asarray(array)
+        if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
+            got = f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
+            raise SimulationError(f"device variable '{name}' is a {'x'.join(map(str, shape)) or 'scalar'} {dtype} array, got {got}")
+        for plan in (self._checked, self._later):
+            if plan is not None:
+                plan.variables[name].write(array, plan.check)
+        self._written.add(name)
+
+    def read_variable(self, name: str) -> np.ndarray:
+        """The variable `name` as the device holds it now (Poplar's `Engine::readTensor`)."""
+        self._variable(name)
+        if name not in self._written:
+            raise SimulationError(f"device variable '{name}' was never written: write_variable('{name}', array) first")
+        plan = self._checked or self._later
+        return plan.variables[name].read(plan.check)
+
+    def _variable(self, name: str) -> tuple[tuple[int, ...], np.dtype]:
+        known = self.variables()
+        if name not in known:
+            listed = ", ".join(f"'{n}'" for n in known) or "none"
+            raise SimulationError(f"@{self.entry} has no device variable '{name}' (its variables: {listed})")
+        return known[name]
+
+    # --- Runs ---------------------------------------------------------------------------------
+
+    def run(self, inputs: Sequence[np.ndarray], iterations: int | None = None) -> list[np.ndarray]:
+        """Runs the program on `inputs` (numpy arrays of exactly the streamed arguments' shapes
+        and types) and returns its streamed results. With `iterations=N`, runs it N times on the
+        device (Poplar's Repeat around the program, PopTorch's deviceIterations): each input has
+        a leading axis of N, one slice streamed in per iteration, and each output is stacked
+        along a new leading axis of N. Device variables carry from one iteration to the next."""
+        unwritten = [name for name in self._later.variables if name not in self._written]
+        if unwritten:
+            raise SimulationError(
+                f"device variable '{unwritten[0]}' was never written: write_variable('{unwritten[0]}', array) before running"
+                + (f" ({len(unwritten)} unwritten)" if len(unwritten) > 1 else "")
+            )
+        if iterations is None:
+            self.check_inputs(inputs)
+            self.profile = self._one_run
+            return self._run(inputs)
+        if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+            raise SimulationError(f"iterations must be a positive integer, got {iterations!r}")
+        self.check_inputs(inputs, iterations)
+        if self.profile.iterations != iterations:
+            self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
+        outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
+        return [np.stack(column) for column in zip(*outputs)]
+
+    def _run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         plan = self._checked or self._later
         values: list = [None] * self._num_slots
         values[: len(inputs)] = inputs
@@ -177,17 +246,23 @@ class Simulator:
                     step.run(values, plan.check)
                     for buffer in dead:  # past its last use: its memory goes back before the next step
                         buffer.release()
-            self._checked = None  # the checks are made: its memory (a row per tile) goes
+            if self._checked is not None:  # the checks are made: its memory (a row per tile) goes, its variables move
+                for name, variable in self._later.variables.items():
+                    if name in self._written:
+                        variable.write(self._checked.variables[name].read(True), False)
+            self._checked = None
         finally:
             for buffer in plan.buffers:
                 buffer.release()
         return [values[slot] for slot in self._results]
 
-    def check_inputs(self, inputs: Sequence[np.ndarray]) -> None:
+    def check_inputs(self, inputs: Sequence[np.ndarray], iterations: int | None = None) -> None:
         if len(inputs) != len(self.arguments):
             raise SimulationError(f"@{self.entry} takes {len(self.arguments)} inputs, got {len(inputs)}")
         for index, (value, (shape, dtype)) in enumerate(zip(inputs, self.arguments)):
-            expected = f"{'x'.join(map(str, shape)) or 'scalar'} {dtype}"
+            if iterations is not None:  # one slice per iteration along a leading axis
+                shape = (iterations, *shape)
+            expected = f"{'x'.join(map(str, shape)) or 'scalar'} {dtype}" + (f" ({iterations} iterations)" if iterations else "")
             if not isinstance(value, np.ndarray):
                 raise SimulationError(f"input #{index} of @{self.entry}: expected a numpy array ({expected}), got {type(value).__name__}")
             if value.shape != shape or value.dtype != dtype:

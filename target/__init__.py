@@ -151,6 +151,41 @@ _FMA_FIGURE_BY_DTYPE = {
 _TEXT_FIELDS = ("name", "description")
 _FIGURE_TYPES: dict[str, type] = {name: hint for name, hint in typing.get_type_hints(Target).items() if hint in (int, float)}
 _FRACTION_FIELDS = frozenset({"ipu_link_efficiency", "planner_memory_fraction"})
+# Largest value of each whole-number figure (assumption: 16 to 1000 times the largest of any
+# IPU generation's, gc2/gc200; a machine beyond them is a typo). num_tiles also bounds the
+# planner's and the simulator's work, which grows with the tile count.
+_MAXIMA: dict[str, int] = {
+    "num_tiles": 1 << 16,
+    "tile_memory_bytes": 1 << 30,
+    "worker_threads": 64,
+    "clock_hz": 100_000_000_000,
+    "fp32_fma_per_cycle": 4096,
+    "fp16_fma_per_cycle": 4096,
+    "amp_conv_units": 1024,
+    "amp_weight_bytes_per_conv_unit": 1 << 16,
+    "amp_weight_load_bytes_per_cycle": 4096,
+    "memory_latency_cycles": 10_000,
+    "memory_read_bytes_per_cycle": 4096,
+    "memory_write_bytes_per_cycle": 4096,
+    "exchange_bytes_per_cycle": 4096,
+    "exchange_tiles_per_shared_bus": 1024,
+    "sync_cycles": 1_000_000,
+    "host_link_bytes_per_second": 10**14,
+    "ipu_link_count": 1024,
+    "ipu_link_bytes_per_second": 10**14,
+    # Systems (assumption, as above): 1,024 IPUs is a POD1024, the largest Graphcore listed;
+    # the system's tile count, num_ipus x the chip's, bounds the simulator's work likewise.
+    "num_ipus": 1024,
+    "card_links": 64,
+    "rung_links": 64,
+    "rail_links": 64,
+    "link_bits_per_second": 10**15,
+    "gw_links_per_machine": 64,
+    "gw_link_bits_per_second": 10**15,
+}
+# Smallest: a tile holds at least 1 KiB; the clock runs at 1 MHz or more (assumption: far
+# below any real part, above values that are surely a unit mistake).
+_MINIMA: dict[str, int] = {"tile_memory_bytes": 1024, "clock_hz": 1_000_000}
 _FIGURE_KEYS = frozenset({"value", "source", "assumption", "derived"})
 _SYSTEM_TEXT_FIELDS = ("name", "description", "chip", "ipu_link_topology")
 _SYSTEM_FIGURE_TYPES: dict[str, type] = {name: hint for name, hint in typing.get_type_hints(SystemFigures).items() if hint in (int, float)}
@@ -297,6 +332,10 @@ def _figure(document: dict[str, Any], name: str, kind: type, origin: str) -> tup
         raise invalid(f"must be positive, got {value}")
     if name in _FRACTION_FIELDS and value > 1:
         raise invalid(f"must be at most 1, got {value}")
+    if name in _MAXIMA and value > _MAXIMA[name]:
+        raise invalid(f"must be at most {_MAXIMA[name]:,}, got {value:,}")
+    if name in _MINIMA and value < _MINIMA[name]:
+        raise invalid(f"must be at least {_MINIMA[name]:,}, got {value:,}")
     for key in ("source", "assumption", "derived"):
         if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
             raise invalid(f"needs a non-empty string as '{key}'")

@@ -20,11 +20,12 @@ from ipu_mlir.lowering.pipelines import default_pipeline
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-from . import ipu_opt
+from . import cli, ipu_opt
 
 PROG = "ipu-compile"
 
 
+@cli.tool("ipu-compile")
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)

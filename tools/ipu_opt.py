@@ -35,6 +35,7 @@ from ipu_mlir.lowering.pass_registry import (
 )
 from ipu_mlir.target.diagnostics import IpuError
 
+from . import cli
 from .diagnostic_check import Diagnostic, DiagnosticChecker, SourceText, render_diagnostic
 
 SPLIT_MARKER = "// -----"
@@ -46,6 +47,7 @@ _MULTIPLE_TOP_LEVEL_OPS = "source must contain a single top-level operation"
 Report = Callable[[Diagnostic], None]
 
 
+@cli.tool("ipu-opt")
 def main(argv: list[str] | None = None, prog: str = "ipu-opt", nothing_to_do: str | None = None) -> int:
     """Runs ipu-opt on `argv`. Tools built on it (ipu-compile) name themselves with `prog` in
     their errors; with `nothing_to_do`, an input holding nothing but blanks and comments is
@@ -307,7 +309,8 @@ def _load_plugin(path: str) -> str | None:
     # Named after the file, so loading it twice replaces its passes instead of clashing.
     module_name = "ipu_opt_plugin_" + re.sub(r"\W", "_", str(file.resolve()))
     spec = importlib.util.spec_from_file_location(module_name, file)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        return f"cannot load pass plugin '{path}': not a Python file (.py)"
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import typing
 from pathlib import Path
 
@@ -22,18 +20,19 @@ import numpy as np
 
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
+from ipu_mlir.runtime import oracle
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
+from ipu_mlir.vis.interactive import auto_report
 
-from .ipu_opt import check_writable, stage_file
-
-# Relative tolerance of --check by element type; integers and booleans must match exactly.
-# f32's is the issue's; f16's and f64's follow their precision (assumption).
-CHECK_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
+from . import cli, run_files
+from .ipu_opt import check_writable
+from .train import OPTIMIZERS, train_zoo_model
 
 
+@cli.tool("ipu-run")
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
@@ -55,6 +54,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_output_paths(args)
     if args.target is not None:
         load_target(args.target)
+    if args.train:
+        return _train(args)
     if args.model is not None:
         return _run_model(args)
     module = api.load_module(Path(args.file))
@@ -94,28 +95,21 @@ def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outpu
 
 
 def _compare(outputs: list[np.ndarray], expected: list) -> bool:
-    """Prints each output's largest absolute and relative errors; True if one is beyond tolerance."""
-    failed = False
-    for index, (got, want) in enumerate(zip(outputs, expected)):
-        want = np.asarray(want)
-        if got.shape != want.shape or got.dtype != want.dtype:
-            print(f"check output {index}: FAILED: simulated {got.shape} {got.dtype}, reference {want.shape} {want.dtype}")
-            failed = True
-            continue
-        rtol = CHECK_RTOL.get(str(got.dtype), 0.0)
-        error = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        scale = float(np.abs(want.astype(np.float64)).max()) if want.size else 0.0
-        max_abs = float(error.max()) if error.size else 0.0
-        max_rel = max_abs / scale if scale else max_abs
-        # Relative to the output's magnitude, so that values near zero do not fail alone.
-        ok = bool(np.all(error <= rtol * max(scale, np.finfo(np.float64).tiny))) if rtol else max_abs == 0
-        tolerance = f"rtol {rtol:g}" if rtol else "exact"
-        print(f"check output {index}: max abs error {max_abs:.3g}, max rel error {max_rel:.3g} ({tolerance}): {'ok' if ok else 'FAILED'}")
-        failed |= not ok
-    if len(outputs) != len(expected):
-        print(f"check: FAILED: {len(outputs)} simulated outputs, {len(expected)} reference outputs")
-        failed = True
+    """Prints each output's comparison with its reference (runtime/oracle.py); True if one fails."""
+    lines, failed = oracle.compare_all(outputs, expected)
+    print("\n".join(lines))
     return failed
+
+
+def _train(args: argparse.Namespace) -> int:
+    """--train: docs/training.md; the logic is tools/train.py's."""
+    if args.model is None or args.input or args.random_inputs is not None or args.entry or args.check or args.output_dir or args.profile:
+        raise IpuError(
+            "--train takes --model NAME and its own options: drop FILE, --input, --random-inputs, --entry, --check, --output-dir, --profile"
+        )
+    return train_zoo_model(
+        args.model, args.steps, args.batch, args.optimizer, args.lr, args.target or "gc200", args.size, args.layers, args.reduced
+    )
 
 
 def _run_model(args: argparse.Namespace) -> int:
@@ -129,12 +123,15 @@ def _run_model(args: argparse.Namespace) -> int:
         raise IpuError(str(error)) from None
     shapes = ", ".join(f"{'x'.join(map(str, value.shape))} {str(value.dtype).removeprefix('torch.')}" for value in inputs)
     print(f"inputs:            {shapes}; {sum(p.numel() for p in module.parameters()):,} parameters", flush=True)
+    try:  # first: a configuration PyTorch itself cannot run (an image too small) stops here
+        expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
+    except RuntimeError as error:
+        raise IpuError(f"PyTorch cannot run {args.model} with these inputs: {str(error).splitlines()[0]}") from None
     compiled = torch_frontend.compile(module, *inputs, target=args.target or "gc200", progress=lambda line: print(line, flush=True))
     arrays = [value.numpy() for value in inputs]
     print("simulating...", flush=True)
     outputs = list(_as_tuple(compiled(*arrays)))
     print("checking against PyTorch...", flush=True)
-    expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
     check_failed = _compare(outputs, expected)
     return _report(args, outputs, compiled.profile, check_failed)
 
@@ -142,10 +139,14 @@ def _run_model(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, outputs: list[np.ndarray], profile: Profile, check_failed: bool) -> int:
     """Writes the outputs and profile (all or nothing), prints the summary and each output;
     the exit status."""
-    _write_results(args, outputs, profile.to_json() + "\n")
+    output_dir, profile_path = (Path(path) if path else None for path in (args.output_dir, args.profile))
+    if output_dir or profile_path:
+        run_files.write_run_files(output_dir, outputs, profile_path, profile.to_json() + "\n")
     print(profile.summary())
+    if args.report:  # --report DIR or IPU_MLIR_REPORT=DIR: the profile and its interactive report
+        print(f"report:            {auto_report(profile, args.report, args.model or Path(args.file).stem)}")
     for index, output in enumerate(outputs):
-        where = f" -> {Path(args.output_dir) / f'output{index}.npy'}" if args.output_dir else ""
+        where = f" -> {Path(args.output_dir) / run_files.output_name(index)}" if args.output_dir else ""
         print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")
     return 1 if check_failed else 0
 
@@ -167,41 +168,6 @@ def _check_output_paths(args: argparse.Namespace) -> None:
                 raise IpuError(f"cannot write the outputs to '{directory}': No such file or directory")
             if not os.access(place, os.W_OK | os.X_OK):
                 raise IpuError(f"cannot write the outputs to '{directory}': Permission denied")
-
-
-def _write_results(args: argparse.Namespace, outputs: list[np.ndarray], profile: str) -> None:
-    """Writes the outputs (`--output-dir`) and the profile (`--profile`): each staged in a
-    temporary file or directory beside its place, and renamed into place once all are
-    written, so that an error leaves none of them (an existing output directory keeps its
-    other files)."""
-    staged: list[tuple[Path, Path]] = []  # (temporary, destination)
-    staging_dir = None
-    what = ""
-    try:
-        if args.profile:
-            what = args.profile
-            staged.append((stage_file(Path(args.profile), profile), Path(args.profile)))
-        if args.output_dir:
-            what, directory = args.output_dir, Path(args.output_dir)
-            staging_dir = Path(tempfile.mkdtemp(dir=directory.resolve().parent, prefix=f".{directory.name}."))
-            names = [f"output{index}.npy" for index in range(len(outputs))]
-            for name, output in zip(names, outputs):
-                np.save(staging_dir / name, output, allow_pickle=False)
-            if directory.is_dir():
-                staged += [(staging_dir / name, directory / name) for name in names]
-            else:
-                staged.append((staging_dir, directory))
-        for temporary, destination in staged:
-            what = str(destination)
-            os.replace(temporary, destination)
-    except OSError as error:
-        for temporary, _ in staged:
-            if temporary.is_file():
-                temporary.unlink()
-        raise IpuError(f"cannot write '{what}': {error.strerror}") from None
-    finally:
-        if staging_dir is not None and staging_dir.is_dir():
-            shutil.rmtree(staging_dir, ignore_errors=True)
 
 
 def _seed(text: str) -> int:
@@ -235,14 +201,29 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", default=None, metavar="DIR", help="write each result as DIR/output<i>.npy")
     parser.add_argument("--profile", default=None, metavar="PROFILE.json", help="write the per-superstep, per-tile profile as JSON")
     parser.add_argument(
+        "--report",
+        default=os.environ.get("IPU_MLIR_REPORT"),
+        metavar="DIR",
+        help="write NAME.json and NAME.html there (default: $IPU_MLIR_REPORT)",
+    )
+    parser.add_argument(
         "--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)"
     )
     parser.add_argument(
         "--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch"
     )
-    parser.add_argument("--batch", type=int, default=1, help="--model: the batch size (default 1)")
-    parser.add_argument("--size", type=int, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)")
-    parser.add_argument("--layers", type=int, default=None, help="--model: a transformer's layer count (default 12)")
+    parser.add_argument("--batch", type=cli.positive, default=1, help="--model: the batch size (default 1)")
+    parser.add_argument(
+        "--size", type=cli.positive, default=None, help="--model: the image side (vision) or sequence length (default 224 or 128)"
+    )
+    parser.add_argument("--layers", type=cli.positive, default=None, help="--model: a transformer's layer count (default 12)")
+    parser.add_argument(
+        "--train", action="store_true", help="--model: train on synthetic data and check against PyTorch (docs/training.md)"
+    )
+    parser.add_argument("--steps", type=cli.positive, default=5, help="--train: training steps (default 5)")
+    parser.add_argument("--optimizer", default="sgd", help=f"--train: the torch.optim optimizer: {', '.join(OPTIMIZERS)} (default sgd)")
+    parser.add_argument("--lr", type=float, default=0.01, help="--train: the learning rate (default 0.01)")
+    parser.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration of the model (the tests')")
     return parser
 
 

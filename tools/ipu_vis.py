@@ -20,9 +20,12 @@ from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.vis import api
 
+from . import cli
+from .cli import positive
 from .ipu_opt import check_writable
 
 
+@cli.tool("ipu-vis")
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
@@ -65,30 +68,38 @@ def _report(args: argparse.Namespace) -> int:
         raise IpuError("give -o REPORT.html, --png-dir DIR or both")
     if args.output:
         check_writable(Path(args.output), "the report")
-    for path in api.report(args.profile, args.output, args.png_dir):
+    try:
+        written = api.report(args.profile, args.output, args.png_dir, args.compare)
+    except UnicodeDecodeError as error:
+        raise IpuError(f"'{args.profile}' is not a profile: not UTF-8 text ({error.reason})") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        # A JSON file with the profile's keys but other contents: ipu-run never writes one.
+        raise IpuError(f"'{args.profile}' is not an ipu-run profile: {type(error).__name__}: {error}") from None
+    for path in written:
         print(f"wrote {path}")
     return 0
 
 
 def _argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ipu-vis", description=__doc__.split("\n\n")[0])
+    parser = cli.ArgumentParser(prog="ipu-vis", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(required=True, metavar="{graph,report}")
     graph = commands.add_parser("graph", help="the compiled graph: vertices and edges, clustered and coloured by layer")
     graph.add_argument("file", nargs="?", help="an .mlir program: L0/L1 (compiled first) or L3")
     graph.add_argument("--model", choices=list(zoo.MODELS), help="a zoo model instead of a file")
-    graph.add_argument("--size", type=int, help="--model's image side or sequence length")
-    graph.add_argument("--layers", type=int, help="--model's layer count (transformers)")
+    graph.add_argument("--size", type=positive, help="--model's image side or sequence length")
+    graph.add_argument("--layers", type=positive, help="--model's layer count (transformers)")
     graph.add_argument("-o", "--output", required=True, help="the picture: .png, .svg or .html (the last two for small programs)")
     graph.add_argument("--target", help="gc200, gc2, tiny or a target .toml (default: the module's, else gc200)")
     graph.add_argument("--entry", help="the function (default: main, or the only one)")
-    graph.add_argument("--layer-depth", type=int, default=2, help="parts of a module path naming a layer (default 2: layer1.0)")
-    graph.add_argument("--pixels", type=int, help="the picture's side in pixels (PNG default 2000)")
+    graph.add_argument("--layer-depth", type=positive, default=2, help="parts of a module path naming a layer (default 2: layer1.0)")
+    graph.add_argument("--pixels", type=positive, help="the picture's side in pixels (PNG default 2000)")
     graph.add_argument("--title", help="the caption's title (default: the file's or model's name)")
     graph.set_defaults(run=_graph)
     report = commands.add_parser("report", help="the profile views of ipu-run --profile's JSON, as HTML and PNGs")
     report.add_argument("profile", help="PROFILE.json from ipu-run --profile")
     report.add_argument("-o", "--output", help="the report: one self-contained HTML file")
     report.add_argument("--png-dir", help="also write each view as a PNG in this directory")
+    report.add_argument("--compare", metavar="BASELINE.json", help="compare with this profile in the HTML report")
     report.set_defaults(run=_report)
     return parser
 

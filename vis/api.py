@@ -5,6 +5,7 @@ graph = api.graph_of("model.mlir", target="gc200")       # L0 is compiled first,
 api.draw(graph, "graph.png", title="my model")           # .png at any size; .svg / .html for small programs
 api.draw(api.graph_of(api.zoo_program("resnet50")), "resnet50.png", title="ResNet-50")
 api.report("profile.json", "report.html", png_dir="report")
+api.auto_report(compiled.profile, "reports", "cnn")      # reports/cnn.json and reports/cnn.html
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from ipu_mlir.target.diagnostics import IpuError
 
 from . import layout, render
 from .graph import ComputeGraph
+from .interactive import auto_report
 from .report import Views, write_html, write_pngs
+
+__all__ = ["auto_report", "draw", "graph_of", "report", "zoo_program"]
 
 FORMATS = (".png", ".svg", ".html")
 Progress = Callable[[str], None] | None
@@ -76,12 +80,13 @@ def draw(graph: ComputeGraph, path: str, title: str, size: int | None = None, se
             os.remove(temporary)
 
 
-def report(profile: str, path: str | None = None, png_dir: str | None = None) -> list[str]:
-    """The profile views of `profile` (ipu-run's JSON) as one HTML file and/or PNGs; the paths written."""
+def report(profile: str, path: str | None = None, png_dir: str | None = None, baseline: str | None = None) -> list[str]:
+    """The profile views of `profile` (ipu-run's JSON) as one interactive HTML file (compared
+    with the profile `baseline`, if given) and/or PNGs; the paths written."""
     views = Views.load(profile)
     written = []
     if path:
-        write_html(views, path)
+        write_html(views, path, Views.load(baseline) if baseline else None)
         written.append(path)
     if png_dir:
         written += write_pngs(views, png_dir)

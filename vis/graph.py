@@ -28,12 +28,12 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.program import Program
+from ipu_mlir.runtime.profile import ATEN_PREFIXES, location_names
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError
 
 # Producers kept per (buffer, tile): a sum over many partials keeps a sample of them.
 _FAN_IN = 4
-_ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
 
 class _Producers:
@@ -200,27 +200,7 @@ class _Builder:
     def _layer(self, group: ipu.VertexGroupOp, compute_set: str) -> str:
         """The layer (module path) the location names, else its ATen op, else the compute set's stem."""
         names = location_names(group.operation.location)
-        layer = next((n for n in names if not n.startswith(_ATEN_PREFIXES)), "")
+        layer = next((n for n in names if not n.startswith(ATEN_PREFIXES)), "")
         if layer and self.layer_depth:
             layer = ".".join(layer.split(".")[: self.layer_depth])
         return layer or next(iter(names), "") or re.sub(r"_cs\d+", "", compute_set)
-
-
-def location_names(location: ir.Location) -> list[str]:
-    """The names of a location's name locations, outermost first (fused ones: of the first
-    part carrying any), e.g. ["layer1.0.conv1", "aten.convolution"] from the PyTorch front end."""
-    found: list[str] = []
-
-    def walk(loc: ir.Location) -> None:
-        if loc.is_a_name():
-            found.append(loc.name_str)
-            walk(loc.child_loc)
-        elif loc.is_a_callsite():
-            walk(loc.callee)
-        elif loc.is_a_fused():
-            for inner in loc.locations:
-                if not found:
-                    walk(inner)
-
-    walk(location)
-    return found

@@ -2,21 +2,18 @@
 PopVision Graph Analyser), drawn from the JSON `ipu-run --profile` writes:
 
     views = Views.load("profile.json")
-    write_html(views, "report.html")      # one file: summary and every view, inline SVG
-    write_pngs(views, "report/")          # the same views as PNGs
+    write_html(views, "report.html")      # the interactive report (vis/interactive.py), one file
+    write_pngs(views, "report/")          # static views as PNGs (matplotlib)
 
-Each view is a matplotlib figure, saved as SVG inside the HTML (nothing fetched when it is
-viewed) or as PNG. docs/pictures.md says what each shows.
+docs/pictures.md says what each shows.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
 
 import matplotlib
 
@@ -27,7 +24,9 @@ import numpy as np  # noqa: E402
 
 from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
 
-KIND_COLOURS = {"weight": "#9b59b6", "host": "#4e9af1", "exchange": "#f5a623", "compute": "#7ed321"}
+from .interactive import interactive_html, layer_name, step_origin  # noqa: E402
+
+KIND_COLOURS = {"weight": "#9b59b6", "variable": "#e056a0", "host": "#4e9af1", "exchange": "#f5a623", "compute": "#7ed321"}
 PHASE_COLOURS = {"compute": "#7ed321", "exchange": "#f5a623", "sync": "#d0021b"}
 TOP_BUFFERS = 20
 
@@ -72,16 +71,20 @@ class Views:
         grid = np.full(columns * -(-memory.size // columns), np.nan)
         grid[: memory.size] = memory
         figure, (heat, line) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1.2, 1]})
+        # the colour scale spans the tiles' own range: from 0, a program using every tile alike is one colour
+        low, high = float(memory.min()), float(memory.max())
         image = heat.imshow(
-            grid.reshape(-1, columns), cmap="inferno", vmin=0, vmax=max(1.0, memory.max()), interpolation="nearest", aspect="auto"
+            grid.reshape(-1, columns), cmap="inferno", vmin=low, vmax=max(high, low + 1), interpolation="nearest", aspect="auto"
         )
         figure.colorbar(image, ax=heat, label="bytes")
         busiest = int(memory.argmax())
         heat.set_title(f"memory per tile ({memory.size} tiles, {columns} per row); busiest: tile {busiest}")
         heat.set_xlabel(f"tile mod {columns}")
         heat.set_ylabel(f"tile // {columns}")
-        line.fill_between(np.arange(memory.size), np.maximum(memory, 1), 1, step="mid", color="#f5a623", alpha=0.8, label="bytes used")
+        # a line, not a fill down to 1 byte: on a log scale that fill is a solid block
+        line.step(np.arange(memory.size), np.maximum(memory, 1), where="mid", color="#f5a623", label="bytes used")
         line.set_yscale("log")
+        line.set_ylim(max(1.0, memory.min() / 2), budget * 2)
         line.axhline(budget, color="#d0021b", linestyle="--", label=f"budget {budget:,} B")
         line.set_xlabel("tile")
         line.set_ylabel("bytes")
@@ -97,7 +100,8 @@ class Views:
         buffers = sorted((b for b in self.profile["buffers"] if b["on_busiest_tile"]), key=lambda b: -b["bytes_per_tile"])
         shown = buffers[:TOP_BUFFERS][::-1]
         figure, (bars, kinds) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [2, 1]})
-        bars.barh([f"@{b['name']}" for b in shown], [b["bytes_per_tile"] for b in shown], color=[KIND_COLOURS[b["kind"]] for b in shown])
+        labels = [f"{self._buffer_layer(b['name'])} (@{b['name']})" for b in shown]  # the layer first; the name keeps bars apart
+        bars.barh(labels, [b["bytes_per_tile"] for b in shown], color=[KIND_COLOURS[b["kind"]] for b in shown])
         bars.set_xlabel("bytes")
         bars.set_title(f"largest buffers on tile {tile} ({len(shown)} of {len(buffers)})")
         bars.tick_params(axis="y", labelsize=7)
@@ -111,6 +115,11 @@ class Views:
         figure.tight_layout()
         return figure
 
+    def _buffer_layer(self, name: str) -> str:
+        """The layer a buffer belongs to (the program summary's), its name without one."""
+        origin = self.profile.get("program", {}).get("buffers", {}).get(name)
+        return layer_name(origin) if origin else f"@{name}"
+
     def liveness(self) -> plt.Figure:
         """Bytes live per superstep on the busiest tile, the peak marked and named."""
         live = self.profile["liveness"]
@@ -119,16 +128,18 @@ class Views:
         axes.fill_between(np.arange(values.size), values, step="mid", color="#4e9af1", alpha=0.85)
         peak = live["peak_step"]
         if peak >= 0:
-            op = next(iter(self.profile["supersteps"][peak]["ops"]), {})
-            names = ", ".join(f"@{name}" for name in live["peak_buffers"][:3])
+            program = self.profile.get("program", {})
+            layer, op = step_origin(self.profile["supersteps"][peak]["ops"], program.get("compute_sets", {}), program.get("buffers", {}))
+            names = ", ".join(self._buffer_layer(name) for name in live["peak_buffers"][:3])
             axes.axvline(peak, color="#d0021b", linestyle=":")
             axes.annotate(
-                f"peak {live['peak_bytes']:,} B at superstep {peak}\n{_op_name(op)}\nlargest: {names}",
+                f"peak {live['peak_bytes']:,} B at superstep {peak}\nin {layer} {op}\nlargest: {names}",
                 (peak, live["peak_bytes"]),
                 xytext=(0.02, 0.95),
                 textcoords="axes fraction",
                 va="top",
                 fontsize=8,
+                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none"},  # readable over the filled area
                 arrowprops={"arrowstyle": "->", "color": "#d0021b"},
             )
         axes.set_xlabel("superstep")
@@ -204,51 +215,11 @@ def tile_columns(num_tiles: int) -> int:
     return min(divisors, key=lambda d: abs(d - root))
 
 
-def _op_name(op: dict) -> str:
-    if not op:
-        return ""
-    what = op.get("compute_set") or op.get("dest") or op.get("buffer") or ""
-    return f"{op['op']} {what} at {op.get('loc', '?')}"
-
-
-def _number(value) -> str:
-    """Integers with thousands separators, floats to 6 significant digits, the rest as they are."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
-
-
-def _svg(figure: plt.Figure) -> str:
-    out = io.StringIO()
-    figure.savefig(out, format="svg")
-    plt.close(figure)
-    text = out.getvalue()
-    return text[text.index("<svg") :]
-
-
-_STYLE = """
-body { font-family: sans-serif; background: #10131c; color: #e6e6ee; margin: 2em; }
-h1, h2 { font-weight: 400; } table { border-collapse: collapse; }
-td { padding: 2px 12px; border-bottom: 1px solid #333; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-section { background: #fff; color: #000; padding: 8px; margin: 1em 0; border-radius: 6px; }
-section svg { width: 100%; height: auto; }
-"""
-
-
-def write_html(views: Views, path: str) -> None:
-    """One self-contained file: the summary, then every view as inline SVG."""
-    summary = views.profile["summary"]
-    rows = "\n".join(f"<tr><td>{escape(key)}</td><td class='n'>{escape(_number(value))}</td></tr>" for key, value in summary.items())
-    sections = "\n".join(
-        f"<h2>{escape(name.replace('_', ' '))}</h2>\n<section id='{name}'>{_svg(draw())}</section>"
-        for name, draw in views.figures().items()
-    )
-    html = (
-        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>ipu-vis report: {escape(views.name)}</title>"
-        f"<style>{_STYLE}</style></head>\n<body><h1>Profile of @{escape(str(summary.get('entry', '?')))} on "
-        f"{escape(str(summary.get('target', '?')))}</h1>\n<table id='summary'>{rows}</table>\n{sections}\n</body></html>\n"
-    )
-    _write(path, html)
+def write_html(views: Views, path: str, baseline: Views | None = None) -> None:
+    """The interactive report (vis/interactive.py), one self-contained file; with `baseline`,
+    the two profiles compared."""
+    other = (baseline.profile, baseline.name) if baseline else (None, "")
+    _write(path, interactive_html(views.profile, views.name, *other))
 
 
 def write_pngs(views: Views, directory: str) -> list[str]:

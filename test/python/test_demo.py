@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_demo_runs_and_reports_what_it_did(capsys):
-    assert demo.main() == 0
+    assert demo.main([]) == 0
     out = capsys.readouterr().out
     # The main job: the example CNN, compiled for gc200, simulated and checked.
     assert "The main job: cnn.mlir (linalg on tensors) compiled for gc200 and simulated" in out

@@ -30,6 +30,7 @@ def test_every_op_of_the_definition_is_documented():
         "ipu.scatter",
         "ipu.exchange",
         "ipu.buffer",
+        "ipu.variable",
         "ipu.host_to_device",
         "ipu.device_to_host",
         "ipu.copy",

@@ -59,8 +59,8 @@ def register_tuning_pass() -> type[ModulePass]:
 
         name = "test-tuning"
         label: str = field(metadata={"help": "a label"})
-        budget: float = field(default=0.6, metadata={"help": "a fraction"})
-        tiles: int = field(default=4, metadata={"help": "a count"})
+        budget: float = field(default=0.6, metadata={"help": "a fraction", "above": 0, "maximum": 1})
+        tiles: int = field(default=4, metadata={"help": "a count", "minimum": 1})
         fast_path: bool = field(default=False, metadata={"help": "a flag"})
 
         def run(self, module: ir.Operation) -> None:
@@ -143,8 +143,8 @@ def test_registered_pass_exposes_name_summary_description_and_options() -> None:
     assert cls.description().splitlines()[2] == "Before: module {}"
     assert [option.usage() for option in cls.options()] == [
         "label=<str>  a label (required)",
-        "budget=<float>  a fraction (default: 0.6)",
-        "tiles=<int>  a count (default: 4)",
+        "budget=<float>  a fraction (> 0 and <= 1; default: 0.6)",
+        "tiles=<int>  a count (>= 1; default: 4)",
         "fast-path=<bool>  a flag (default: false)",
     ]
 
@@ -231,6 +231,34 @@ def class_with_undocumented_option() -> type:
     return Quiet
 
 
+def class_with_misspelt_bound() -> type:
+    @dataclass
+    class Misspelt(ModulePass):
+        """Summary."""
+
+        name = "test-misspelt"
+        level: int = field(default=1, metadata={"help": "a level", "minimun": 1})
+
+        def run(self, module: ir.Operation) -> None:
+            pass
+
+    return Misspelt
+
+
+def class_with_bounded_text() -> type:
+    @dataclass
+    class BoundedText(ModulePass):
+        """Summary."""
+
+        name = "test-bounded-text"
+        label: str = field(default="a", metadata={"help": "a label", "minimum": 1})
+
+        def run(self, module: ir.Operation) -> None:
+            pass
+
+    return BoundedText
+
+
 def class_without_run() -> type:
     @dataclass
     class Lazy(ModulePass):
@@ -292,6 +320,17 @@ def class_named_like_upstream() -> type:
             "option level of pass class class_with_undocumented_option.<locals>.Quiet: describe the option with "
             "field(metadata={'help': ...})",
         ),
+        (
+            class_with_misspelt_bound,
+            TypeError,
+            "option level of pass class class_with_misspelt_bound.<locals>.Misspelt: unknown metadata key 'minimun' "
+            "(allowed: above, help, maximum, minimum)",
+        ),
+        (
+            class_with_bounded_text,
+            TypeError,
+            "option label of pass class class_with_bounded_text.<locals>.BoundedText: only int and float options take bounds",
+        ),
         (class_without_run, TypeError, "pass class class_without_run.<locals>.Lazy: a pass must define run(self, module)"),
         (
             class_named_like_upstream,
@@ -346,6 +385,12 @@ def test_build_pass_parses_typed_and_quoted_options() -> None:
         ("label=x tiles=1.5", "option 'tiles' of pass 'test-tuning' expects an integer, got '1.5'"),
         ("label=x budget=half", "option 'budget' of pass 'test-tuning' expects a number, got 'half'"),
         ("label=x fast-path=yes", "option 'fast-path' of pass 'test-tuning' expects true or false, got 'yes'"),
+        ("label=x tiles=0", "option 'tiles' of pass 'test-tuning' must be >= 1, got 0"),
+        ("label=x tiles=-5", "option 'tiles' of pass 'test-tuning' must be >= 1, got -5"),
+        ("label=x budget=0", "option 'budget' of pass 'test-tuning' must be > 0 and <= 1, got 0"),
+        ("label=x budget=5.0", "option 'budget' of pass 'test-tuning' must be > 0 and <= 1, got 5.0"),
+        ("label=x budget=nan", "option 'budget' of pass 'test-tuning' must be finite, got nan"),
+        ("label=x budget=-inf", "option 'budget' of pass 'test-tuning' must be finite, got -inf"),
         ("label", "option 'label' of pass 'test-tuning' needs a value: label=<str>"),
         ("label=x label=y", "option 'label' of pass 'test-tuning' is given twice"),
         ("label='x", "pass 'test-tuning': unterminated value of option 'label' in 'label='x'"),
@@ -357,6 +402,23 @@ def test_build_pass_rejects_bad_options_naming_pass_and_option(options: str, mes
     with pytest.raises(PipelineError) as caught:
         build_pass("test-tuning", options)
     assert caught.value.message == message
+
+
+def test_in_bounds_options_are_accepted() -> None:
+    register_tuning_pass()
+    built = build_pass("test-tuning", "label=x budget=1 tiles=1")
+    assert (built.budget, built.tiles) == (1.0, 1)
+
+
+def test_built_in_pass_options_are_bounded() -> None:
+    for pass_name, options, message in (
+        ("ipu-plan", "grain=0", "option 'grain' of pass 'ipu-plan' must be >= 1, got 0"),
+        ("ipu-plan", "memory-fraction=5.0", "option 'memory-fraction' of pass 'ipu-plan' must be > 0 and <= 1, got 5.0"),
+        ("ipu-fold-constants", "max-elements=-1", "option 'max-elements' of pass 'ipu-fold-constants' must be >= 0, got -1"),
+    ):
+        with pytest.raises(PipelineError) as caught:
+            build_pass(pass_name, options)
+        assert caught.value.message == message
 
 
 def test_build_pass_rejects_unknown_names_suggesting_close_ones() -> None:

@@ -124,3 +124,9 @@ def test_docs_example_values() -> None:
     assert (m2000.num_ipus, m2000.tiles_per_ipu, m2000.num_tiles, m2000.chip.name) == (4, 1472, 5888, "gc200")
     assert cm.link_cycles({(0, 1): 2**20}, m2000) == 23819
     assert [cm.global_sync_cycles(load_target(n)) for n in ("bow2000", "bowpod16", "bowpod64")] == [111, 278, 944]
+
+
+def test_system_figures_are_bounded(tmp_path: Path) -> None:
+    with pytest.raises(IpuError) as error:
+        load_target(str(system_file(tmp_path, num_ipus='{ value = 2048, source = "x" }')))
+    assert "field 'num_ipus' must be at most 1,024, got 2,048" in error.value.message

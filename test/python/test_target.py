@@ -305,6 +305,17 @@ def test_target_file_is_a_directory(tmp_path: Path):
             '{ value = 16, assumption = "x" }\nnum_tile = { value = 16, assumption = "x" }',
             "unknown field 'num_tile'",
         ),
+        ("num_tiles", '{ value = 100_000_000, assumption = "x" }', "field 'num_tiles' must be at most 65,536, got 100,000,000"),
+        ("clock_hz", '{ value = 1e15, assumption = "x" }', "field 'clock_hz' must be an integer, got 1000000000000000.0"),
+        (
+            "clock_hz",
+            '{ value = 1_000_000_000_000, assumption = "x" }',
+            "field 'clock_hz' must be at most 100,000,000,000, got 1,000,000,000,000",
+        ),
+        ("clock_hz", '{ value = 1000, assumption = "kHz?" }', "field 'clock_hz' must be at least 1,000,000, got 1,000"),
+        ("tile_memory_bytes", '{ value = 64, assumption = "x" }', "field 'tile_memory_bytes' must be at least 1,024, got 64"),
+        ("worker_threads", '{ value = 1000, assumption = "x" }', "field 'worker_threads' must be at most 64, got 1,000"),
+        ("sync_cycles", '{ value = 10_000_000, assumption = "x" }', "field 'sync_cycles' must be at most 1,000,000, got 10,000,000"),
     ],
 )
 def test_bad_target_file_is_rejected_naming_file_and_field(tmp_path: Path, field: str, value: str | None, problem: str):

@@ -760,3 +760,59 @@ module attributes {ipu.target = "tiny"} {
     return
   }
 }
+
+// -----
+
+// Device variables (ipu.variable): unique names, one per buffer, of the buffer's element type,
+// mapped within it, and never streamed by the program.
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "w", type = memref<4xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+  "ipu.buffer"() {sym_name = "v", type = memref<4xf32>, tiles = array<i64: 4, 4, 1>} : () -> ()
+  "ipu.variable"() {name = "param:w", buffer = @w, type = tensor<16xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> ()
+  // expected-error @+1 {{'ipu.variable' op redefines device variable 'param:w' (names are unique)}}
+  "ipu.variable"() {name = "param:w", buffer = @v, type = tensor<16xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 4, 4, 1>}} : () -> ()
+  // expected-error @+1 {{'ipu.variable' op places device variable 'param:u' in @w, which already holds 'param:w'}}
+  "ipu.variable"() {name = "param:u", buffer = @w, type = tensor<16xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> ()
+  func.func @main(%a: tensor<16xf32>) -> tensor<16xf32> attributes {ipu.program} {
+    // expected-error @+1 {{'ipu.host_to_device' op streams into @w, the buffer of device variable 'param:w': the host writes variables by name between runs, no run streams them in}}
+    "ipu.host_to_device"(%a) {buffer = @w, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : (tensor<16xf32>) -> ()
+    // A run may stream a variable's value out (a result asking for it back).
+    %r = "ipu.device_to_host"() {buffer = @w, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> tensor<16xf32>
+    return %r : tensor<16xf32>
+  }
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "w", type = memref<4xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+  // expected-error @+1 {{'ipu.variable' op expects @w's element type f32, got f16}}
+  "ipu.variable"() {name = "a", buffer = @w, type = tensor<16xf16>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> ()
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "w", type = memref<4xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+  // expected-error @+1 {{'ipu.variable' op maps 8 elements to tile 0, but @w holds 4 per tile: the stream overflows it}}
+  "ipu.variable"() {name = "a", buffer = @w, type = tensor<16xf32>, mapping = {kind = "linear", grain = 8 : i64, tiles = array<i64: 0, 2, 1>}} : () -> ()
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "w", type = memref<4xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+  // expected-error @+1 {{'ipu.variable' op expects 'type' to be a statically shaped tensor, got memref<16xf32>}}
+  "ipu.variable"() {name = "a", buffer = @w, type = memref<16xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> ()
+}
+
+// -----
+
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "w", type = memref<4xf32>, tiles = array<i64: 0, 4, 1>} : () -> ()
+  func.func @main() attributes {ipu.program} {
+    // expected-error @+1 {{'ipu.variable' op expects to be directly inside a builtin.module}}
+    "ipu.variable"() {name = "a", buffer = @w, type = tensor<16xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 4, 1>}} : () -> ()
+    return
+  }
+}

@@ -56,6 +56,11 @@ module attributes {ipu.target = "tiny"} {
   "ipu.buffer"() {sym_name = "y", type = memref<64xf32>, tiles = array<i64: 0, 16, 1>, offset = 256 : i64} : () -> ()
   // CHECK: "ipu.buffer"() {sym_name = "sum", tiles = array<i64: 0, 1, 1>, type = memref<16xf32>}
   "ipu.buffer"() {sym_name = "sum", type = memref<16xf32>, tiles = array<i64: 0, 1, 1>} : () -> ()
+  // A device variable kept in tile memory from run to run (never streamed).
+  // CHECK: "ipu.buffer"() {sym_name = "scale", tiles = array<i64: 0, 16, 1>, type = memref<4xf32>}
+  "ipu.buffer"() {sym_name = "scale", type = memref<4xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  // CHECK: "ipu.variable"() {buffer = @scale, mapping = {grain = 4 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}, name = "param:scale", type = tensor<64xf32>} : () -> ()
+  "ipu.variable"() {name = "param:scale", buffer = @scale, type = tensor<64xf32>, mapping = {kind = "linear", grain = 4 : i64, tiles = array<i64: 0, 16, 1>}} : () -> ()
 
   // CHECK-LABEL: func.func @main
   func.func @main(%arg0: tensor<1024xf32>) -> tensor<1024xf32> attributes {ipu.program} {

@@ -1,0 +1,307 @@
+"""The joint graph of one training step: forward, loss, backward and update as one L0 program.
+
+    step = build_step(model, optimizer, rule, micro_batch, accumulation=1, reduction="mean")
+    step.module        # func.func @main, in generic form, with `ipu.resident` attributes
+    step.variables     # [Variable(name, initial value, updated)] in argument order
+
+The step is a pure function of the device variables and one micro-batch, written with
+`torch.func` (`functional_call`, `grad_and_value`) and the optimizer's update as tensor math
+(frontends/optimizers.py), traced twice with `make_fx`:
+
+1. with PyTorch's core ATen decompositions, SDPA forced to its math form (its CPU flash-attention
+   backward has no torch-mlir import; the math form's backward is plain matmuls and softmax),
+   and `native_batch_norm` decomposed: its schema does not mark the running statistics it
+   updates in place, so functionalization cannot see that update; decomposed, the update is a
+   `copy_` into the running-stat tensors;
+2. functionalized (`torch.func.functionalize`): every in-place update (the `copy_`s,
+   BatchNorm's `num_batches_tracked += 1`) becomes a value.
+
+The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after two
+rewrites of ops its import refuses (`squeeze.dims`, `view_copy`: both become `aten.view` to
+the node's own shape).
+
+The program's arguments are the device variables then the micro-batch; its results the loss,
+the forward's other outputs, then each variable the step changes (`ipu.resident` on both
+sides, as docs/training.md's contract says). A variable whose traced result is its own
+argument (a frozen parameter, the learning rate, GPT-2's causal mask) has no result.
+
+Gradient accumulation keeps the program one step long whatever the count: the gradients are
+summed into `accum:grad:NAME` variables and a counter `accum:count`; the update is computed
+on every micro-batch and kept (`where`) only on the last of each group, when the accumulators
+are also reset. IR size does not grow with the count.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from ipu_mlir.frontends import api
+from ipu_mlir.frontends.optimizers import OptimizerRule
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["RESIDENT_ATTR", "JointStep", "Variable", "build_step", "split_result"]
+
+RESIDENT_ATTR = "ipu.resident"
+_RANDOM_OPS = ("aten.bernoulli", "aten.rand", "aten.randn", "aten.native_dropout", "aten.randint", "aten.uniform")
+
+
+@dataclass
+class Variable:
+    name: str  # param:fc1.weight, buffer:bn1.running_mean, opt:exp_avg:fc1.weight, hyper:lr, ...
+    value: np.ndarray  # its value when the step was built
+    updated: bool = False  # the step has a result for it
+
+
+@dataclass
+class JointStep:
+    module: ir.Module  # L0: func.func @main with the ipu.resident attributes
+    variables: list[Variable]  # the first arguments, in order
+    batch: list[tuple[tuple[int, ...], np.dtype]]  # the streamed arguments after them
+    outputs: int  # streamed results before the loss: the forward's outputs other than the loss
+    output_is_tuple: bool  # forward returned (outputs..., loss) rather than the loss
+
+
+def split_result(result: Any) -> tuple[list[Any], Any, bool]:
+    """(other outputs, loss, was a tuple) of what a training forward returned: the loss, or a
+    tuple whose last element is the loss, as in PopTorch."""
+    import torch
+
+    if isinstance(result, (tuple, list)) and result:
+        *outputs, loss = result
+        is_tuple = True
+    else:
+        outputs, loss, is_tuple = [], result, False
+    if not (isinstance(loss, torch.Tensor) and loss.dim() == 0 and loss.is_floating_point()):
+        got = f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else type(loss).__name__
+        raise IpuError(
+            f"the model's forward must return the loss (a scalar tensor) or (output, loss) as in PopTorch; its last value is {got}"
+        )
+    for output in outputs:
+        if not isinstance(output, torch.Tensor):
+            raise IpuError(f"the model's forward returned {type(output).__name__} beside the loss: only tensors are supported")
+    return outputs, loss, is_tuple
+
+
+def build_step(
+    model: Any,
+    optimizer: Any,
+    rule: OptimizerRule,
+    micro_batch: tuple,
+    accumulation: int = 1,
+    mean: bool = True,
+    importer: type | None = None,
+) -> JointStep:
+    """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
+    `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
+    sum when not `mean`) before each update. `importer`: torch-mlir's FxImporter or a subclass
+    (frontends.torch's names each op's location after its ATen op)."""
+    import torch
+
+    layout = _Layout(model, optimizer, rule, accumulation)
+    batch = tuple(value.detach() for value in micro_batch)
+    flat = [torch.from_numpy(np.array(variable.value)) for variable in layout.variables] + list(batch)
+    graph = _trace(layout.step_function(mean), flat)
+    returns = layout.returns
+    results = _fold_unchanged(graph, len(layout.variables), returns.outputs + 1)
+    for variable, changed in zip(layout.variables, results):
+        variable.updated = changed
+    module = _import(graph, importer)
+    _mark_resident(module, [variable.name for variable in layout.variables], [v.name for v in layout.variables if v.updated])
+    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.is_tuple)
+
+
+@dataclass
+class _Returns:
+    """What the model's forward returns, learnt while tracing it."""
+
+    outputs: int = 0  # tensors beside the loss
+    is_tuple: bool = False
+
+
+class _Layout:
+    """The step's variables and the pure function over them."""
+
+    def __init__(self, model: Any, optimizer: Any, rule: OptimizerRule, accumulation: int) -> None:
+        self.model, self.rule, self.accumulation = model, rule, accumulation
+        group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
+        self.params = dict(model.named_parameters())
+        self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
+        self.buffers = dict(model.named_buffers())
+        self.lr_names = ["hyper:lr" if index == 0 else f"hyper:lr:{index}" for index in range(len(optimizer.param_groups))]
+        variables = [Variable(f"param:{name}", _array(p)) for name, p in self.params.items()]
+        variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
+        variables += [Variable(name, np.array(group["lr"], np.float32)) for name, group in zip(self.lr_names, optimizer.param_groups)]
+        if rule.counts_steps:
+            variables.append(Variable("opt:step", np.array(_steps_taken(optimizer), np.float32)))
+        for name, group in self.trainable.items():
+            state = optimizer.state.get(self.params[name], {})
+            for kind in rule.state_names(group):
+                initial = state.get(kind)
+                value = _array(initial) if initial is not None else np.zeros(self.params[name].shape, _numpy_dtype(self.params[name]))
+                variables.append(Variable(f"opt:{kind}:{name}", value))
+        if accumulation > 1:
+            variables.append(Variable("accum:count", np.array(0, np.float32)))
+            variables += [
+                Variable(f"accum:grad:{name}", np.zeros(self.params[name].shape, _numpy_dtype(self.params[name])))
+                for name in self.trainable
+            ]
+        self.variables = variables
+        self.returns = _Returns()
+
+    def step_function(self, mean: bool) -> Any:
+        import torch
+        from torch.func import functional_call, grad_and_value
+
+        names = [variable.name for variable in self.variables]
+        model, rule, returns, accumulation = self.model, self.rule, self.returns, self.accumulation
+
+        def step(*flat: Any) -> list[Any]:
+            values = dict(zip(names, flat))
+            batch = flat[len(names) :]
+            trainable = {name: values[f"param:{name}"] for name in self.trainable}
+            frozen = {name: values[f"param:{name}"] for name in self.params if name not in self.trainable}
+            buffers = {name: values[f"buffer:{name}"] for name in self.buffers}
+
+            def loss_of(params: dict, buffers: dict) -> Any:
+                buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
+                outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
+                returns.outputs = len(outputs)
+                return loss, (outputs, buffers)
+
+            grads, (loss, (outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
+            new = {f"buffer:{name}": value for name, value in new_buffers.items()}
+            apply = None
+            if accumulation > 1:
+                count = values["accum:count"] + 1
+                apply = count == accumulation
+                sums = {name: values[f"accum:grad:{name}"] + grads[name] for name in grads}
+                grads = {name: total / accumulation if mean else total for name, total in sums.items()}
+                new["accum:count"] = torch.where(apply, torch.zeros_like(count), count)
+                new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
+            step_count = values.get("opt:step")
+            for name, group in self.trainable.items():
+                state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
+                param, state = rule.update(group, trainable[name], grads[name], state, values[self.lr_names[group]], step_count)
+                updated = {f"param:{name}": param, **{f"opt:{kind}:{name}": value for kind, value in state.items()}}
+                for key, value in updated.items():
+                    new[key] = value if apply is None else torch.where(apply, value, values[key])
+            if step_count is not None:
+                new["opt:step"] = step_count + 1 if apply is None else step_count + apply.to(step_count.dtype)
+            return [*outputs, loss, *(new.get(name, values[name]) for name in names)]
+
+        return step
+
+
+def _trace(step: Any, flat: list) -> Any:
+    import torch
+    from torch._decomp import core_aten_decompositions, get_decompositions
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    decompositions = {**core_aten_decompositions(), **get_decompositions([torch.ops.aten.native_batch_norm])}
+    with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]):
+        warnings.simplefilter("ignore", (FutureWarning, UserWarning))
+        first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
+        for node in first.graph.nodes:
+            if node.op == "call_function" and str(node.target).startswith(_RANDOM_OPS):
+                raise IpuError(
+                    f"training with random ops ({node.target}: dropout in train mode?) is not supported: set the dropout probability to 0"
+                )
+            if node.op == "call_function" and node.target is torch.ops.aten._adaptive_avg_pool2d_backward.default:
+                _rewrite_adaptive_pool_backward(node)
+        first.recompile()
+        graph = make_fx(
+            torch.func.functionalize(first, remove="mutations"), decomposition_table=core_aten_decompositions(), tracing_mode="fake"
+        )(*flat)
+    for node in graph.graph.nodes:
+        if node.op == "call_function" and node.target in (torch.ops.aten.squeeze.dims, torch.ops.aten.view_copy.default):
+            node.target, node.args, node.kwargs = torch.ops.aten.view.default, (node.args[0], list(node.meta["val"].shape)), {}
+    graph.recompile()
+    return graph
+
+
+def _rewrite_adaptive_pool_backward(node: Any) -> None:
+    """`_adaptive_avg_pool2d_backward` (torch-mlir has no lowering for it) as tensor math, when
+    the output divides the input (AlexNet's and ResNet's pools): each output's gradient spread
+    evenly over its window. Other sizes are left to torch-mlir, which refuses them by name."""
+    grad, source = (argument.meta["val"] for argument in node.args)
+    (in_h, in_w), (out_h, out_w) = source.shape[-2:], grad.shape[-2:]
+    if in_h % out_h == 0 and in_w % out_w == 0:
+        node.target = _spread_over_windows
+
+
+def _spread_over_windows(grad: Any, source: Any) -> Any:
+    *outer, out_h, out_w = grad.shape
+    kernel_h, kernel_w = source.shape[-2] // out_h, source.shape[-1] // out_w
+    spread = (grad / (kernel_h * kernel_w))[..., :, None, :, None].expand(*outer, out_h, kernel_h, out_w, kernel_w)
+    return spread.reshape(source.shape)
+
+
+def _fold_unchanged(graph: Any, variables: int, streamed: int) -> list[bool]:
+    """Drops the variable results that are their own argument; which variables kept one."""
+    placeholders = [node for node in graph.graph.nodes if node.op == "placeholder"]
+    output = next(node for node in graph.graph.nodes if node.op == "output")
+    results = list(output.args[0])
+    changed = [result is not placeholders[index] for index, result in enumerate(results[streamed:])]
+    output.args = ([*results[:streamed], *(r for r, keep in zip(results[streamed:], changed) if keep)],)
+    graph.graph.eliminate_dead_code()
+    graph.recompile()
+    assert len(changed) == variables
+    return changed
+
+
+def _import(graph: Any, importer: type | None) -> ir.Module:
+    from torch_mlir import fx
+    from torch_mlir import ir as torch_ir
+    from torch_mlir.compiler_utils import TorchMlirCompilerError
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    context = torch_ir.Context()
+    torch_dialect.register_dialect(context)
+    errors: list[str] = []  # torch-mlir's diagnostics, kept from stderr: the first becomes the one-line error
+    context.attach_diagnostic_handler(lambda diagnostic: errors.append(str(diagnostic.message).splitlines()[0]) or True)
+    try:
+        fx_importer = (importer or FxImporter)(context=context)
+        imported = fx.stateless_fx_import(graph, output_type="linalg-on-tensors", fx_importer=fx_importer, model_name="main")
+    except TorchMlirCompilerError as error:
+        first = errors[0] if errors else str(error).strip().splitlines()[0]
+        raise IpuError(f"torch-mlir cannot import the training step: {first}") from None
+    return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
+
+
+def _mark_resident(module: ir.Module, arguments: list[str], results: list[str]) -> None:
+    """`ipu.resident` on the first arguments (the variables) and the last results (their new values)."""
+    with module.context:
+        main = next(op for op in module.body.operations if op.operation.name == "func.func")
+        function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        empty = ir.DictAttr.get({})
+
+        def marked(name: str) -> ir.DictAttr:
+            return ir.DictAttr.get({RESIDENT_ATTR: ir.StringAttr.get(name)})
+
+        inputs, outputs = len(function_type.inputs), len(function_type.results)
+        main.attributes["arg_attrs"] = ir.ArrayAttr.get([marked(n) for n in arguments] + [empty] * (inputs - len(arguments)))
+        main.attributes["res_attrs"] = ir.ArrayAttr.get([empty] * (outputs - len(results)) + [marked(n) for n in results])
+
+
+def _steps_taken(optimizer: Any) -> float:
+    for state in optimizer.state.values():
+        if "step" in state:
+            return float(state["step"])
+        if state.get("momentum_buffer") is not None:
+            return 1.0  # SGD keeps no count; a buffer means at least one step was taken
+    return 0.0
+
+
+def _array(tensor: Any) -> np.ndarray:
+    return np.array(tensor.detach().cpu().numpy(), copy=True)
+
+
+def _numpy_dtype(tensor: Any) -> np.dtype:
+    return tensor.detach().cpu().numpy().dtype

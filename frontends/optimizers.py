@@ -1,0 +1,113 @@
+"""torch.optim's SGD, Adam and AdamW as tensor math for the joint graph.
+
+The update of each parameter is written with torch ops on the traced tensors, in the order of
+torch's own single-tensor code (torch/optim/sgd.py `_single_tensor_sgd`, adam.py
+`_single_tensor_adam`), so the compiled step computes what `optimizer.step()` computes. The
+hyper-parameters are read from the optimizer's param_groups: the learning rate of each group
+is a read-only device variable (`hyper:lr`, `hyper:lr:1`, ...), rewritten by the host when a
+scheduler changes it; the others are constants of the program. One step counter
+(`opt:step`, the count of updates made) serves Adam's bias correction and SGD's first momentum
+step (torch starts the buffer as a copy of the gradient).
+
+torch is imported inside the functions: the rest of ipu_mlir does not need it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["OptimizerRule", "rule_of"]
+
+_SUPPORTED = {"SGD": "sgd", "Adam": "adam", "AdamW": "adamw"}
+_STATE = {"sgd": ("momentum_buffer",), "adam": ("exp_avg", "exp_avg_sq"), "adamw": ("exp_avg", "exp_avg_sq")}
+_CONSTANTS = {
+    "sgd": ("momentum", "dampening", "nesterov", "weight_decay", "maximize"),
+    "adam": ("betas", "eps", "weight_decay", "maximize", "amsgrad"),
+    "adamw": ("betas", "eps", "weight_decay", "maximize", "amsgrad"),
+}
+
+
+@dataclass(frozen=True)
+class OptimizerRule:
+    """The update of one torch optimizer: its kind, and per param group the constants."""
+
+    kind: str  # sgd, adam, adamw
+    groups: tuple[dict, ...]  # the constants of each param group (not the lr)
+
+    def state_names(self, group: int) -> tuple[str, ...]:
+        """The per-parameter state a parameter of `group` keeps (SGD without momentum: none)."""
+        if self.kind == "sgd" and not self.groups[group]["momentum"]:
+            return ()
+        return _STATE[self.kind]
+
+    @property
+    def counts_steps(self) -> bool:
+        return self.kind != "sgd" or any(group["momentum"] for group in self.groups)
+
+    def update(self, group: int, param: Any, grad: Any, state: dict[str, Any], lr: Any, step: Any) -> tuple[Any, dict[str, Any]]:
+        """(new parameter, new state) after one step; `step` counts the updates made before it."""
+        constants = self.groups[group]
+        if self.kind == "sgd":
+            return _sgd(param, grad, state, lr, step, **constants)
+        return _adam(param, grad, state, lr, step, decoupled=self.kind == "adamw", **constants)
+
+
+def rule_of(optimizer: Any) -> OptimizerRule:
+    """The rule of `optimizer` (torch.optim.SGD, Adam or AdamW, exactly those classes)."""
+    import torch
+
+    name = type(optimizer).__name__
+    kind = _SUPPORTED.get(name)
+    if kind is None or type(optimizer) is not getattr(torch.optim, name):
+        raise IpuError(f"unsupported optimizer {type(optimizer).__module__}.{name}: trainingModel takes torch.optim.SGD, Adam or AdamW")
+    groups = tuple({key: group[key] for key in _CONSTANTS[kind]} for group in optimizer.param_groups)
+    for group in groups:
+        if group.get("amsgrad"):
+            raise IpuError(f"unsupported optimizer setting: {name}(amsgrad=True)")
+        if group.get("nesterov") and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise IpuError("SGD: Nesterov momentum requires a momentum and zero dampening (as torch.optim.SGD)")
+        group.pop("amsgrad", None)
+    for group in optimizer.param_groups:
+        if isinstance(group["lr"], torch.Tensor) or any(isinstance(value, torch.Tensor) for value in group.get("betas", ())):
+            raise IpuError(f"{name}: tensor hyper-parameters (lr or betas as tensors) are not supported; give floats")
+    return OptimizerRule(kind, groups)
+
+
+def _sgd(param, grad, state, lr, step, momentum, dampening, nesterov, weight_decay, maximize):  # noqa: ANN001, ANN202
+    import torch
+
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + weight_decay * param
+    new_state = {}
+    if momentum != 0:
+        # torch: the first step's buffer is the gradient itself; later ones m * buf + (1 - d) * g
+        buffer = torch.where(step == 0, grad, state["momentum_buffer"] * momentum + (1 - dampening) * grad)
+        new_state["momentum_buffer"] = buffer
+        grad = grad + momentum * buffer if nesterov else buffer
+    return param - lr * grad, new_state
+
+
+def _adam(param, grad, state, lr, step, betas, eps, weight_decay, maximize, decoupled):  # noqa: ANN001, ANN202
+    import torch
+
+    beta1, beta2 = betas
+    step = step + 1
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        if decoupled:  # AdamW: param.mul_(1 - lr * weight_decay)
+            param = param * (1 - lr * weight_decay)
+        else:
+            grad = grad + weight_decay * param
+    exp_avg = state["exp_avg"] + (grad - state["exp_avg"]) * (1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq = state["exp_avg_sq"] * beta2 + (1 - beta2) * grad * grad
+    bias_correction1 = 1 - torch.pow(beta1, step)
+    bias_correction2 = 1 - torch.pow(beta2, step)
+    step_size = lr / bias_correction1
+    denom = exp_avg_sq.sqrt() / bias_correction2.sqrt() + eps
+    return param - step_size * (exp_avg / denom), {"exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}

@@ -1,0 +1,84 @@
+"""PopTorch's `Options`, the part of it that means something on the simulated chip.
+
+    opts = Options().deviceIterations(4)
+    opts.Training.gradientAccumulation(2)
+    model = trainingModel(net, options=opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
+
+Method names are PopTorch's (`poptorch.Options`, `opts.Training.*`), each returning the options
+so that calls chain as they do there. `target` (a target name or .toml path) is ours.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["Options", "ReductionType"]
+
+
+class ReductionType(enum.Enum):
+    """How accumulated gradients are combined (PopTorch's `poptorch.ReductionType`)."""
+
+    Mean = "mean"
+    Sum = "sum"
+
+
+class _TrainingOptions:
+    def __init__(self, owner: Options) -> None:
+        self._owner = owner
+        self.gradient_accumulation = 1
+        # PopTorch's default: "Mean (default): Reduce gradients by calculating the mean of them"
+        # (poptorch/options.py, _TrainingOptions.accumulationAndReplicationReductionType).
+        self.reduction = ReductionType.Mean
+
+    def gradientAccumulation(self, count: int) -> _TrainingOptions:  # noqa: N802 (PopTorch's name)
+        """Micro-batches whose gradients are combined before one optimizer step."""
+        self.gradient_accumulation = _positive("gradientAccumulation", count)
+        return self
+
+    def accumulationAndReplicationReductionType(self, reduction: ReductionType) -> _TrainingOptions:  # noqa: N802
+        if not isinstance(reduction, ReductionType):
+            raise IpuError(f"accumulationAndReplicationReductionType takes ReductionType.Mean or ReductionType.Sum, got {reduction!r}")
+        self.reduction = reduction
+        return self
+
+
+class Options:
+    """What a `trainingModel` or `inferenceModel` runs: the device iterations and gradient
+    accumulation of one call, the target, and the available memory proportion."""
+
+    def __init__(self) -> None:
+        self.device_iterations = 1
+        self.target_name = "gc200"
+        self.available_memory_proportion: dict[str, float] = {}
+        self.Training = _TrainingOptions(self)  # noqa: N815 (PopTorch's attribute)
+
+    def deviceIterations(self, count: int) -> Options:  # noqa: N802 (PopTorch's name)
+        """Steps (of `gradientAccumulation` micro-batches each) one call runs on the device."""
+        self.device_iterations = _positive("deviceIterations", count)
+        return self
+
+    def setAvailableMemoryProportion(self, proportions: dict[str, float]) -> Options:  # noqa: N802
+        """PopTorch's per-IPU bound on planner temporaries ({"IPU0": 0.3}). Recorded and checked
+        here; the planner does not read it yet (docs/training.md says so)."""
+        for ipu_name, value in proportions.items():
+            if not (isinstance(value, (int, float)) and 0 < value <= 1):
+                raise IpuError(f"setAvailableMemoryProportion: {ipu_name} must be in (0, 1], got {value!r}")
+        self.available_memory_proportion = dict(proportions)
+        return self
+
+    def target(self, name: str) -> Options:
+        """The simulated chip: a built-in target name (gc200, gc2, tiny) or a .toml path."""
+        self.target_name = name
+        return self
+
+    @property
+    def micro_batches_per_call(self) -> int:
+        return self.device_iterations * self.Training.gradient_accumulation
+
+
+def _positive(name: str, count: int) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise IpuError(f"{name} takes a positive integer, got {count!r}")
+    return count

@@ -1,0 +1,131 @@
+"""Device variables through the compiler: the L0 `ipu.resident` attributes, checked, kept by
+`ipu-plan`, and turned by `ipu-schedule` into buffers the program updates in place.
+
+An entry argument with `ipu.resident = "<name>"` is a device variable: it lives in tile memory
+for the life of the loaded program, written by the host by name (`Simulator.write_variable`),
+never streamed by a run. A result with the same attribute is its new value (same type): the
+program writes it into the variable's buffer, computed there directly when nothing reads the
+old value after the op computing it (`Schedule.in_place`, as for a loop's carried tensor), else
+copied in at the end of the program. Neither appears in the L3 program's signature: its
+arguments and results are the streams of one run only (`docs/contracts.md`).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.target.diagnostics import op_error
+
+
+def _names(function: ir.OpView, key: str, count: int) -> dict[int, ir.Attribute]:
+    if key not in function.attributes:
+        return {}
+    found = {}
+    for index, attrs in enumerate(ir.ArrayAttr(function.attributes[key])):
+        attrs = ir.DictAttr(attrs)
+        if index < count and ipu.RESIDENT_ATTR in attrs:
+            found[index] = attrs[ipu.RESIDENT_ATTR]
+    return found
+
+
+def resident_names(function: ir.OpView) -> tuple[dict[int, str], dict[int, str]]:
+    """(argument index -> variable name, result index -> variable name) of an entry function
+    whose attributes `check_residents` accepted."""
+    signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    arguments = _names(function, "arg_attrs", len(signature.inputs))
+    results = _names(function, "res_attrs", len(signature.results))
+    return (
+        {k: ir.StringAttr(v).value for k, v in arguments.items()},
+        {k: ir.StringAttr(v).value for k, v in results.items()},
+    )
+
+
+def check_residents(function: ir.OpView) -> None:
+    """Raises an error at the function for each malformed `ipu.resident`: not a non-empty
+    string, a name on two arguments or two results, a result naming no resident argument, or a
+    result whose type is not its variable's."""
+    signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    errors, arguments = [], {}
+    for role, key, types in (("argument", "arg_attrs", signature.inputs), ("result", "res_attrs", signature.results)):
+        seen: dict[str, int] = {}
+        for index, attr in _names(function, key, len(types)).items():
+            where = f"{role} #{index}"
+            if not isinstance(attr, ir.StringAttr) or not ir.StringAttr(attr).value:
+                errors.append(
+                    op_error(function, f"has '{ipu.RESIDENT_ATTR}' = {attr} on {where}: expected a variable's name (a non-empty string)")
+                )
+                continue
+            name = ir.StringAttr(attr).value
+            if name in seen:
+                errors.append(
+                    op_error(function, f"names device variable '{name}' on {role}s #{seen[name]} and #{index}: one {role} per variable")
+                )
+                continue
+            seen[name] = index
+            if role == "argument":
+                arguments[name] = types[index]
+            elif name not in arguments:
+                errors.append(op_error(function, f"updates device variable '{name}' ({where}), which no argument declares resident"))
+            elif types[index] != arguments[name]:
+                errors.append(
+                    op_error(
+                        function,
+                        f"updates device variable '{name}' ({where}) with a {types[index]}, but the variable is a {arguments[name]}",
+                    )
+                )
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ExceptionGroup(f"{len(errors)} malformed '{ipu.RESIDENT_ATTR}' attributes", errors)
+
+
+def argument_attributes(function: ir.OpView, index: int, mapping: ir.Attribute) -> ir.DictAttr:
+    """Argument `index`'s attributes with `ipu.mapping` set to `mapping` (others kept: the
+    `ipu.resident` names go on to `ipu-schedule`)."""
+    entries = {}
+    if "arg_attrs" in function.attributes:
+        attrs = ir.DictAttr(ir.ArrayAttr(function.attributes["arg_attrs"])[index])
+        entries = {attrs[k].name: attrs[k].attr for k in range(len(attrs))}
+    entries[ipu.MAPPING_ATTR] = mapping
+    return ir.DictAttr.get(entries)
+
+
+def declare_variable(scheduler, argument: ir.Value, name: str, layout) -> str:
+    """A buffer for the variable `name` and its `ipu.variable`, in `layout` (the argument's
+    plan). Nothing streams it: the host writes it by name."""
+    tensor = ir.RankedTensorType(argument.type)
+    buffer = scheduler.buffer("var", layout, tensor.element_type, argument.location)  # errors about it point at the argument
+    ipu.variable(name, buffer, tensor, layout.mapping(), loc=argument.location, ip=ir.InsertionPoint(scheduler.program))
+    return buffer
+
+
+def update_variables(scheduler, op: ir.OpView, updates: dict[int, object]) -> dict[int, object]:
+    """At the function's return: each updated variable's new value copied into its buffer
+    (nothing when the op computing it wrote it there). A value held in another variable's
+    buffer being overwritten (a swap), or a streamed result reading such a buffer (the old
+    value, returned too), is first staged in a buffer of its own, a superstep earlier: one
+    exchange phase must not write a buffer it reads. `updates`: result index -> the variable's
+    `Stored`. Returns the staged streamed results (result index -> `Stored`)."""
+    overwritten = set()
+    for position, target in updates.items():
+        if scheduler.get(op, op.operands[position]) != target:
+            overwritten.add(target.buffer)
+    staged, copies = {}, []
+    for position, value in enumerate(op.operands):
+        source = scheduler.get(op, value)
+        target = updates.get(position)
+        if source.buffer in overwritten and source != target:
+            element_type = ir.RankedTensorType(value.type).element_type
+            buffer = scheduler.buffer("staged", source.layout, element_type, op.location)
+            scheduler.copy(source, buffer, source.layout)
+            source = staged[position] = type(source)(buffer, source.layout)
+        if target is not None and source != target:
+            copies.append((source, target))
+    if staged:
+        ipu.sync("internal", ip=scheduler.ip)
+    for source, target in copies:
+        scheduler.copy(source, target.buffer, target.layout)
+    if copies:
+        ipu.sync("internal", ip=scheduler.ip)
+    return {k: v for k, v in staged.items() if k not in updates}

@@ -1,0 +1,138 @@
+"""What every command-line tool does around its `main`: Ctrl-C and SIGTERM end it with a
+one-line message and the shell's status for the signal (130, 143), never a traceback; an
+error no check foresaw ends it with one line naming the exception (a bug to report), status 1;
+and `signals_held` keeps those signals off a block of work that must not be cut in half
+(publishing a run's files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import importlib
+import signal
+import sys
+import threading
+import typing
+from collections.abc import Callable, Iterator
+
+# The shell's exit status for a process ended by signal N is 128 + N.
+_STATUS = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt is for SIGINT: `finally` blocks run."""
+
+
+def tool(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorates a tool's `main(argv=None)`: interruptions and unforeseen exceptions become one
+    line on stderr."""
+
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def run(argv: list[str] | None = None, **kwargs) -> int:
+            name = kwargs.get("prog", prog)  # ipu-compile runs ipu-opt's main under its own name
+            try:
+                return main(argv, **kwargs)
+            except (KeyboardInterrupt, Terminated) as signalled:
+                return _stopped(name, signalled)
+            except RecursionError:
+                return _stop(name, "error: the input nests too deeply (Python's recursion limit)", 1)
+            except MemoryError:
+                return _stop(name, "error: out of memory", 1)
+            except Exception as error:  # the last line of defence: one line, no traceback
+                return _stop(name, f"internal error: {type(error).__name__}: {error} (please report it with the input)", 1)
+
+        return run
+
+    return decorate
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends, then act as they would have: the block
+    runs whole. (Python-level handlers, not the thread's signal mask: a signal may reach any
+    of numba's or BLAS's threads, and Python then acts on it in the main thread.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with _signals_recorded() as arrived:
+        yield
+    if arrived:
+        signal.raise_signal(arrived[0])
+
+
+@contextlib.contextmanager
+def _signals_recorded() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM only noted (in the list yielded) during the block."""
+    arrived: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: arrived.append(signum)) for signum in _HELD}
+    try:
+        yield arrived
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with a bad command line reported in one line (`prog: error: ...`), status 1."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def positive(text: str) -> int:
+    """An argparse `type`: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"invalid value '{text}': a positive integer")
+    return value
+
+
+def _command(prog: str, module: str) -> Callable[[], int]:
+    """The console script `prog`: SIGTERM raises `Terminated`; a signal while the tool's module
+    is imported (seconds: MLIR, numpy, torch) ends the command once the import is done, so a
+    signal at any moment ends it in one line."""
+
+    def run() -> int:
+        signal.signal(signal.SIGTERM, _raise_terminated)
+        # Not interrupted: a native extension cut short in its import crashes at exit.
+        with _signals_recorded() as arrived:
+            main = importlib.import_module(f"ipu_mlir.tools.{module}").main
+        if arrived:
+            return _stopped(prog, KeyboardInterrupt() if arrived[0] == signal.SIGINT else Terminated())
+        return main()
+
+    return run
+
+
+# The console scripts of pyproject.toml.
+ipu_run = _command("ipu-run", "ipu_run")
+ipu_compile = _command("ipu-compile", "ipu_compile")
+ipu_opt = _command("ipu-opt", "ipu_opt")
+ipu_vis = _command("ipu-vis", "ipu_vis")
+ipu_dialect_doc = _command("ipu-dialect-doc", "dialect_doc")
+ipu_demo = _command("ipu-demo", "demo")
+
+
+def _stopped(prog: str, signalled: BaseException) -> int:
+    if isinstance(signalled, KeyboardInterrupt):
+        return _stop(prog, "interrupted", _STATUS[signal.SIGINT])
+    return _stop(prog, "terminated", _STATUS[signal.SIGTERM])
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _stop(prog: str, message: str, status: int) -> int:
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    first_line = message.splitlines()[0] if message else message
+    sys.stderr.write(f"{prog}: {first_line}\n")
+    return status

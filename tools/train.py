@@ -1,0 +1,178 @@
+"""`ipu-run --model NAME --train`: a zoo model trained on synthetic data, checked against PyTorch.
+
+    ipu-run --model resnet18 --size 32 --train --steps 5 --batch 4 --optimizer sgd --lr 0.01
+
+The zoo model gets a loss (cross-entropy on random labels for the vision models, the
+next-token cross-entropy for GPT-2, the mean squared error to a random target of its first
+output otherwise), its dropout probabilities set to 0 (random masks cannot be compared), and
+is trained by `trainingModel` for `--steps` steps on fixed-seed batches; a copy is trained by
+PyTorch's own loop on the same batches from the same weights, and the parameters and buffers
+after the last step are compared (rtol 1e-4 of each tensor's largest magnitude).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from ipu_mlir.frontends import zoo
+from ipu_mlir.frontends.options import Options
+from ipu_mlir.frontends.torch import trainingModel
+from ipu_mlir.target.diagnostics import IpuError
+
+__all__ = ["OPTIMIZERS", "train_zoo_model"]
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
+RTOL = 1e-4  # the issue's tolerance for f32 parameters after N steps
+
+
+def train_zoo_model(
+    name: str, steps: int, batch: int, optimizer: str, lr: float, target: str, size: int | None, layers: int | None, reduced: bool = False
+) -> int:
+    """Trains, prints the loss per step and the timings, checks; the exit status. `reduced`:
+    the zoo's small configuration (`zoo.MODELS[name].reduced`), `size` and `layers` still apply."""
+    import torch
+
+    if optimizer not in OPTIMIZERS:
+        raise IpuError(f"unsupported optimizer '{optimizer}': --optimizer takes {', '.join(OPTIMIZERS)}")
+    if steps < 1 or batch < 1:
+        raise IpuError(f"--steps and --batch take positive integers, got {steps} and {batch}")
+    try:
+        options = dict(zoo.MODELS[name].reduced) if reduced else {}
+        reduced_size = options.pop("size", options.pop("seq", None))  # build's own arguments, as --size and --layers
+        reduced_layers = options.pop("layers", None)
+        size = reduced_size if size is None else size
+        layers = reduced_layers if layers is None else layers
+        net, example = zoo.build(name, batch=batch, size=size, layers=layers, **options)
+    except ValueError as error:
+        raise IpuError(str(error)) from None
+    for layer in net.modules():
+        if isinstance(layer, torch.nn.Dropout):
+            layer.p = 0.0
+    # The loss target's shape: the first output's, run on a copy (BatchNorm in train mode would update its statistics).
+    with torch.no_grad():
+        probe = copy.deepcopy(net).eval()(*example)
+    output_shape = tuple((probe[0] if isinstance(probe, tuple) else probe).shape)
+    model = _WithLoss(net, name)
+    exact = copy.deepcopy(model).train().double()  # PyTorch's loop in f64: how far rounding alone moves f32 training
+    reference = copy.deepcopy(model).train()
+    make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
+    trained = trainingModel(model, Options().target(target), make(model.parameters(), lr=lr))
+    loops = [(reference, make(reference.parameters(), lr=lr)), (exact, make(exact.parameters(), lr=lr))]
+    configuration = "reduced configuration of " if reduced else ""
+    print(f"model:             {name} ({configuration}{zoo.MODELS[name].summary})")
+    parameters = sum(p.numel() for p in model.parameters())
+    print(f"training:          {steps} steps, batch {batch}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
+    reference_seconds = 0.0
+    exact_grads = {key: torch.zeros_like(p) for key, p in exact.named_parameters()}  # the largest |gradient| seen, per element
+    for step in range(steps):
+        inputs = _batch(example, model, name, output_shape, step)
+        loss = float(trained(*inputs).detach())
+        if step == 0:
+            timings = trained.timings
+            print(f"joint step:        exported in {timings['export']:.2f} s, compiled and loaded in {timings['compile_and_load']:.2f} s")
+        start = time.perf_counter()
+        reference_loss = _torch_step(*loops[0], inputs)
+        reference_seconds += time.perf_counter() - start
+        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs))
+        for key, param in exact.named_parameters():
+            if param.grad is not None:
+                torch.maximum(exact_grads[key], param.grad.abs(), out=exact_grads[key])
+        print(f"step {step}: loss {loss:.6f} (PyTorch {reference_loss:.6f}), simulated in {trained.timings['run']:.2f} s", flush=True)
+    trained.copyWeightsToHost()
+    print(f"PyTorch's loop:    {reference_seconds:.2f} s for {steps} steps")
+    ok = _check(model, reference, exact, exact_grads, steps)
+    print(trained.profile.summary())
+    return 0 if ok else 1
+
+
+def _torch_step(model: Any, optimizer: Any, inputs: tuple) -> float:
+    optimizer.zero_grad()
+    loss = model(*inputs)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int) -> bool:
+    """Every parameter and buffer against PyTorch's f32 loop, within RTOL of the tensor's largest
+    magnitude, except where rounding alone moves PyTorch's own f32 training:
+
+    - elements whose gradient in the f64 loop stayed below 1e-9 of the model's largest, but not
+      zero, are left out: Adam scales a gradient up to +-lr whatever its size, and there each
+      side's rounding decides it (an attention's key bias, whose exact gradient is zero since
+      softmax ignores it, has only rounding noise);
+    - an element further than RTOL from PyTorch's f32 value passes within twice PyTorch's own
+      f32-f64 difference of the f64 value.
+
+    The line says how many elements each rule took."""
+    ours, theirs, exact_values = model.state_dict(), reference.state_dict(), exact.state_dict()
+    worst_name, worst, noise, widened, failed = "", 0.0, 0, 0, 0
+    largest = max(float(grads.max()) for grads in exact_grads.values())
+    for key in theirs:
+        mine, f32, f64 = ours[key].double(), theirs[key].double(), exact_values[key].double()
+        if key in exact_grads:
+            grads = exact_grads[key]
+            keep = (grads >= 1e-9 * largest) | (grads == 0)  # a zero gradient (an unused embedding row) must match exactly
+            noise += int((~keep).sum())
+            mine, f32, f64 = mine[keep], f32[keep], f64[keep]
+        if not mine.numel():
+            continue
+        scale = max(float(f32.abs().max()), 1e-12)
+        error = float((mine - f32).abs().max()) / scale
+        worst_name, worst = (key, error) if error > worst else (worst_name, worst)
+        outside = (mine - f32).abs() > RTOL * scale
+        within_rounding = (mine - f64).abs() <= RTOL * scale + 2 * (f32 - f64).abs()
+        widened += int((outside & within_rounding).sum())
+        failed += int((outside & ~within_rounding).sum())
+    notes = [f"{noise} with a gradient below 1e-9 of the largest left out"] if noise else []
+    notes += [f"{widened} within twice PyTorch's own f32-f64 difference"] if widened else []
+    verdict = "ok" if not failed else f"FAILED ({failed} elements)"
+    note = f"; elements: {', '.join(notes)}" if notes else ""
+    print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}")
+    return not failed
+
+
+class _WithLoss:
+    """Made an nn.Module subclass on first use (torch is imported lazily)."""
+
+    def __new__(cls, net: Any, name: str) -> Any:
+        import torch
+
+        class WithLoss(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = net
+
+            def forward(self, *inputs: Any) -> Any:
+                if name == "gpt2":  # the next token's cross-entropy
+                    logits = self.net(*inputs)
+                    logits = logits[0] if isinstance(logits, tuple) else logits
+                    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), inputs[0][:, 1:].reshape(-1))
+                *features, target = inputs
+                output = self.net(*features)
+                output = output[0] if isinstance(output, tuple) else output
+                if zoo.MODELS[name].kind == "vision":
+                    return torch.nn.functional.cross_entropy(output, target)
+                return torch.nn.functional.mse_loss(output, target)
+
+        return WithLoss().train()
+
+
+def _batch(example: tuple, model: Any, name: str, output_shape: tuple, step: int) -> tuple:
+    """Synthetic inputs like `example` for `step` (seeded by the step), and the loss's target
+    (random labels for class scores, a random tensor otherwise, none for GPT-2)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1000 + step)
+    vocab = next((m.num_embeddings for m in model.modules() if isinstance(m, torch.nn.Embedding)), 2)
+    inputs = tuple(
+        torch.randn(x.shape, generator=generator) if x.is_floating_point() else torch.randint(0, vocab, x.shape, generator=generator)
+        for x in example
+    )
+    if name == "gpt2":
+        return inputs
+    if zoo.MODELS[name].kind == "vision":
+        return (*inputs, torch.randint(0, output_shape[1], output_shape[:1], generator=generator))
+    return (*inputs, torch.randn(output_shape, generator=generator))
