@@ -24,6 +24,7 @@ from ipu_mlir.target.diagnostics import IpuError, op_error
 
 from . import ipu
 from .attrs import PARTITION_ATTR, TILES_ATTR, MalformedAttribute, PartitionAttr, TileGrid, TileMapping, decode_mapping, elements_per_tile
+from .combine import COMBINE_ATTR, mark_problem
 from .ops import REGISTRY, record_of
 from .ops.registry import static_tensor
 from .program import Program
@@ -514,6 +515,12 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
         writers.append(op)
 
 
+def _verify_combine_mark(op: ir.OpView, scope: _Scope) -> None:
+    problem = mark_problem(op)
+    if problem is not None:
+        raise op_error(op, f"is marked '{COMBINE_ATTR}' (a partial-sum combine) but {problem}")
+
+
 def _check_edges(op: ipu.VertexGroupOp, what: str, edge: str, types: list[ir.Type], buffers: list[_Buffer]) -> None:
     """A codelet argument (result) views the leading elements of its buffer, row-major: it has
     the buffer's element type and at most as many elements."""
@@ -597,6 +604,8 @@ def verify(root: ir.Operation, target=None) -> list[IpuError]:
         attributes = op.attributes
         if name == "func.func" or ipu.MAPPING_ATTR in attributes:
             rules.append(_verify_mapping_attribute)
+        if name == "func.func" and COMBINE_ATTR in attributes:
+            rules.append(_verify_combine_mark)
         if PARTITION_ATTR in attributes or TILES_ATTR in attributes:
             rules.append(_verify_partition_attribute)
         if rules:

@@ -35,7 +35,7 @@ from typing import Any
 
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.runtime.profile import write_profile
-from ipu_mlir.target import load_target
+from ipu_mlir.target import DEFAULT_TARGET, load_target
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["BackendOptions", "backend_options", "ipu_backend"]
@@ -45,7 +45,7 @@ REPORT_ENVIRONMENT = "IPU_MLIR_REPORT"
 
 @dataclass(frozen=True)
 class BackendOptions:
-    target: str = "gc200"
+    target: str = DEFAULT_TARGET
     profile_dir: str | None = None  # where each compiled graph writes its profile
 
 

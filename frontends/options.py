@@ -60,8 +60,8 @@ class Options:
         return self
 
     def setAvailableMemoryProportion(self, proportions: dict[str, float]) -> Options:  # noqa: N802
-        """PopTorch's per-IPU bound on planner temporaries ({"IPU0": 0.3}). Recorded and checked
-        here; the planner does not read it yet (docs/training.md says so)."""
+        """PopTorch's per-IPU share of tile memory the planner may use ({"IPU0": 0.3}): ipu-plan's
+        `memory-fraction` (one chip: the smallest share given)."""
         for ipu_name, value in proportions.items():
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise IpuError(f"setAvailableMemoryProportion: {ipu_name} must be in (0, 1], got {value!r}")
@@ -72,6 +72,11 @@ class Options:
         """The simulated chip: a built-in target name (gc200, gc2, tiny) or a .toml path."""
         self.target_name = name
         return self
+
+    @property
+    def memory_fraction(self) -> float | None:
+        """ipu-plan's share of each tile (`setAvailableMemoryProportion`), None: the target's."""
+        return min(self.available_memory_proportion.values(), default=None)
 
     @property
     def micro_batches_per_call(self) -> int:

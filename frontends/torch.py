@@ -37,6 +37,7 @@ from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.frontends.training import TrainingModel, micro_batches
 from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.target import DEFAULT_TARGET
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = [
@@ -56,7 +57,9 @@ __all__ = [
 _ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
 
 
-def compile(module: Any, *example_inputs: Any, target: str = "gc200", progress: Callable[[str], None] | None = None) -> CompiledModule:
+def compile(
+    module: Any, *example_inputs: Any, target: str = DEFAULT_TARGET, progress: Callable[[str], None] | None = None
+) -> CompiledModule:
     """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
     and loads it into the simulator (weights once). `progress` gets a line before each step."""
     say = progress or (lambda line: None)
@@ -79,7 +82,7 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
 
     if optimizer is None:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    return TrainingModel(model, options or Options(), optimizer, compile_program, _importer_class())
+    return TrainingModel(model, options or Options(), optimizer, functools.partial(compile_program, module=model), _importer_class())
 
 
 def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
@@ -112,11 +115,14 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 
-def compile_program(imported: ir.Module, target: str = "gc200", module: Any = None) -> ir.Module:
-    """The default pipeline on `imported` (left as it is). A refusal is re-raised with the
-    PyTorch layer (and its class, given the `module`) and op its location carries."""
+def compile_program(
+    imported: ir.Module, target: str = DEFAULT_TARGET, module: Any = None, memory_fraction: float | None = None
+) -> ir.Module:
+    """The default pipeline on `imported` (left as it is), the planner using `memory_fraction`
+    of each tile (default: the target's). A refusal is re-raised with the PyTorch layer (and its
+    class, given the `module`) and op its location carries."""
     try:
-        return api.compile_to_program(imported, target)
+        return api.compile_to_program(imported, target, memory_fraction=memory_fraction)
     except IpuError as error:
         origin = torch_origin(error.location, module)
         if not origin:

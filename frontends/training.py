@@ -24,17 +24,18 @@ from typing import Any
 
 import numpy as np
 
+from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
 from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.frontends.options import Options, ReductionType
-from ipu_mlir.frontends.streamed_state import StreamedVariables
+from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["TrainingModel", "micro_batches"]
 
 
 class TrainingModel:
-    """`frontends.torch.trainingModel`'s result. `compile_program(module, target)` compiles the
+    """`frontends.torch.trainingModel`'s result. `compile_program(module, target, memory_fraction=)` compiles the
     joint step and `importer` imports it into torch-mlir (frontends.torch gives its own: errors
     then name the PyTorch op)."""
 
@@ -46,7 +47,7 @@ class TrainingModel:
         self.rule = rule_of(optimizer)
         self.optimizer = optimizer
         self.step: JointStep | None = None  # built by the first call
-        self.device: StreamedVariables | None = None
+        self.device: Simulator | None = None  # holds the device variables between calls
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._lrs: list[float] = []
 
@@ -102,7 +103,9 @@ class TrainingModel:
             self._importer,
         )
         middle = time.perf_counter()
-        self.device = StreamedVariables(self.step.module, self.options.target_name, self._compile_program)
+        target, fraction = self.options.target_name, self.options.memory_fraction
+        program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction)
+        self.device = api.load_simulator(program, target, verified=True)  # the default pipeline ends in ipu-verify
         self.timings.update(export=middle - start, compile_and_load=time.perf_counter() - middle)
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
@@ -149,3 +152,7 @@ def micro_batches(inputs: tuple, count: int) -> list[np.ndarray]:
 
 def _describe(shape: tuple, dtype: Any) -> str:
     return f"{'x'.join(map(str, shape)) or 'scalar'} {np.dtype(dtype)}"
+
+
+def _compile(module: Any, target: str, memory_fraction: float | None = None) -> Any:
+    return api.compile_to_program(module, target, memory_fraction=memory_fraction)

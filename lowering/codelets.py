@@ -11,6 +11,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.combine import COMBINE_ATTR, CombineMark
 from ipu_mlir.dialects.ops.generic import combiner_of, filled, identity_constant
 
 
@@ -25,11 +26,12 @@ def _codelet(name: str, inputs: list[ir.Type], results: list[ir.Type], ip: ir.In
 
 def combine_codelet(name, partial_shape, element_type, combiner: str, with_init: bool, ip, loc) -> None:
     """Second stage of a reduction cut across tiles: the partial results, stacked along a
-    leading dim, combined (onto the op's init, `with_init`)."""
+    leading dim, combined (onto the op's init, `with_init`); marked so (dialects/combine.py)."""
     combiner = combiner_of(combiner, element_type)
     result_shape = partial_shape[1:]
     inputs = [tensor(partial_shape, element_type)] + ([tensor(result_shape, element_type)] if with_init else [])
     function, block = _codelet(name, inputs, [tensor(result_shape, element_type)], ip, loc)
+    function.attributes[COMBINE_ATTR] = CombineMark(combiner, with_init, epilogue=False).attribute()
     rank = len(partial_shape)
     with ir.InsertionPoint(block), loc:
         init = block.arguments[1] if with_init else filled(result_shape, element_type, identity_constant(combiner, element_type))

@@ -59,7 +59,7 @@ _FUSE = "builtin.module(linalg-fuse-elementwise-ops,canonicalize,cse)"
 # docs/contracts.md: element types numpy can run (bf16 is not one of them).
 ELEMENT_TYPES = frozenset({"f32", "f16", "f64", "i1", "i8", "i32", "i64"})
 _L0_DIALECTS = frozenset({"arith", "math", "linalg", "tensor", "func", "ipu"})
-# With the compute ops of the registry (ipu.matmul, ipu.conv, linalg.generic, and any a plugin adds).
+# With the compute ops of the registry (`REGISTRY`: the built-in records and any a plugin adds).
 _L1_DATA_OPS = frozenset({
     "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
     "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
@@ -70,7 +70,7 @@ _ASSERT = f"cf.assert outside a linalg.generic, a scalar run-time check ({PASS_N
 @register_pass
 @dataclass
 class ConvertToIpu(ModulePass):
-    """Convert linalg on tensors (L0) to ipu.matmul, ipu.conv and linalg.generic (L1).
+    """Convert linalg on tensors (L0) to the compute ops of the op registry, dialects/ops (L1).
 
     Calls are inlined into the entry. Contractions (`linalg.matmul`, `batch_matmul`, `matvec`,
     `vecmat`, `batch_matvec`, `batch_vecmat`, `dot`, also with transposing `indexing_maps`)

@@ -12,6 +12,7 @@ from mlir.dialects import func
 from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_and_fold_greedily
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.combine import COMBINE_ATTR, CombineMark
 from ipu_mlir.dialects.program import OpOrder, Program
 
 from .pass_registry import ModulePass, register_pass
@@ -149,6 +150,9 @@ class _Fuser:
             name, list(type_a.inputs) + [type_b.inputs[i] for i in kept], list(type_b.results), ip=ir.InsertionPoint(self.body)
         )
         self.program.insert(fused)
+        mark = CombineMark.of(codelet_a)
+        if mark is not None:  # A's arguments come first: its partials stay the first
+            fused.attributes[COMBINE_ATTR] = CombineMark(mark.combiner, mark.init, epilogue=True).attribute()
         block = fused.regions[0].blocks[0]
         args = list(block.arguments)
         with ir.InsertionPoint(block):

@@ -21,7 +21,7 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 from ipu_mlir.dialects.program import Program
-from ipu_mlir.target import Target, target_of
+from ipu_mlir.target import DEFAULT_TARGET, Target, target_of
 from ipu_mlir.target.diagnostics import IpuError, format_location, op_error
 
 from .pass_registry import ModulePass, register_pass
@@ -96,7 +96,7 @@ class MemoryPlan(ModulePass):
 
     report: str = field(default="", metadata={"help": "write a JSON memory report to this file; '-' prints a table on stderr"})
     reuse: bool = field(default=True, metadata={"help": "let buffers with disjoint live ranges share bytes (false: each buffer its own)"})
-    target: str = field(default="", metadata={"help": "target name or .toml path; empty: the module's ipu.target, else gc200"})
+    target: str = field(default="", metadata={"help": f"target name or .toml path; empty: the module's ipu.target, else {DEFAULT_TARGET}"})
 
     def run(self, module: ir.Operation) -> None:
         target = target_of(module, self.target or None)

@@ -18,7 +18,7 @@ from ipu_mlir.dialects.attrs import PARTITION_ATTR, TILES_ATTR
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
 from ipu_mlir.dialects.ops.generic import box_elements
 from ipu_mlir.dialects.ops.space import Space
-from ipu_mlir.target import Target, cost_model, target_of
+from ipu_mlir.target import DEFAULT_TARGET, Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from .layout import Layout, Parts, balanced_block
@@ -97,7 +97,7 @@ class Plan(ModulePass):
 
     name = "ipu-plan"
 
-    target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
+    target: str = field(default="", metadata={"help": f"target name or file (default: the module's ipu.target, else {DEFAULT_TARGET})"})
     memory_fraction: float = field(
         default=-1.0, metadata={"help": "share of tile memory a planned op may use (default: the target's, 0.6)", "above": 0, "maximum": 1}
     )

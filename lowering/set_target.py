@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from ipu_mlir.target import TARGET_ATTR, load_target
+from ipu_mlir.target import TARGET_ATTR, builtin_targets, load_target
 
 from .pass_registry import ModulePass, register_pass
 
@@ -16,7 +16,7 @@ from .pass_registry import ModulePass, register_pass
 class SetTarget(ModulePass):
     """Record the target machine in the module's `ipu.target` attribute.
 
-    The target is a built-in name (gc200, gc2, tiny) or the path of a target .toml file;
+    The target is a built-in name (a file of target/targets/) or the path of a target .toml file;
     it is loaded and checked here, so a typo fails now rather than in the planner. Later
     passes, the verifier and the simulator read it back (`runtime.target.target_of`).
     The value is stored as written: a relative path stays relative to the working directory.
@@ -36,7 +36,7 @@ class SetTarget(ModulePass):
 
     name = "ipu-set-target"
 
-    target: str = field(metadata={"help": "built-in target name (gc200, gc2, tiny) or path of a target .toml file"})
+    target: str = field(metadata={"help": f"built-in target name ({', '.join(builtin_targets())}) or path of a target .toml file"})
 
     def run(self, module: ir.Operation) -> None:
         load_target(self.target)

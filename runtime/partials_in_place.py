@@ -16,9 +16,10 @@ tables of run starts (`_sum_runs`).
 
 Elided only when proven from the later plan's steps (top level, outside loops):
 - the gathered buffer is written by copies from one buffer only, all before one compute
-  set, whose vertex groups reading it are pure sums (`_sum_then`: a fill of +0.0 and a
-  linalg.generic adding along the leading axis) reading nothing else, or such sums fused
-  with an epilogue reading it only through the sum (`FusedSumInPlace`), and no other step
+  set, whose vertex groups reading it are pure sums (`_sum_then`: codelets that
+  ipu-schedule marked `ipu.combine`, a float sum from +0.0 without init, dialects/combine.py,
+  as the verifier checked) reading nothing else, or such sums fused with an epilogue reading
+  it only through the sum (`FusedSumInPlace`, marked `epilogue = true`), and no other step
   touches it (no other reader, no result streamed out, no loop);
 - no step between the first copy and the sum writes the source (its bytes are the copies');
 - the codelet's sum adds each output's k pieces one after the other (runtime/reduce.py's
@@ -39,6 +40,7 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects.combine import CombineMark
 from ipu_mlir.dialects.ops.compiled import compiled
 
 from .codelet import body_key, compile_codelet
@@ -254,7 +256,7 @@ def _epilogue(planner, group: VertexGroup, memo: dict):
         clone = function.operation.clone()
         try:
             block = clone.regions[0].blocks[0]
-            constant, empty, fill, generic = list(block.operations)[:4]  # `_sum_then` proved them
+            constant, empty, fill, generic = list(block.operations)[:4]  # the mark's, verified
             argument = block.arguments[0]
             argument.set_type(generic.results[0].type)
             generic.results[0].replace_all_uses_with(argument)
@@ -352,38 +354,12 @@ def _in_order(reads: Grid, gathered: Buffer) -> bool | None:
 
 
 def _sum_then(function: ir.OpView | None) -> bool | None:
-    """False if a codelet is lowering/codelets.py's `combine_codelet` for a float sum without
-    init: `linalg.fill` of +0.0, then a linalg.generic adding its first argument along the
-    leading (reduction) axis into it, returned; True if it is that sum followed by an
-    epilogue (lowering/fuse.py inlines the combine's body first) reading the argument
-    nowhere else; else None."""
-    if function is None:
+    """False if a codelet is a float sum of its partials from +0.0, without init (its
+    `ipu.combine` mark, dialects/combine.py, which the verifier checked: `linalg.fill` of +0.0,
+    then a linalg.generic adding its first argument along the leading axis into it,
+    returned); True if that sum is followed by an epilogue (lowering/fuse.py), the argument
+    read by the sum alone; else None."""
+    mark = CombineMark.of(function)
+    if mark is None or mark.combiner != "arith.addf" or mark.init:
         return None
-    ops = list(function.regions[0].blocks[0].operations)
-    names = [op.operation.name for op in ops]
-    if names[:4] != ["arith.constant", "tensor.empty", "linalg.fill", "linalg.generic"] or len(names) < 5:
-        return None
-    constant, _, fill, generic, ret = ops[:5]
-    value = constant.attributes["value"]
-    if not isinstance(value, ir.FloatAttr) or value.value != 0.0 or math.copysign(1.0, value.value) < 0:
-        return None
-    argument = function.regions[0].blocks[0].arguments[0]
-    if list(fill.operands)[0] != constant.results[0] or list(generic.operands) != [argument, fill.results[0]]:
-        return None
-    kinds = [str(k).split("<")[-1].rstrip(">") for k in ir.ArrayAttr(generic.attributes["iterator_types"])]
-    rank = len(kinds)
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
-    dims = [ir.AffineDimExpr.get(i) for i in range(rank)]
-    if kinds != ["reduction"] + ["parallel"] * (rank - 1) or maps != [ir.AffineMap.get(rank, 0, dims), ir.AffineMap.get(rank, 0, dims[1:])]:
-        return None
-    body = list(generic.regions[0].blocks[0].operations)
-    arguments = list(generic.regions[0].blocks[0].arguments)
-    if not (
-        [op.operation.name for op in body] == ["arith.addf", "linalg.yield"]
-        and list(body[0].operands) in (arguments, arguments[::-1])
-        and list(body[1].operands) == [body[0].results[0]]
-    ):
-        return None
-    if len(names) == 5:
-        return None if names[4] != "func.return" or list(ret.operands) != [generic.results[0]] else False
-    return True if len(list(argument.uses)) == 1 else None
+    return mark.epilogue

@@ -93,7 +93,7 @@ class Target:
     @property
     def chip(self) -> Target:
         """The target of one IPU of this system (itself for a chip): what `ipu-plan` plans on."""
-        return _load_builtin(self.system.chip) if self.system else self
+        return load_target(self.system.chip) if self.system else self
 
     def ipu_of_tile(self, tile: int) -> int:
         return tile // self.tiles_per_ipu
@@ -205,12 +205,12 @@ def load_target(name_or_path: str) -> Target:
     names = builtin_targets()
     if name_or_path not in names:
         raise IpuError(f"unknown target '{name_or_path}'; built-in targets: {', '.join(names)} (or give the path of a .toml target file)")
-    return _load_builtin(name_or_path)
+    return _load_file(BUILTIN_TARGETS_DIR / f"{name_or_path}.toml")
 
 
 def target_of(module_op: ir.Module | ir.Operation | ir.OpView, override: str | None = None) -> Target:
     """The target `module_op` is compiled for: `override` (e.g. a pass's `target=` option) if
-    given, else the module's `ipu.target` string attribute (a name or a path), else gc200."""
+    given, else the module's `ipu.target` string attribute (a name or a path), else `DEFAULT_TARGET`."""
     if override is not None:
         return load_target(override)
     operation = module_op.operation
@@ -229,27 +229,31 @@ def target_of(module_op: ir.Module | ir.Operation | ir.OpView, override: str | N
         raise IpuError(error.message, operation.location) from None
 
 
-@functools.cache
-def _load_builtin(name: str) -> Target:
-    return _load_file(BUILTIN_TARGETS_DIR / f"{name}.toml")
-
-
 def _load_file(path: Path) -> Target:
+    """The target in `path`, parsed once per distinct content: every later look-up of the
+    same file (each pass's `target_of`, the verifier's, the simulator's) reads its bytes and
+    finds the parsed target (`_parsed`); an edited file is parsed anew."""
     try:
-        with path.open("rb") as stream:
-            document = tomllib.load(stream)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise IpuError(f"target file '{path}' does not exist") from None
     except OSError as error:
         raise IpuError(f"cannot read target file '{path}': {error.strerror}") from None
+    return _parsed(str(path), data)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(origin: str, data: bytes) -> Target:
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise IpuError(f"{path}: invalid TOML: {error}") from None
-    except UnicodeDecodeError as error:  # tomllib decodes the whole file as UTF-8 first
+        raise IpuError(f"{origin}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:
         before = error.object[: error.start]
         line, column = before.count(b"\n") + 1, error.start - (before.rfind(b"\n") + 1) + 1
         byte = error.object[error.start]
-        raise IpuError(f"{path}: invalid TOML: not UTF-8 text (byte {byte:#04x} at line {line}, column {column})") from None
-    return _parse_target(document, str(path))
+        raise IpuError(f"{origin}: invalid TOML: not UTF-8 text (byte {byte:#04x} at line {line}, column {column})") from None
+    return _parse_target(document, origin)
 
 
 def _parse_target(document: dict[str, Any], origin: str) -> Target:

@@ -31,7 +31,7 @@ from ipu_mlir.runtime import oracle
 from ipu_mlir.runtime.api import load_module, random_inputs
 from ipu_mlir.runtime.reference import run_reference
 from ipu_mlir.runtime.simulator import Simulator
-from ipu_mlir.target import TARGET_ATTR, Target, load_target
+from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR, Target, load_target
 from ipu_mlir.target.diagnostics import format_location
 
 from . import cli
@@ -109,7 +109,7 @@ def _section(title: str) -> None:
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cnn.mlir"
 
 
-def run_example(target_name: str = "gc200") -> bool:
+def run_example(target_name: str = DEFAULT_TARGET) -> bool:
     """Compiles and simulates examples/cnn.mlir; True when it matches the reference."""
     _section(f"The main job: {EXAMPLE.name} (linalg on tensors) compiled for {target_name} and simulated")
     source = load_module(str(EXAMPLE))

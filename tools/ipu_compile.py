@@ -1,6 +1,6 @@
 """ipu-compile: the default pipeline, L0 (linalg on tensors) -> L3 (an ipu program).
 
-    ipu-compile model.mlir -o model.l3.mlir [--target gc200|gc2|tiny|FILE] [--memory-report FILE|-]
+    ipu-compile model.mlir -o model.l3.mlir [--target NAME|FILE] [--memory-report FILE|-]
 
 The same as `ipu-opt IN -o OUT -p 'builtin.module(ipu-default-pipeline{target=T})'`: errors
 about the program print as file:line:col, the others (a bad flag, an unknown target, an
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ipu_mlir.lowering.pass_registry import PipelineError
 from ipu_mlir.lowering.pipelines import default_pipeline
-from ipu_mlir.target import load_target
+from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError
 
 from . import cli, ipu_opt
@@ -59,7 +59,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     parser.add_argument(
-        "--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)"
+        "--target",
+        default=None,
+        help=f"{', '.join(builtin_targets())} or a target .toml file (default: the module's ipu.target, else {DEFAULT_TARGET})",
     )
     parser.add_argument(
         "--memory-report", default=None, metavar="FILE", help="write the memory plan report (JSON), '-' for a table on stderr"

@@ -23,7 +23,7 @@ from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.runtime import oracle
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
-from ipu_mlir.target import load_target
+from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.vis.interactive import auto_report
 
@@ -127,7 +127,7 @@ def _run_model(args: argparse.Namespace) -> int:
         expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
     except RuntimeError as error:
         raise IpuError(f"PyTorch cannot run {args.model} with these inputs: {str(error).splitlines()[0]}") from None
-    compiled = torch_frontend.compile(module, *inputs, target=args.target or "gc200", progress=lambda line: print(line, flush=True))
+    compiled = torch_frontend.compile(module, *inputs, target=args.target or DEFAULT_TARGET, progress=lambda line: print(line, flush=True))
     arrays = [value.numpy() for value in inputs]
     print("simulating...", flush=True)
     outputs = list(_as_tuple(compiled(*arrays)))
@@ -189,7 +189,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ipu-run", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("file", nargs="?", help="the program: L3, or L0/L1 to compile with the default pipeline")
     parser.add_argument(
-        "--target", default=None, help="gc200, gc2, tiny or a target .toml file (default: the module's ipu.target, else gc200)"
+        "--target",
+        default=None,
+        help=f"{', '.join(builtin_targets())} or a target .toml file (default: the module's ipu.target, else {DEFAULT_TARGET})",
     )
     parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
     parser.add_argument(

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ipu_mlir.frontends import zoo
-from ipu_mlir.target import load_target
+from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.vis import api
 
@@ -51,7 +51,7 @@ def _graph(args: argparse.Namespace) -> int:
         load_target(args.target)
     say = _progress()
     if args.model is not None:
-        source = api.zoo_program(args.model, args.target or "gc200", say, size=args.size, layers=args.layers)
+        source = api.zoo_program(args.model, args.target or DEFAULT_TARGET, say, size=args.size, layers=args.layers)
         title = args.title or args.model
     else:
         source, title = Path(args.file), args.title or Path(args.file).stem
@@ -89,7 +89,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     graph.add_argument("--size", type=positive, help="--model's image side or sequence length")
     graph.add_argument("--layers", type=positive, help="--model's layer count (transformers)")
     graph.add_argument("-o", "--output", required=True, help="the picture: .png, .svg or .html (the last two for small programs)")
-    graph.add_argument("--target", help="gc200, gc2, tiny or a target .toml (default: the module's, else gc200)")
+    graph.add_argument("--target", help=f"{', '.join(builtin_targets())} or a target .toml (default: the module's, else {DEFAULT_TARGET})")
     graph.add_argument("--entry", help="the function (default: main, or the only one)")
     graph.add_argument("--layer-depth", type=positive, default=2, help="parts of a module path naming a layer (default 2: layer1.0)")
     graph.add_argument("--pixels", type=positive, help="the picture's side in pixels (PNG default 2000)")

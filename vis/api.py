@@ -19,6 +19,7 @@ from ipu_mlir.frontends import api as frontend_api
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends import zoo
 from ipu_mlir.runtime.api import Source
+from ipu_mlir.target import DEFAULT_TARGET
 from ipu_mlir.target.diagnostics import IpuError
 
 from . import layout, render
@@ -44,7 +45,7 @@ def graph_of(
         return ComputeGraph.of(module, entry, layer_depth)
 
 
-def zoo_program(name: str, target: str = "gc200", progress: Progress = None, **options) -> ir.Module:
+def zoo_program(name: str, target: str = DEFAULT_TARGET, progress: Progress = None, **options) -> ir.Module:
     """Zoo model `name` (frontends/zoo.py; `options` as for zoo.build) exported and compiled to L3."""
     say = progress or (lambda line: None)
     try:

@@ -257,15 +257,19 @@ def combiner_of(combiner: str, element_type: ir.Type) -> str:
     return combiner
 
 
-def identity_constant(combiner: str, element_type: ir.Type) -> ir.Value:
-    """The scalar constant that `combiner` leaves unchanged (0 for a sum...)."""
+def identity_attribute(combiner: str, element_type: ir.Type) -> ir.Attribute:
+    """The scalar that `combiner` leaves unchanged (0 for a sum...)."""
     value = COMBINERS[combiner_of(combiner, element_type)] if combiner != SUM else 0
     if _is_float(element_type):
-        attr = ir.FloatAttr.get(element_type, float(value))
-    else:
-        width = ir.IntegerType(element_type).width
-        value = {"min": -(2 ** (width - 1)), "max": 2 ** (width - 1) - 1}.get(value, value)
-        attr = ir.IntegerAttr.get(element_type, int(value))
+        return ir.FloatAttr.get(element_type, float(value))
+    width = ir.IntegerType(element_type).width
+    value = {"min": -(2 ** (width - 1)), "max": 2 ** (width - 1) - 1}.get(value, value)
+    return ir.IntegerAttr.get(element_type, int(value))
+
+
+def identity_constant(combiner: str, element_type: ir.Type) -> ir.Value:
+    """An `arith.constant` of `identity_attribute`."""
+    attr = identity_attribute(combiner, element_type)
     return ir.Operation.create("arith.constant", results=[element_type], attributes={"value": attr}).results[0]
 
 

@@ -23,6 +23,7 @@ import mlir  # noqa: E402
 from lit.llvm import llvm_config  # noqa: E402  (set by initialize)
 
 from ipu_mlir.dialects import IRDL_PATH  # noqa: E402
+from ipu_mlir.target import builtin_targets  # noqa: E402
 
 repo_root = Path(config.test_source_root).parents[1]
 python_bin = Path(sys.executable).parent
@@ -35,6 +36,9 @@ config.environment["IPU_MLIR_REPO"] = str(repo_root)
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%ipu_irdl", str(IRDL_PATH)))
 config.substitutions.append(("%repo", str(repo_root)))
+# The built-in targets as messages and help list them, for `FileCheck -DTARGETS='%builtin_targets'`
+# and `[[TARGETS]]`: a new target file changes no test.
+config.substitutions.append(("%builtin_targets", ", ".join(builtin_targets())))
 
 llvm_config.add_tool_substitutions(
     [

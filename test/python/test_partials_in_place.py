@@ -7,7 +7,9 @@ import types
 
 import numpy as np
 import pytest
+from mlir import ir
 
+from ipu_mlir.dialects import verifier
 from ipu_mlir.dialects.ops.compiled import compiled
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.runtime import partials_in_place, simulator
@@ -265,7 +267,7 @@ def test_sums_are_the_codelets_bytes(dtype, k, length):
     assert output.tobytes() == codelet_sum(x).tobytes()
 
 
-COMBINE = """func.func private @c(%arg0: tensor<3x4x{t}>) -> tensor<4x{t}> attributes {{ipu.codelet}} {{
+COMBINE = """func.func private @c(%arg0: tensor<3x4x{t}>) -> tensor<4x{t}> attributes {{ipu.codelet, ipu.combine = {mark}}} {{
   %cst = arith.constant {init} : {t}
   %0 = tensor.empty() : tensor<4x{t}>
   %1 = linalg.fill ins(%cst : {t}) outs(%0 : tensor<4x{t}>) -> tensor<4x{t}>
@@ -278,27 +280,59 @@ COMBINE = """func.func private @c(%arg0: tensor<3x4x{t}>) -> tensor<4x{t}> attri
   return %2 : tensor<4x{t}>
 }}"""
 
+SUM_MARK = '{combiner = "arith.addf", epilogue = false, init = false}'
+
+
+def verified(text: str) -> tuple[list[str], ir.Operation]:
+    """The verifier's messages on a module of one codelet, and that codelet."""
+    module = load_module("module {" + text + "}")
+    return [error.message for error in verifier.verify(module.operation)], module.body.operations[0]
+
 
 @pytest.mark.parametrize(
-    "change, pure",
+    "change, problem",
     [
-        ({}, True),
-        ({"init": "-0.0"}, False),
-        ({"init": "1.0"}, False),
-        ({"op": "arith.maximumf"}, False),
-        ({"op": "arith.mulf"}, False),
-        ({"kind": "parallel"}, False),
+        ({}, None),
+        ({"init": "-0.0"}, "expects its fill to be 0.000000e+00 : f32"),
+        ({"init": "1.0"}, "expects its fill to be 0.000000e+00 : f32"),
+        ({"op": "arith.maximumf"}, "body to be one arith.addf"),
+        ({"op": "arith.mulf"}, "body to be one arith.addf"),
+        ({"kind": "parallel"}, "to reduce the leading axis"),
+        ({"mark": SUM_MARK.replace("false}", "true}")}, "expects its second argument to be the init"),
+        ({"mark": SUM_MARK.replace("epilogue = false", "epilogue = true")}, "expects IR after the combine"),
+        ({"mark": '{combiner = "arith.addf"}'}, "expects a dictionary"),
+        ({"mark": SUM_MARK.replace("arith.addf", "arith.maximumf"), "init": "0xFF800000"}, "body to be one arith.maximumf"),
     ],
 )
-def test_only_a_float_sum_from_zero_is_a_pure_sum(change, pure):
-    fields = {"t": "f32", "init": "0.0", "out": "d1", "kind": "reduction", "op": "arith.addf", **change}
-    module = load_module("module {" + COMBINE.format(**fields) + "}")
+def test_the_verifier_holds_a_combine_to_its_mark(change, problem):
+    """The simulator elides copies on the mark alone (`_sum_then`): a marked codelet that is
+    not the sum its mark says is rejected at load."""
+    fields = {"t": "f32", "init": "0.0", "out": "d1", "kind": "reduction", "op": "arith.addf", "mark": SUM_MARK, **change}
+    messages, _ = verified(COMBINE.format(**fields))
+    if problem is None:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and "is marked 'ipu.combine' (a partial-sum combine) but" in messages[0] and problem in messages[0]
+
+
+@pytest.mark.parametrize(
+    "mark, summed",
+    [
+        (SUM_MARK, False),
+        (SUM_MARK.replace("epilogue = false", "epilogue = true"), True),
+        (SUM_MARK.replace("init = false", "init = true"), None),  # starts from the op's init, not +0.0
+        (SUM_MARK.replace("arith.addf", "arith.maximumf"), None),
+        (None, None),
+    ],
+)
+def test_only_a_marked_float_sum_from_zero_is_summed_in_place(mark, summed):
+    text = COMBINE.format(t="f32", init="0.0", out="d1", kind="reduction", op="arith.addf", mark=mark or "")
+    module = load_module("module {" + (text if mark else text.replace(", ipu.combine = ", "")) + "}")
     with module.context:
-        function = module.body.operations[0]
-        assert partials_in_place._sum_then(function) is (False if pure else None)
+        assert partials_in_place._sum_then(module.body.operations[0]) is summed
 
 
-FUSED = """func.func private @c(%arg0: tensor<3x4xf32>) -> tensor<4xf32> attributes {{ipu.codelet}} {{
+FUSED = """func.func private @c(%arg0: tensor<3x4xf32>) -> tensor<4xf32> attributes {{ipu.codelet, ipu.combine = {mark}}} {{
   %cst = arith.constant 0.0 : f32
   %0 = tensor.empty() : tensor<4xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<4xf32>) -> tensor<4xf32>
@@ -320,14 +354,22 @@ FUSED = """func.func private @c(%arg0: tensor<3x4xf32>) -> tensor<4xf32> attribu
 
 
 @pytest.mark.parametrize(
-    "other, fused",
+    "other, epilogue, problem",
     [
-        ("arith.constant dense<1.0> : tensor<4xf32>", True),
+        ("arith.constant dense<1.0> : tensor<4xf32>", "true", None),
+        ("arith.constant dense<1.0> : tensor<4xf32>", "false", "expects it to return the combine's value"),
         # the epilogue reads a k piece itself: compiled for one piece, it would read another
-        ("tensor.extract_slice %arg0[1, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>", None),
+        ("tensor.extract_slice %arg0[1, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>", "true", "read by the combine only"),
     ],
 )
-def test_a_sum_fused_with_an_epilogue_reading_its_sum_only(other, fused):
-    module = load_module("module {" + FUSED.format(other=other) + "}")
-    with module.context:
-        assert partials_in_place._sum_then(module.body.operations[0]) is fused
+def test_a_sum_fused_with_an_epilogue_reading_its_sum_only(other, epilogue, problem):
+    mark = SUM_MARK.replace("epilogue = false", f"epilogue = {epilogue}")
+    messages, _ = verified(FUSED.format(other=other, mark=mark))
+    assert messages == [] if problem is None else len(messages) == 1 and problem in messages[0]
+
+
+def test_a_marked_declaration_is_reported_not_raised():
+    messages, _ = verified(
+        f"func.func private @c(%arg0: tensor<3x4xf32>) -> tensor<4xf32> attributes {{ipu.codelet, ipu.combine = {SUM_MARK}}}"
+    )
+    assert len(messages) == 1 and messages[0].endswith("but has no body")

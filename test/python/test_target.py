@@ -4,6 +4,7 @@ bad target files, names and attributes are rejected with exact messages."""
 from __future__ import annotations
 
 import math
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 from mlir import ir
 
+import ipu_mlir.target as target_module
 from ipu_mlir.target import (
     BUILTIN_TARGETS_DIR,
+    DEFAULT_TARGET,
     Target,
     builtin_targets,
     cost_model,
@@ -44,7 +47,8 @@ FIGURES = [
     "planner_memory_fraction",
 ]
 TINY_FILE = BUILTIN_TARGETS_DIR / "tiny.toml"
-CHIPS = ["bow", "gc2", "gc200", "tiny"]
+BUILTINS = ", ".join(builtin_targets())  # as messages list them
+CHIPS = [name for name in builtin_targets() if load_target(name).system is None]  # systems: test_systems.py
 
 
 def uncited_numbers(document: dict[str, Any]) -> list[str]:
@@ -72,8 +76,21 @@ def tiny_variant(tmp_path: Path, field: str, value: str | None) -> Path:
     return path
 
 
-def test_builtin_targets_are_listed():
-    assert builtin_targets() == ["bow", "bow2000", "bowpod16", "bowpod64", "gc2", "gc200", "m2000", "pod16", "pod64", "tiny"]
+def test_builtin_targets_are_the_target_files_by_name():
+    """A new built-in target is one file: target/targets/NAME.toml."""
+    names = builtin_targets()
+    assert names == sorted(names) and {"gc2", "gc200", "tiny", DEFAULT_TARGET} <= set(names)
+    assert all((BUILTIN_TARGETS_DIR / f"{name}.toml").is_file() for name in names)
+
+
+def test_builtin_targets_follow_the_directory(tmp_path: Path, monkeypatch):
+    copy = tmp_path / "targets"
+    shutil.copytree(BUILTIN_TARGETS_DIR, copy)
+    (copy / "zz.toml").write_text(TINY_FILE.read_text().replace('name = "tiny"', 'name = "zz"'))
+    monkeypatch.setattr(target_module, "BUILTIN_TARGETS_DIR", copy)
+    assert builtin_targets()[-1] == "zz" and load_target("zz").name == "zz"
+    with pytest.raises(IpuError, match=r"built-in targets: .*gc2, gc200, .*tiny, zz \("):
+        load_target("gc3")
 
 
 @pytest.mark.parametrize("name", CHIPS)
@@ -212,10 +229,7 @@ def test_load_target_from_path(tmp_path: Path):
 def test_unknown_target_name_lists_builtins():
     with pytest.raises(IpuError) as error:
         load_target("gc3")
-    assert error.value.message == (
-        "unknown target 'gc3'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, "
-        "m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
-    )
+    assert error.value.message == f"unknown target 'gc3'; built-in targets: {BUILTINS} (or give the path of a .toml target file)"
 
 
 def test_missing_target_file(tmp_path: Path):
@@ -352,9 +366,9 @@ def test_target_of_override_wins_over_attribute():
         assert target_of(module, override="gc2").name == "gc2"
 
 
-def test_target_of_defaults_to_gc200():
+def test_target_of_defaults_to_the_default_target():
     with ir.Context():
-        assert target_of(ir.Module.parse("module {}")).name == "gc200"
+        assert target_of(ir.Module.parse("module {}")).name == DEFAULT_TARGET
 
 
 def test_target_of_accepts_a_path_attribute(tmp_path: Path):
@@ -378,16 +392,36 @@ def test_target_of_reports_unknown_target_at_module_location():
         module = ir.Module.parse('module attributes {ipu.target = "gc9"} {}')
         with pytest.raises(IpuError) as error:
             target_of(module)
-    assert str(error.value) == (
-        "-:1:1: error: unknown target 'gc9'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, "
-        "m2000, pod16, pod64, tiny (or give the path of a .toml target file)"
-    )
+    assert str(error.value) == f"-:1:1: error: unknown target 'gc9'; built-in targets: {BUILTINS} (or give the path of a .toml target file)"
 
 
-@pytest.mark.parametrize("name", CHIPS)
+TARGETS_DOC = (Path(__file__).parents[2] / "docs" / "targets.md").read_text()
+
+
+def test_docs_tables_cover_the_default_target():
+    assert f"### {DEFAULT_TARGET}\n" in TARGETS_DOC
+
+
+@pytest.mark.parametrize("name", [name for name in CHIPS if f"### {name}\n" in TARGETS_DOC])
 def test_docs_tables_match_target_files(name: str):
-    docs = (Path(__file__).parents[2] / "docs" / "targets.md").read_text()
     target = load_target(name)
-    section = docs.split(f"### {name}\n", 1)[1].split("\n#", 1)[0]
+    section = TARGETS_DOC.split(f"### {name}\n", 1)[1].split("\n#", 1)[0]
     for figure in FIGURES:
         assert f"| `{figure}` | {getattr(target, figure):,} | {target.provenance[figure]} |" in section
+
+
+def test_a_target_file_is_parsed_once_per_content(tmp_path: Path, monkeypatch):
+    """Every pass, the verifier and the simulator look the target up: one parse per distinct
+    file content, the same Target each time; an edited file is parsed anew."""
+    parses = []
+    parse = target_module._parse_target
+    monkeypatch.setattr(target_module, "_parse_target", lambda document, origin: parses.append(origin) or parse(document, origin))
+    path = tmp_path / "mine.toml"
+    path.write_text(TINY_FILE.read_text().replace('name = "tiny"', 'name = "mine"'))
+    with ir.Context():
+        module = ir.Module.parse(f'module attributes {{ipu.target = "{path}"}} {{}}')
+        first = target_of(module)
+        assert all(target_of(module) is first for _ in range(5)) and load_target(str(path)) is first
+    assert parses == [str(path)]
+    path.write_text(path.read_text().replace('name = "mine"', 'name = "edited"'))
+    assert load_target(str(path)).name == "edited" and len(parses) == 2

@@ -33,7 +33,7 @@ def test_gpt2_reduced_trains_like_pytorch(capsys):
             ["--model", "resnet18", "--train", "--optimizer", "rmsprop"],
             "ipu-run: error: unsupported optimizer 'rmsprop': --optimizer takes sgd, adam, adamw\n",
         ),
-        (["--model", "resnet18", "--train", "--batch", "0"], "ipu-run: error: --steps and --batch take positive integers, got 5 and 0\n"),
+        (["--model", "resnet18", "--train", "--batch", "0"], "ipu-run: error: argument --batch: invalid value '0': a positive integer\n"),
         (["--model", "resnet19", "--train"], "ipu-run: error: argument --model: invalid choice: 'resnet19'"),
         (
             ["--model", "resnet18", "--train", "--profile", "p.json"],

@@ -2,7 +2,7 @@
 // and the output file is written.
 // RUN: ipu-opt %s --verify-diagnostics -p 'canonicalize,ipu-set-target{target=nope},cse' -o %t
 
-// expected-error@below {{unknown target 'nope'; built-in targets: bow, bow2000, bowpod16, bowpod64, gc2, gc200, m2000, pod16, pod64, tiny (or give the path of a .toml target file)}}
+// expected-error-re@below {{unknown target 'nope'; built-in targets: {{[^()]+}} (or give the path of a .toml target file)}}
 module {
   func.func @f() {
     return

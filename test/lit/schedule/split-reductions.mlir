@@ -2,7 +2,8 @@
 
 // ipu-schedule on hand-written L2 reductions whose summed loop the partition cuts across
 // tiles (tiny: 16 tiles): a first superstep computes partial results on the tiles of the cut,
-// a second exchanges each output block's partials to one tile and combines them.
+// a second exchanges each output block's partials to one tile and combines them, in a codelet
+// marked `ipu.combine` with its combiner and whether it starts from the op's init.
 
 // The summed loop k cut over tiles 0..3: each tile computes a partial 4x4 product; a
 // second superstep gathers the four partials of each result row onto the tile owning
@@ -38,7 +39,7 @@ module attributes {ipu.target = "tiny"} {
 // CHECK-NEXT: "ipu.matmul"(%arg0, %arg1) : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
 // CHECK-LABEL: func.func private @matmul_cs0() attributes {ipu.compute_set}
 // CHECK-NEXT: "ipu.vertex_group"() {codelet = @matmul_v0, inputs = [@arg0_0, @arg1_0], outputs = [@matmul_partial0], tiles = array<i64: 0, 1, 0, 1, 0, 4, 1>}
-// CHECK-LABEL: func.func private @matmul_combine0(%arg0: tensor<4x1x4xf32>) -> tensor<1x4xf32> attributes {ipu.codelet}
+// CHECK-LABEL: func.func private @matmul_combine0(%arg0: tensor<4x1x4xf32>) -> tensor<1x4xf32> attributes {ipu.codelet, ipu.combine = {combiner = "arith.addf", epilogue = false, init = false}}
 // CHECK-NEXT: arith.constant 0.000000e+00 : f32
 // CHECK-LABEL: func.func private @matmul_combine_cs0() attributes {ipu.compute_set}
 // CHECK-NEXT: "ipu.vertex_group"() {codelet = @matmul_combine0, inputs = [@matmul_partials0], outputs = [@matmul0], tiles = array<i64: 0, 4, 1, 1, 0>}
@@ -85,7 +86,7 @@ module attributes {ipu.target = "tiny"} {
 // CHECK-NEXT: arith.constant 0.000000e+00 : f32
 // CHECK-LABEL: func.func private @generic_cs0() attributes {ipu.compute_set}
 // CHECK-NEXT: "ipu.vertex_group"() {codelet = @generic_v0, inputs = [@arg0_0], outputs = [@generic_partial0], tiles = array<i64: 0, 2, 4, 4, 1>}
-// CHECK-LABEL: func.func private @generic_combine0(%arg0: tensor<4x1xf32>, %arg1: tensor<1xf32>) -> tensor<1xf32> attributes {ipu.codelet}
+// CHECK-LABEL: func.func private @generic_combine0(%arg0: tensor<4x1xf32>, %arg1: tensor<1xf32>) -> tensor<1xf32> attributes {ipu.codelet, ipu.combine = {combiner = "arith.addf", epilogue = false, init = true}}
 // CHECK-NEXT: linalg.generic {indexing_maps = [{{.*}}], iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<4x1xf32>) outs(%arg1 : tensor<1xf32>)
 // CHECK: arith.addf
 // CHECK-LABEL: func.func private @generic_combine_cs0() attributes {ipu.compute_set}
@@ -132,7 +133,7 @@ module attributes {ipu.target = "tiny"} {
 // CHECK-NEXT: arith.constant 0xFF800000 : f32
 // CHECK-LABEL: func.func private @generic_cs0() attributes {ipu.compute_set}
 // CHECK-NEXT: "ipu.vertex_group"() {codelet = @generic_v0, inputs = [@arg0_0], outputs = [@generic_partial0], tiles = array<i64: 0, 4, 1>}
-// CHECK-LABEL: func.func private @generic_combine0(%arg0: tensor<4xf32>, %arg1: tensor<f32>) -> tensor<f32> attributes {ipu.codelet}
+// CHECK-LABEL: func.func private @generic_combine0(%arg0: tensor<4xf32>, %arg1: tensor<f32>) -> tensor<f32> attributes {ipu.codelet, ipu.combine = {combiner = "arith.maximumf", epilogue = false, init = true}}
 // CHECK-NEXT: linalg.generic {indexing_maps = [{{.*}}], iterator_types = ["reduction"]} ins(%arg0 : tensor<4xf32>) outs(%arg1 : tensor<f32>)
 // CHECK: arith.maximumf
 // CHECK-LABEL: func.func private @generic_combine_cs0() attributes {ipu.compute_set}

@@ -28,7 +28,7 @@ class CheckTensorSizes(ModulePass):
 
     name = "example-check-tensor-sizes"
 
-    fraction: float = field(default=1.0, metadata={"help": "share of the target's memory one tensor may take"})
+    fraction: float = field(default=1.0, metadata={"help": "share of the target's memory one tensor may take", "above": 0, "maximum": 1})
 
     def run(self, module: ir.Operation) -> None:
         target = target_of(module)
