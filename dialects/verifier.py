@@ -145,8 +145,8 @@ class _Scope:
             )
 
     def after_global_sync(self, op: ir.OpView) -> bool:
-        """Whether the nearest `ipu.sync` before `op` in its block is a global one (the link
-        form of an exchange phase). Each block is walked once."""
+        """Whether the nearest `ipu.sync` before `op` in its block syncs every IPU (the link
+        form of an exchange phase): a global one, or the host's. Each block is walked once."""
         key = op.operation
         if key not in self.link_phase:
             kind = None
@@ -154,7 +154,7 @@ class _Scope:
                 if other.operation.name == "ipu.sync":
                     kind = ir.StringAttr(other.attributes["kind"]).value
                 elif other.operation.name == "ipu.copy":
-                    self.link_phase[other.operation] = kind == "global"
+                    self.link_phase[other.operation] = kind in _ALL_IPUS
         return self.link_phase[key]
 
     def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
@@ -425,6 +425,10 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     if not _nested(dst_grid, dst_offsets, size, capacity):
         _check_disjoint_writes(op, dst_grid.tiles(), dst_offsets.tiles(), size)
     scope.passed.add(key)
+
+
+# Syncs of every tile of every IPU: after one, an exchange phase may cross the IPU-Links.
+_ALL_IPUS = ("global", "external")
 
 
 def _check_link_form(op: ipu.CopyOp, scope: _Scope) -> None:

@@ -17,6 +17,19 @@ module attributes {ipu.target = "m2000"} {
 
 // -----
 
+// The host's sync is every IPU's too.
+module attributes {ipu.target = "m2000"} {
+  "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
+  "ipu.buffer"() {sym_name = "y", type = memref<8xf32>, tiles = array<i64: 1472, 16, 1>} : () -> ()
+  func.func @link_copy_after_host_sync() attributes {ipu.program} {
+    "ipu.sync"() {kind = "external"} : () -> ()
+    "ipu.copy"() {source = @x, dest = @y, size = 8 : i64, src_tiles = array<i64: 0, 16, 1>, dst_tiles = array<i64: 1472, 16, 1>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 0>} : () -> ()
+    return
+  }
+}
+
+// -----
+
 module attributes {ipu.target = "m2000"} {
   "ipu.buffer"() {sym_name = "x", type = memref<8xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
   "ipu.buffer"() {sym_name = "y", type = memref<8xf32>, tiles = array<i64: 1472, 16, 1>} : () -> ()
