@@ -338,7 +338,7 @@ irdl.dialect @ipu {
   // twice (tiles may repeat in either grid: a gather writes one tile at several offsets);
   // `size` is positive. On a multi-IPU target (tiles numbered globally, `tiles_per_ipu` per
   // IPU), a copy from one IPU's tiles to another's is in the link form: the nearest
-  // `ipu.sync` before it is `"global"`.
+  // `ipu.sync` before it is `"global"` (or `"external"`, which syncs every IPU with the host).
   //
   // ```mlir
   // "ipu.copy"() {source = @x, dest = @y, size = 64 : i64, src_tiles = array<i64: 0, 16, 1>,
@@ -367,9 +367,9 @@ irdl.dialect @ipu {
   // Barrier between BSP phases.
   //
   // `"internal"` synchronises the tiles of one IPU; `"external"` also the host (around host
-  // streams); `"global"` the tiles of every IPU of a multi-IPU system (Poplar's global sync):
-  // the exchange phase after it is the link form, the only one whose copies may go from one
-  // IPU's tiles to another's over the IPU-Links. A superstep is: compute set, sync, exchange
+  // streams); `"global"` the tiles of every IPU of a multi-IPU system (Poplar's global sync).
+  // The exchange phase after a global (or external) sync is the link form, the only one whose
+  // copies may go from one IPU's tiles to another's over the IPU-Links. A superstep is: compute set, sync, exchange
   // phase (the `ipu.copy` ops up to the next sync).
   //
   // **Verified by IRDL:** `kind` is `"internal"`, `"external"` or `"global"`.
