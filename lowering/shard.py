@@ -56,7 +56,7 @@ class Shard(ModulePass):
     name = "ipu-shard"
 
     target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
-    ipus: int = field(default=0, metadata={"help": "IPUs to shard over by memory balance (default: all of the target's)"})
+    ipus: int = field(default=0, metadata={"help": "IPUs to shard over by memory balance (default: all of the target's)", "minimum": 0})
 
     def run(self, module: ir.Operation) -> None:
         target = target_of(module, self.target or None)
