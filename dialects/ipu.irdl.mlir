@@ -74,8 +74,8 @@
 //# ```
 //#
 //# **Verified in Python:** both attributes or neither; positive block sizes; `ipu.tiles` a
-//# tile grid with one dimension per block size, on distinct tiles within the target; the op
-//# has one ranked tensor result. `ipu-schedule` checks the partition against the op's loops
+//# tile grid with one dimension per block size, on distinct tiles within the target (on a
+//# multi-IPU target, within one IPU); the op has one ranked tensor result. `ipu-schedule` checks the partition against the op's loops
 //# (one block size per loop, grid sizes `ceil(extent / block)`) and reports a mismatch on the op.
 //# Python: `ipu_mlir.dialects.attrs.PartitionAttr` (decode / encode), the layouts the parts read
 //# and write in `ipu_mlir.lowering.layout_algebra`.
@@ -336,7 +336,9 @@ irdl.dialect @ipu {
   // and each destination tile holds `dest`; each offset array has one entry plus one per grid
   // dimension; every transferred range lies within its buffer; no element of `dest` is written
   // twice (tiles may repeat in either grid: a gather writes one tile at several offsets);
-  // `size` is positive.
+  // `size` is positive. On a multi-IPU target (tiles numbered globally, `tiles_per_ipu` per
+  // IPU), a copy from one IPU's tiles to another's is in the link form: the nearest
+  // `ipu.sync` before it is `"global"` (or `"external"`, which syncs every IPU with the host).
   //
   // ```mlir
   // "ipu.copy"() {source = @x, dest = @y, size = 64 : i64, src_tiles = array<i64: 0, 16, 1>,
@@ -365,10 +367,12 @@ irdl.dialect @ipu {
   // Barrier between BSP phases.
   //
   // `"internal"` synchronises the tiles of one IPU; `"external"` also the host (around host
-  // streams). A superstep is: compute set, sync, exchange phase (the `ipu.copy` ops up to the
-  // next sync).
+  // streams); `"global"` the tiles of every IPU of a multi-IPU system (Poplar's global sync).
+  // The exchange phase after a global (or external) sync is the link form, the only one whose
+  // copies may go from one IPU's tiles to another's over the IPU-Links. A superstep is: compute set, sync, exchange
+  // phase (the `ipu.copy` ops up to the next sync).
   //
-  // **Verified by IRDL:** `kind` is `"internal"` or `"external"`.
+  // **Verified by IRDL:** `kind` is `"internal"`, `"external"` or `"global"`.
   //
   // ```mlir
   // "ipu.sync"() {kind = "internal"} : () -> ()
@@ -376,7 +380,8 @@ irdl.dialect @ipu {
   irdl.operation @sync {
     %internal = irdl.is "internal"
     %external = irdl.is "external"
-    %kind = irdl.any_of(%internal, %external)
+    %global = irdl.is "global"
+    %kind = irdl.any_of(%internal, %external, %global)
     irdl.attributes { "kind" = %kind }
   }
 
@@ -413,7 +418,8 @@ irdl.dialect @ipu {
   // `ipu.buffer`s; `tiles` is a grid of distinct tiles within the target, each holding every
   // buffer named; `codelet` names a `func.func` marked `ipu.codelet` with one argument per input
   // and one result per output, each a static tensor of its buffer's element type with at most
-  // the buffer's number of elements; no two vertex groups of a compute set write the same buffer on the same tile.
+  // the buffer's number of elements; no two vertex groups of a compute set write the same buffer on the same tile;
+  // on a multi-IPU target, `tiles` lie on one IPU (a vertex reads only its IPU's memory).
   //
   // ```mlir
   // func.func private @relu_cs() attributes {ipu.compute_set} {

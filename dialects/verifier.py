@@ -66,6 +66,8 @@ class _Scope:
     # streams by what their rules read (a layer's copies recur in every layer of its shape: 304
     # distinct of BERT-base's 4,369)
     passed: set[tuple] = field(default_factory=set)
+    # copy -> whether its exchange phase follows a global sync (multi-IPU targets)
+    link_phase: dict[ir.Operation, bool] = field(default_factory=dict)
     # device variables by buffer and by name, listed once (`variables_of`, `variable_named`)
     _by_buffer: dict[str, list[ipu.VariableOp]] | None = None
     _by_name: dict[str, list[ipu.VariableOp]] | None = None
@@ -130,6 +132,30 @@ class _Scope:
     def distinct(self, grid: TileGrid) -> bool:
         """Whether a grid within the target lists each tile once."""
         return grid.count <= self.target.num_tiles and np.count_nonzero(self.reached(grid)) == grid.count
+
+    def check_one_ipu(self, op: ir.OpView, role: str, grid: TileGrid) -> None:
+        """On a multi-IPU target, `grid` lies on one IPU: a vertex touches its own IPU's memory."""
+        target = self.target
+        if target.num_ipus > 1 and target.ipu_of_tile(grid.min_tile) != target.ipu_of_tile(grid.max_tile):
+            first, last = target.ipu_of_tile(grid.min_tile), target.ipu_of_tile(grid.max_tile)
+            raise op_error(
+                op,
+                f"'{role}' spans IPUs {first}..{last} (tiles {grid.min_tile}..{grid.max_tile}, {target.tiles_per_ipu} per IPU "
+                f"on {target.name}): a vertex touches only its own IPU's memory",
+            )
+
+    def after_global_sync(self, op: ir.OpView) -> bool:
+        """Whether the nearest `ipu.sync` before `op` in its block syncs every IPU (the link
+        form of an exchange phase): a global one, or the host's. Each block is walked once."""
+        key = op.operation
+        if key not in self.link_phase:
+            kind = None
+            for other in op.operation.block.operations:
+                if other.operation.name == "ipu.sync":
+                    kind = ir.StringAttr(other.attributes["kind"]).value
+                elif other.operation.name == "ipu.copy":
+                    self.link_phase[other.operation] = kind in _ALL_IPUS
+        return self.link_phase[key]
 
     def function(self, op: ir.OpView, role: str, name: str, marker: str) -> ir.OpView:
         found = self.symbols.function(name, marker)
@@ -214,6 +240,7 @@ def _verify_partition_attribute(op: ir.OpView, scope: _Scope) -> None:
     if len(op.results) != 1 or not isinstance(op.results[0].type, ir.RankedTensorType):
         raise op_error(op, f"has '{PARTITION_ATTR}' but does not produce exactly one ranked tensor")
     scope.check_grid(op, TILES_ATTR, partition.tiles, distinct=True)
+    scope.check_one_ipu(op, TILES_ATTR, partition.tiles)
 
 
 def _verify_exchange(op: ipu.ExchangeOp, scope: _Scope) -> None:
@@ -359,6 +386,8 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
             op, f"expects @{op.source} and @{op.dest} of the same element type, got {source.element_type} and {dest.element_type}"
         )
     attributes = op.attributes
+    if scope.target.num_ipus > 1:
+        _check_link_form(op, scope)
     key = tuple(attributes[name] for name in _COPY_FORMS) + (source.tiles, source.capacity, dest.tiles, dest.capacity)
     if key in scope.passed:
         return
@@ -396,6 +425,25 @@ def _verify_copy(op: ipu.CopyOp, scope: _Scope) -> None:
     if not _nested(dst_grid, dst_offsets, size, capacity):
         _check_disjoint_writes(op, dst_grid.tiles(), dst_offsets.tiles(), size)
     scope.passed.add(key)
+
+
+# Syncs of every tile of every IPU: after one, an exchange phase may cross the IPU-Links.
+_ALL_IPUS = ("global", "external")
+
+
+def _check_link_form(op: ipu.CopyOp, scope: _Scope) -> None:
+    """A copy between IPUs goes over the IPU-Links: only in an exchange phase after a global
+    sync. Judged on the grids' tile ranges: a copy whose tiles all lie on one IPU is on-chip."""
+    target = scope.target
+    src_grid, dst_grid = scope.grid(op, "src_tiles"), scope.grid(op, "dst_tiles")
+    ipus = {target.ipu_of_tile(t) for grid in (src_grid, dst_grid) for t in (grid.min_tile, grid.max_tile)}
+    if len(ipus) > 1 and not scope.after_global_sync(op):
+        src, dst = target.ipu_of_tile(src_grid.min_tile), target.ipu_of_tile(dst_grid.min_tile)
+        raise op_error(
+            op,
+            f"copies from IPU {src} to IPU {dst} (tiles {src_grid.min_tile}.. to {dst_grid.min_tile}..) outside the link form: "
+            f'an inter-IPU copy needs a "global" ipu.sync before its exchange phase',
+        )
 
 
 _COPY_FORMS = ("size", "src_tiles", "dst_tiles", "src_offset", "dst_offset")  # a copy's attributes its rule reads
@@ -443,6 +491,7 @@ def _verify_vertex_group(op: ipu.VertexGroupOp, scope: _Scope) -> None:
     outputs = [scope.buffer(op, "outputs", name) for name in op.outputs]
     grid = scope.grid(op, "tiles")
     scope.check_grid(op, "tiles", grid, distinct=True)
+    scope.check_one_ipu(op, "tiles", grid)
     tiles = grid.tiles()  # distinct: one entry per tile
     for buffer in inputs + outputs:
         missing = tiles[~buffer.holders[tiles]]

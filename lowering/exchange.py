@@ -23,6 +23,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid
 
 from .layout import Layout, product
@@ -226,3 +229,39 @@ def _transfer(src: Layout, dst: Layout, combo: tuple[_Run, ...]) -> Transfer:
 
 def _unit_steps(segment: _Segment) -> bool:
     return segment.length == 1 or segment.src_step == segment.dst_step == 1
+
+
+def crosses_ipus(src_tiles: TileGrid, dst_tiles: TileGrid, tiles_per_ipu: int) -> bool:
+    """Whether a copy's tiles lie on more than one IPU (tiles numbered globally,
+    `tiles_per_ipu` per IPU), judged on the grids' tile ranges as the verifier does."""
+    ends = (src_tiles.min_tile, src_tiles.max_tile, dst_tiles.min_tile, dst_tiles.max_tile)
+    return len({tile // tiles_per_ipu for tile in ends}) > 1
+
+
+def open_link_phases(block, tiles_per_ipu: int) -> int:
+    """Makes every exchange phase of `block` (and of the loops in it) holding an inter-IPU copy
+    a link phase: the `ipu.sync` before it becomes a global one, or one is inserted before
+    the phase when nothing syncs before it in its block. Returns how many phases it opened.
+    A host (`external`) sync stays: it is the sync of every IPU with the host, so global too."""
+    opened, last_sync, phase_start = 0, None, None
+    for op in list(block.operations):
+        name = op.operation.name
+        if name == "ipu.sync":
+            last_sync, phase_start = op, None
+            continue
+        if phase_start is None:
+            phase_start = op
+        if name == "scf.for":
+            opened += open_link_phases(op.regions[0].blocks[0], tiles_per_ipu)
+            continue
+        if name != "ipu.copy" or not crosses_ipus(op.src_tiles, op.dst_tiles, tiles_per_ipu):
+            continue
+        kind = None if last_sync is None else ir.StringAttr(last_sync.attributes["kind"]).value
+        if kind == "internal":
+            last_sync.attributes["kind"] = ir.StringAttr.get("global")
+            opened += 1
+        elif kind is None:
+            with op.location:
+                last_sync = ipu.sync("global", ip=ir.InsertionPoint(phase_start))
+            opened += 1
+    return opened

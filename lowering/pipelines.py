@@ -11,7 +11,8 @@ a no-op on other input); compute what depends only on constants (`ipu-fold-const
 also decides the `cf.assert`s there); fold an inference BatchNorm's per-channel scale and shift
 into the constant filter and bias of the convolution before it (`ipu-fold-batch-norm`);
 convert standard dialects to L1 (`ipu-convert-to-ipu`, which also normalizes with upstream
-passes); plan tiles (`ipu-plan`); lower to buffers, exchanges
+passes); place layers on the IPUs of a multi-IPU target (`ipu-shard`, checking annotations
+only on one IPU); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
 (`ipu-fuse-compute-sets`); run independent work on disjoint tiles in one superstep
 (`ipu-merge-supersteps`); lay out tile memory (`ipu-memory-plan`); verify.
@@ -36,6 +37,7 @@ STEPS = (
     "ipu-convert-to-ipu",
     "canonicalize",
     "cse",
+    "ipu-shard",
     "ipu-plan",
     "ipu-schedule",
     "ipu-fuse-compute-sets",

@@ -40,6 +40,9 @@ from .resident import argument_attributes, resident_names
 from .select_entry import public_functions
 from .serialize import split_oversized
 
+# The IPU an op runs on, on a multi-IPU target: PopTorch's `ipu_id` (ipu-shard sets it).
+IPU_ID_ATTR = "ipu.ipu_id"
+
 TENSOR_OPS = (
     "tensor.extract_slice",
     "tensor.insert_slice",
@@ -104,18 +107,39 @@ class Plan(ModulePass):
         target = target_of(module, self.target or None)
         fraction = self.memory_fraction if self.memory_fraction > 0 else target.planner_memory_fraction
         budget = int(fraction * target.tile_memory_bytes)
-        planner = _Planner(target, budget, self.grain)
+        planner = _Planner(target.chip, budget, self.grain, target.num_ipus)
         for function in public_functions(module):
             split_oversized(function, planner.fitting, budget)
             planner.plan_function(function)
 
 
 class _Planner:
-    def __init__(self, target: Target, budget: int, grain: int):
-        self.target, self.budget, self.grain = target, budget, grain
+    """Plans on one chip (`target`, the system's chip), in its tile numbers. On a system of
+    `num_ipus`, each op is planned on the IPU its `ipu.ipu_id` names (ipu-shard), or its
+    enclosing op's, else the one before it: the attributes it writes are shifted by
+    `offset`, that IPU's first tile (tiles are numbered globally, docs/contracts.md)."""
+
+    def __init__(self, target: Target, budget: int, grain: int, num_ipus: int = 1):
+        self.target, self.budget, self.grain, self.num_ipus = target, budget, grain, num_ipus
         self.layouts: dict[ir.Value, Layout] = {}
         self.cursor = 0
         self.cheapest_cuts: dict[tuple, tuple[int, tuple[int, ...]] | None] = {}
+        self.offset = 0
+        self.argument_offsets: dict[ir.Value, int] = {}
+
+    def enter(self, op: ir.OpView) -> None:
+        """Plans what follows on the IPU `op` names, if it names one."""
+        if IPU_ID_ATTR not in op.attributes:
+            return
+        attribute = op.attributes[IPU_ID_ATTR]
+        ipu_id = ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else -1
+        if not 0 <= ipu_id < self.num_ipus:
+            raise op_error(op, f"has '{IPU_ID_ATTR}' {attribute}, but the target has IPUs 0..{self.num_ipus - 1}")
+        self.offset = ipu_id * self.target.num_tiles
+
+    def shifted(self, layout: Layout, offset: int | None = None) -> Layout:
+        offset = self.offset if offset is None else offset
+        return dataclasses.replace(layout, first_tile=layout.first_tile + offset) if offset else layout
 
     def place(self, count: int) -> int:
         """First tile for something on `count` tiles: small pieces of work go round the tiles
@@ -136,12 +160,16 @@ class _Planner:
         self.plan_block(block)
         for value in list(self.unplaced):
             self.place_unplaced(value, self.default_layout(_shape(value)))
-        mappings = [argument_attributes(function, k, self.layouts[arg].mapping().encode()) for k, arg in enumerate(block.arguments)]
+        mappings = [
+            argument_attributes(function, k, self.shifted(self.layouts[arg], self.argument_offsets.get(arg, 0)).mapping().encode())
+            for k, arg in enumerate(block.arguments)
+        ]
         function.attributes["arg_attrs"] = ir.ArrayAttr.get(mappings)
 
     def plan_block(self, block: ir.Block) -> None:
         for op in block.operations:
             name = op.operation.name
+            self.enter(op)
             if name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
                 self.unplaced[op.results[0]] = op
                 continue
@@ -203,10 +231,11 @@ class _Planner:
             self.set_layout(owner, layout)
         else:
             self.layouts[value] = layout
+            self.argument_offsets[value] = self.offset  # on its first user's IPU
 
     def set_layout(self, op: ir.OpView, layout: Layout) -> None:
         self.layouts[op.results[0]] = layout
-        op.attributes[ipu.MAPPING_ATTR] = layout.mapping().encode()
+        op.attributes[ipu.MAPPING_ATTR] = self.shifted(layout).mapping().encode()
 
     def default_layout(self, shape: tuple[int, ...], groups: list[list[int]] | None = None, work: int | None = None) -> Layout:
         """Row-major cut into at most one block per tile, with at least `grain` elements of
@@ -300,7 +329,8 @@ class _Planner:
         refusal = space.refusal(partition.blocks)
         if refusal is not None:  # every path above chose an admitted cut: a bug, not a bad input
             raise op_error(op, f"internal error in ipu-plan: its partition {list(partition.blocks)} {refusal}")
-        for key, value in partition.attr(space).encode().items():
+        placed = dataclasses.replace(partition, first=partition.first + self.offset)
+        for key, value in placed.attr(space).encode().items():
             op.attributes[key] = value
         self.set_layout(op, result_layout(space, partition))
 

@@ -14,10 +14,11 @@ from mlir.dialects import func, scf, tensor
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import Piece, record_of, space_of
 from ipu_mlir.dialects.ops.space import SUM, Space
+from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets
-from .exchange import plan_transfers
+from .exchange import open_link_phases, plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import (
     Partition,
@@ -88,9 +89,12 @@ class Schedule(ModulePass):
     name = "ipu-schedule"
 
     def run(self, module: ir.Operation) -> None:
+        target = target_of(module)
         for function in public_functions(module):
             with function.location:
-                _Scheduler(module, function).run()
+                program = _Scheduler(module, function).run()
+            if target.num_ipus > 1:
+                open_link_phases(program.regions[0].blocks[0], target.tiles_per_ipu)
 
 
 class _Scheduler:
@@ -115,7 +119,7 @@ class _Scheduler:
         ipu.buffer(name, memref, layout.grid(), loc=loc, ip=ir.InsertionPoint(self.program))
         return name
 
-    def run(self) -> None:
+    def run(self) -> ir.OpView:
         source_type = ir.FunctionType(ir.TypeAttr(self.source.attributes["function_type"]).value)
         name = ir.StringAttr(self.source.attributes["sym_name"]).value
         self.source.attributes["sym_name"] = ir.StringAttr.get(name + ".l2")
@@ -147,6 +151,7 @@ class _Scheduler:
         for op in old_block.operations:
             self.lower(op)
         self.source.operation.erase()
+        return self.program
 
     # --- ops ------------------------------------------------------------------------------------
 

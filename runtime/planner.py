@@ -367,6 +367,8 @@ class Planner:
                 self.current.add_exchange(*listed)
             else:
                 self.current.add_traffic(traffic, message, record)
+            if self.target.num_ipus > 1:
+                _add_link_flows(self.current.link_flows, src_grid, dst_grid, starts[0], message, self.target)
             actor = len(self.exchange)
             self.exchange += [
                 Access(buffer, region, write, site, actor)
@@ -515,6 +517,25 @@ class Planner:
             self.bodies[body, rank] = (kernel, cycles)
         self.codelets[name, rank] = (kernel, CodeletError, cycles)
         return self.codelets[name, rank]
+
+
+def _add_link_flows(
+    flows: dict[tuple[int, int], int], src: TileGrid, dst: TileGrid, src_starts: TileGrid, message_bytes: int, target
+) -> None:
+    """Adds a copy's bytes between IPUs to `flows`, per (source IPU, destination IPU). A message
+    that several tiles of one IPU receive from the same place crosses the links once (an
+    assumption, as Poplar moves a tensor to another IPU once and spreads it there with the
+    on-chip exchange): a broadcast operand is not priced once per receiving tile."""
+    ipu_of, per_ipu, num_ipus = target.ipu_of_tile, target.tiles_per_ipu, target.num_ipus
+    if len({ipu_of(src.min_tile), ipu_of(src.max_tile), ipu_of(dst.min_tile), ipu_of(dst.max_tile)}) == 1:
+        return  # on one IPU: no link
+    sources, starts, to = src.tiles(), src_starts.tiles(), dst.tiles() // per_ipu
+    crossing = sources // per_ipu != to
+    keys = np.unique((sources[crossing] * (int(starts.max()) + 1) + starts[crossing]) * num_ipus + to[crossing])
+    pairs, counts = np.unique((keys // num_ipus // (int(starts.max()) + 1) // per_ipu) * num_ipus + keys % num_ipus, return_counts=True)
+    for pair, count in zip(pairs, counts):
+        key = divmod(int(pair), num_ipus)
+        flows[key] = flows.get(key, 0) + int(count) * message_bytes
 
 
 class Variable:

@@ -46,9 +46,16 @@ class Superstep:
     shared_bytes_per_tile: np.ndarray | None = None
     local_bytes_per_tile: np.ndarray | None = None  # copied within a tile by `ipu.copy` (not exchange)
     host_bytes: int = 0
-    sync: str | None = None  # "internal", "external", or None when no sync ends it
+    sync: str | None = None  # "internal", "external", "global", or None when no sync ends it
     exchange_cycles: int = 0
     sync_cycles: int = 0
+    # Bytes between IPUs over the IPU-Links, per (source IPU, destination IPU): multi-IPU targets.
+    link_flows: dict[tuple[int, int], int] = field(default_factory=dict)
+    link_cycles: int = 0
+
+    @property
+    def link_bytes(self) -> int:
+        return sum(self.link_flows.values())
 
     @property
     def kind(self) -> str:
@@ -138,7 +145,13 @@ class Superstep:
             tile = int(np.argmax(share * (received - shared) + shared))
             receiving = cost_model.exchange_cycles(int(received[tile]), target, int(shared[tile]))
             self.exchange_cycles = max(receiving, cost_model.exchange_cycles(int(self.bytes_sent_per_tile.max()), target))
-        self.sync_cycles = cost_model.sync_cycles(target) if self.sync else 0
+        if self.link_flows:
+            # Assumption: the IPU-Links stream while the tiles exchange, so the phase lasts as
+            # long as the slower of the two (poplibs' model prices the links alone).
+            self.link_cycles = cost_model.link_cycles(self.link_flows, target)
+            self.exchange_cycles = max(self.exchange_cycles, self.link_cycles)
+        sync = cost_model.global_sync_cycles if self.sync == "global" else cost_model.sync_cycles
+        self.sync_cycles = sync(target) if self.sync else 0
 
     def to_dict(self, index: int) -> dict:
         record = {"index": index, "kind": self.kind, "repeat": self.repeat, "ops": self.ops, "cycles": self.cycles}
@@ -154,6 +167,9 @@ class Superstep:
             }
         if self.host_bytes:
             record["host_bytes"] = self.host_bytes
+        if self.link_flows:
+            flows = [{"from": src, "to": dst, "bytes": n} for (src, dst), n in sorted(self.link_flows.items())]
+            record["links"] = {"cycles": self.link_cycles, "bytes": self.link_bytes, "flows": flows}
         record["sync"] = {"kind": self.sync, "cycles": self.sync_cycles} if self.sync else None
         return record
 
@@ -295,6 +311,8 @@ class Profile:
     buffers: list[BufferLife] = field(default_factory=list, repr=False)
     load_bytes: int = 0  # weights written into tile memory once, when the program is loaded
     load_seconds: float = 0.0
+    link_bytes: int = 0  # between IPUs, over the IPU-Links
+    global_syncs: int = 0
     program: dict = field(default_factory=dict, repr=False)  # `program_summary`: layers, FLOPs, vertex groups
 
     @staticmethod
@@ -337,6 +355,8 @@ class Profile:
             buffers=buffers or [],
             load_bytes=load_bytes,
             load_seconds=cost_model.host_seconds(load_bytes, target),
+            link_bytes=total(lambda s: s.link_bytes),
+            global_syncs=total(lambda s: s.sync == "global"),
         )
 
     def repeated(self, iterations: int) -> Profile:
@@ -345,6 +365,7 @@ class Profile:
         per-superstep records and memory those of one run."""
         n = iterations / self.iterations
         totals = ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles", "supersteps", "host_bytes", "exchange_bytes")
+        totals += ("link_bytes", "global_syncs")
         scaled = {name: int(getattr(self, name) * n) for name in totals}
         return dataclasses.replace(self, **scaled, seconds=self.seconds * n, host_seconds=self.host_seconds * n, iterations=iterations)
 
@@ -364,12 +385,13 @@ class Profile:
         return on_tile, on_chip
 
     def summary_fields(self) -> dict:
+        multi_ipu = ("link_bytes", "global_syncs") if self.link_bytes or self.global_syncs else ()
         return {
             name: getattr(self, name)
             for name in (
                 "target", "entry", "cycles", "seconds", "supersteps", "compute_cycles", "exchange_cycles", "sync_cycles",
                 "host_bytes", "host_seconds", "load_bytes", "load_seconds", "exchange_bytes", "vertices", "edges",
-                "peak_memory_per_tile", "mean_memory_per_tile", "iterations",
+                "peak_memory_per_tile", "mean_memory_per_tile", "iterations", *multi_ipu,
             )
         }  # fmt: skip
 
@@ -437,6 +459,7 @@ class Profile:
             + (f" ({self.host_bytes // self.iterations:,} per iteration)" if self.iterations > 1 else ""),
             *([f"weights at load:   {self.load_bytes:,} bytes = {self.load_seconds * 1e6:.3f} us, once"] if self.load_bytes else []),
             f"exchange bytes:    {self.exchange_bytes:,}",
+            *([f"IPU-Link bytes:    {self.link_bytes:,} over {self.global_syncs:,} global syncs"] if self.global_syncs else []),
             f"memory per tile:   peak {self.peak_memory_per_tile:,} bytes, mean {self.mean_memory_per_tile:,.1f} bytes",
             f"vertices:          {self.vertices:,}",
             f"edges:             {self.edges:,}",

@@ -8,10 +8,16 @@ A target file (`target/targets/<name>.toml`, or any file in the same schema) hol
 Each figure needs a `source`, an `assumption` (why the value is reasonable), or both, and may
 say how it was `derived` from other figures. `load_target` rejects anything else, so an
 uncited number cannot reach the planner or the cost model. docs/targets.md has the tables.
+
+A *system* file (`m2000.toml`, `pod16.toml`, ...) names a `chip` target instead of giving the
+chip figures, and adds the system's (`SystemFigures`): IPUs, IPU-Link topology and rates.
+Its `Target` is the chip's with `num_tiles` the whole system's: tiles are numbered globally,
+IPU `i` holding tiles `[i * tiles_per_ipu, (i + 1) * tiles_per_ipu)` (docs/contracts.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -73,6 +79,24 @@ class Target:
     # The planner's default bound on one op's temporary memory, as a fraction of a tile's.
     planner_memory_fraction: float
     provenance: Mapping[str, str] = field(compare=False, repr=False)
+    # None for one chip; a multi-IPU system's figures otherwise.
+    system: SystemFigures | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def num_ipus(self) -> int:
+        return self.system.num_ipus if self.system else 1
+
+    @property
+    def tiles_per_ipu(self) -> int:
+        return self.num_tiles // self.num_ipus
+
+    @property
+    def chip(self) -> Target:
+        """The target of one IPU of this system (itself for a chip): what `ipu-plan` plans on."""
+        return load_target(self.system.chip) if self.system else self
+
+    def ipu_of_tile(self, tile: int) -> int:
+        return tile // self.tiles_per_ipu
 
     @property
     def total_memory_bytes(self) -> int:
@@ -97,6 +121,25 @@ class Target:
 
     def seconds(self, cycles: float) -> float:
         return cycles / self.clock_hz
+
+
+@dataclass(frozen=True)
+class SystemFigures:
+    """Several chips joined by IPU-Links, as poplibs' IPU model (lib/poplibs_test/Util.cpp)
+    sees them: a ladder of IPU pairs. IPUs `2c` and `2c + 1` share a card, joined by
+    `card_links`; every IPU also has `rung_links` to its card partner for routed traffic and
+    `rail_links` up to IPU `i + 2` and down to `i - 2` (target.cost_model.link_route)."""
+
+    chip: str
+    topology: str
+    num_ipus: int
+    card_links: int
+    rung_links: int
+    rail_links: int
+    link_bits_per_second: float
+    sync_seconds_per_hop: float
+    gw_links_per_machine: int
+    gw_link_bits_per_second: float
 
 
 _FMA_FIGURE_BY_DTYPE = {
@@ -130,11 +173,23 @@ _MAXIMA: dict[str, int] = {
     "host_link_bytes_per_second": 10**14,
     "ipu_link_count": 1024,
     "ipu_link_bytes_per_second": 10**14,
+    # Systems (assumption, as above): 1,024 IPUs is a POD1024, the largest Graphcore listed;
+    # the system's tile count, num_ipus x the chip's, bounds the simulator's work likewise.
+    "num_ipus": 1024,
+    "card_links": 64,
+    "rung_links": 64,
+    "rail_links": 64,
+    "link_bits_per_second": 10**15,
+    "gw_links_per_machine": 64,
+    "gw_link_bits_per_second": 10**15,
 }
 # Smallest: a tile holds at least 1 KiB; the clock runs at 1 MHz or more (assumption: far
 # below any real part, above values that are surely a unit mistake).
 _MINIMA: dict[str, int] = {"tile_memory_bytes": 1024, "clock_hz": 1_000_000}
 _FIGURE_KEYS = frozenset({"value", "source", "assumption", "derived"})
+_SYSTEM_TEXT_FIELDS = ("name", "description", "chip", "ipu_link_topology")
+_SYSTEM_FIGURE_TYPES: dict[str, type] = {name: hint for name, hint in typing.get_type_hints(SystemFigures).items() if hint in (int, float)}
+_TOPOLOGIES = ("ladder",)
 
 
 def builtin_targets() -> list[str]:
@@ -202,6 +257,8 @@ def _parsed(origin: str, data: bytes) -> Target:
 
 
 def _parse_target(document: dict[str, Any], origin: str) -> Target:
+    if "chip" in document:
+        return _parse_system(document, origin)
     unknown = sorted(set(document) - set(_TEXT_FIELDS) - set(_FIGURE_TYPES))
     if unknown:
         raise IpuError(f"{origin}: unknown field '{unknown[0]}'")
@@ -211,6 +268,36 @@ def _parse_target(document: dict[str, Any], origin: str) -> Target:
     for name, kind in _FIGURE_TYPES.items():
         figures[name], provenance[name] = _figure(document, name, kind, origin)
     return Target(**texts, **figures, provenance=types.MappingProxyType(provenance))
+
+
+def _parse_system(document: dict[str, Any], origin: str) -> Target:
+    """A system file: its chip's figures, `num_tiles` over all IPUs, and `SystemFigures`."""
+    unknown = sorted(set(document) - set(_SYSTEM_TEXT_FIELDS) - set(_SYSTEM_FIGURE_TYPES))
+    if unknown:
+        raise IpuError(f"{origin}: unknown field '{unknown[0]}'")
+    texts = {name: _text_field(document, name, origin) for name in _SYSTEM_TEXT_FIELDS}
+    if texts["ipu_link_topology"] not in _TOPOLOGIES:
+        raise IpuError(f"{origin}: field 'ipu_link_topology' must be one of {', '.join(_TOPOLOGIES)}, got '{texts['ipu_link_topology']}'")
+    chip = load_target(texts["chip"])
+    if chip.system is not None:
+        raise IpuError(f"{origin}: field 'chip' must name a chip target, not the system '{chip.name}'")
+    figures: dict[str, int | float] = {}
+    provenance = dict(chip.provenance)
+    for name, kind in _SYSTEM_FIGURE_TYPES.items():
+        figures[name], provenance[name] = _figure(document, name, kind, origin)
+    if figures["num_ipus"] < 2 or figures["num_ipus"] % 2:
+        # poplibs' model: "IPU modeling does not support an odd number of IPUs".
+        raise IpuError(f"{origin}: field 'num_ipus' must be even and at least 2 (a ladder of IPU pairs), got {figures['num_ipus']}")
+    system = SystemFigures(chip=chip.name, topology=texts["ipu_link_topology"], **figures)
+    provenance["num_tiles"] = f"derived: num_ipus {system.num_ipus} x {chip.name}'s {chip.num_tiles} tiles, numbered globally"
+    return dataclasses.replace(
+        chip,
+        name=texts["name"],
+        description=texts["description"],
+        num_tiles=chip.num_tiles * system.num_ipus,
+        provenance=types.MappingProxyType(provenance),
+        system=system,
+    )
 
 
 def _text_field(document: dict[str, Any], name: str, origin: str) -> str:

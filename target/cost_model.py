@@ -325,6 +325,59 @@ def sync_cycles(target: Target) -> int:
     return target.sync_cycles
 
 
+def global_sync_cycles(target: Target) -> int:
+    """A sync of every tile of every IPU (Poplar's global sync), as poplibs' IPU model prices it
+    (lib/poplibs_test/Util.cpp setGlobalSyncLatency): one hop within a card plus one per pair of
+    cards, hops = 1 + (N / 2) / 2, at `sync_seconds_per_hop` there and back. One chip: its own
+    sync (the one-hop case)."""
+    system = target.system
+    if system is None:
+        return target.sync_cycles
+    hops = 1 + (system.num_ipus // 2) // 2
+    return math.ceil(system.sync_seconds_per_hop * target.clock_hz * hops * 2)
+
+
+def link_route(src_ipu: int, dst_ipu: int) -> list[tuple[int, str]]:
+    """The IPU-Link groups a transfer from `src_ipu` to `dst_ipu` crosses on poplibs' ladder
+    (Util.cpp addGlobalExchangeConstraints), each as (IPU it leaves, "card" | "rung" | "up" |
+    "down"): straight over the card's links to its partner; else across the rung when the
+    destination is on the other side, then up or down the rail two IPUs at a time. Its length
+    is the number of hops."""
+    if src_ipu == dst_ipu:
+        return []
+    if src_ipu // 2 == dst_ipu // 2:
+        return [(src_ipu, "card")]
+    route, at = [], src_ipu
+    if at % 2 != dst_ipu % 2:
+        route.append((at, "rung"))
+        at = at + 1 if at % 2 == 0 else at - 1
+    step, direction = (2, "up") if at < dst_ipu else (-2, "down")
+    while at != dst_ipu:
+        route.append((at, direction))
+        at += step
+    return route
+
+
+def link_cycles(flows: dict[tuple[int, int], int], target: Target) -> int:
+    """Cycles of one exchange phase moving `flows[(src_ipu, dst_ipu)]` bytes between IPUs:
+    poplibs' IPU model's global exchange constraints, each group of links carrying the bytes of
+    every flow routed over it at links x `link_bits_per_second` x `ipu_link_efficiency`; the
+    slowest group sets the time (flows over different links overlap)."""
+    system = target.system
+    if not flows:
+        return 0
+    if system is None:
+        raise ValueError(f"target '{target.name}' is one IPU: it has no IPU-Link flows")
+    links = {"card": system.card_links, "rung": system.rung_links, "up": system.rail_links, "down": system.rail_links}
+    loads: dict[tuple[int, str], int] = {}
+    for (src, dst), num_bytes in flows.items():
+        for group in link_route(src, dst):
+            loads[group] = loads.get(group, 0) + num_bytes
+    rate = system.link_bits_per_second * target.ipu_link_efficiency / 8  # bytes per second per link
+    seconds = max(num_bytes / (links[kind] * rate) for (_, kind), num_bytes in loads.items())
+    return math.ceil(seconds * target.clock_hz)
+
+
 def host_seconds(num_bytes: int, target: Target) -> float:
     """Streaming `num_bytes` between host and device over the host link. A run's host time
     counts its streams of inputs and outputs (and of weights whose bytes the memory plan

@@ -48,6 +48,7 @@ FIGURES = [
 ]
 TINY_FILE = BUILTIN_TARGETS_DIR / "tiny.toml"
 BUILTINS = ", ".join(builtin_targets())  # as messages list them
+CHIPS = [name for name in builtin_targets() if load_target(name).system is None]  # systems: test_systems.py
 
 
 def uncited_numbers(document: dict[str, Any]) -> list[str]:
@@ -88,11 +89,11 @@ def test_builtin_targets_follow_the_directory(tmp_path: Path, monkeypatch):
     (copy / "zz.toml").write_text(TINY_FILE.read_text().replace('name = "tiny"', 'name = "zz"'))
     monkeypatch.setattr(target_module, "BUILTIN_TARGETS_DIR", copy)
     assert builtin_targets()[-1] == "zz" and load_target("zz").name == "zz"
-    with pytest.raises(IpuError, match="built-in targets: gc2, gc200, tiny, zz "):
+    with pytest.raises(IpuError, match=r"built-in targets: .*gc2, gc200, .*tiny, zz \("):
         load_target("gc3")
 
 
-@pytest.mark.parametrize("name", builtin_targets())
+@pytest.mark.parametrize("name", CHIPS)
 def test_builtin_target_loads_with_provenance_for_every_figure(name: str):
     target = load_target(name)
     assert target.name == name
@@ -100,7 +101,7 @@ def test_builtin_target_loads_with_provenance_for_every_figure(name: str):
     assert all(text.strip() for text in target.provenance.values())
 
 
-@pytest.mark.parametrize("name", builtin_targets())
+@pytest.mark.parametrize("name", CHIPS)
 def test_every_number_in_builtin_file_is_cited(name: str):
     document = tomllib.loads((BUILTIN_TARGETS_DIR / f"{name}.toml").read_text())
     assert set(FIGURES) <= set(document)
@@ -401,7 +402,7 @@ def test_docs_tables_cover_the_default_target():
     assert f"### {DEFAULT_TARGET}\n" in TARGETS_DOC
 
 
-@pytest.mark.parametrize("name", [name for name in builtin_targets() if f"### {name}\n" in TARGETS_DOC])
+@pytest.mark.parametrize("name", [name for name in CHIPS if f"### {name}\n" in TARGETS_DOC])
 def test_docs_tables_match_target_files(name: str):
     target = load_target(name)
     section = TARGETS_DOC.split(f"### {name}\n", 1)[1].split("\n#", 1)[0]

@@ -1,0 +1,118 @@
+"""`ipu-shard` (L1 -> L1): place the entry function's layers on the IPUs of a multi-IPU target."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from ipu_mlir.dialects import ipu
+from ipu_mlir.target import target_of
+from ipu_mlir.target.diagnostics import op_error
+
+from .pass_registry import ModulePass, register_pass
+from .plan import IPU_ID_ATTR
+from .select_entry import public_functions
+
+# Ops with no work or storage of their own: they take no IPU (a constant is placed with its
+# first user by ipu-plan).
+_UNPLACED = frozenset({"arith.constant", "tensor.empty", "func.return"})
+
+
+@register_pass
+@dataclass
+class Shard(ModulePass):
+    """Give every op of the entry function the IPU it runs on, `ipu.ipu_id` (L1 -> L1).
+
+    Poplar's virtual graphs, as PopTorch's sharded execution places layers: ops of a model run
+    one IPU after another, and a tensor that crosses from one IPU to the next becomes an
+    inter-IPU copy over the IPU-Links (ipu-schedule, in an exchange phase after a global sync).
+    Two ways:
+
+    - **Annotations**, when any op arrives with `ipu.ipu_id` (PopTorch's
+      `BeginBlock(ipu_id=...)` / `Block`, set by the front end): an op without one runs on the
+      IPU of the op before it, as a PopTorch block runs until the next begins; ops before the
+      first annotation on IPU 0.
+    - **Memory balance** otherwise: each op weighs the bytes of the constants it is the first to
+      read (weights) plus those of its results (activations); the ops, in program order, are cut
+      into `ipus` contiguous stages of about equal cumulative bytes (an op goes to the stage its
+      middle byte falls in). A loop (`scf.for`) is one op, weighing its body.
+
+    ipu-plan then plans each op on its IPU's tiles. On a one-IPU target the pass only checks
+    annotations (all must be 0).
+
+    Before (m2000, `ipu-shard{ipus=2}`), two matmuls with 64 KiB weights each:
+
+        %h = "ipu.matmul"(%x, %w1) : ...
+        %y = "ipu.matmul"(%h, %w2) : ...
+
+    After:
+
+        %h = "ipu.matmul"(%x, %w1) {ipu.ipu_id = 0 : i64} : ...
+        %y = "ipu.matmul"(%h, %w2) {ipu.ipu_id = 1 : i64} : ...
+    """
+
+    name = "ipu-shard"
+
+    target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
+    ipus: int = field(default=0, metadata={"help": "IPUs to shard over by memory balance (default: all of the target's)", "minimum": 0})
+
+    def run(self, module: ir.Operation) -> None:
+        target = target_of(module, self.target or None)
+        ipus = self.ipus or target.num_ipus
+        if not 1 <= ipus <= target.num_ipus:
+            raise op_error(module, f"ipu-shard: ipus={ipus}, but target '{target.name}' has {target.num_ipus} IPU(s)")
+        for function in public_functions(module):
+            ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name not in _UNPLACED]
+            if any(IPU_ID_ATTR in op.attributes for op in ops):
+                stages = _annotated(ops, target.num_ipus)
+            else:
+                stages = _balanced(ops, ipus)
+            for op, stage in zip(ops, stages):
+                op.attributes[IPU_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, module.context), stage)
+
+
+def _annotated(ops: list[ir.OpView], num_ipus: int) -> list[int]:
+    stages, current = [], 0
+    for op in ops:
+        if IPU_ID_ATTR in op.attributes:
+            attribute = op.attributes[IPU_ID_ATTR]
+            current = ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else -1
+            if not 0 <= current < num_ipus:
+                raise op_error(op, f"has '{IPU_ID_ATTR}' {attribute}, but the target has IPUs 0..{num_ipus - 1}")
+        stages.append(current)
+    return stages
+
+
+def _balanced(ops: list[ir.OpView], ipus: int) -> list[int]:
+    seen: set[ir.Value] = set()
+    weights = [_bytes(op, seen) for op in ops]
+    total = sum(weights) or 1
+    stages, before = [], 0
+    for weight in weights:
+        stages.append(min(ipus - 1, math.floor((before + weight / 2) * ipus / total)))
+        before += weight
+    return stages
+
+
+def _bytes(op: ir.OpView, seen: set[ir.Value]) -> int:
+    """Bytes an op brings to its IPU: constants it reads first (weights), its results."""
+    total = sum(_tensor_bytes(result) for result in op.results)
+    for region in op.operation.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                total += _bytes(inner, seen)
+    for operand in op.operands:
+        owner = operand.owner  # a Block for a block argument, else the defining op
+        if operand not in seen and not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant":
+            seen.add(operand)
+            total += _tensor_bytes(operand)
+    return total
+
+
+def _tensor_bytes(value: ir.Value) -> int:
+    if not isinstance(value.type, ir.RankedTensorType):
+        return 0
+    tensor = ir.RankedTensorType(value.type)
+    return math.prod(tensor.shape) * ipu.element_bytes(tensor.element_type)
