@@ -379,13 +379,13 @@ def test_sync_kind_checked_by_irdl():
     with ir.InsertionPoint(module.body):
         fn = function("main", [])
         with ir.InsertionPoint(fn.entry_block):
-            ipu.sync("global")
+            ipu.sync("everywhere")
             func.ReturnOp([])
     try:
         module.operation.verify()
         print("accepted")
     except ir.MLIRError as error:
-        # CHECK: rejected: 1 error: '"global"' does not satisfy the constraint
+        # CHECK: rejected: 1 error: '"everywhere"' does not satisfy the constraint
         print("rejected:", len(error.error_diagnostics), "error:", error.error_diagnostics[0].message)
 
 
