@@ -24,6 +24,8 @@ prefix before it; here the index is then the init's or `n`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from mlir import ir
 
@@ -171,7 +173,9 @@ def _is_position(value: ir.Value, generic: ir.OpView, block: ir.Block, num_input
     if constant is None or constant.name != "arith.constant" or not isinstance(constant.attributes["value"], ir.DenseElementsAttr):
         return False
     attr = ir.DenseElementsAttr(constant.attributes["value"])
-    return not attr.is_splat and np.array_equal(np.array(attr), np.arange(len(attr)))
+    if attr.is_splat:  # an iota of one element, [0], is a splat (fuzz seed 46)
+        return math.prod(ir.ShapedType(attr.type).shape) == 1 and ir.IntegerAttr(attr.get_splat_value()).value == 0
+    return np.array_equal(np.array(attr), np.arange(len(attr)))
 
 
 def _reduction_loops(generic: ir.OpView) -> list[int]:
