@@ -1,4 +1,22 @@
-"""Seeds that fail for a known, recorded reason: strict expected failures (a seed listed here
-that passes fails the run, so the list shrinks as bugs are fixed). seed -> reason."""
+"""What the fuzzer expects to fail, each with its reason.
+
+`KNOWN`: seeds that give a wrong result or a crash for a known, recorded reason: strict
+expected failures (a seed listed here that passes fails the run, so the list shrinks as bugs
+are fixed). seed -> reason.
+
+`KNOWN_REFUSALS`: refusals (a clean `IpuError`) of programs the generator writes on purpose,
+by a regular expression on the refusal's kind (`fuzz_check.refusal_kind`: its first line, numbers
+blanked) -> why the compiler refuses it. A refusal matching none is reported by `make fuzz`
+and fails `test_fuzz.py`: the generator left the accepted subset, or the compiler stopped
+accepting part of it.
+"""
 
 KNOWN: dict[int, str] = {}
+
+KNOWN_REFUSALS: dict[str, str] = {
+    r"does not fit in N bytes per tile however it is cut": "a tensor near the tiny target's memory (the generator's `big` "
+    "programs) whose leanest cut still does not fit: the planner says so at the op",
+    r"is not supported by ipu-convert-to-ipu: indexing map \(.*\) -> \(.*dN \+ N.*\) of operand": "a window map with a "
+    "constant shift (`a[d0 + 1]`): the converter takes shifted windows as tensor.extract_slice (what torch-mlir writes), "
+    "not as maps (issue 24, point 1)",
+}
