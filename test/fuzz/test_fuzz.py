@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from fuzz_check import Outcome, check, check_file, compare, program_inputs
 from fuzz_gen import TARGETS, TYPES, generate
-from known_failures import KNOWN
+from known_failures import KNOWN, KNOWN_FILES
 from run_fuzz import known_refusal
 
 from ipu_mlir.frontends import api
@@ -39,9 +39,15 @@ def test_seed(seed: int) -> None:
     assert outcome.status == "ok" or known_refusal(outcome.reason), f"a refusal known_failures.py does not list: {_report(outcome)}"
 
 
-@pytest.mark.parametrize("path", sorted((Path(__file__).parent / "regressions").glob("*.mlir")), ids=lambda p: p.stem)
+def _regressions():
+    for path in sorted((Path(__file__).parent / "regressions").glob("*.mlir")):
+        reason = KNOWN_FILES.get(path.stem)
+        yield pytest.param(path, id=path.stem, marks=[pytest.mark.xfail(reason=reason, strict=True)] if reason else [])
+
+
+@pytest.mark.parametrize("path", list(_regressions()))
 def test_regression(path: Path) -> None:
-    """Minimal reproducers of bugs the fuzzer found, fixed since."""
+    """Minimal reproducers of bugs the fuzzer found: fixed since, or listed in KNOWN_FILES."""
     outcome = check_file(path)
     assert outcome.status == "ok", _report(outcome)
 
