@@ -23,7 +23,7 @@ from ipu_mlir.frontends import api
 
 REPO = Path(__file__).resolve().parents[2]
 REPRODUCERS = REPO / "build" / "fuzz"
-SEEDS = 40  # about 25 s; make fuzz runs thousands
+SEEDS = 80  # about 45 s; make fuzz runs thousands
 
 
 def _params():
