@@ -42,7 +42,8 @@ def _ints(values):
 
 
 class Families:
-    """Makers for the op families fuzz_gen.py's `Gen` mixes in (it supplies the helpers)."""
+    """Makers for the op families fuzz_gen.py's `Gen` mixes in (Gen supplies `arg`, `operand`,
+    `source`, `emit`, `body`, ...; these add `index_arg` and `generic`, which fuzz_torch uses)."""
 
     def index_arg(self, shape, low, high):
         """An i64 argument whose values the harness draws from [low, high)."""
@@ -64,7 +65,8 @@ class Families:
     def generic(self, name, maps, iterators, ins, outs, block_args, lines, yields, out_types):
         """Emit a linalg.generic up to its body's yield (the caller closes it with the result
         types); `ins` / `outs` are (name, type) pairs."""
-        parts = f"{{indexing_maps = [{', '.join(maps)}], iterator_types = [{', '.join(f'{chr(34)}{i}{chr(34)}' for i in iterators)}]}}"
+        kinds = ", ".join(f'"{kind}"' for kind in iterators)
+        parts = f"{{indexing_maps = [{', '.join(maps)}], iterator_types = [{kinds}]}}"
         ins_text = f" ins({', '.join(n for n, _ in ins)} : {', '.join(t for _, t in ins)})" if ins else ""
         results = f"{name}:{len(outs)}" if len(outs) > 1 else name
         self.emit(
