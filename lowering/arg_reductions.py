@@ -30,6 +30,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects.ops import tensor_builders as tb
+from ipu_mlir.dialects.ops.space import loop_extents
 
 # A combiner, the predicates saying "x strictly beats acc" as cmp(x, acc) and as cmp(acc, x).
 _BETTER = {
@@ -164,6 +165,13 @@ def _is_position(value: ir.Value, generic: ir.OpView, block: ir.Block, num_input
     with the loop, so the smallest candidate is the first position."""
     while not isinstance(value.owner, ir.Block) and value.owner.name in _CASTS:
         value = value.owner.operands[0]
+    if not isinstance(value.owner, ir.Block) and value.owner.name == "arith.constant":  # a loop of one folded (fuzz seed 2297)
+        extent = loop_extents(generic)[_reduction_loops(generic)[0]]
+        return (
+            extent == 1
+            and isinstance(value.owner.attributes["value"], ir.IntegerAttr)
+            and ir.IntegerAttr(value.owner.attributes["value"]).value == 0
+        )
     if not isinstance(value.owner, ir.Block) or value.owner != block or value.arg_number >= num_inputs:
         return False
     amap = ir.AffineMapAttr(ir.ArrayAttr(generic.attributes["indexing_maps"])[value.arg_number]).value
