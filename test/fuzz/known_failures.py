@@ -24,6 +24,8 @@ KNOWN_FILES: dict[str, str] = {"second-run-differs-two-reductions": SECOND_RUN}
 KNOWN_REFUSALS: dict[str, str] = {
     r"does not fit in N bytes per tile however it is cut": "a tensor near the tiny target's memory (the generator's `big` "
     "programs) whose leanest cut still does not fit: the planner says so at the op",
+    r"^Out of memory on tile N": "a `big` program (tensors near the tiny target's memory): the buffers live at once on "
+    "a tile exceed its memory, the planner budgeting each op's pieces (memory-fraction), not the sum over live tensors",
     r"is not supported by ipu-convert-to-ipu: indexing map \(.*\) -> \(.*dN \+ N.*\) of operand": "a window map with a "
     "constant shift (`a[d0 + 1]`): the converter takes shifted windows as tensor.extract_slice (what torch-mlir writes), "
     "not as maps (issue 24, point 1)",
