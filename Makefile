@@ -45,8 +45,14 @@ browser:
 conformance: $(STAMP)
 	IPU_CONFORMANCE_ALL=1 $(BIN)/pytest -q test/python/test_conformance.py
 
-# The differential fuzzer (test/fuzz/run_fuzz.py): simulator against ExecutionEngine on random
-# programs, e.g. `make fuzz FUZZ_SEEDS=5000 FUZZ_START=10000`; reproducers go to build/fuzz/.
+# The differential fuzzer (test/fuzz/run_fuzz.py): random programs on tiny, gc2 and gc200 in
+# f32/f16/f64/i32/i8/i64 (i1 masks, i64 indices) -- named linalg ops (matmuls, convolutions
+# plain/grouped/depthwise, pooling), generics (element-wise, reductions, non-associative
+# combiners, window maps, linalg.index, arg-max/min), gathers, TMTensor scatter/scan/sort/topk,
+# TOSA, tensor ops (strided slices, pad, reshapes, concat) and scf.for loops -- simulated and
+# checked against the ExecutionEngine: ok / wrong / crash / refused (known refusals with their
+# reason in test/fuzz/known_failures.py). E.g. `make fuzz FUZZ_SEEDS=5000 FUZZ_START=10000`;
+# reproducers go to build/fuzz/.
 FUZZ_SEEDS ?= 2000
 FUZZ_START ?= 0
 fuzz: $(STAMP)

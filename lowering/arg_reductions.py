@@ -24,10 +24,13 @@ prefix before it; here the index is then the init's or `n`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects.ops import tensor_builders as tb
+from ipu_mlir.dialects.ops.space import loop_extents
 
 # A combiner, the predicates saying "x strictly beats acc" as cmp(x, acc) and as cmp(acc, x).
 _BETTER = {
@@ -162,6 +165,13 @@ def _is_position(value: ir.Value, generic: ir.OpView, block: ir.Block, num_input
     with the loop, so the smallest candidate is the first position."""
     while not isinstance(value.owner, ir.Block) and value.owner.name in _CASTS:
         value = value.owner.operands[0]
+    if not isinstance(value.owner, ir.Block) and value.owner.name == "arith.constant":  # a loop of one folded (fuzz seed 2297)
+        extent = loop_extents(generic)[_reduction_loops(generic)[0]]
+        return (
+            extent == 1
+            and isinstance(value.owner.attributes["value"], ir.IntegerAttr)
+            and ir.IntegerAttr(value.owner.attributes["value"]).value == 0
+        )
     if not isinstance(value.owner, ir.Block) or value.owner != block or value.arg_number >= num_inputs:
         return False
     amap = ir.AffineMapAttr(ir.ArrayAttr(generic.attributes["indexing_maps"])[value.arg_number]).value
@@ -171,7 +181,9 @@ def _is_position(value: ir.Value, generic: ir.OpView, block: ir.Block, num_input
     if constant is None or constant.name != "arith.constant" or not isinstance(constant.attributes["value"], ir.DenseElementsAttr):
         return False
     attr = ir.DenseElementsAttr(constant.attributes["value"])
-    return not attr.is_splat and np.array_equal(np.array(attr), np.arange(len(attr)))
+    if attr.is_splat:  # an iota of one element, [0], is a splat (fuzz seed 46)
+        return math.prod(ir.ShapedType(attr.type).shape) == 1 and ir.IntegerAttr(attr.get_splat_value()).value == 0
+    return np.array_equal(np.array(attr), np.arange(len(attr)))
 
 
 def _reduction_loops(generic: ir.OpView) -> list[int]:

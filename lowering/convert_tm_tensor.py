@@ -265,6 +265,8 @@ def _sort(op: ir.Operation) -> list[ir.Value | None]:
     # topk: every reader takes the first k positions; those are computed alone, and the slices
     # read them instead (now whole, or still the first k of a larger k).
     used = [m for m, result in enumerate(op.results) if build.used(result)]
+    if not used:  # a sort nothing reads (fuzz seed 82): nothing to compute
+        return [None] * len(operands)
     leading = {m: _leading_slices(op.results[m], dim) for m in used}
     firsts = None
     if all(leading.values()):

@@ -46,6 +46,7 @@ from ipu_mlir.target.diagnostics import IpuError
 from .arg_reductions import rewrite_arg_reductions
 from .fuse_trees import fuse_elementwise_trees
 from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
+from .inits_as_inputs import read_inits_as_inputs
 from .normalize_l1 import access_ok, normalize_tensor_ops, squeeze_unit_outputs
 from .pass_registry import ModulePass, register_pass
 
@@ -134,6 +135,7 @@ class ConvertToIpu(ModulePass):
             rewrite_arg_reductions(owner)  # before fusion, which fuses the generics it makes
         for owner in _region_owners(module):
             squeeze_unit_outputs(owner)  # before fusion, which moves the reshapes it adds
+            read_inits_as_inputs(owner)  # before fusion, which would keep them as second results
         for owner in _region_owners(module):
             fuse_elementwise_trees(owner.regions[0].blocks[0])  # what upstream would fuse in quadratic time
         run_upstream(module, _FUSE)

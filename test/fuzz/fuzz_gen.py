@@ -1,25 +1,46 @@
-"""Seeded random L0 programs in the subset `ipu-convert-to-ipu` accepts, for the differential fuzzer.
+"""Seeded random L0 programs in the subset the default pipeline accepts, for the differential fuzzer.
 
 `generate(seed)` returns a `Program`: MLIR text (one function `@main`, module attribute
-`ipu.target`), the target, and what the comparison needs (the kinds of op it holds, the longest
-chain of summed terms). The same seed always gives the same text.
+`ipu.target`: `tiny` 76 %, `gc2` 12 %, `gc200` 12 %), the target, and what the harness needs
+(the kinds of op it holds, the longest chain of summed terms, the index arguments' ranges).
+The same seed always gives the same text.
 
-Coverage (each program chains one to four of these, on values of one element type, f32 / f16 /
-i32 / i8; a f16 matmul may accumulate into f32):
+Coverage (each program chains one to six of these, on values of one element type, f32 / f16 /
+f64 / i32 / i8 / i64, with i1 masks and i64 indices beside; a f16 matmul may accumulate into
+f32, an i8 one into i32):
 
-- named ops: `linalg.matmul`, `batch_matmul`, `matvec`, `conv_2d_nchw_fchw`,
-  `conv_2d_nhwc_hwcf` (strides, dilations), `depthwise_conv_2d_nchw_chw` / `_nhwc_hwc`,
-  `pooling_nchw_max` / `nhwc_max` / `nchw_sum` / `nhwc_sum`, `linalg.transpose`;
+- named ops: `linalg.matmul`, `batch_matmul`, `matvec`, `vecmat`, `dot`, `conv_2d_nchw_fchw`,
+  `conv_2d_nhwc_hwcf`, `conv_2d_nhwc_fhwc`, grouped `conv_2d_ngchw_gfchw` / `_fgchw`,
+  `depthwise_conv_2d_nchw_chw` / `_nhwc_hwc` / `_nhwc_hwcm` (strides, dilations, inputs padded
+  by `tensor.pad`), `pooling_nchw_max` / `nhwc_max` / `nhwc_min` / `nchw_sum` / `nhwc_sum`,
+  `linalg.transpose`, `broadcast`, `reduce`, element-wise `add` / `sub` / `mul` / `max` /
+  `min` / `exp` / `abs` / `negf`; arith / math on whole tensors and casts there and back;
 - `linalg.generic`: element-wise with one to three inputs read through identity, permuted and
   broadcast maps (dropped dims and constant-0 dims), bodies of random arith / math trees with
-  scalar constants; reductions with parallel and reduction iterators interleaved, permuted
-  input and output maps, an optional second (broadcast) operand multiplied in, and an
-  initial value that is either a fill of the combiner's identity or a tensor argument;
-- tensor ops: `extract_slice` (also rank-reducing), `insert_slice`, `pad` with a constant,
-  `expand_shape` / `collapse_shape`, `concat`;
+  scalar constants, `linalg.index` read in the body, two results; reductions with parallel and
+  reduction iterators interleaved, permuted input and output maps, an optional second
+  (broadcast) operand multiplied in, an initial value that is a fill of the combiner's
+  identity or a tensor argument, and non-associative combiners (`acc - x`, `x - acc`,
+  `acc / (|x| + 1)`); window maps (an unfold `a[d0 + d1]`, shifted stencils `a[d0 + s]`, or
+  stencils on `extract_slice` windows); arg-max / arg-min (the index result reading the value's
+  accumulator, positions from a constant iota or `linalg.index`); i1 masks (comparisons,
+  selects by them, any / all / parity reductions, i1 arguments);
+- gathers: embedding rows (`tensor.extract %table[%id, linalg.index]`) and `tensor.extract`
+  at coordinates read from i64 arguments, drawn in range by the harness;
+- torch-mlir's TMTensor ops in generic form: `tm_tensor.scatter` (rows or points, adding or
+  overwriting, indices one past each end), `scan` (inclusive or exclusive, the combiners of
+  `SCAN_COMBINERS`), `sort` (ascending or descending, with iota positions) and topk (a sort
+  read through slices of its first k);
+- TOSA (f32 / i32): `add`, `sub`, `maximum`, `minimum`, `mul` (broadcasting), `clamp`, `tanh`,
+  `exp`, `abs`, `reduce_sum`, `reduce_max`, `transpose`, `reshape`, `matmul`;
+- tensor ops: `extract_slice` (also rank-reducing and strided), `insert_slice` (also strided
+  and several covering an empty tensor), `pad` with a constant, `expand_shape` /
+  `collapse_shape`, `concat`, dense constants;
+- `scf.for` with 0 to 5 trips carrying one tensor through one to three of the makers above;
 - odd signatures: a value or an argument returned (twice, as it is), arguments never read;
 - shapes from a pool of awkward sizes: 1, primes, sizes just over a power of two and over the
-  planner's grain of 64 elements a tile.
+  planner's grain of 64 elements a tile; on gc2 / gc200 also just over their tile counts; now
+  and then tensors near the tiny target's memory, which the planner must cut serially.
 
 Floats stay finite by construction: division is by `|y| + 1`, `sqrt` and `log1p` take `|x|`,
 `exp` and `sin` take `tanh(x)` (an f16 rounding of a large argument would change them by more
@@ -33,8 +54,13 @@ import random
 import re
 from dataclasses import dataclass, field
 
-TYPES = ("f32", "f16", "i32", "i8")
-TYPE_WEIGHTS = (4, 2, 3, 2)
+from fuzz_families import Families, Value, _map, _numel, _ty
+from fuzz_torch import TorchFamilies
+
+TYPES = ("f32", "f16", "i32", "i8", "f64", "i64")
+TYPE_WEIGHTS = (4, 2, 3, 2, 1, 1)
+TARGETS = ("tiny", "gc2", "gc200")
+TARGET_WEIGHTS = (76, 12, 12)
 # Awkward extents: 1, primes, just over powers of two; weighted toward small ones.
 DIMS = (1, 1, 2, 3, 3, 4, 5, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33, 65)
 # On gc200 (1,472 tiles) also sizes just over its tile count and over a tile grain multiple.
@@ -46,9 +72,9 @@ HEX = {
     "f64": {"0xFFF0000000000000": "-inf", "0x7FF0000000000000": "inf"},
 }
 HEX = {t: {**m, **{v: k for k, v in m.items()}} for t, m in HEX.items()}
-NEG_INF = {"f32": "0xFF800000", "f16": "0xFC00"}
-INT_MIN = {"i32": "-2147483648", "i8": "-128"}
-INT_MAX = {"i32": "2147483647", "i8": "127"}
+NEG_INF = {"f32": "0xFF800000", "f16": "0xFC00", "f64": "0xFFF0000000000000"}
+INT_MIN = {"i32": "-2147483648", "i8": "-128", "i64": "-9223372036854775808"}
+INT_MAX = {"i32": "2147483647", "i8": "127", "i64": "9223372036854775807"}
 
 
 @dataclass
@@ -60,6 +86,7 @@ class Program:
     kinds: list[str] = field(default_factory=list)
     max_sum: int = 1  # the longest sum (reduction / contraction length) on any path, multiplied along chains
     depth: int = 0  # ops in the program
+    index_ranges: dict[int, tuple[int, int]] = field(default_factory=dict)  # argument -> [low, high) of its values
 
     def f32_twin(self) -> str:
         """The same program in wider precision, for a f16 program's reference: f16 becomes f32 and
@@ -70,33 +97,16 @@ class Program:
                 if bits.startswith("0x"):
                     text = text.replace(f"{bits} : {narrow}", f"{HEX[wide][value]} : {wide}")
             text = text.replace(f"x{narrow}>", f"x{wide}>").replace(f": {narrow}", f": {wide}").replace(f"<{narrow}>", f"<{wide}>")
-            text = text.replace(f" {narrow}", f" {wide}")
+            text = text.replace(f" {narrow}", f" {wide}").replace(f"({narrow}", f"({wide}")
         assert not re.search(r"\b0x[0-9A-F]+ : f16\b", text), "a f16 bit pattern left in the f32 twin"
         return text
 
 
-@dataclass
-class Value:
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    sums: int = 1  # terms summed into one element so far
-
-
-def _ty(shape, dtype):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
-
-
-def _map(n, exprs):
-    dims = ", ".join(f"d{i}" for i in range(n))
-    return f"affine_map<({dims}) -> ({', '.join(exprs)})>"
-
-
-class Gen:
+class Gen(Families, TorchFamilies):
     def __init__(self, seed: int):
         self.seed = seed
         self.rng = random.Random(seed)
-        self.target = "gc200" if self.rng.random() < 0.12 else "tiny"
+        self.target = self.rng.choices(TARGETS, TARGET_WEIGHTS)[0]
         self.dtype = self.rng.choices(TYPES, TYPE_WEIGHTS)[0]
         self.is_float = self.dtype.startswith("f")
         self.args: list[Value] = []
@@ -104,6 +114,8 @@ class Gen:
         self.values: list[Value] = []
         self.kinds: list[str] = []
         self.count = 0
+        self.index_ranges: dict[int, tuple[int, int]] = {}
+        self.in_loop = False
         self.budget = 4096 if self.target == "tiny" else 20000  # elements per tensor
         # Sometimes large: tensors near the tiny target's memory (16 tiles x 64 KiB), which the
         # planner must cut into serial pieces, and long reductions cut across tiles.
@@ -119,7 +131,7 @@ class Gen:
     def dim(self, small=False):
         if not small and self.big and self.rng.random() < 0.5:
             return self.rng.choice(LARGE_DIMS)
-        if not small and self.target == "gc200" and self.rng.random() < 0.15:
+        if not small and self.target != "tiny" and self.rng.random() < 0.15:
             return self.rng.choice(BIG_DIMS)
         return self.rng.choice(DIMS[:12] if small else DIMS)
 
@@ -398,7 +410,7 @@ class Gen:
                 "addf": "0.0",
                 "mulf": "1.0",
                 "maximumf": NEG_INF[self.dtype],
-                "minimumf": "0x7F800000" if self.dtype == "f32" else "0x7C00",
+                "minimumf": HEX[self.dtype]["inf"],
             }[combiner]
         else:
             combiner = rng.choice(["addi", "addi", "maxsi", "minsi", "xori", "ori", "andi"])
@@ -674,9 +686,9 @@ class Gen:
         else:
             op = rng.choice(["addi", "muli", "maxsi", "xori", "cast"])
         if op == "cast":
-            wide = {"f16": "f32", "f32": "f16", "i8": "i32", "i32": "f32"}[t]
-            there = {("f16", "f32"): "extf", ("f32", "f16"): "truncf", ("i8", "i32"): "extsi", ("i32", "f32"): "sitofp"}[(t, wide)]
-            back = {"extf": "truncf", "truncf": "extf", "extsi": "trunci", "sitofp": "fptosi"}[there]
+            wide = {"f16": "f32", "f32": "f16", "i8": "i32", "i32": "f32", "f64": "f32", "i64": "i32"}[t]
+            there = {"f16": "extf", "f32": "truncf", "i8": "extsi", "i32": "sitofp", "f64": "truncf", "i64": "trunci"}[t]
+            back = {"extf": "truncf", "truncf": "extf", "extsi": "trunci", "sitofp": "fptosi", "trunci": "extsi"}[there]
             mid = self.fresh()
             self.emit(f"{mid} = arith.{there} {src.name} : {_ty(shape, t)} to {_ty(shape, wide)}")
             self.result(mid, shape, wide, sums=src.sums)
@@ -890,6 +902,20 @@ class Gen:
             (self.two_results, 1),
             (self.linalg_reduce, 1),
             (self.padded_window, 1),
+            (self.gather_rows, 1),
+            (self.gather_computed, 1),
+            (self.tm_scatter, 1),
+            (self.tm_scan, 1),
+            (self.tm_sort, 1),
+            (self.strided_slice, 1),
+            (self.loop, 1),
+            (self.tosa, 2),
+            (self.indexed, 1),
+            (self.window, 1),
+            (self.non_associative, 2),
+            (self.grouped_conv, 1),
+            (self.arg_reduction, 1),
+            (self.mask, 1),
         ]
         for _ in range(rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6])):
             maker = rng.choices([m for m, _ in makers], [w for _, w in makers])[0]
@@ -923,14 +949,8 @@ class Gen:
         )
         if self.big:
             self.kinds.append("big")
-        return Program(self.seed, self.target, self.dtype, text, self.kinds, max(v.sums for v in results), len(self.kinds))
-
-
-def _numel(shape):
-    total = 1
-    for d in shape:
-        total *= d
-    return total
+        sums = max(v.sums for v in results)
+        return Program(self.seed, self.target, self.dtype, text, self.kinds, sums, len(self.kinds), self.index_ranges)
 
 
 def generate(seed: int) -> Program:

@@ -3,9 +3,11 @@
     .venv/bin/python test/fuzz/run_fuzz.py --seeds 2000 --start 0 [--out build/fuzz] [--jobs 4]
 
 Runs seeds start .. start+seeds-1 (see fuzz_check.py), prints a progress line, a reproducer
-path for every mismatch and crash, and at the end the counts, the refusals by reason and the op
-kinds covered. Exit status 1 if any seed gave a mismatch or a crash that is not in the
-expected-failure list (`known_failures.py`), or if a listed seed now passes.
+path for every wrong result and crash, and at the end the counts, the refusals by reason and the op
+kinds covered. Exit status 1 if any seed gave a wrong result or a crash that is not in the
+expected-failure list (`known_failures.py`), if a listed seed now passes, or if a refusal is
+of a kind `known_failures.KNOWN_REFUSALS` does not list (each listed kind is printed with its
+reason, each unlisted one with its first seed).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -23,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fuzz_check import Outcome, check, write_reproducer  # noqa: E402
 from fuzz_gen import generate  # noqa: E402
-from known_failures import KNOWN  # noqa: E402
+from known_failures import KNOWN, KNOWN_REFUSALS  # noqa: E402
 
 
 def _one(args):
@@ -82,7 +85,7 @@ def main(argv=None) -> int:
     options = parser.parse_args(argv)
     seeds = range(options.start, options.start + options.seeds)
     counts, refusals, kinds, types = collections.Counter(), collections.Counter(), collections.Counter(), collections.Counter()
-    new_failures, fixed = [], []
+    new_failures, fixed, first_seed = [], [], {}
     begin = time.time()
     work = [(seed, options.out) for seed in seeds]
     for done, (seed, status, reason, repro, op_kinds, dtype, target) in enumerate(_results(work, options.jobs), 1):
@@ -91,7 +94,8 @@ def main(argv=None) -> int:
         types[f"{dtype}/{target}"] += 1
         if status == "refused":
             refusals[reason] += 1
-        elif status in ("mismatch", "crash"):
+            first_seed.setdefault(reason, seed)
+        elif status in ("wrong", "crash"):
             listed = " (known: xfail)" if seed in KNOWN else ""
             print(f"\nseed {seed}: {status}: {reason}{listed}\n  reproducer: {repro}", flush=True)
             if seed not in KNOWN:
@@ -105,17 +109,27 @@ def main(argv=None) -> int:
     print(file=sys.stderr)
     print(f"seeds {options.start}..{options.start + options.seeds - 1}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print(f"time {time.time() - begin:.0f} s")
+    unlisted = [reason for reason in refusals if known_refusal(reason) is None]
     if refusals:
         print("refusals by reason:")
         for reason, n in refusals.most_common():
-            print(f"  {n:5d}  {reason}")
+            why = known_refusal(reason)
+            print(
+                f"  {n:5d}  {reason}\n         "
+                + (f"known: {why}" if why else f"NOT LISTED in known_failures.py (first seed {first_seed[reason]})")
+            )
     print("types/targets: " + ", ".join(f"{k} {v}" for k, v in sorted(types.items())))
     print("op kinds: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     if fixed:
         print(f"listed as known failures but passing now (remove from known_failures.py): {fixed}")
     if new_failures:
         print(f"new failures: {new_failures}")
-    return 1 if new_failures or fixed else 0
+    return 1 if new_failures or fixed or unlisted else 0
+
+
+def known_refusal(kind: str) -> str | None:
+    """The reason `known_failures.KNOWN_REFUSALS` gives for a refusal of this kind, if any."""
+    return next((why for pattern, why in KNOWN_REFUSALS.items() if re.search(pattern, kind)), None)
 
 
 if __name__ == "__main__":
