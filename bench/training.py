@@ -77,6 +77,7 @@ def cases(quick: bool) -> list[list[Case]]:
         [
             Case("GPT-2 small (12 layers, hidden 768, seq 128), batch 1", "gpt2", 1),
             Case("GPT-2 small's width, 1 layer, seq 128, batch 1", "gpt2", 1, {"layers": 1}),
+            Case("GPT-2 small's width, 1 layer, seq 128, vocabulary 8,192, batch 1", "gpt2", 1, {"layers": 1, "vocab": 8192}),
             gpt2_small,
         ],
         [Case("ResNet-50 full size, 224x224, batch 1", "resnet50", 1, full_size=True), resnet50_small],
