@@ -2,7 +2,7 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training]
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -28,6 +28,9 @@ Sections (issue 13):
 - tm_tensor: torch-mlir's TMTensor ops (bench/tm_tensor.py): compile, simulate, error.
 - fidelity: the cost model's estimates against published measurements (bench/fidelity.py,
   docs/fidelity.md; goal: within 15%).
+- training: a simulated training step against PyTorch eager's on one thread, the joint step's
+  compile time, host bytes per step and simulated ResNet-50 images/s per IPU beside Graphcore's
+  published figures (bench/training.py; issue 25).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ import simulator_vs_numpy
 import tm_tensor
 import torch
 import torch_mlir.fx  # noqa: F401 -- before the ExecutionEngine: after it, LLVM aborts ("print-inst-addrs registered more than once")
+import training
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
@@ -77,7 +81,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity")
+SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -503,6 +507,10 @@ def fidelity_rows(args) -> list[dict]:
     return rows
 
 
+def training_rows(args) -> list[dict]:
+    return training.rows(args.quick, args.repeat, row)
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -512,6 +520,7 @@ SECTION_ROWS = {
     "memory": memory_rows,
     "tm_tensor": tm_tensor_rows,
     "fidelity": fidelity_rows,
+    "training": training_rows,
 }
 
 

@@ -33,6 +33,7 @@ are also reset. IR size does not grow with the count.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -168,12 +169,18 @@ class _Layout:
             buffers = {name: values[f"buffer:{name}"] for name in self.buffers}
 
             def loss_of(params: dict, buffers: dict) -> Any:
-                buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
-                outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
+                with _phase("forward"), _layer_names(model):
+                    buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
+                    outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
                 returns.outputs = len(outputs)
                 return loss, (outputs, buffers)
 
-            grads, (loss, (outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
+            with _phase("backward"):
+                grads, (loss, (outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
+            with _phase("update"):
+                return update(values, trainable, grads, loss, outputs, new_buffers)
+
+        def update(values: dict, trainable: dict, grads: dict, loss: Any, outputs: list, new_buffers: dict) -> list[Any]:
             new = {f"buffer:{name}": value for name, value in new_buffers.items()}
             apply = None
             if accumulation > 1:
@@ -197,14 +204,54 @@ class _Layout:
         return step
 
 
+def _phase(name: str) -> Any:
+    """Marks the nodes traced inside as of phase `name` (forward, backward, update) in
+    `node.meta["custom"]`, where frontends.torch's importer reads it into the locations."""
+    from torch.fx import traceback
+
+    return traceback.annotate({"phase": name})
+
+
+@contextlib.contextmanager
+def _layer_names(model: Any) -> Any:
+    """Marks the nodes each submodule's forward traces with its path (`node.meta["custom"]["layer"]`):
+    make_fx records no module stack through `functional_call`, which torch.export's does."""
+    from torch.fx import traceback
+
+    entered: list[Any] = []
+
+    def enter(path: str) -> Any:
+        def hook(*_: Any) -> None:
+            entered.append(traceback.annotate({"layer": path}))
+            entered[-1].__enter__()
+
+        return hook
+
+    def leave(*_: Any) -> None:
+        entered.pop().__exit__(None, None, None)
+
+    handles = []
+    for path, module in model.named_modules():
+        if path:
+            handles += [module.register_forward_pre_hook(enter(path)), module.register_forward_hook(leave)]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
 def _trace(step: Any, flat: list) -> Any:
     import torch
     from torch._decomp import core_aten_decompositions, get_decompositions
+    from torch.fx import traceback as fx_traceback
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     decompositions = {**core_aten_decompositions(), **get_decompositions([torch.ops.aten.native_batch_norm])}
-    with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]):
+    # preserve_node_meta: the phase and layer marks reach the nodes, and through the
+    # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
+    with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]), fx_traceback.preserve_node_meta():
         warnings.simplefilter("ignore", (FutureWarning, UserWarning))
         first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
         for node in first.graph.nodes:
@@ -216,7 +263,9 @@ def _trace(step: Any, flat: list) -> Any:
                 _rewrite_adaptive_pool_backward(node)
         first.recompile()
         graph = make_fx(
-            torch.func.functionalize(first, remove="mutations"), decomposition_table=core_aten_decompositions(), tracing_mode="fake"
+            torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
+            decomposition_table=core_aten_decompositions(),
+            tracing_mode="fake",
         )(*flat)
     for node in graph.graph.nodes:
         if node.op == "call_function" and node.target in (torch.ops.aten.squeeze.dims, torch.ops.aten.view_copy.default):

@@ -35,7 +35,7 @@ from mlir import ir
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.frontends.training import TrainingModel, micro_batches
-from ipu_mlir.runtime.profile import Profile, write_profile
+from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET
 from ipu_mlir.target.diagnostics import IpuError
@@ -55,6 +55,7 @@ __all__ = [
 ]
 
 _ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+_NOT_LAYER = (*_ATEN_PREFIXES, PHASE_PREFIX)  # location names other than a layer's
 
 
 def compile(
@@ -144,7 +145,7 @@ def torch_origin(location: ir.Location | None, module: Any = None) -> str:
     outside torch itself (the model's own code)."""
     names, frames = _unwrap(location)
     op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "")
-    layer = next((name for name in names if not name.startswith(_ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith(_NOT_LAYER)), "")
     if not op and not layer:
         return ""
     parts = [op or "an op"]
@@ -165,7 +166,7 @@ def _export_error(errors: list[tuple[str, str]], module: Any) -> IpuError:
     location, message = errors[0]
     names = re.findall(r'"([^"]+)"\(', location)  # name locations; file locations are "file":line:col
     op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "an op")
-    layer = next((name for name in names if not name.startswith(_ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith(_NOT_LAYER)), "")
     kind = _layer_class(module, layer) if layer else ""
     where = f" in {layer}" + (f" ({kind})" if kind else "") if layer else ""
     return IpuError(f"torch-mlir cannot lower {op}{where} to linalg: {message.splitlines()[0]}")
@@ -270,8 +271,9 @@ def _layer_class(module: Any, path: str) -> str:
 def _importer_class() -> type:
     """torch-mlir's `FxImporter` with two additions (it has no public hook for either):
 
-    - node locations that name the layer and the ATen op: its `ContextCache`, where the graph
-      importer asks for each node's location, is replaced by one that adds them;
+    - node locations that name the layer and the ATen op, and in a training step the phase
+      (`phase:forward`, `phase:backward`, `phase:update`, outermost): its `ContextCache`, where
+      the graph importer asks for each node's location, is replaced by one that adds them;
     - non-persistent buffers (HF BERT's `position_ids`, GPT-2's causal mask): its frozen import
       looks buffers up in the program's state dict only, where `torch.export` leaves them out
       ("Could not find state mapping for buffer"); they are in the program's constants, and are
@@ -294,9 +296,12 @@ def _importer_class() -> type:
             location = location or torch_ir.Location.unknown(context=self._c)
             location = torch_ir.Location.name(_op_name(node.target), childLoc=location, context=self._c)
             stack = node.meta.get("nn_module_stack")
-            path = list(stack.values())[-1][0] if stack else ""
+            custom = node.meta.get("custom") or {}  # the joint step's marks (frontends/joint.py)
+            path = list(stack.values())[-1][0] if stack else custom.get("layer", "")
             if path:
                 location = torch_ir.Location.name(path, childLoc=location, context=self._c)
+            if "phase" in custom:
+                location = torch_ir.Location.name(PHASE_PREFIX + custom["phase"], childLoc=location, context=self._c)
             return location
 
     class Importer(FxImporter):

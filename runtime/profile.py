@@ -469,6 +469,8 @@ class Profile:
 
 # The names the PyTorch front end gives ATen ops in locations (the others name layers).
 ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
+# The phase of a training step's op (frontends/joint.py): "phase:forward", "phase:backward", "phase:update".
+PHASE_PREFIX = "phase:"
 
 
 def program_summary(module: ir.Module | ir.Operation) -> dict:
@@ -495,10 +497,12 @@ def program_summary(module: ir.Module | ir.Operation) -> dict:
                 {"codelet": codelet, "flops_per_vertex": flops_of[codelet], "vertices": int(tiles.size), "tiles": _runs(np.unique(tiles))}
             )
         first = program.groups(name)[:1]
-        layer, op = _origin((first[0] if first else function).operation.location)
+        location = (first[0] if first else function).operation.location
+        layer, op = _origin(location)
         compute_sets[name] = {
             "layer": layer,
             "op": op,
+            "phase": location_phase(location),
             "vertices": sum(g["vertices"] for g in groups),
             "flops": sum(g["flops_per_vertex"] * g["vertices"] for g in groups),
             "groups": groups,
@@ -509,22 +513,26 @@ def program_summary(module: ir.Module | ir.Operation) -> dict:
 def _buffer_origins(module: ir.Module | ir.Operation, program: Program) -> dict[str, dict[str, str]]:
     """Each buffer's layer and ATen op: those of the vertex group writing it, else of the first
     copy or vertex group naming it (a weight's buffer op and host stream sit at the program's
-    start, located at its first layer), else its own location's."""
+    start, located at its first layer), else its own location's; a device variable's buffer also
+    its `variable` name."""
     writers: dict[str, dict[str, str]] = {}
     users: dict[str, dict[str, str]] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         keys = {"ipu.copy": ("source", "dest"), "ipu.vertex_group": ("inputs", "outputs")}.get(op.name)
         layer, aten = _origin(op.location) if keys else ("", "")
+        phase = location_phase(op.location) if keys else ""
         for key in keys if layer or aten else ():
             attribute = op.attributes[key]
             for ref in [attribute] if isinstance(attribute, ir.FlatSymbolRefAttr) else list(ir.ArrayAttr(attribute)):
                 name = ir.FlatSymbolRefAttr(ref).value
-                (writers if key == "outputs" else users).setdefault(name, {"layer": layer, "op": aten})
+                (writers if key == "outputs" else users).setdefault(name, {"layer": layer, "op": aten, "phase": phase})
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
     found = users | writers
+    for variable in program.variables():  # a device variable's buffer: named as the host names it (param:fc1.weight)
+        found[variable.buffer] = {**found.get(variable.buffer, {"layer": "", "op": ""}), "variable": variable.variable_name}
     for buffer in program.buffers():
         name = ir.StringAttr(buffer.attributes["sym_name"]).value
         layer, aten = _origin(buffer.operation.location)
@@ -572,8 +580,13 @@ def _origin(location: ir.Location) -> tuple[str, str]:
     """The layer (module path) and the ATen op a location names, '' for each it does not."""
     names = location_names(location)
     op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "")
-    layer = next((name for name in names if not name.startswith(ATEN_PREFIXES)), "")
+    layer = next((name for name in names if not name.startswith((*ATEN_PREFIXES, PHASE_PREFIX))), "")
     return layer, op
+
+
+def location_phase(location: ir.Location) -> str:
+    """The training phase a location names (forward, backward, update), '' outside a training step."""
+    return next((name[len(PHASE_PREFIX) :] for name in location_names(location) if name.startswith(PHASE_PREFIX)), "")
 
 
 def _codelet_flops(codelet: ir.OpView | None) -> int:

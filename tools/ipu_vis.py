@@ -2,6 +2,7 @@
 
     ipu-vis graph examples/cnn.mlir -o cnn.png --target gc200     # L0 compiled first; L3 as it is
     ipu-vis graph --model resnet50 -o resnet50.png                # a zoo model, exported and compiled
+    ipu-vis graph --model alexnet --train -o alexnet-train.png    # its training step, coloured by phase
     ipu-vis graph small.mlir -o small.html                        # SVG / HTML for small programs
     ipu-vis report profile.json -o report.html --png-dir report   # ipu-run --profile's views
 
@@ -23,6 +24,7 @@ from ipu_mlir.vis import api
 from . import cli
 from .cli import positive
 from .ipu_opt import check_writable
+from .train import _batch, _WithLoss  # ipu-run --train's loss and synthetic batch
 
 
 @cli.tool("ipu-vis")
@@ -50,7 +52,12 @@ def _graph(args: argparse.Namespace) -> int:
     if args.target is not None:
         load_target(args.target)
     say = _progress()
-    if args.model is not None:
+    if args.train and args.model is None:
+        raise IpuError("--train draws a zoo model's training step: give --model NAME")
+    if args.model is not None and args.train:
+        source = _training_program(args, say)
+        title = args.title or f"{args.model}{' (reduced)' if args.reduced else ''} training step, batch {args.batch}"
+    elif args.model is not None:
         source = api.zoo_program(args.model, args.target or DEFAULT_TARGET, say, size=args.size, layers=args.layers)
         title = args.title or args.model
     else:
@@ -61,6 +68,27 @@ def _graph(args: argparse.Namespace) -> int:
     api.draw(graph, args.output, title, args.pixels, progress=say)
     say(f"wrote {args.output}")
     return 0
+
+
+def _training_program(args: argparse.Namespace, say):  # noqa: ANN202
+    """The zoo model with ipu-run --train's loss (tools/train.py), SGD, one synthetic micro-batch: its joint step at L3."""
+    import torch
+
+    try:
+        options = dict(zoo.MODELS[args.model].reduced) if args.reduced else {}
+        size, layers = options.pop("size", options.pop("seq", args.size)), options.pop("layers", args.layers)
+        net, example = zoo.build(args.model, batch=args.batch, size=args.size or size, layers=args.layers or layers, **options)
+    except (KeyError, ValueError) as error:
+        raise IpuError(str(error.args[0])) from None
+    for layer in net.modules():
+        if isinstance(layer, torch.nn.Dropout):
+            layer.p = 0.0
+    with torch.no_grad():
+        probe = net.eval()(*example)
+    model = _WithLoss(net, args.model)
+    inputs = _batch(example, model, args.model, tuple((probe[0] if isinstance(probe, tuple) else probe).shape), 0)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return api.training_program(model, inputs, optimizer, args.target or DEFAULT_TARGET, say)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -88,6 +116,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     graph.add_argument("--model", choices=list(zoo.MODELS), help="a zoo model instead of a file")
     graph.add_argument("--size", type=positive, help="--model's image side or sequence length")
     graph.add_argument("--layers", type=positive, help="--model's layer count (transformers)")
+    graph.add_argument("--train", action="store_true", help="--model's training step (forward, backward, SGD update), coloured by phase")
+    graph.add_argument("--batch", type=positive, default=1, help="--train's micro-batch (default 1)")
+    graph.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration (the tests')")
     graph.add_argument("-o", "--output", required=True, help="the picture: .png, .svg or .html (the last two for small programs)")
     graph.add_argument("--target", help=f"{', '.join(builtin_targets())} or a target .toml (default: the module's, else {DEFAULT_TARGET})")
     graph.add_argument("--entry", help="the function (default: main, or the only one)")

@@ -4,6 +4,7 @@ from ipu_mlir.vis import api
 graph = api.graph_of("model.mlir", target="gc200")       # L0 is compiled first, L3 taken as it is
 api.draw(graph, "graph.png", title="my model")           # .png at any size; .svg / .html for small programs
 api.draw(api.graph_of(api.zoo_program("resnet50")), "resnet50.png", title="ResNet-50")
+api.draw(api.graph_of(api.training_program(net, (x, y), optimizer)), "step.png", title="a training step")
 api.report("profile.json", "report.html", png_dir="report")
 api.auto_report(compiled.profile, "reports", "cnn")      # reports/cnn.json and reports/cnn.html
 """
@@ -18,6 +19,8 @@ from mlir import ir
 from ipu_mlir.frontends import api as frontend_api
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends import zoo
+from ipu_mlir.frontends.joint import build_step
+from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.runtime.api import Source
 from ipu_mlir.target import DEFAULT_TARGET
 from ipu_mlir.target.diagnostics import IpuError
@@ -27,7 +30,7 @@ from .graph import ComputeGraph
 from .interactive import auto_report
 from .report import Views, write_html, write_pngs
 
-__all__ = ["auto_report", "draw", "graph_of", "report", "zoo_program"]
+__all__ = ["auto_report", "draw", "graph_of", "report", "training_program", "zoo_program"]
 
 FORMATS = (".png", ".svg", ".html")
 Progress = Callable[[str], None] | None
@@ -56,6 +59,19 @@ def zoo_program(name: str, target: str = DEFAULT_TARGET, progress: Progress = No
     imported = torch_frontend.export(module, *inputs)
     say(f"compiling for {target}...")
     return torch_frontend.compile_program(imported, target, module)
+
+
+def training_program(model, inputs: tuple, optimizer, target: str = DEFAULT_TARGET, progress: Progress = None) -> ir.Module:
+    """The joint training step (forward, loss, backward, `optimizer`'s update: frontends/joint.py)
+    of `model`, whose forward returns the loss, on the micro-batch `inputs`, compiled to L3: each
+    op's location names its phase, which the picture colours."""
+    say = progress or (lambda line: None)
+    say("tracing the training step and importing it with torch-mlir...")
+    step = build_step(
+        model.train(), optimizer, rule_of(optimizer), inputs, importer=torch_frontend._importer_class()
+    )  # its layer and phase locations
+    say(f"compiling for {target}...")
+    return torch_frontend.compile_program(step.module, target, model)
 
 
 def draw(graph: ComputeGraph, path: str, title: str, size: int | None = None, seed: int = 0, progress: Progress = None) -> None:

@@ -28,7 +28,7 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.program import Program
-from ipu_mlir.runtime.profile import ATEN_PREFIXES, location_names
+from ipu_mlir.runtime.profile import ATEN_PREFIXES, PHASE_PREFIX, location_names, location_phase
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError
 
@@ -63,6 +63,9 @@ class _Producers:
         return index, rows[index, slot]
 
 
+PHASES = ("forward", "backward", "update")  # a training step's, in order (frontends/joint.py)
+
+
 @dataclass
 class ComputeGraph:
     """Vertices (per vertex group: a range of ids, one per tile of its grid) and drawn edges."""
@@ -72,6 +75,7 @@ class ComputeGraph:
     groups: list[str]  # "compute_set/codelet" per vertex group
     group_layer: np.ndarray  # index into `layers` per vertex group
     layers: list[str]  # the layer names (or ops) the locations carry, in program order
+    group_phase: list[str]  # per vertex group: forward, backward, update in a training step, else ""
     vertex_group: np.ndarray  # per vertex
     vertex_tile: np.ndarray  # per vertex
     num_edges: int  # Poplar's count: a connection per vertex and buffer
@@ -88,6 +92,17 @@ class ComputeGraph:
         """The graph of the L3 program `entry` (default: the only `ipu.program`) in `module`.
         `layer_depth` cuts module paths to that many parts ("layer1.0.conv1" at 2: "layer1.0")."""
         return _Builder(module.operation, entry, layer_depth).build()
+
+    def phase_vertices(self) -> dict[str, int]:
+        """Vertices per training phase (forward, backward, update), in that order; empty for a
+        program that is not a training step."""
+        counts = np.bincount(self.vertex_group, minlength=len(self.groups))
+        totals: dict[str, int] = {}
+        for phase in PHASES:
+            total = sum(int(counts[g]) for g, p in enumerate(self.group_phase) if p == phase)
+            if total:
+                totals[phase] = total
+        return totals
 
     def group_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The drawn edges between vertex groups: (source group, target group, edge count)."""
@@ -111,6 +126,7 @@ class _Builder:
         self.layer_depth = layer_depth
         self.groups: list[str] = []
         self.group_layer: list[int] = []
+        self.group_phase: list[str] = []
         self.layers: dict[str, int] = {}
         self.vertex_group: list[np.ndarray] = []
         self.vertex_tile: list[np.ndarray] = []
@@ -132,6 +148,7 @@ class _Builder:
             groups=self.groups,
             group_layer=np.array(self.group_layer, np.int64),
             layers=list(self.layers),
+            group_phase=self.group_phase,
             vertex_group=np.concatenate(self.vertex_group) if self.vertex_group else np.zeros(0, np.int64),
             vertex_tile=vertex_tile,
             num_edges=self.num_edges,
@@ -193,6 +210,7 @@ class _Builder:
         self.vertex_tile.append(tiles)
         self.groups.append(f"{compute_set}/{group.codelet}")
         self.group_layer.append(self.layers.setdefault(self._layer(group, compute_set), len(self.layers)))
+        self.group_phase.append(location_phase(group.operation.location))
         self.num_vertices += tiles.size
         self.num_edges += group.num_edges
         return first
@@ -200,6 +218,7 @@ class _Builder:
     def _layer(self, group: ipu.VertexGroupOp, compute_set: str) -> str:
         """The layer (module path) the location names, else its ATen op, else the compute set's stem."""
         names = location_names(group.operation.location)
+        names = [n for n in names if not n.startswith(PHASE_PREFIX)]
         layer = next((n for n in names if not n.startswith(ATEN_PREFIXES)), "")
         if layer and self.layer_depth:
             layer = ".".join(layer.split(".")[: self.layer_depth])

@@ -7,7 +7,8 @@ in the browser from the profile by the script beside this file (`report.js`, inl
 Views: a summary in units; operations per PyTorch layer (sortable); the program tree
 (supersteps grouped by layer and repeat); the execution trace (hover, zoom, select a step);
 the tile map (hover, select a tile: its compute sets, vertices, exchanges per superstep);
-liveness by buffer with layer names; with a `baseline`, the two profiles compared.
+liveness by buffer with layer names; for a training step, its phases, the activations kept
+for backward and the device variables; with a `baseline`, the two profiles compared.
 
 Here the profile is reduced to what the views read (`report_data`); layers come from the
 program summary (runtime/profile.py `program_summary`): a superstep belongs to the layer of
@@ -37,6 +38,7 @@ def report_data(profile: dict, name: str) -> dict:
     steps, layers = [], {}
     for step in profile["supersteps"]:
         layer, op = step_origin(step["ops"], sets, buffer_origins)
+        phase = step_phase(step["ops"], sets, buffer_origins)
         compute, exchange, sync = step.get("compute"), step.get("exchange"), step.get("sync")
         executes = [o["compute_set"] for o in step["ops"] if o.get("compute_set")]
         flops = sum(sets.get(cs, {}).get("flops", 0) for cs in executes) * step["repeat"]
@@ -44,6 +46,7 @@ def report_data(profile: dict, name: str) -> dict:
             {
                 "layer": layer,
                 "op": op,
+                "phase": phase,
                 "kind": step["kind"],
                 "repeat": step["repeat"],
                 "compute": compute["cycles"] if compute else 0,
@@ -71,7 +74,8 @@ def report_data(profile: dict, name: str) -> dict:
     buffers = []
     for buffer in profile.get("buffers", []):
         layer = layer_name(buffer_origins.get(buffer["name"], {}))
-        buffers.append({**buffer, "layer": layer})
+        origin = buffer_origins.get(buffer["name"], {})
+        buffers.append({**buffer, "layer": layer, "phase": origin.get("phase", ""), "variable": origin.get("variable", "")})
         if layer in layers:
             layers[layer]["memory"] += buffer["bytes_per_tile"] * buffer["tiles"]
     return {
@@ -84,6 +88,38 @@ def report_data(profile: dict, name: str) -> dict:
         "buffers": buffers,
         "liveness": profile.get("liveness"),
         "sets": sets,
+        "training": training_view(steps, buffers),
+    }
+
+
+def training_view(steps: list[dict], buffers: list[dict]) -> dict | None:
+    """A training step's phases (frontends/joint.py marks each op forward, backward or update):
+    supersteps and cycles per phase; the buffers kept for backward (written in the forward
+    pass, last read in the backward pass: the activations) with their layers; the device
+    variables (parameters, optimizer state). None for a program that is not a training step."""
+    if not any(step["phase"] for step in steps):
+        return None
+    phases: dict[str, dict[str, int]] = {}
+    for step in steps:
+        row = phases.setdefault(step["phase"] or "other", {"supersteps": 0, "cycles": 0})
+        row["supersteps"] += step["repeat"]
+        row["cycles"] += (step["compute"] + step["exchange"] + step["sync"]) * step["repeat"]
+    kept = [
+        buffer
+        for buffer in buffers
+        if buffer["phase"] == "forward"
+        and buffer["kind"] in ("compute", "exchange")
+        and 0 <= buffer["last_step"] < len(steps)
+        and steps[buffer["last_step"]]["phase"] == "backward"
+    ]
+    variables = [buffer for buffer in buffers if buffer["kind"] == "variable"]
+    total = lambda chosen: sum(b["bytes_per_tile"] * b["tiles"] for b in chosen)  # noqa: E731
+    return {
+        "phases": phases,
+        "kept_for_backward": sorted(kept, key=lambda b: -b["bytes_per_tile"] * b["tiles"]),
+        "kept_bytes": total(kept),
+        "variables": sorted(variables, key=lambda b: -b["bytes_per_tile"] * b["tiles"]),
+        "variable_bytes": total(variables),
     }
 
 
@@ -131,6 +167,20 @@ def step_origin(ops: list[dict], sets: dict, buffers: dict) -> tuple[str, str]:
                 return layer_name(known), known.get("op", "")
     stems = [re.sub(r"_cs\d+.*", "", op["compute_set"]) for op in ops if op.get("compute_set")]
     return (stems[0] if stems else NO_LAYER), ""
+
+
+def step_phase(ops: list[dict], sets: dict, buffers: dict) -> str:
+    """The training phase of a superstep: its compute set's, else that of the buffers it moves."""
+    for op in ops:
+        known = sets.get(op.get("compute_set", ""))
+        if known and known.get("phase"):
+            return known["phase"]
+    for op in ops:
+        for key in ("dest", "buffer", "source"):
+            known = buffers.get(op.get(key, ""))
+            if known and known.get("phase"):
+                return known["phase"]
+    return ""
 
 
 def layer_name(origin: dict) -> str:

@@ -31,8 +31,23 @@ def layer_colours(count: int) -> np.ndarray:
     return matplotlib.colormaps["turbo"](np.linspace(0.08, 0.95, count))[:, :3]
 
 
+# A training step's phases: forward cool, backward warm, update green (its ops are few and small).
+PHASE_COLOURS = {"forward": (0.25, 0.55, 1.0), "backward": (1.0, 0.45, 0.15), "update": (0.35, 0.95, 0.35), "": (0.6, 0.6, 0.6)}
+
+
+def vertex_colours(graph: ComputeGraph) -> np.ndarray:
+    """(vertices, 3) RGB: by phase in a training step, else by layer in program order."""
+    if graph.phase_vertices():
+        return np.array([PHASE_COLOURS[phase] for phase in graph.group_phase])[graph.vertex_group]
+    return layer_colours(len(graph.layers))[graph.group_layer[graph.vertex_group]]
+
+
 def caption(graph: ComputeGraph, title: str) -> str:
-    return f"{title}  ·  {graph.num_vertices:,} vertices  ·  {graph.num_edges:,} edges  ·  target {graph.target}"
+    text = f"{title}  ·  {graph.num_vertices:,} vertices  ·  {graph.num_edges:,} edges  ·  target {graph.target}"
+    phases = graph.phase_vertices()
+    if phases:
+        text += "\n" + "  ·  ".join(f"{phase} {count:,}" for phase, count in phases.items())
+    return text
 
 
 def render_png(
@@ -41,7 +56,7 @@ def render_png(
     say = progress or (lambda line: None)
     margin = size // 20
     pixels = np.rint(margin + positions * (size - 2 * margin - 1)).astype(np.int64)
-    colours = layer_colours(len(graph.layers))[graph.group_layer[graph.vertex_group]]
+    colours = vertex_colours(graph)
     light, count = np.zeros((3, size * size)), np.zeros(size * size)
     for start in range(0, graph.sources.size, _EDGE_CHUNK):
         _add_edges(
@@ -112,8 +127,9 @@ def _label(picture: Image.Image, graph: ComputeGraph, pixels: np.ndarray, title:
     the title, counts and target in the top-left corner."""
     draw = ImageDraw.Draw(picture)
     font, small = _font(max(12, size // 55)), _font(max(10, size // 85))
-    colours = layer_colours(len(graph.layers))
     vertex_layer = graph.group_layer[graph.vertex_group]
+    colours = np.zeros((len(graph.layers), 3))
+    colours[vertex_layer] = vertex_colours(graph)  # a layer's label in (one of) its vertices' colour
     taken: list[tuple[float, float, float, float]] = []
     for layer in np.argsort(-np.bincount(vertex_layer, minlength=len(graph.layers))):
         where = pixels[vertex_layer == layer]
@@ -133,22 +149,25 @@ def svg(graph: ComputeGraph, positions: np.ndarray, title: str, size: int = 900)
     """An SVG (in a browser, hovering a vertex shows its layer, group and tile)."""
     margin = size / 20
     xy = margin + positions * (size - 2 * margin)
-    hexes = ["#" + "".join(f"{int(255 * c):02x}" for c in rgb) for rgb in layer_colours(len(graph.layers))]
     vertex_layer = graph.group_layer[graph.vertex_group]
+    colours = vertex_colours(graph)
+    layer_rgb = np.zeros((len(graph.layers), 3))
+    layer_rgb[vertex_layer] = colours
+    vertex_hex = ["#" + "".join(f"{int(255 * c):02x}" for c in rgb) for rgb in colours]
+    hexes = ["#" + "".join(f"{int(255 * c):02x}" for c in rgb) for rgb in layer_rgb]
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" viewBox="0 0 {size} {size}">',
         f'<rect width="100%" height="100%" fill="rgb{BACKGROUND}"/>',
         '<g stroke-width="0.6" stroke-opacity="0.45">',
     ]
     for s, t in zip(graph.sources.tolist(), graph.targets.tolist()):
-        parts.append(
-            f'<line x1="{xy[s, 0]:.1f}" y1="{xy[s, 1]:.1f}" x2="{xy[t, 0]:.1f}" y2="{xy[t, 1]:.1f}" stroke="{hexes[vertex_layer[s]]}"/>'
-        )
+        parts.append(f'<line x1="{xy[s, 0]:.1f}" y1="{xy[s, 1]:.1f}" x2="{xy[t, 0]:.1f}" y2="{xy[t, 1]:.1f}" stroke="{vertex_hex[s]}"/>')
     parts.append("</g><g>")
     for v in range(graph.num_vertices):
         group = graph.vertex_group[v]
-        tip = escape(f"{graph.layers[vertex_layer[v]]}: {graph.groups[group]} on tile {graph.vertex_tile[v]}")
-        circle = f'<circle class="vertex" cx="{xy[v, 0]:.1f}" cy="{xy[v, 1]:.1f}" r="2.2" fill="{hexes[vertex_layer[v]]}">'
+        phase = f" ({graph.group_phase[group]})" if graph.group_phase[group] else ""
+        tip = escape(f"{graph.layers[vertex_layer[v]]}{phase}: {graph.groups[group]} on tile {graph.vertex_tile[v]}")
+        circle = f'<circle class="vertex" cx="{xy[v, 0]:.1f}" cy="{xy[v, 1]:.1f}" r="2.2" fill="{vertex_hex[v]}">'
         parts.append(f"{circle}<title>{tip}</title></circle>")
     parts.append("</g>")
     for layer, name in enumerate(graph.layers):

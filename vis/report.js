@@ -252,11 +252,35 @@ function liveness() {
     const index = Math.min(Math.max(step, 0), values.length - 1);
     return `superstep ${index} (${D.steps[index]?.layer}): ${bytes(values[index])} live\n${liveAt(index).slice(0, 6).map(named).join("\n")}`;
   });
+  D.steps.forEach((step, i) => { // a training step's phases behind the curve
+    if (step.phase) svg.prepend(el("svg:rect", { x: x(i) - (width - 20) / values.length / 2, y: 10, width: (width - 20) / values.length,
+      height: height - 30, fill: TRAINING[step.phase], opacity: 0.12, class: `phase-${step.phase}` }));
+  });
   if (live.peak_step >= 0) svg.append(el("svg:line", { x1: x(live.peak_step), x2: x(live.peak_step), y1: 10, y2: height - 20, stroke: "#d0021b", "stroke-dasharray": 4 }));
   const peak = liveAt(live.peak_step).slice(0, 5);
   return el("div", {}, svg, el("p", { id: "peak" },
     `peak ${bytes(live.peak_bytes)} on tile ${live.tile} at superstep ${live.peak_step} (${D.steps[live.peak_step]?.layer}); largest live: `,
     peak.map(named).join(", ")));
+}
+
+// --- A training step: its phases, the activations kept for backward, the device variables ----
+const TRAINING = { forward: "#4088ff", backward: "#ff7326", update: "#5af25a", other: "#999999" };
+function training() {
+  const t = D.training;
+  const phaseRows = Object.entries(t.phases).map(([phase, row]) => el("tr", { "data-phase": phase },
+    el("td", {}, el("span", { class: "swatch", style: `background:${TRAINING[phase]}` }), phase),
+    el("td", { class: "n" }, int(row.supersteps)), el("td", { class: "n" }, us(row.cycles))));
+  const lives = (b) => `${b.first_step} (${D.steps[b.first_step]?.layer}) to ${b.last_step} (${D.steps[b.last_step]?.op})`;
+  const keptRows = t.kept_for_backward.slice(0, 40).map((b) => el("tr", {}, el("td", {}, b.layer), el("td", {}, b.name),
+    el("td", { class: "n" }, bytes(b.bytes_per_tile * b.tiles)), el("td", { class: "n" }, int(b.tiles)), el("td", {}, lives(b))));
+  const variableRows = t.variables.slice(0, 40).map((b) => el("tr", {}, el("td", {}, b.variable || b.name),
+    el("td", { class: "n" }, bytes(b.bytes_per_tile * b.tiles)), el("td", { class: "n" }, int(b.tiles))));
+  return el("div", {},
+    table([["", "phase"], ["", "supersteps"], ["", "time"]], phaseRows, "training-phases"),
+    el("h3", {}, `kept for backward: ${t.kept_for_backward.length} buffers, ${bytes(t.kept_bytes)} (written in the forward pass, last read in the backward pass)`),
+    table([["", "layer"], ["", "buffer"], ["", "bytes"], ["", "tiles"], ["", "live from superstep to superstep"]], keptRows, "training-kept"),
+    el("h3", {}, `device variables: ${t.variables.length} buffers, ${bytes(t.variable_bytes)} (parameters, optimizer state: resident between steps)`),
+    table([["", "buffer"], ["", "bytes"], ["", "tiles"]], variableRows, "training-variables"));
 }
 
 // --- Comparison of two profiles -------------------------------------------------------------
@@ -287,6 +311,7 @@ main.replaceChildren(
   section("tree-view", "Program tree", tree()),
   section("tiles-view", "Tiles", tileMap()),
   section("liveness-view", "Liveness", liveness()),
+  ...(D.training ? [section("training-view", "Training step", training())] : []),
 );
 for (const part of location.hash.slice(1).split("&")) {
   const [key, value] = part.split("=");

@@ -1,0 +1,58 @@
+"""bench/training.py (issue 25, point 9) on the smallest case it knows, the reduced GPT-2: a
+real joint step compiled and timed against PyTorch's, its host bytes, the rows it writes and
+the placeholder for the full-size ResNet-50 throughput it did not measure."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import training  # noqa: E402
+
+
+def row(section, what, input_, figure, ratio, peer, goal="-", met=None, **raw):  # noqa: ANN001, ANN201 (bench/run.py's signature)
+    return dict(section=section, what=what, input=input_, figure=figure, ratio=ratio, peer=peer, goal=goal, met=met, raw=raw)
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    gpt2 = next(case for [case] in training.cases(quick=True) if case.name == "gpt2")
+    original = training.cases
+    mobilenet = training.Case(
+        "a refused case", "mobilenet_v2", 2, dict(training.zoo.MODELS["mobilenet_v2"].reduced)
+    )  # torch-mlir: grouped conv backward
+    training.cases = lambda quick: [[mobilenet, gpt2]]
+    try:
+        return training.rows(True, 1, row)
+    finally:
+        training.cases = original
+
+
+def test_a_refusal_is_a_row_and_the_next_configuration_runs(rows) -> None:
+    assert rows[0]["input"] == "a refused case" and rows[0]["figure"].startswith("refused: ") and rows[0]["met"] is False
+    assert "\n" not in rows[0]["figure"]
+    assert [r["what"] for r in rows[1:4]] == [
+        "simulated training step (SGD momentum, f32)",
+        "host bytes per step",
+        "joint step compile time",
+    ]
+
+
+def test_step_figures(rows) -> None:
+    step, host, _ = rows[1:4]
+    raw = step["raw"]
+    assert raw["sim_s"] > 0 and raw["eager1_s"] > 0 and step["ratio"] == pytest.approx(raw["sim_s"] / raw["eager1_s"])
+    assert step["met"] == (step["ratio"] <= training.GOAL_RATIO)
+    # the device variables keep parameters and optimizer state on the chip: the tokens (2 x 16 int64) and the loss
+    assert raw["batch_bytes"] == 2 * 16 * 8 + 4
+    assert raw["host_bytes"] == raw["batch_bytes"] and host["met"] is True
+    assert raw["export_s"] > 0 and raw["compile_s"] > 0 and raw["cycles"] > 0
+
+
+def test_placeholder_for_the_published_throughput(rows) -> None:
+    placeholders = [r for r in rows if r["input"].startswith("PLACEHOLDER")]
+    assert [r["peer"] for r in placeholders] == [f"{system}, per IPU" for system, _ in training.PUBLISHED]
+    assert all("not measured" in r["figure"] and r["ratio"] is None for r in placeholders)
