@@ -6,7 +6,10 @@ one inner block at a time, so summing 512 partials of 8 elements each (a convolu
 sums) costs a call per 8 elements (5.4 ms for 512 tiles; halved 0.9 ms). Those go to
 `ufunc.reduce`; of the others a short axis (a pooling window) is combined element by element
 into one accumulator, a long one is halved (pairwise: each step one call over half the data).
-The order is fixed by the shapes, so results repeat bit for bit.
+The order is fixed by the shapes alone, so results repeat bit for bit whatever the layout (a
+simulator's later runs hand over views with other strides than its first): the path is chosen
+from the shape as if the array were C-contiguous, and an array whose layout would make numpy
+add in another order (a long axis whose trailing axes are not contiguous) is copied first.
 
 A float sum over an axis followed by long contiguous blocks (a matmul's partial sums: tiles x
 k pieces x a tile's outputs) runs compiled (numba, `_sum_rows`) when the axes before it merge
@@ -18,6 +21,7 @@ numba does not contract without fastmath), so the bytes are numpy's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -41,7 +45,9 @@ def fold(x: np.ndarray, axes: tuple[int, ...], reduce: Reduce, combine: Combine)
         n = x.shape[axis]
         if n == 1:
             continue
-        if _long(x, axis):
+        if _long(x.shape, axis):
+            if not _contiguous_after(x, axis):  # numpy's order follows the layout: give it the shape's
+                x = np.ascontiguousarray(x)
             summed = _sum_rows(x, axis) if combine is np.add and axis < last else None
             x = _kept(reduce(x, (axis,)) if summed is None else summed, x.shape, axis)
         elif (summed := _sum_short(x, axis) if combine is np.add else None) is not None:
@@ -53,19 +59,30 @@ def fold(x: np.ndarray, axes: tuple[int, ...], reduce: Reduce, combine: Combine)
     return x.reshape([size for axis, size in enumerate(x.shape) if axis not in axes])
 
 
-def _long(x: np.ndarray, axis: int) -> bool:
+def _long(shape: tuple[int, ...], axis: int) -> bool:
     """Whether `fold` leaves `axis` to numpy's reduction (or, a float sum, `_sum_rows`): a long
-    contiguous last axis, or one followed by long contiguous blocks."""
-    last = x.ndim - 1
-    return (axis == last and x.shape[axis] > SHORT and x.strides[axis] == x.itemsize) or _block(x, axis) >= BLOCK
+    last axis, or one followed by long blocks (contiguous once `_contiguous_after` holds)."""
+    if axis == len(shape) - 1:
+        return shape[axis] > SHORT
+    return math.prod(shape[axis + 1 :]) >= BLOCK
+
+
+def _contiguous_after(x: np.ndarray, axis: int) -> bool:
+    """Whether numpy reduces `x` along a `_long` axis in the order it would the C-contiguous
+    array: the last axis at unit stride, or the axes after `axis` contiguous (its inner loop),
+    and no axis stepping backwards (numpy would flip it; `_sum_rows` reads forwards only)."""
+    if any(stride < 0 for n, stride in zip(x.shape, x.strides) if n != 1):
+        return False
+    return x.strides[axis] == x.itemsize if axis == x.ndim - 1 else _block(x, axis) > 0
 
 
 def sum_order(x: np.ndarray, axis: int) -> bool | None:
     """How `fold` adds a float `x` along `axis` (not its last): False one row after the other
     (`_sum_rows` from +0.0, or `_sequential` / `_sum_short` from the first row), True by
     halving, None by numpy's reduction (an order of numpy's own)."""
-    if _long(x, axis):
-        return None if _merged(x.shape[:axis], x.strides[:axis]) is None else False
+    if _long(x.shape, axis):
+        merged = not _contiguous_after(x, axis) or _merged(x.shape[:axis], x.strides[:axis]) is not None  # a copy merges
+        return False if merged else None
     return x.shape[axis] > SHORT
 
 

@@ -14,12 +14,8 @@ and fails `test_fuzz.py`: the generator left the accepted subset, or the compile
 accepting part of it.
 """
 
-SECOND_RUN = (
-    "the later simulator runs (replicas shared) differ from the first in the last bits of a sum over two reduction "
-    "loops read through a permuted map, times a broadcast weight (regressions/second-run-differs-two-reductions.mlir)"
-)
-KNOWN: dict[int, str] = {1526: SECOND_RUN}
-KNOWN_FILES: dict[str, str] = {"second-run-differs-two-reductions": SECOND_RUN}
+KNOWN: dict[int, str] = {}
+KNOWN_FILES: dict[str, str] = {}
 
 KNOWN_REFUSALS: dict[str, str] = {
     r"does not fit in N bytes per tile however it is cut": "a tensor near the tiny target's memory (the generator's `big` "
