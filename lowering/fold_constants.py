@@ -149,7 +149,7 @@ class _Folder:
         return source.reshape(tuple(ir.RankedTensorType(op.results[0].type).shape))
 
     def _slice(self, op: ir.OpView) -> np.ndarray | None:
-        """A static slice of a constant (a kernel flip's slices, lowering/reversals.py)."""
+        """A static slice of a constant (a kernel flip's slices, lowering/affine_reads.py)."""
         source = self._constant(op.operands[0]) if len(op.operands) == 1 else None
         if source is None:
             return None

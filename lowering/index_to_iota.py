@@ -50,9 +50,9 @@ class IndexToIota(ModulePass):
     name = "ipu-index-to-iota"
 
     def run(self, module: ir.Operation) -> None:
-        from .reversals import rewrite_reversed_reads  # imports with_inputs from here
+        from .affine_reads import rewrite_affine_reads  # imports with_inputs from here
 
-        rewrite_reversed_reads(module)  # a kernel flip is a copy, not a gather through an index
+        rewrite_affine_reads(module)  # a kernel flip or a pooling window is a read, not a gather
         # Every generic, also those in loop bodies (the iota is a constant there too).
         generics: list[ir.OpView] = []
         module.walk(lambda op: _collect_indexed(op, generics))

@@ -78,3 +78,50 @@ func.func @shifted(%w: tensor<3xf32>) -> tensor<2xf32> {
   } -> tensor<2xf32>
   return %r : tensor<2xf32>
 }
+
+// -----
+
+// The arg-max of max_pool2d_with_indices (its backward scatters to it), as torch-mlir lowers
+// it: each window read at `2 * oh + kh` by extracting from the padded input. The read becomes
+// a window indexing map; the loop indices the body keeps (the flat index it yields) become
+// iota inputs.
+
+// CHECK: #[[WINDOW:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-LABEL: func.func @pool_argmax
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[WINDOW]], #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}],
+// CHECK-NOT: tensor.extract %
+// CHECK: return
+func.func @pool_argmax(%padded: tensor<1x2x6x6xf32>, %max: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xi64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %none = arith.constant -1 : i64
+  %taps = tensor.empty() : tensor<3x3xi64>
+  %e = tensor.empty() : tensor<1x2x2x2xi64>
+  %init = linalg.fill ins(%none : i64) outs(%e : tensor<1x2x2x2xi64>) -> tensor<1x2x2x2xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%max, %taps : tensor<1x2x2x2xf32>, tensor<3x3xi64>) outs(%init : tensor<1x2x2x2xi64>) {
+  ^bb0(%in: f32, %tap: i64, %out: i64):
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %i4 = linalg.index 4 : index
+    %a = arith.muli %i2, %c2 : index
+    %h = arith.addi %a, %i4 : index
+    %i3 = linalg.index 3 : index
+    %i5 = linalg.index 5 : index
+    %b = arith.muli %i3, %c2 : index
+    %w = arith.addi %b, %i5 : index
+    %x = tensor.extract %padded[%c0, %i1, %h, %w] : tensor<1x2x6x6xf32>
+    %hit = arith.cmpf oeq, %x, %in : f32
+    %hh = arith.subi %h, %c1 : index
+    %ww = arith.subi %w, %c1 : index
+    %row = arith.muli %hh, %c4 : index
+    %flat = arith.addi %ww, %row : index
+    %index = arith.index_cast %flat : index to i64
+    %pick = arith.select %hit, %index, %out : i64
+    %first = arith.cmpi eq, %out, %none : i64
+    %keep = arith.select %first, %pick, %out : i64
+    linalg.yield %keep : i64
+  } -> tensor<1x2x2x2xi64>
+  return %r : tensor<1x2x2x2xi64>
+}

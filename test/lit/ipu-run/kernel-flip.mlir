@@ -4,7 +4,7 @@
 // A convolution's input gradient as torch-mlir lowers aten.convolution_backward: the kernel
 // flipped (in and out channels swapped, spatial dimensions read backwards) by a generic that
 // extracts from the weight, then a convolution of the padded output gradient. The flip becomes
-// a copy (lowering/reversals.py), not a gather through an index as large as the weight;
+// a copy (lowering/affine_reads.py), not a gather through an index as large as the weight;
 // compared with upstream MLIR's ExecutionEngine.
 
 // CHECK: check output 0: {{.*}}: ok

@@ -1,5 +1,5 @@
-"""Reads at affine coordinates of the loop indices, rewritten into the copy they are (part of
-`ipu-index-to-iota`, before the loop indices become iota inputs).
+"""Reads at affine coordinates of the loop indices, rewritten into inputs read through an
+indexing map (part of `ipu-index-to-iota`, before the loop indices become iota inputs).
 
 torch-mlir flips a convolution's kernel for the input's gradient (`aten.convolution_backward`,
 `ConvTranspose2d`; `aten.flip` and TOSA's `reverse` lower the same way) as a generic reading
@@ -20,7 +20,12 @@ big for any cut. It is a copy: each coordinate is a loop (`d`) or a loop read ba
 their size-1 slices in reverse order (a kernel's 3 or 7; a dimension longer than
 `MAX_REVERSED` is left to the gather, so the IR stays small), then the generic reads the
 reversed tensor as an input through the permutation `(d0, d1, d2, d3) -> (d1, d0, d2, d3)`.
-Upstream MLIR has no reverse op on tensors below TOSA (whose lowering is this same generic).
+
+A window read the same way (torch-mlir's `max_pool2d_with_indices` finds each window's arg-max
+in a generic extracting `%padded[0, c, 2 * oh + kh, 2 * ow + kw]`: a gather as large as the
+windows, 636,812 bytes a tile for full-size ResNet-50's first pool) becomes the window map
+`(.., oh, ow, kh, kw) -> (0, c, oh * 2 + kh, ow * 2 + kw)` that ipu-plan places like a
+convolution's. Upstream MLIR has no reverse op on tensors below TOSA (whose lowering is this same generic).
 On a constant weight (ConvTranspose2d in inference), ipu-fold-constants then computes it.
 """
 
@@ -33,10 +38,10 @@ from .index_to_iota import with_inputs
 
 MAX_REVERSED = 16  # longest dimension reversed by slices; the IR grows by one slice per element
 
-_Coordinate = tuple[int, bool]  # (loop, read backwards)
+_Coordinate = tuple[ir.AffineExpr, bool]  # (its indexing expression, the dimension read backwards)
 
 
-def rewrite_reversed_reads(module: ir.Operation) -> None:
+def rewrite_affine_reads(module: ir.Operation) -> None:
     generics: list[ir.OpView] = []
 
     def collect(op: ir.Operation) -> ir.WalkResult:
@@ -47,15 +52,16 @@ def rewrite_reversed_reads(module: ir.Operation) -> None:
     module.walk(collect)
     for generic in generics:
         for extract in [op for op in generic.regions[0].blocks[0].operations if op.operation.name == "tensor.extract"]:
-            coordinates = _copy_coordinates(extract, generic)
+            coordinates = _read_coordinates(extract, generic)
             if coordinates is not None:
                 generic = _rewrite(generic, extract, coordinates)
 
 
-def _copy_coordinates(extract: ir.OpView, generic: ir.OpView) -> list[_Coordinate] | None:
-    """Each coordinate of `extract` as (loop, backwards) if it reads a tensor from outside
-    `generic` at distinct loops, each forwards (`d`) or backwards over the whole dimension
-    (`size - 1 - d`), else None."""
+def _read_coordinates(extract: ir.OpView, generic: ir.OpView) -> list[_Coordinate] | None:
+    """Each coordinate of `extract` as (affine expression of the loops, backwards) if it reads
+    a tensor from outside `generic` as an indexing map can: a loop `d`, a loop backwards over
+    the whole dimension `size - 1 - d` (the expression is then `d`, on the reversed tensor), a
+    window `a * d + b * e`, or 0 on a unit dimension; no loop in two coordinates. Else None."""
     source, *values = extract.operands
     owner = source.owner
     if (isinstance(owner, ir.Block) and owner == generic.regions[0].blocks[0]) or (
@@ -63,41 +69,56 @@ def _copy_coordinates(extract: ir.OpView, generic: ir.OpView) -> list[_Coordinat
     ):
         return None
     sizes = ir.RankedTensorType(source.type).shape
-    coordinates = []
+    coordinates, used = [], []
     for value, size in zip(values, sizes):
-        form = _loop_form(value)
+        form = _affine_form(value)
         if form is None:
             return None
-        loop, sign, offset = form
-        if (sign, offset) == (1, 0):
-            coordinates.append((loop, False))
-        elif (sign, offset) == (-1, size - 1) and size <= MAX_REVERSED:
-            coordinates.append((loop, True))
+        terms, offset = form
+        terms = {loop: factor for loop, factor in terms.items() if factor}
+        used += list(terms)
+        if not terms and offset == 0 and size == 1:
+            coordinates.append((ir.AffineConstantExpr.get(0), False))
+        elif len(terms) == 1 and next(iter(terms.values())) == -1 and offset == size - 1 and size <= MAX_REVERSED:
+            coordinates.append((ir.AffineDimExpr.get(next(iter(terms))), True))
+        elif 1 <= len(terms) <= 2 and offset == 0 and all(factor > 0 for factor in terms.values()):
+            expr = None
+            for loop, factor in terms.items():
+                term = ir.AffineDimExpr.get(loop) if factor == 1 else ir.AffineDimExpr.get(loop) * factor
+                expr = term if expr is None else expr + term
+            coordinates.append((expr, False))
         else:
             return None
-    loops = [loop for loop, _ in coordinates]
-    return coordinates if len(set(loops)) == len(loops) else None
+    return coordinates if len(set(used)) == len(used) else None
 
 
-def _loop_form(value: ir.Value) -> tuple[int, int, int] | None:
-    """`value` as (loop, sign, offset) if it is `sign * linalg.index loop + offset`."""
+def _affine_form(value: ir.Value) -> tuple[dict[int, int], int] | None:
+    """`value` as ({loop: factor}, offset) if it is an affine function of `linalg.index`es."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return None
     name = owner.operation.name
     if name == "linalg.index":
-        return ir.IntegerAttr(owner.attributes["dim"]).value, 1, 0
-    if name not in ("arith.addi", "arith.subi"):
+        return {ir.IntegerAttr(owner.attributes["dim"]).value: 1}, 0
+    constant = _constant(value)
+    if constant is not None:
+        return {}, constant
+    if name not in ("arith.addi", "arith.subi", "arith.muli"):
         return None
-    lhs, rhs = owner.operands
-    left, right = _constant(lhs), _constant(rhs)
-    if left is not None and right is None and (form := _loop_form(rhs)) is not None:
-        loop, sign, offset = form
-        return (loop, -sign, left - offset) if name == "arith.subi" else (loop, sign, left + offset)
-    if right is not None and left is None and (form := _loop_form(lhs)) is not None:
-        loop, sign, offset = form
-        return loop, sign, offset - right if name == "arith.subi" else offset + right
-    return None
+    forms = [_affine_form(operand) for operand in owner.operands]
+    if None in forms:
+        return None
+    (left, left_offset), (right, right_offset) = forms
+    if name == "arith.muli":
+        if left and right:
+            return None  # a product of loops
+        (terms, offset), factor = (forms[0], right_offset) if not right else (forms[1], left_offset)
+        return {loop: f * factor for loop, f in terms.items()}, offset * factor
+    sign = 1 if name == "arith.addi" else -1
+    terms = dict(left)
+    for loop, factor in right.items():
+        terms[loop] = terms.get(loop, 0) + sign * factor
+    return terms, left_offset + sign * right_offset
 
 
 def _constant(value: ir.Value) -> int | None:
@@ -115,7 +136,7 @@ def _rewrite(generic: ir.OpView, extract: ir.OpView, coordinates: list[_Coordina
         for dim, (_, backwards) in enumerate(coordinates):
             if backwards:
                 source = _reversed(source, dim)
-    read = ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(loop) for loop, _ in coordinates])
+    read = ir.AffineMap.get(n_dims, 0, [expr for expr, _ in coordinates])
     new, (argument,) = with_inputs(generic, [source], [read])  # moves the body, `extract` with it
     extract.results[0].replace_all_uses_with(argument)
     _erase_dead(extract.operation)
