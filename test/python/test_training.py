@@ -247,15 +247,19 @@ def test_mobilenet_v2_reduced():
         def forward(self, x, labels):
             return nn.functional.cross_entropy(self.net(x), labels)
 
+    # Conditioning (docs/training.md): at 32x32 the last blocks' BatchNorms normalize over a
+    # few values, and torch's own f32 and f64 loops differ by 0.89 after 5 steps at lr 1e-3;
+    # at lr 3e-6 and 3 steps they agree to 7e-6 (ours is within 7e-6 of f32). The gradients
+    # themselves are checked at a large learning rate by test_grouped_convolutions_momentum.
     net, _ = zoo.build("mobilenet_v2", size=32, width=0.25, num_classes=10)
     for module in net.modules():
         if isinstance(module, nn.Dropout):
             module.p = 0.0  # random masks are refused
-    data = batches(5, 5, lambda g: torch.randn(8, 3, 32, 32, generator=g), lambda g: torch.randint(0, 10, (8,), generator=g))
-    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.001, momentum=0.9)  # noqa: E731
+    data = batches(5, 3, lambda g: torch.randn(8, 3, 32, 32, generator=g), lambda g: torch.randint(0, 10, (8,), generator=g))
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=3e-6, momentum=0.9)  # noqa: E731
     losses, reference, worst = train_both(WithLoss(net), make, data, target="gc200")
     assert worst < 1e-4
-    np.testing.assert_allclose(losses, reference, rtol=1e-4)
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
 
 
 # Bad input: one clear error each.
