@@ -34,8 +34,6 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import tensor
 
-from .index_to_iota import with_inputs
-
 MAX_REVERSED = 16  # longest dimension reversed by slices; the IR grows by one slice per element
 
 _Coordinate = tuple[ir.AffineExpr, bool]  # (its indexing expression, the dimension read backwards)
@@ -167,3 +165,39 @@ def _erase_dead(op: ir.Operation) -> None:
         owner = operand.owner
         if not isinstance(owner, ir.Block) and not any(True for _ in operand.uses) and owner.name != "arith.constant":
             _erase_dead(owner.operation)
+
+
+def with_inputs(generic: ir.OpView, values: list[ir.Value], maps: list[ir.AffineMap]) -> tuple[ir.Operation, list[ir.BlockArgument]]:
+    """`generic` rebuilt with `values` as extra inputs read through `maps` (after its own
+    inputs), its body moved over and its results replaced; the new op and the block arguments
+    of the added inputs. `generic` is erased."""
+    num_outputs = len(generic.results)
+    operands = list(generic.operands)
+    inputs, outputs = operands[: len(operands) - num_outputs], operands[len(operands) - num_outputs :]
+    old_maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
+    attributes = {name: generic.attributes[name] for name in generic.attributes}
+    new_maps = old_maps[: len(inputs)] + [ir.AffineMapAttr.get(m) for m in maps] + old_maps[len(inputs) :]
+    attributes["indexing_maps"] = ir.ArrayAttr.get(new_maps)
+    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs) + len(values), num_outputs])
+    with generic.location, ir.InsertionPoint(generic):
+        new = ir.Operation.create(
+            "linalg.generic",
+            results=[r.type for r in generic.results],
+            operands=inputs + values + outputs,
+            attributes=attributes,
+            regions=1,
+        )
+    old_block = generic.regions[0].blocks[0]
+    old_args = list(old_block.arguments)
+    added = [ir.RankedTensorType(v.type).element_type for v in values]
+    arg_types = [a.type for a in old_args[: len(inputs)]] + added + [a.type for a in old_args[len(inputs) :]]
+    block = new.regions[0].blocks.append(*arg_types, arg_locs=[generic.location] * len(arg_types))
+    new_args = list(block.arguments)
+    for old, replacement in zip(old_args, new_args[: len(inputs)] + new_args[len(inputs) + len(values) :]):
+        old.replace_all_uses_with(replacement)
+    for op in list(old_block.operations):
+        block.append(op.operation)
+    for old, replacement in zip(generic.results, new.results):
+        old.replace_all_uses_with(replacement)
+    generic.operation.erase()
+    return new, new_args[len(inputs) : len(inputs) + len(values)]
