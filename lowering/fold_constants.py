@@ -32,8 +32,10 @@ _INLINE_ELEMENTS = 16
 @register_pass
 @dataclass
 class FoldConstants(ModulePass):
-    """Evaluate element-wise linalg.generic ops, transposes, reshapes, static slices and
-    concatenations whose inputs are all constants.
+    """Evaluate element-wise linalg.generic ops, transposes and reshapes whose inputs are all constants.
+
+    Static slices and concatenations of constants fold too (a constant kernel's flip,
+    lowering/affine_reads.py).
 
     A generic folds when all its iterators are parallel, its indexing maps are projected
     permutations (dims, or 0 on a unit dim), its body is arith / math ops, and its result is

@@ -5,7 +5,9 @@ a body asking for its loop index (`linalg.index`: torch's `arange`, position ids
 mask of `scaled_dot_product_attention(is_causal=True)`, GroupNorm's group arithmetic) has no
 answer on a tile. An iota operand has one: it is sliced like any operand, so each tile receives
 the indices of its own piece. On constants only (an `arange` alone), `ipu-fold-constants`
-then computes the result at compile time.
+then computes the result at compile time. A `tensor.extract` at affine coordinates of the
+indices (a kernel flip, a pooling window) is first rewritten into an input read through an
+indexing map (lowering/affine_reads.py), so that it needs no index at all.
 """
 
 from __future__ import annotations
