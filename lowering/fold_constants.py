@@ -151,8 +151,15 @@ class _Folder:
         return source.reshape(tuple(ir.RankedTensorType(op.results[0].type).shape))
 
     def _slice(self, op: ir.OpView) -> np.ndarray | None:
-        """A static slice of a constant (a kernel flip's slices, lowering/affine_reads.py)."""
-        source = self._constant(op.operands[0]) if len(op.operands) == 1 else None
+        """A static slice of a constant reordered by concatenations (a constant kernel's flip,
+        lowering/affine_reads.py): slices are all the constant's uses, so together they hold
+        its bytes once, not twice, and the concatenations then fold too."""
+        slices = [use.owner for use in op.operands[0].uses] if len(op.operands) == 1 else []
+        if not slices or any(s.name != "tensor.extract_slice" for s in slices):
+            return None
+        if any(use.owner.name != "tensor.concat" for s in slices for use in s.results[0].uses):
+            return None
+        source = self._constant(op.operands[0])
         if source is None:
             return None
         offsets, sizes, strides = (list(ir.DenseI64ArrayAttr(op.attributes[f"static_{name}"])) for name in ("offsets", "sizes", "strides"))
