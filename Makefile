@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest browser conformance fuzz bench docs clean
+.PHONY: demo test lint lit pytest browser conformance fuzz bench docs clean train-full
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ browser:
 # (test/python/test_conformance.py; `make test` runs its shorter default).
 conformance: $(STAMP)
 	IPU_CONFORMANCE_ALL=1 $(BIN)/pytest -q test/python/test_conformance.py
+
+# Full-size ResNet-50 training on gc200 against PyTorch's loop: docs/training.md's console
+# block, minutes long (test/python/test_training_full.py; `make test` skips it).
+train-full: $(STAMP)
+	IPU_TRAIN_FULL=1 $(BIN)/pytest -q test/python/test_training_full.py
 
 # The differential fuzzer (test/fuzz/run_fuzz.py): random programs on tiny, gc2 and gc200 in
 # f32/f16/f64/i32/i8/i64 (i1 masks, i64 indices) -- named linalg ops (matmuls, convolutions

@@ -261,6 +261,8 @@ def _trace(step: Any, flat: list) -> Any:
                 )
             if node.op == "call_function" and node.target is torch.ops.aten._adaptive_avg_pool2d_backward.default:
                 _rewrite_adaptive_pool_backward(node)
+            if node.op == "call_function" and node.target is torch.ops.aten.convolution_backward.default:
+                _rewrite_grouped_convolution_backward(node)
         first.recompile()
         graph = make_fx(
             torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
@@ -289,6 +291,61 @@ def _spread_over_windows(grad: Any, source: Any) -> Any:
     kernel_h, kernel_w = source.shape[-2] // out_h, source.shape[-1] // out_w
     spread = (grad / (kernel_h * kernel_w))[..., :, None, :, None].expand(*outer, out_h, kernel_h, out_w, kernel_w)
     return spread.reshape(source.shape)
+
+
+def _rewrite_grouped_convolution_backward(node: Any) -> None:
+    """`convolution_backward` of a grouped 2-d convolution (MobileNetV2's depthwise ones) as
+    grouped forward convolutions: torch-mlir's own lowering of it with groups builds an invalid
+    `tensor.collapse_shape` / `expand_shape`. Others are left to torch-mlir."""
+    *_, stride, _padding, _dilation, transposed, _output_padding, groups, _mask = node.args
+    if groups > 1 and not transposed and len(stride) == 2:
+        node.target = _grouped_convolution_backward
+
+
+def _grouped_convolution_backward(
+    grad: Any, source: Any, weight: Any, bias_sizes: Any, stride: Any, padding: Any, dilation: Any, _t: Any, _o: Any, groups: int, mask: Any
+) -> tuple:
+    """(input, weight, bias) gradients of `conv2d(source, weight, stride, padding, dilation,
+    groups)` for output gradient `grad`, each None unless `mask` asks for it."""
+    import torch.nn.functional as F  # noqa: N812 (torch's name)
+
+    batch, outputs = grad.shape[:2]
+    inputs_per_group, kernel = weight.shape[1], weight.shape[2:]
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        # the output gradient, zeros between its elements (stride), padded so that a stride-1
+        # convolution with the kernel flipped and each group's in/out channels swapped gives
+        # the input's size
+        spread = grad
+        for axis, (s, p, d, k, size) in enumerate(zip(stride, padding, dilation, kernel, source.shape[2:])):
+            axis += 2
+            length = spread.shape[axis]
+            if s > 1:
+                spread = F.pad(spread.unsqueeze(axis + 1), [0, 0] * (spread.dim() - axis - 1) + [0, s - 1])
+                spread = spread.flatten(axis, axis + 1).narrow(axis, 0, (length - 1) * s + 1)
+            low = d * (k - 1) - p
+            high = size + d * (k - 1) - spread.shape[axis] - low
+            spread = F.pad(spread, [0, 0] * (spread.dim() - axis - 1) + [low, high])
+        flipped = weight.reshape(groups, outputs // groups, inputs_per_group, *kernel).transpose(1, 2)
+        flipped = flipped.reshape(groups * inputs_per_group, outputs // groups, *kernel).flip(2, 3)
+        grad_input = F.conv2d(spread, flipped, dilation=tuple(dilation), groups=groups)
+    if mask[1]:
+        # each kernel tap's sum over the batch and the output positions: a convolution of the
+        # input (batch as channels, per group) with the output gradient as the kernel
+        rows = source.reshape(batch, groups, inputs_per_group, *source.shape[2:]).permute(2, 1, 0, 3, 4)
+        taps = grad.reshape(batch, groups, outputs // groups, *grad.shape[2:]).permute(1, 2, 0, 3, 4)
+        grad_weight = F.conv2d(
+            rows.reshape(inputs_per_group, groups * batch, *source.shape[2:]),
+            taps.reshape(outputs, batch, *grad.shape[2:]),
+            stride=tuple(dilation),
+            padding=tuple(padding),
+            dilation=tuple(stride),
+            groups=groups,
+        )
+        grad_weight = grad_weight[:, :, : kernel[0], : kernel[1]].transpose(0, 1)
+    if mask[2] and bias_sizes:
+        grad_bias = grad.sum((0, 2, 3))
+    return grad_input, grad_weight, grad_bias
 
 
 def _fold_unchanged(graph: Any, variables: int, streamed: int) -> list[bool]:

@@ -34,6 +34,9 @@ _INLINE_ELEMENTS = 16
 class FoldConstants(ModulePass):
     """Evaluate element-wise linalg.generic ops, transposes and reshapes whose inputs are all constants.
 
+    Static slices and concatenations of constants fold too (a constant kernel's flip,
+    lowering/affine_reads.py).
+
     A generic folds when all its iterators are parallel, its indexing maps are projected
     permutations (dims, or 0 on a unit dim), its body is arith / math ops, and its result is
     no larger than its largest input (a broadcast that would grow a constant stays as work).
@@ -85,6 +88,10 @@ class _Folder:
                 folded = self._generic(op)
             elif name == "linalg.transpose":
                 folded = self._transpose(op)
+            elif name == "tensor.extract_slice":
+                folded = self._slice(op)
+            elif name == "tensor.concat":
+                folded = self._concat(op)
             else:
                 continue
             if folded is not None:
@@ -142,6 +149,28 @@ class _Folder:
         if source is None:
             return None
         return source.reshape(tuple(ir.RankedTensorType(op.results[0].type).shape))
+
+    def _slice(self, op: ir.OpView) -> np.ndarray | None:
+        """A static slice of a constant reordered by concatenations (a constant kernel's flip,
+        lowering/affine_reads.py): slices are all the constant's uses, so together they hold
+        its bytes once, not twice, and the concatenations then fold too."""
+        slices = [use.owner for use in op.operands[0].uses] if len(op.operands) == 1 else []
+        if not slices or any(s.name != "tensor.extract_slice" for s in slices):
+            return None
+        if any(use.owner.name != "tensor.concat" for s in slices for use in s.results[0].uses):
+            return None
+        source = self._constant(op.operands[0])
+        if source is None:
+            return None
+        offsets, sizes, strides = (list(ir.DenseI64ArrayAttr(op.attributes[f"static_{name}"])) for name in ("offsets", "sizes", "strides"))
+        window = source[tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in zip(offsets, sizes, strides))]
+        return window.reshape(tuple(ir.RankedTensorType(op.results[0].type).shape))
+
+    def _concat(self, op: ir.OpView) -> np.ndarray | None:
+        parts = [self._constant(value) for value in op.operands]
+        if any(part is None for part in parts):
+            return None
+        return np.concatenate(parts, axis=ir.IntegerAttr(op.attributes["dim"]).value)
 
     def _transpose(self, op: ir.OpView) -> np.ndarray | None:
         """A constant's transpose (torch-mlir's `nn.Linear` permutes its (out, in) weight): its

@@ -37,7 +37,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.space import loop_extents
 
-from .index_to_iota import with_inputs
+from .affine_reads import with_inputs
 
 
 def rewrite_embedding_lookups(function: ir.OpView) -> None:

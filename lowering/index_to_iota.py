@@ -5,7 +5,9 @@ a body asking for its loop index (`linalg.index`: torch's `arange`, position ids
 mask of `scaled_dot_product_attention(is_causal=True)`, GroupNorm's group arithmetic) has no
 answer on a tile. An iota operand has one: it is sliced like any operand, so each tile receives
 the indices of its own piece. On constants only (an `arange` alone), `ipu-fold-constants`
-then computes the result at compile time.
+then computes the result at compile time. A `tensor.extract` at affine coordinates of the
+indices (a kernel flip, a pooling window) is first rewritten into an input read through an
+indexing map (lowering/affine_reads.py), so that it needs no index at all.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mlir import ir
 
 from ipu_mlir.dialects.ops.space import loop_extents
 
+from .affine_reads import rewrite_affine_reads, with_inputs
 from .pass_registry import ModulePass, register_pass
 
 
@@ -50,6 +53,7 @@ class IndexToIota(ModulePass):
     name = "ipu-index-to-iota"
 
     def run(self, module: ir.Operation) -> None:
+        rewrite_affine_reads(module)  # a kernel flip or a pooling window is a read, not a gather
         # Every generic, also those in loop bodies (the iota is a constant there too).
         generics: list[ir.OpView] = []
         module.walk(lambda op: _collect_indexed(op, generics))
@@ -89,39 +93,3 @@ def _rewrite(generic: ir.OpView) -> None:
                     index.results[0].replace_all_uses_with(cast.results[0])
     for index in indices:
         index.operation.erase()
-
-
-def with_inputs(generic: ir.OpView, values: list[ir.Value], maps: list[ir.AffineMap]) -> tuple[ir.Operation, list[ir.BlockArgument]]:
-    """`generic` rebuilt with `values` as extra inputs read through `maps` (after its own
-    inputs), its body moved over and its results replaced; the new op and the block arguments
-    of the added inputs. `generic` is erased."""
-    num_outputs = len(generic.results)
-    operands = list(generic.operands)
-    inputs, outputs = operands[: len(operands) - num_outputs], operands[len(operands) - num_outputs :]
-    old_maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
-    attributes = {name: generic.attributes[name] for name in generic.attributes}
-    new_maps = old_maps[: len(inputs)] + [ir.AffineMapAttr.get(m) for m in maps] + old_maps[len(inputs) :]
-    attributes["indexing_maps"] = ir.ArrayAttr.get(new_maps)
-    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs) + len(values), num_outputs])
-    with generic.location, ir.InsertionPoint(generic):
-        new = ir.Operation.create(
-            "linalg.generic",
-            results=[r.type for r in generic.results],
-            operands=inputs + values + outputs,
-            attributes=attributes,
-            regions=1,
-        )
-    old_block = generic.regions[0].blocks[0]
-    old_args = list(old_block.arguments)
-    added = [ir.RankedTensorType(v.type).element_type for v in values]
-    arg_types = [a.type for a in old_args[: len(inputs)]] + added + [a.type for a in old_args[len(inputs) :]]
-    block = new.regions[0].blocks.append(*arg_types, arg_locs=[generic.location] * len(arg_types))
-    new_args = list(block.arguments)
-    for old, replacement in zip(old_args, new_args[: len(inputs)] + new_args[len(inputs) + len(values) :]):
-        old.replace_all_uses_with(replacement)
-    for op in list(old_block.operations):
-        block.append(op.operation)
-    for old, replacement in zip(generic.results, new.results):
-        old.replace_all_uses_with(replacement)
-    generic.operation.erase()
-    return new, new_args[len(inputs) : len(inputs) + len(values)]

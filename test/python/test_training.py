@@ -213,6 +213,55 @@ def test_resnet18_reduced():
     np.testing.assert_allclose(losses, reference, rtol=1e-4)
 
 
+class Grouped(nn.Module):
+    """Grouped and depthwise convolutions, strided and not: torch-mlir's lowering of their
+    backward is invalid, frontends/joint.py writes it as grouped forward convolutions."""
+
+    def __init__(self):
+        super().__init__()
+        self.depthwise = nn.Conv2d(4, 8, 3, stride=2, padding=1, groups=4)
+        self.grouped = nn.Conv2d(8, 8, 3, padding=1, groups=2, bias=False)
+        self.fc = nn.Linear(8 * 3 * 3, 2)
+
+    def forward(self, x, target):
+        y = self.fc(self.grouped(torch.relu(self.depthwise(x))).flatten(1))
+        return nn.functional.mse_loss(y, target)
+
+
+def test_grouped_convolutions_momentum():
+    data = batches(3, 5, lambda g: torch.randn(4, 4, 6, 6, generator=g), lambda g: torch.randn(4, 2, generator=g))
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)  # noqa: E731
+    losses, reference, worst = train_both(Grouped(), make, data)
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-4)
+
+
+def test_mobilenet_v2_reduced():
+    from ipu_mlir.frontends import zoo
+
+    class WithLoss(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x, labels):
+            return nn.functional.cross_entropy(self.net(x), labels)
+
+    # Conditioning (docs/training.md): at 32x32 the last blocks' BatchNorms normalize over a
+    # few values, and torch's own f32 and f64 loops differ by 0.89 after 5 steps at lr 1e-3;
+    # at lr 3e-6 and 3 steps they agree to 7e-6 (ours is within 7e-6 of f32). The gradients
+    # themselves are checked at a large learning rate by test_grouped_convolutions_momentum.
+    net, _ = zoo.build("mobilenet_v2", size=32, width=0.25, num_classes=10)
+    for module in net.modules():
+        if isinstance(module, nn.Dropout):
+            module.p = 0.0  # random masks are refused
+    data = batches(5, 3, lambda g: torch.randn(8, 3, 32, 32, generator=g), lambda g: torch.randint(0, 10, (8,), generator=g))
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=3e-6, momentum=0.9)  # noqa: E731
+    losses, reference, worst = train_both(WithLoss(net), make, data, target="gc200")
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+
+
 # Bad input: one clear error each.
 
 
@@ -267,9 +316,9 @@ def test_batch_of_the_wrong_shape_or_dtype_and_the_contract():
 
 
 def test_what_torch_mlir_refuses_is_one_line(capfd):
-    """A depthwise convolution's backward: torch-mlir's lowering of `convolution_backward` with
-    groups makes an invalid `tensor.expand_shape` here, `tensor.collapse_shape` in MobileNetV2."""
-    model = nn.Sequential(nn.Conv2d(4, 4, 3, groups=4), nn.Flatten(), nn.Linear(4 * 4 * 4, 1))
+    """Adaptive average pooling's backward where the output does not divide the input: torch-mlir
+    has no lowering for it (frontends/joint.py rewrites only the dividing case)."""
+    model = nn.Sequential(nn.Conv2d(4, 4, 3), nn.AdaptiveAvgPool2d(3), nn.Flatten(), nn.Linear(4 * 3 * 3, 1))
 
     class WithLoss(nn.Module):
         def __init__(self):
@@ -281,8 +330,10 @@ def test_what_torch_mlir_refuses_is_one_line(capfd):
 
     net = WithLoss()
     trained = ipu_torch.trainingModel(net, ipu_torch.Options().target(TARGET), torch.optim.SGD(net.parameters(), lr=0.1))
-    with pytest.raises(IpuError, match=r"torch-mlir cannot import the training step: 'tensor\.\w+_shape' op expected") as error:
-        trained(torch.randn(2, 4, 6, 6))
+    with pytest.raises(
+        IpuError, match=r"torch-mlir cannot import the training step: failed to legalize .*_adaptive_avg_pool2d_backward"
+    ) as error:
+        trained(torch.randn(2, 4, 9, 9))
     assert "\n" not in str(error.value) and capfd.readouterr().err == ""
 
 
