@@ -25,7 +25,7 @@ from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
-from ipu_mlir.vis.interactive import auto_report
+from ipu_mlir.vis.interactive import report_files
 
 from . import cli, run_files
 from .ipu_opt import check_writable
@@ -140,11 +140,12 @@ def _report(args: argparse.Namespace, outputs: list[np.ndarray], profile: Profil
     """Writes the outputs and profile (all or nothing), prints the summary and each output;
     the exit status."""
     output_dir, profile_path = (Path(path) if path else None for path in (args.output_dir, args.profile))
-    if output_dir or profile_path:
-        run_files.write_run_files(output_dir, outputs, profile_path, profile.to_json() + "\n")
+    report = report_files(profile, args.report, args.model or Path(args.file).stem) if args.report else {}
+    if output_dir or profile_path or report:  # all of a run's files, or none of them
+        run_files.write_run_files(output_dir, outputs, profile_path, profile.to_json() + "\n", report)
     print(profile.summary())
-    if args.report:  # --report DIR or IPU_MLIR_REPORT=DIR: the profile and its interactive report
-        print(f"report:            {auto_report(profile, args.report, args.model or Path(args.file).stem)}")
+    if report:  # --report DIR or IPU_MLIR_REPORT=DIR: the profile and its interactive report
+        print(f"report:            {list(report)[-1]}")
     for index, output in enumerate(outputs):
         where = f" -> {Path(args.output_dir) / run_files.output_name(index)}" if args.output_dir else ""
         print(f"output {index}:          {'x'.join(map(str, output.shape)) or 'scalar'} {output.dtype}{where}")

@@ -37,10 +37,14 @@ def output_name(index: int) -> str:
     return f"output{index}.npy"
 
 
-def write_run_files(output_dir: Path | None, outputs: list[np.ndarray], profile: Path | None, profile_text: str) -> None:
-    """Publishes the outputs into `output_dir` and the profile at `profile` (either may be
-    None) together, or raises `IpuError` having published nothing."""
-    destinations = [path.absolute() for path in (output_dir, profile) if path is not None]
+def write_run_files(
+    output_dir: Path | None, outputs: list[np.ndarray], profile: Path | None, profile_text: str, texts: dict[Path, str] | None = None
+) -> None:
+    """Publishes the outputs into `output_dir`, the profile at `profile` (either may be None)
+    and each of `texts` (path -> contents: `--report`'s profile and page) together, or raises
+    `IpuError` having published nothing."""
+    texts = {path.absolute(): text for path, text in (texts or {}).items()}
+    destinations = [path.absolute() for path in (output_dir, profile) if path is not None] + list(texts)
     what = str(destinations[0]) if destinations else ""
     with signals_held(), contextlib.ExitStack() as stack:
         try:
@@ -59,6 +63,12 @@ def write_run_files(output_dir: Path | None, outputs: list[np.ndarray], profile:
                 destination = profile.absolute()
                 staged = staging[destination.parent] / "profile"
                 staged.write_text(profile_text)
+                os.chmod(staged, _file_mode(destination))
+                moves.append((staged, destination, staging[destination.parent]))
+            for index, (destination, text) in enumerate(texts.items()):
+                what = str(destination)
+                staged = staging[destination.parent] / f"text{index}"
+                staged.write_text(text)
                 os.chmod(staged, _file_mode(destination))
                 moves.append((staged, destination, staging[destination.parent]))
             for source, destination, _ in moves:

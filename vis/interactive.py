@@ -139,6 +139,19 @@ def interactive_html(profile: dict, name: str, baseline: dict | None = None, bas
     return html
 
 
+def report_files(profile: Profile, directory: str, name: str) -> dict[Path, str]:
+    """DIRECTORY/NAME.json (the profile) and DIRECTORY/NAME.html (its report) -> their text, for
+    a caller publishing them with its other files (`ipu-run --report`); the directory is made."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise IpuError(f"cannot write the report into '{directory}': {error.strerror}") from None
+    return {
+        Path(directory) / f"{name}.json": profile.to_json(),
+        Path(directory) / f"{name}.html": interactive_html(profile.to_dict(), f"{name}.json"),
+    }
+
+
 def auto_report(profile: Profile, directory: str, name: str) -> str:
     """`profile` as DIRECTORY/NAME.json and its report DIRECTORY/NAME.html, each written whole
     or not at all (what `ipu-run --report` and IPU_MLIR_REPORT write); the report's path."""

@@ -121,6 +121,19 @@ def test_an_output_name_held_by_a_directory_writes_nothing(tmp_path, capsys):
     assert listing(tmp_path) == ["out", "out/output0.npy"]
 
 
+def test_the_report_is_published_with_the_run_files_or_not_at_all(tmp_path, capsys):
+    """--report's profile and page are files of the run: a page that cannot be written (a
+    directory holds its name) leaves neither the outputs nor the report's profile."""
+    (tmp_path / "report" / "relu.html").mkdir(parents=True)
+    arguments = ("--random-inputs", 0, "--output-dir", tmp_path / "out", "--report", tmp_path / "report")
+    assert run(RELU, *arguments) == 1
+    assert capsys.readouterr().err == f"ipu-run: error: cannot write '{tmp_path / 'report' / 'relu.html'}': Is a directory\n"
+    assert listing(tmp_path) == ["report", "report/relu.html"]
+    (tmp_path / "report" / "relu.html").rmdir()
+    assert run(RELU, *arguments) == 0
+    assert listing(tmp_path) == ["out", "out/output0.npy", "out/output1.npy", "report", "report/relu.html", "report/relu.json"]
+
+
 def test_a_previous_runs_extra_outputs_go_and_other_files_stay(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
