@@ -20,15 +20,23 @@ def row(section, what, input_, figure, ratio, peer, goal="-", met=None, **raw): 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
     gpt2 = next(case for [case] in training.cases(quick=True) if case.name == "gpt2")
-    original = training.cases
-    mobilenet = training.Case(
-        "a refused case", "mobilenet_v2", 2, dict(training.zoo.MODELS["mobilenet_v2"].reduced)
-    )  # torch-mlir: grouped conv backward
-    training.cases = lambda quick: [[mobilenet, gpt2]]
+    original, original_model = training.cases, training.trainingModel
+    refused = training.Case("a refused case", "gpt2", 2, dict(training.zoo.MODELS["gpt2"].reduced))
+
+    def starved(model, options, optimizer):  # noqa: ANN001, ANN202
+        """The refused case's step planned within 0.6 bytes of each tile: the planner refuses it."""
+        if not calls:
+            options.setAvailableMemoryProportion({"IPU0": 1e-6})
+        calls.append(model)
+        return original_model(model, options, optimizer)
+
+    calls: list = []
+    training.cases = lambda quick: [[refused, gpt2]]
+    training.trainingModel = starved
     try:
         return training.rows(True, 1, row)
     finally:
-        training.cases = original
+        training.cases, training.trainingModel = original, original_model
 
 
 def test_a_refusal_is_a_row_and_the_next_configuration_runs(rows) -> None:
