@@ -111,21 +111,5 @@ def update_variables(scheduler, op: ir.OpView, updates: dict[int, object]) -> di
     for position, target in updates.items():
         if scheduler.get(op, op.operands[position]) != target:
             overwritten.add(target.buffer)
-    staged, copies = {}, []
-    for position, value in enumerate(op.operands):
-        source = scheduler.get(op, value)
-        target = updates.get(position)
-        if source.buffer in overwritten and source != target:
-            element_type = ir.RankedTensorType(value.type).element_type
-            buffer = scheduler.buffer("staged", source.layout, element_type, op.location)
-            scheduler.copy(source, buffer, source.layout)
-            source = staged[position] = type(source)(buffer, source.layout)
-        if target is not None and source != target:
-            copies.append((source, target))
-    if staged:
-        ipu.sync("internal", ip=scheduler.ip)
-    for source, target in copies:
-        scheduler.copy(source, target.buffer, target.layout)
-    if copies:
-        ipu.sync("internal", ip=scheduler.ip)
+    staged = scheduler.assign(op, [(value, updates.get(position)) for position, value in enumerate(op.operands)], overwritten)
     return {k: v for k, v in staged.items() if k not in updates}

@@ -240,23 +240,30 @@ class _Scheduler:
         reads."""
         body = op.operation.block
         targets = [self.stored[carried] for carried in body.arguments[1:]]
-        carried = {target.buffer for target in targets}
-        copies, staging = [], False
-        for value, target in zip(op.operands, targets):
+        self.assign(op, list(zip(op.operands, targets)), {target.buffer for target in targets})
+        scf.YieldOp([], ip=self.ip)
+
+    def assign(self, op: ir.OpView, moves: list[tuple[ir.Value, Stored | None]], overwritten: set) -> dict[int, Stored]:
+        """Each value of `op` copied into its target (None: none) as one parallel assignment:
+        a value held in a buffer of `overwritten` is first staged in a buffer of its own, a
+        superstep earlier (one exchange phase must not write a buffer it reads); a value
+        already in its target is not copied. Returns the staged values by their position."""
+        staged, copies = {}, []
+        for position, (value, target) in enumerate(moves):
             source = self.get(op, value)
-            if source.buffer in carried and source != target:
-                staged = self.buffer("staged", source.layout, ir.RankedTensorType(value.type).element_type, op.location)
-                self.copy(source, staged, source.layout)
-                source, staging = Stored(staged, source.layout), True
-            if source != target:
+            if source.buffer in overwritten and source != target:
+                buffer = self.buffer("staged", source.layout, ir.RankedTensorType(value.type).element_type, op.location)
+                self.copy(source, buffer, source.layout)
+                source = staged[position] = Stored(buffer, source.layout)
+            if target is not None and source != target:
                 copies.append((source, target))
-        if staging:
+        if staged:
             ipu.sync("internal", ip=self.ip)
         for source, target in copies:
             self.copy(source, target.buffer, target.layout)
         if copies:
             ipu.sync("internal", ip=self.ip)
-        scf.YieldOp([], ip=self.ip)
+        return staged
 
     def in_place(self, op: ir.OpView, final: Layout | None, inputs: list[str]) -> str | None:
         """The carried buffer `op` writes its result into, when the enclosing loop body yields
