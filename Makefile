@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest browser conformance fuzz bench docs clean train-full
+.PHONY: demo test lint lit pytest browser conformance fuzz bench docs docs-check clean train-full
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,11 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/ipu-dialect-doc -o docs/dialect.md
+
+# Every console block of README.md and docs/, the full-size models' too (minutes; `make test`
+# runs the others: test/python/test_docs_console.py).
+docs-check: $(STAMP)
+	IPU_DOCS_ALL=1 $(BIN)/pytest -q test/python/test_docs_console.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

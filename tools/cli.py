@@ -1,5 +1,6 @@
 """What every command-line tool does around its `main`: Ctrl-C and SIGTERM end it with a
-one-line message and the shell's status for the signal (130, 143), never a traceback; an
+one-line message and the shell's status for the signal (130, 143), never a traceback; a
+reader of stdout that goes away (`| head`) ends it quietly (141); an
 error no check foresaw ends it with one line naming the exception (a bug to report), status 1;
 and `signals_held` keeps those signals off a block of work that must not be cut in half
 (publishing a run's files).
@@ -11,6 +12,7 @@ import argparse
 import contextlib
 import functools
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -38,6 +40,8 @@ def tool(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                 return main(argv, **kwargs)
             except (KeyboardInterrupt, Terminated) as signalled:
                 return _stopped(name, signalled)
+            except BrokenPipeError:
+                return _reader_gone()
             except RecursionError:
                 return _stop(name, "error: the input nests too deeply (Python's recursion limit)", 1)
             except MemoryError:
@@ -48,6 +52,15 @@ def tool(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
         return run
 
     return decorate
+
+
+def _reader_gone() -> int:
+    """stdout's reader has gone (`ipu-opt --list-passes | head -2`): end quietly, as a Unix
+    tool ended by SIGPIPE does, with its status (141), and keep the interpreter's final flush
+    of stdout from failing again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
 
 
 @contextlib.contextmanager

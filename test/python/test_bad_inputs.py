@@ -197,3 +197,19 @@ def test_each_command_reports_a_bad_flag_in_one_line(tool: str) -> None:
     done = subprocess.run([str(BIN / tool), "--no-such-flag"], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith(f"{tool}: error: "), done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["ipu-opt", "--list-passes"], ["ipu-run", RELU, "--random-inputs", "0"], ["ipu-opt", RELU]],
+    ids=lambda command: " ".join(Path(part).name for part in command),
+)
+def test_a_reader_that_goes_away_ends_a_tool_quietly(command: list[str]) -> None:
+    """`tool | head -1`: once the reader has gone, the tool ends as a Unix tool ended by SIGPIPE
+    does (status 141), with nothing on stderr. The reader here reads nothing, so the tool's
+    first write finds the pipe closed."""
+    tool = subprocess.Popen([str(BIN / command[0]), *command[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tool.stdout.close()
+    _, stderr = tool.communicate(timeout=120)
+    assert stderr.decode() == ""
+    assert tool.returncode == 128 + signal.SIGPIPE
