@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest browser conformance fuzz bench docs docs-check clean train-full
+.PHONY: demo test lint lit pytest browser conformance fuzz bench docs docs-check pictures clean train-full
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,10 @@ docs: $(STAMP)
 # runs the others: test/python/test_docs_console.py).
 docs-check: $(STAMP)
 	IPU_DOCS_ALL=1 $(BIN)/pytest -q test/python/test_docs_console.py
+
+# README.md's two pictures (full-size ResNet-50's graph and its report) and the graph's caption.
+pictures: $(STAMP) browser
+	$(BIN)/python docs/images/pictures.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

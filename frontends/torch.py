@@ -8,11 +8,12 @@ The module is exported with `torch_mlir.fx.export_and_import(..., output_type="l
 printed in generic form (torch-mlir's own `tm_tensor` ops then parse here as unregistered ops),
 and compiled unmodified by the default pipeline. The one thing added on the way is
 where each op comes from: torch-mlir's FX importer turns a node's stack trace into file:line
-call sites, and this front end gives it a location hook that also wraps them in two name
+call sites; this front end's location hook keeps one frame of it, the innermost in the
+model's own code (none for a model built of torch's layers), and wraps it in two name
 locations, the module path of the layer (`torch.export` keeps `node.meta["nn_module_stack"]`)
 and the ATen op the node calls:
 
-    loc("layer1.0.bn1"("aten.reciprocal"(callsite("torch/nn/modules/batchnorm.py":210:0 at ...))))
+    loc("layer1.0.bn1"("aten.reciprocal"("model.py":88:0)))
 
 torch-mlir's lowering keeps those locations on the linalg ops it makes, so the compiler's
 errors carry them; `compile` reports the layer, its class and the PyTorch op with them.
@@ -293,7 +294,7 @@ def _importer_class() -> type:
             location = super().get_node_location(node)
             if node.op != "call_function":
                 return location
-            location = location or torch_ir.Location.unknown(context=self._c)
+            location = _own_frame(node, self._c) or torch_ir.Location.unknown(context=self._c)
             location = torch_ir.Location.name(_op_name(node.target), childLoc=location, context=self._c)
             stack = node.meta.get("nn_module_stack")
             custom = node.meta.get("custom") or {}  # the joint step's marks (frontends/joint.py)
@@ -320,6 +321,21 @@ def _importer_class() -> type:
             return super().import_frozen_program(prog, *args, **options)
 
     return Importer
+
+
+def _own_frame(node: Any, context: Any) -> Any:
+    """The file location of the innermost frame of `node`'s stack trace outside torch itself (the
+    model's own code), None when every frame is torch's (a model built of torch's layers: its
+    name locations then say where the op comes from). Diagnostics point at the model's line,
+    never at `torch/nn/modules/linear.py:134`, and the IR keeps one frame, not the call chain."""
+    from torch_mlir import ir as torch_ir
+
+    frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
+    own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
+    if not own:
+        return None
+    path, line = own[-1]
+    return torch_ir.Location.file(path, int(line), 0, context=context)
 
 
 def _track_weight(tensor: Any, tracker: Any, context: Any) -> None:

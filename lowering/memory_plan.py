@@ -22,7 +22,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import MalformedAttribute, TileGrid
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import DEFAULT_TARGET, Target, target_of
-from ipu_mlir.target.diagnostics import IpuError, format_location, op_error
+from ipu_mlir.target.diagnostics import IpuError, describe_location, op_error
 
 from .pass_registry import ModulePass, register_pass
 
@@ -344,12 +344,14 @@ class Plan:
         return on[np.lexsort((on, -self.liveness.bytes[on]))]
 
     def describe(self, buffer: int, placed: bool = True) -> str:
-        """`@name (bytes, live ops, placed by the op at file:line:col)`: ipu-schedule gives a
-        buffer the location of the op whose result (or operand copy) it holds."""
+        """`@name (bytes, live ops, placed by the op at file:line:col)`, or `placed by layer (aten
+        op) at file:line:col` for an op of a PyTorch model (its name locations): ipu-schedule
+        gives a buffer the location of the op whose result (or operand copy) it holds."""
         first, last = (int(v) for v in self.liveness.live_ops[buffer])
         live = "never used" if first < 0 else f"live op {first}" if first == last else f"live ops {first}-{last}"
-        where = format_location(self.liveness.ops[buffer].location) if placed else ""
-        origin = f", placed by the op at {where}" if where else ""
+        location = self.liveness.ops[buffer].location
+        where = describe_location(location) if placed else ""
+        origin = "" if not where else f", placed by {where}" if location.is_a_name() else f", placed by the op at {where}"
         return f"@{self.liveness.names[buffer]} ({self.liveness.bytes[buffer]} B, {live}{origin})"
 
 
@@ -435,7 +437,7 @@ def _residents_and_activations(plan: Plan, tile: int, on_tile: np.ndarray) -> st
         loads = [int(live.bytes[others][(starts <= s) & (ends >= s)].sum()) for s in starts]
         step = int(starts[int(np.argmax(loads))])
         at = [b for b, lo, hi in zip(others, starts, ends) if lo <= step <= hi]
-        listed = ", ".join(plan.describe(b, placed=False) for b in at[:4])
+        listed = ", ".join(plan.describe(b) for b in at[:4])
         more = f" and {len(at) - 4} more" if len(at) > 4 else ""
         text += f"; activations and inputs live at superstep {step}: {max(loads)} B in {len(at)}: {listed}{more}"
     return text

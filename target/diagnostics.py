@@ -10,18 +10,41 @@ from mlir import ir
 
 
 def format_location(location: ir.Location | None) -> str:
-    """`file:line:col` for a file location (looking through names and call sites), else ''."""
+    """`file:line:col` for a file location (looking through names and call sites); else, for
+    name locations only, the names (`layers.0.self_attn (aten.permute)`, as the PyTorch front end
+    names an op of a layer defined inside torch); else ''."""
+    return _file_location(location) or _names_text(location)
+
+
+def describe_location(location: ir.Location | None) -> str:
+    """What an op's location says, for a message about something else it made: the names and
+    the file position, `layers.0.fc1 (aten.mm) at model.py:12:0`, either alone, or ''."""
+    where, names = _file_location(location), _names_text(location)
+    return f"{names} at {where}" if names and where else names or where
+
+
+def _names_text(location: ir.Location | None) -> str:
+    names = []
+    while location is not None and location.is_a_name():
+        names.append(location.name_str)
+        location = location.child_loc
+    if not names:
+        return ""
+    return names[0] + (f" ({', '.join(names[1:])})" if len(names) > 1 else "")
+
+
+def _file_location(location: ir.Location | None) -> str:
     if location is None:
         return ""
     if location.is_a_file():
         return f"{location.filename}:{location.start_line}:{location.start_col}"
     if location.is_a_name():
-        return format_location(location.child_loc)
+        return _file_location(location.child_loc)
     if location.is_a_callsite():
-        return format_location(location.callee)
+        return _file_location(location.callee)
     if location.is_a_fused():
         for inner in location.locations:
-            text = format_location(inner)
+            text = _file_location(inner)
             if text:
                 return text
     return ""

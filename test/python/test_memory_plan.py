@@ -248,7 +248,8 @@ def test_report_is_written_when_memory_overflows(tmp_path):
     )
     assert caught.value.message.endswith(
         "; 16 tiles are out of memory, tile 0 is the worst"
-        "; activations and inputs live at superstep 1: 80000 B in 2: @a (40000 B, live ops 0-2), @b (40000 B, live op 2)"
+        "; activations and inputs live at superstep 1: 80000 B in 2: @a (40000 B, live ops 0-2, placed by the op at -:2:3), "
+        "@b (40000 B, live op 2, placed by the op at -:3:3)"
     )
     assert json.loads(report.read_text())["out_of_memory_tiles"] == 16
 

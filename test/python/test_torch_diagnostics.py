@@ -1,0 +1,45 @@
+"""A diagnostic about a PyTorch model names the layer (`layers.0.linear1`) and, where the model
+has code of its own, its line; never a line of torch's own source (docs/ipu-run.md)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ipu_mlir.target.diagnostics import IpuError
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+ipu_torch = pytest.importorskip("ipu_mlir.frontends.torch")
+
+
+def test_out_of_memory_names_layers_not_torch_source() -> None:
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    with pytest.raises(IpuError) as caught:
+        ipu_torch.compile(model, torch.randn(1, 16, 128), target="tiny")
+    text = str(caught.value)
+    first = text.splitlines()[0]
+    assert f"{os.sep}torch{os.sep}" not in text, text  # every frame of a torch-built model is torch's
+    assert first.startswith("layers.0.") and ": error: Out of memory on tile" in first, first
+    assert "placed by layers.0." in first and "activations and inputs live at superstep" in first, first
+
+
+class _Own(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(1024, 512)  # 2 MiB of weights: more than the 16 tiles hold
+
+    def forward(self, x):  # noqa: ANN001, ANN201
+        return torch.relu(self.fc(x))  # the line the diagnostic points at
+
+
+def test_a_models_own_line_is_the_location() -> None:
+    with pytest.raises(IpuError) as caught:
+        ipu_torch.compile(_Own().eval(), torch.randn(8, 1024), target="tiny")
+    first = str(caught.value).splitlines()[0]
+    line = next(n for n, text in enumerate(open(__file__), 1) if "the line the diagnostic points at" in text)
+    assert first.startswith(f"{__file__}:{line}:0: error: "), first
+    assert "placed by fc (aten." in first, first
