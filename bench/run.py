@@ -2,7 +2,7 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl iree scaling plan memory tm_tensor fidelity training]
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -18,6 +18,8 @@ Sections (issue 13):
   programs, its compile (lowering + JIT) and run times apart.
 - xdsl: xDSL's interpreter (the `bench` extra) on the same programs, bufferized by upstream
   MLIR, as linalg and as loops; where it refuses, the row says what it said.
+- iree: IREE's llvm-cpu backend (the `bench` extra) on the zoo models' L0 files beside the
+  simulator, PyTorch eager and numpy, and its compile time (bench/iree_models.py).
 - scaling: compile time and IR size of MLP / CNN stacks and of the BERT encoder by depth, ratio
   per doubling of the depth (goal: linear, at most 2.2 per doubling).
 - plan: matmuls 128^3..4096^3, f32 and f16, gc2 and gc200, against the roofline and the any-plan
@@ -58,6 +60,7 @@ from pathlib import Path
 
 import compile_scaling
 import fidelity
+import iree_models
 import matmul_roofline
 import numpy as np
 import numpy_models
@@ -81,7 +84,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
+SECTIONS = ("runtime", "reference", "xdsl", "iree", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -515,6 +518,7 @@ SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
     "xdsl": xdsl_rows,
+    "iree": lambda args: iree_models.rows(args, row),
     "scaling": scaling_rows,
     "plan": plan_rows,
     "memory": memory_rows,
