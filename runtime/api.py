@@ -65,7 +65,30 @@ def load_module(source: Source) -> ir.Module:
         except UnicodeDecodeError as error:
             raise IpuError(f"cannot read '{text}': not UTF-8 text ({error.reason})") from None
         except ir.MLIRError as error:
-            raise from_mlir(error, "cannot parse" + ("" if looks_like_text else f" '{text}'")) from None
+            module = _tm_tensor_custom_form(error, text if looks_like_text else None, text)
+            if module is None:
+                raise from_mlir(error, "cannot parse" + ("" if looks_like_text else f" '{text}'")) from None
+            context.allow_unregistered_dialects = _refuse_unknown_ops(module)
+            return module
+
+
+def _tm_tensor_custom_form(error: ir.MLIRError, text: str | None, path: str) -> ir.Module | None:
+    """The module of a text holding torch-mlir's TMTensor ops in their custom form, read through
+    torch-mlir's printer (dialects/tm_tensor.py), or None (not that case, or torch-mlir absent)."""
+    if not any(tm_tensor.NOT_FOUND in d.message for d in error.error_diagnostics):
+        return None
+    source = text if text is not None else Path(path).read_text(encoding="utf-8")
+    try:
+        generic = tm_tensor.generic_form(source, "-" if text is not None else path)
+    except tm_tensor.CustomFormError as refused:
+        where = ir.Location.file(refused.file, refused.line, refused.column) if refused.line else None
+        raise IpuError(f"{refused.message} (torch-mlir's parser, reading its TMTensor ops)", where) from None
+    if generic is None:
+        return None
+    try:
+        return ir.Module.parse(generic)
+    except ir.MLIRError:
+        return None
 
 
 def program_names(module: ir.Module) -> list[str]:

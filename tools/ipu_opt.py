@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mlir import ir, passmanager
 
-from ipu_mlir.dialects import make_context, verifier
+from ipu_mlir.dialects import make_context, tm_tensor, verifier
 from ipu_mlir.lowering.pass_registry import (
     PipelineError,
     build_pass_manager,
@@ -242,6 +242,8 @@ def _parse(text: str, source_name: str, route: _DiagnosticRoute) -> ir.Operation
             parsed = None
     if parsed is None and len(held) == 1 and held[0].message.startswith(_MULTIPLE_TOP_LEVEL_OPS):
         return _parse_several_top_level_ops(text, source_name, route)
+    if parsed is None and any(tm_tensor.NOT_FOUND in diagnostic.message for diagnostic in held):
+        return _parse_tm_tensor_custom_form(text, source_name, route, held)
     for diagnostic in held:
         route.report(diagnostic)
     if parsed is None or parsed.name == "builtin.module":
@@ -249,6 +251,27 @@ def _parse(text: str, source_name: str, route: _DiagnosticRoute) -> ir.Operation
     module = ir.Module.create(ir.Location.file(source_name, 0, 0))
     module.body.append(parsed)
     return module.operation
+
+
+def _parse_tm_tensor_custom_form(text: str, source_name: str, route: _DiagnosticRoute, held: list[Diagnostic]) -> ir.Operation | None:
+    """torch-mlir's TMTensor ops in their custom form (`str()` of torch-mlir's output), printed
+    in generic form by torch-mlir itself and read as unregistered ops (dialects/tm_tensor.py)."""
+    try:
+        generic = tm_tensor.generic_form(text, source_name)
+    except tm_tensor.CustomFormError as refused:
+        where = f"{refused.file}:{refused.line}:{refused.column}" if refused.line else ""
+        route.report(Diagnostic("error", f"{refused.message} (torch-mlir's parser, reading its TMTensor ops)", where))
+        return None
+    if generic is None:  # torch-mlir absent: the parser's own words, with what to do
+        for diagnostic in held:
+            route.report(diagnostic)
+        return None
+    context = ir.Context.current
+    allowed, context.allow_unregistered_dialects = context.allow_unregistered_dialects, True
+    try:
+        return _parse(generic, source_name, route)
+    finally:
+        context.allow_unregistered_dialects = allowed
 
 
 def _parse_several_top_level_ops(text: str, source_name: str, route: _DiagnosticRoute) -> ir.Operation | None:

@@ -59,7 +59,7 @@ EXCLUDED = {
     "memory-plan/out-of-memory.mlir#3": "does not fit the tile memory with reuse off (the error is what it checks)",
     "memory-plan/reuse.mlir#2": "an scf.if in the program: liveness across branches is what it checks; the simulator runs no scf.if",
     "ipu-run/unknown-dialect.mlir": "an op of an unknown dialect, refused on purpose",
-    "ipu-run/tm-tensor-custom-form.mlir": "TMTensor in custom form, refused on purpose with a hint",
+    "ipu-run/tm-tensor-custom-form-invalid.mlir": "a custom-form TMTensor file torch-mlir refuses too, on purpose",
     "dialect/multi-ipu.mlir": "the verifier's multi-IPU rules on L3 fragments: copies of buffers no stream writes",
     "memory-plan/variables.mlir": "the memory plan's offsets for a variable are what it checks; without them its buffers overflow tiny",
     "memory-plan/variables-out-of-memory.mlir": "does not fit the tile memory on purpose (the error is what it checks)",
