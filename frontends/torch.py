@@ -112,6 +112,11 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
             imported = fx.export_and_import(module, *inputs, output_type="linalg-on-tensors", func_name="main", fx_importer=importer)
         except TorchMlirCompilerError:
             raise _export_error(errors, module) from None
+        except Exception as error:  # torch.export's or the importer's own refusal: one line, no traceback
+            first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+            raise IpuError(
+                f"cannot export {type(module).__name__} with torch.export and torch-mlir: {type(error).__name__}: {first}"
+            ) from None
     # Generic form: torch-mlir's TMTensor ops (cumsum, sort, scatter) then parse in our context as
     # unregistered ops, which ipu-convert-tm-tensor rewrites; their custom form would not parse.
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))

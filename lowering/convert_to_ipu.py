@@ -127,6 +127,7 @@ class ConvertToIpu(ModulePass):
         for owner in _region_owners(module):
             rewrite_embedding_lookups(owner)
             rewrite_computed_gathers(owner)
+            _drop_casts_into_concats(owner)
         _raise_all(_check_module(module, _check_input_op))
         for owner in _region_owners(module):
             rewrite_named_ops(owner)
@@ -144,6 +145,22 @@ class ConvertToIpu(ModulePass):
         for owner in _region_owners(module):
             normalize_tensor_ops(owner)
         _raise_all(_check_module(module, _check_l1_op))
+
+
+def _drop_casts_into_concats(function: ir.OpView) -> None:
+    """A `tensor.cast` from a static shape to a dynamic one that only `tensor.concat`s read is
+    dropped: the concat takes the static operand as it is. torch-mlir's `torch.roll` (and its
+    `cat` of slices) casts each slice to `?` along the joined dim before concatenating into a
+    static result; canonicalize does not fold those casts."""
+    for op in list(function.regions[0].blocks[0].operations):
+        if op.operation.name != "tensor.cast":
+            continue
+        source, result = op.operands[0], op.results[0]
+        if not ir.RankedTensorType(source.type).has_static_shape:
+            continue
+        if all(use.owner.name == "tensor.concat" for use in result.uses):
+            result.replace_all_uses_with(source)
+            op.operation.erase()
 
 
 def _is_l1(name: str) -> bool:

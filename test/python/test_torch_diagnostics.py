@@ -43,3 +43,22 @@ def test_a_models_own_line_is_the_location() -> None:
     line = next(n for n, text in enumerate(open(__file__), 1) if "the line the diagnostic points at" in text)
     assert first.startswith(f"{__file__}:{line}:0: error: "), first
     assert "placed by fc (aten." in first, first
+
+
+class _Branchy(torch.nn.Module):
+    def forward(self, x):  # noqa: ANN001, ANN201
+        return x * 2 if x.sum() > 0 else x  # data-dependent control flow: torch.export refuses it
+
+
+class _Inverse(torch.nn.Module):
+    def forward(self, x):  # noqa: ANN001, ANN201
+        return torch.linalg.inv(x)  # torch-mlir's importer has no 'with_effects' (torch-mlir 20261001)
+
+
+@pytest.mark.parametrize("model", [_Branchy, _Inverse])
+def test_an_export_failure_is_one_line(model) -> None:  # noqa: ANN001
+    with pytest.raises(IpuError) as caught:
+        ipu_torch.compile(model(), torch.randn(4, 4))
+    text = str(caught.value)
+    assert text.startswith(f"error: cannot export {model.__name__} with torch.export and torch-mlir: "), text
+    assert "\n" not in text, text

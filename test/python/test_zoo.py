@@ -103,14 +103,19 @@ class _Net(torch.nn.Module):
 
 class _Roll(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.roll(x, 1, 1)
+        return torch.roll(x, (1, -2), (0, 1))
 
 
-class _Rolled(torch.nn.Module):
-    def __init__(self) -> None:
+class _Kth(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.kthvalue(x, 2, 1)[0]
+
+
+class _Blocked(torch.nn.Module):
+    def __init__(self, name: str, layer: torch.nn.Module) -> None:
         super().__init__()
         self.block = torch.nn.Sequential()
-        self.block.roll = _Roll()  # torch-mlir's roll slices with dynamic sizes
+        self.block.add_module(name, layer)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.block(x) * 2
@@ -169,13 +174,21 @@ def test_locations_name_layers_and_aten_ops() -> None:
 
 
 def test_refusal_names_the_pytorch_op_and_layer() -> None:
-    # torch.roll's dynamic shapes are refused today; when the compiler takes them, pick another refused op.
-    net, x = _Rolled().eval(), torch.randn(4, 4)
+    # torch.kthvalue (a tm_tensor.topk) is refused today; when the compiler takes it, pick another refused op.
+    net, x = _Blocked("kth", _Kth()).eval(), torch.randn(4, 4)
     with pytest.raises(IpuError) as failure:
         torch_frontend.compile(net, x)
     message = str(failure.value)
-    assert NOT_SUPPORTED.replace("linalg.generic", "tensor.cast") + "dynamic shapes" in message
-    assert f"from PyTorch: aten.roll in block.roll (_Roll) at {__file__}:" in message
+    assert "'tm_tensor.topk' op is not converted by ipu-convert-tm-tensor" in message
+    assert f"from PyTorch: aten.kthvalue in block.kth (_Kth) at {__file__}:" in message
+
+
+def test_roll_runs() -> None:
+    """torch.roll: torch-mlir casts each slice to a dynamic size before the concat that joins
+    them (convert-to-ipu drops those casts)."""
+    net, x = _Blocked("roll", _Roll()).eval(), torch.randn(4, 6)
+    compiled = torch_frontend.compile(net, x, target="tiny")
+    np.testing.assert_array_equal(compiled(x).numpy(), net(x).numpy())
 
 
 def test_torch_origin_of_a_location() -> None:
