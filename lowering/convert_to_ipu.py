@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from mlir import ir, passmanager
 from mlir.dialects import linalg
 
+from ipu_mlir.dialects import tm_tensor
 from ipu_mlir.dialects.ops import REGISTRY, converter_of
 from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.convert import pad_value
@@ -119,7 +120,7 @@ class ConvertToIpu(ModulePass):
     )
 
     def run(self, module: ir.Operation) -> None:
-        _raise_all(_check_recursion(module))
+        _raise_all(_check_recursion(module) + _check_registered(module))
         run_upstream(module, _INLINE)
         for owner in _region_owners(module):
             _forget_unused_results(owner, self.drop_asserts)
@@ -322,6 +323,32 @@ def _check_recursion(module: ir.Operation) -> list[IpuError]:
         if name not in done:
             visit([name])
     return errors
+
+
+def _check_registered(module: ir.Operation) -> list[IpuError]:
+    """Ops of dialects nobody registered (allowed by `--allow-unregistered-dialect`, or
+    torch-mlir's TMTensor ops) refused first: upstream's inliner cannot tell which symbols they
+    use, and aborts the process on them."""
+    unknown: list[ir.OpView] = []
+    context = module.context
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if not context.is_registered_operation(op.name):
+            unknown.append(op)
+            return ir.WalkResult.SKIP  # its region's ops (tm_tensor.yield) are its own
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    hint = {tm_tensor.DIALECT: f"run ipu-convert-tm-tensor first (the default pipeline does): {tm_tensor.DIALECT} is {{}}"}
+    return [
+        unsupported(
+            op,
+            hint.get(op.name.split(".", 1)[0], "an op of a dialect nobody registered{}").format(
+                tm_tensor.describe(op.name) if op.name.startswith(tm_tensor.DIALECT + ".") else ""
+            ),
+        )
+        for op in unknown
+    ]
 
 
 def _check_module(module: ir.Operation, check_op: Callable[[ir.OpView], str | None]) -> list[IpuError]:

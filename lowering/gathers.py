@@ -149,8 +149,9 @@ def _index_constant(value: int) -> ir.Value:
     ).results[0]
 
 
-def _match(generic: ir.OpView) -> tuple[ir.Value, int] | None:
-    """(the table, the input holding the indices) if `generic` is an embedding lookup."""
+def _match(generic: ir.OpView) -> tuple[ir.Value, int, ir.Value] | None:
+    """(the table, the input holding the indices, the body's row number before its cast to
+    index) if `generic` is an embedding lookup."""
     if len(generic.results) != 1 or any("parallel" not in str(k) for k in ir.ArrayAttr(generic.attributes["iterator_types"])):
         return None
     block = generic.regions[0].blocks[0]
@@ -165,14 +166,17 @@ def _match(generic: ir.OpView) -> tuple[ir.Value, int] | None:
     loops = maps[0].n_dims
     if maps[-1] != ir.AffineMap.get_identity(loops):
         return None
-    ids = _cast_of_argument(row, block)
-    if ids is None or _column_loop(column, block, generic, maps) != loops - 1:
+    found = _row_of_argument(row, block, generic)
+    if found is None or _column_loop(column, block, generic, maps) != loops - 1:
         return None
+    ids, row_value = found
     if maps[ids] != ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(i) for i in range(loops - 1)]):
         return None  # the indices must be read at (n..) of the loops (n.., d)
     if not isinstance(ir.RankedTensorType(generic.operands[ids].type).element_type, ir.IntegerType):
         return None
-    return table, ids
+    if not isinstance(row_value.type, ir.IntegerType):
+        return None
+    return table, ids, row_value
 
 
 def _inside(value: ir.Value, generic: ir.OpView) -> bool:
@@ -191,6 +195,26 @@ def _cast_of_argument(value: ir.Value, block: ir.Block) -> int | None:
     if not isinstance(source, ir.BlockArgument) or source.owner != block:
         return None
     return source.arg_number
+
+
+def _row_of_argument(value: ir.Value, block: ir.Block, generic: ir.OpView) -> tuple[int, ir.Value] | None:
+    """(the input, the integer row) when `value` is an `index_cast` of the input's block argument
+    or of a value the body computes from that argument and scalar constants alone: torch-mlir's
+    `x[idx]` wraps a negative index first (`select(idx < 0, idx + rows, idx)`)."""
+    cast = value.owner
+    if isinstance(cast, ir.Block) or cast.operation.name != "arith.index_cast":
+        return None
+    row = cast.operands[0]
+    direct = _cast_of_argument(value, block)
+    if direct is not None:
+        return direct, row
+    ops = _coordinate_ops(generic, [row])
+    if ops is None:
+        return None
+    arguments = {
+        operand.arg_number for op in ops for operand in op.operands if isinstance(operand.owner, ir.Block) and operand.owner == block
+    }
+    return (arguments.pop(), row) if len(arguments) == 1 else None
 
 
 def _column_loop(value: ir.Value, block: ir.Block, generic: ir.OpView, maps: list[ir.AffineMap]) -> int | None:
@@ -212,47 +236,52 @@ def _column_loop(value: ir.Value, block: ir.Block, generic: ir.OpView, maps: lis
     return maps[argument].results[0].position if np.array_equal(values, np.arange(values.size)) else None
 
 
-def _rewrite(generic: ir.OpView, table: ir.Value, ids: int) -> None:
+def _rewrite(generic: ir.OpView, table: ir.Value, ids: int, row_value: ir.Value) -> None:
     block = generic.regions[0].blocks[0]
     indices = generic.operands[ids]
-    indices_type = ir.RankedTensorType(indices.type)
+    element = ir.IntegerType(row_value.type)
     rows = ir.RankedTensorType(table.type).shape[0]
     with generic.location, ir.InsertionPoint(generic):
-        checked = _bounds_checks(generic, block, ids, indices)
-        row_type = ir.RankedTensorType.get([rows], indices_type.element_type)
-        iota = ir.DenseElementsAttr.get(np.arange(rows, dtype=np.dtype(f"i{indices_type.element_type.width // 8}")), type=row_type)
+        checked = _row_numbers(generic, block, ids, indices, row_value)
+        row_type = ir.RankedTensorType.get([rows], element)
+        iota = ir.DenseElementsAttr.get(np.arange(rows, dtype=np.dtype(f"i{element.width // 8}")), type=row_type)
         row_numbers = ir.Operation.create("arith.constant", results=[row_type], attributes={"value": iota}).results[0]
         lookup = ipu.gather(table, checked, row_numbers)
     generic.results[0].replace_all_uses_with(lookup.result)
     generic.operation.erase()
 
 
-def _bounds_checks(generic: ir.OpView, block: ir.Block, ids: int, indices: ir.Value) -> ir.Value:
-    """The indices through a generic running the body's `cf.assert`s on them (and what they
-    compute from the index), or the indices themselves if the body has none."""
+def _row_numbers(generic: ir.OpView, block: ir.Block, ids: int, indices: ir.Value, row_value: ir.Value) -> ir.Value:
+    """The row each index reads: the indices through a generic running what the body computes
+    from the index before it extracts (a negative index's wrap) and its `cf.assert`s on them
+    (the simulator runs them), or the indices themselves if the body does neither."""
     asserts = [op for op in block.operations if op.operation.name == "cf.assert"]
     needed: set = set()
-    pending = [v for a in asserts for v in a.operands]
+    pending = [row_value]
+    checked = True
+    for check in asserts:  # a check on other operands is not a bounds check of the lookup
+        reads = _coordinate_ops(generic, list(check.operands))
+        if reads is None or any(isinstance(v.owner, ir.Block) and v.arg_number != ids for op in reads for v in op.operands):
+            checked = False
+    if checked:
+        pending += [v for a in asserts for v in a.operands]
     while pending:
         value = pending.pop()
         owner = value.owner
-        if isinstance(owner, ir.Block):
-            if owner == block and value.arg_number != ids:
-                return indices  # a check on other operands: not a bounds check of the lookup
-            continue
-        if owner.operation.parent != generic.operation or owner.operation in needed:
+        if isinstance(owner, ir.Block) or owner.operation.parent != generic.operation or owner.operation in needed:
             continue
         needed.add(owner.operation)
         pending.extend(owner.operands)
-    if not asserts:
+    if not needed and not (checked and asserts):
         return indices
     index_type = ir.RankedTensorType(indices.type)
     rank = index_type.rank
+    result_type = ir.RankedTensorType.get(index_type.shape, row_value.type)
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
-    empty = ir.Operation.create("tensor.empty", results=[index_type], operands=[]).results[0]
-    checks = ir.Operation.create(
+    empty = ir.Operation.create("tensor.empty", results=[result_type], operands=[]).results[0]
+    rows = ir.Operation.create(
         "linalg.generic",
-        results=[index_type],
+        results=[result_type],
         operands=[indices, empty],
         attributes={
             "indexing_maps": ir.ArrayAttr.get([identity, identity]),
@@ -261,15 +290,14 @@ def _bounds_checks(generic: ir.OpView, block: ir.Block, ids: int, indices: ir.Va
         },
         regions=1,
     )
-    element = index_type.element_type
-    body = checks.regions[0].blocks.append(element, element, arg_locs=[generic.location] * 2)
+    body = rows.regions[0].blocks.append(index_type.element_type, row_value.type, arg_locs=[generic.location] * 2)
     mapping = {block.arguments[ids]: body.arguments[0]}
     for op in block.operations:
-        if op.operation in needed or op.operation.name == "cf.assert":
+        if op.operation in needed or (checked and op.operation.name == "cf.assert"):
             clone = op.operation.clone(ip=ir.InsertionPoint(body))
             for index, operand in enumerate(clone.operands):
                 if operand in mapping:
                     clone.operands[index] = mapping[operand]
             mapping.update(zip(op.results, clone.results))
-    ir.Operation.create("linalg.yield", operands=[body.arguments[0]], ip=ir.InsertionPoint(body))
-    return checks.results[0]
+    ir.Operation.create("linalg.yield", operands=[mapping.get(row_value, row_value)], ip=ir.InsertionPoint(body))
+    return rows.results[0]
