@@ -99,7 +99,9 @@ class World:
                 )
         used = 1 + max((min(held) for held in ipus.values() if held), default=0)
         if self.size > used:
-            raise SimulationError(f"the program uses {used} IPU{'s' * (used > 1)}: run it on at most {used} MPI ranks, not {self.size}")
+            raise SimulationError(
+                f"the program uses {used} IPU{'s' * (used > 1)}: run it on at most {used} MPI rank{'s' * (used > 1)}, not {self.size}"
+            )
         self.rank_of = {name: min(held) * self.size // used for name, held in ipus.items() if held}
         self.produced: dict[int, int] = {}  # host slot -> the rank streaming it out
         planner.loads = [stream for stream in planner.loads if self._owner(stream.buffer) == self.rank]

@@ -1,0 +1,97 @@
+"""The simulator on MPI (runtime/distributed.py, `ipu-run --ipus N`): a program spanning the
+IPUs of an m2000 runs on 2 ranks byte for byte as on one process, with the same summary; each
+rank holds only its IPUs' buffers; a rank that dies or hangs ends the run with one line naming
+it; a program on fewer IPUs than ranks is refused in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_shard import mlp
+
+BIN = Path(sys.executable).parent
+RUN = [str(BIN / "ipu-run")]
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    """An MLP compiled for an m2000: its layers on the 4 IPUs (ipu-shard), copies between them."""
+    folder = tmp_path_factory.mktemp("mpi")
+    (folder / "mlp.mlir").write_text(mlp([64, 128, 128, 64, 32]))
+    subprocess.run([str(BIN / "ipu-compile"), str(folder / "mlp.mlir"), "--target", "m2000", "-o", str(folder / "mlp.l3.mlir")], check=True)
+    return folder / "mlp.l3.mlir"
+
+
+def _ipu_run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+
+
+def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
+    one = _ipu_run(str(program), "--random-inputs", "0", "--output-dir", str(tmp_path / "one"))
+    two = _ipu_run(str(program), "--random-inputs", "0", "--output-dir", str(tmp_path / "two"), "--ipus", "2")
+    assert one.returncode == 0 and two.returncode == 0, two.stderr
+    assert two.stderr == ""
+    assert two.stdout.replace(str(tmp_path / "two"), "DIR") == one.stdout.replace(str(tmp_path / "one"), "DIR")
+    assert "estimated time:" in two.stdout and "IPU-Link bytes:" in two.stdout
+    a, b = np.load(tmp_path / "one" / "output0.npy"), np.load(tmp_path / "two" / "output0.npy")
+    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# Runs the program twice (the checked plan, then the later one) on each rank; rank 0 saves the
+# outputs, every rank the bytes of the buffers it holds, of all buffers, and its profile's digest.
+_RANK_SCRIPT = """
+import hashlib, sys, numpy as np
+from ipu_mlir.runtime import api, distributed
+world = distributed.start() if distributed.launched_size() > 1 else None
+simulator = api.load_simulator(sys.argv[1])
+inputs = api.random_inputs(simulator.arguments, 0)
+outputs = [simulator.run(inputs), simulator.run(inputs)]
+if world is None or world.rank == 0:
+    np.savez(sys.argv[2], *[o for run in outputs for o in run])
+buffers = simulator._later.buffers
+held = sum(b.data.nbytes for b in buffers if b.data is not None)
+total = sum(b.row_count * b.elements * b.dtype.itemsize for b in buffers)
+print(held, total, hashlib.sha256(simulator.profile.to_json().encode()).hexdigest())
+"""
+
+
+def test_later_runs_match_and_each_rank_holds_its_ipus(program: Path, tmp_path: Path) -> None:
+    script = [sys.executable, "-c", _RANK_SCRIPT, str(program)]
+    one = subprocess.run([*script, str(tmp_path / "one.npz")], capture_output=True, text=True, timeout=300, check=True)
+    two = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "2", *script, str(tmp_path / "two.npz")], capture_output=True, text=True, timeout=300, check=True
+    )
+    expected, got = np.load(tmp_path / "one.npz"), np.load(tmp_path / "two.npz")
+    assert len(got.files) == len(expected.files) == 2
+    for name in expected.files:
+        assert got[name].tobytes() == expected[name].tobytes()
+    (held, total, profile), ranks = one.stdout.split(), [line.split() for line in two.stdout.splitlines()]
+    assert len(ranks) == 2 and all(rank[1] == total and rank[2] == profile for rank in ranks)
+    assert all(0 < int(rank[0]) < int(held) for rank in ranks)  # each rank: some of the memory, not all
+
+
+def test_killed_rank_is_named(program: Path) -> None:
+    done = _ipu_run(str(program), "--random-inputs", "0", "--ipus", "2", env={"IPU_MLIR_MPI_FAULT": "kill:1"})
+    assert done.returncode == 1
+    assert done.stderr == "ipu-run: rank 1 died (Killed (signal 9)); mpiexec stopped the other ranks\n"
+    assert done.stdout == ""
+
+
+def test_hung_rank_times_out_naming_it(program: Path) -> None:
+    done = _ipu_run(str(program), "--random-inputs", "0", "--ipus", "2", env={"IPU_MLIR_MPI_FAULT": "hang:1", "IPU_MLIR_MPI_TIMEOUT": "3"})
+    assert done.returncode == 1
+    assert done.stderr == "ipu-run: error: rank 0: no message from rank 1 within 3 s: rank 1 died or hangs\n"
+    assert done.stdout == ""
+
+
+def test_more_ranks_than_ipus_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "mlp.mlir").write_text(mlp([32, 32]))
+    done = _ipu_run(str(tmp_path / "mlp.mlir"), "--target", "gc200", "--random-inputs", "0", "--ipus", "2")
+    assert done.returncode == 1
+    assert done.stderr == "ipu-run: error: the program uses 1 IPU: run it on at most 1 MPI rank, not 2\n"
+    assert done.stdout == ""
