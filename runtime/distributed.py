@@ -81,6 +81,7 @@ class World:
         self.comm, self.rank, self.size, self.timeout = comm, comm.Get_rank(), comm.Get_size(), timeout
         fault = os.environ.get(FAULT_ENV, "")
         kind, _, rank = fault.partition(":")
+        self.sending: list = []  # (request, peer) of the messages sent and not known to have arrived
         self.fault = kind if rank.isdigit() and int(rank) == self.rank and kind in ("kill", "hang") else None
 
     # --- Placement ------------------------------------------------------------------------
@@ -108,7 +109,7 @@ class World:
         planner.hoisted = [step for step, _ in self._steps(planner.hoisted, [[] for _ in planner.hoisted], planner)]
         kept = self._steps(planner.steps, planner.release, planner, planner.positions)
         planner.steps, planner.release = [step for step, _ in kept], [dead for _, dead in kept]
-        self.results = [self.produced.get(slot) for slot in planner.results]
+        self.owners = [self.produced.get(slot) for slot in planner.results]  # the rank streaming each result out
         self.local = {name for name, rank in self.rank_of.items() if rank == self.rank}
 
     def holds(self, buffer: Buffer) -> bool:
@@ -192,26 +193,36 @@ class World:
 
     def exchange(self, sends: dict[int, list], receives: dict[int, object]) -> dict[int, list]:
         """Sends each peer its list of arrays, one message each, and returns what each peer of
-        `receives` sent, waiting at most `timeout` seconds for any of them."""
+        `receives` sent, waiting at most `timeout` seconds for any of them. Sends are not
+        waited for here (`collect` does): a rank runs on while its peer is still busy, so
+        the stages of a sharded model overlap across device iterations."""
         if self.fault == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         if self.fault == "hang":
             time.sleep(10 * self.timeout + 3600)
-        requests = [self.comm.isend(arrays, dest=peer, tag=_TAG_EXCHANGE) for peer, arrays in sends.items()]
-        got = {peer: self._receive(peer, _TAG_EXCHANGE) for peer in receives}
-        for request, peer in zip(requests, sends):
-            self._wait(request.test, peer)
-        return got
+        self.sending = [(request, peer) for request, peer in self.sending if not request.test()[0]]
+        self.sending += [(self.comm.isend(arrays, dest=peer, tag=_TAG_EXCHANGE), peer) for peer, arrays in sends.items()]
+        return {peer: self._receive(peer, _TAG_EXCHANGE) for peer in receives}
 
-    def gather(self, values: list, slots: list[int]) -> list:
-        """The results, on rank 0, from the ranks that streamed them out; None elsewhere."""
-        mine = [values[slot] for slot, rank in zip(slots, self.results) if rank == self.rank]
-        if self.rank != 0:
-            if mine:
-                self._wait(self.comm.isend(mine, dest=0, tag=_TAG_RESULTS).test, 0)
-            return [None] * len(slots)
-        sent = {rank: iter(self._receive(rank, _TAG_RESULTS)) for rank in sorted(set(self.results) - {0, None})}
-        return [values[slot] if rank in (0, None) else next(sent[rank]) for slot, rank in zip(slots, self.results)]
+    def results(self, values: list, slots: list[int]) -> list:
+        """A run's results: this rank's streamed out ones sent to rank 0 (not waited for), the
+        others None until `collect`."""
+        mine = [values[slot] for slot, rank in zip(slots, self.owners) if rank == self.rank]
+        if self.rank != 0 and mine:
+            self.sending.append((self.comm.isend(mine, dest=0, tag=_TAG_RESULTS), 0))
+        return [values[slot] if rank in (self.rank, None) else None for slot, rank in zip(slots, self.owners)]
+
+    def collect(self, runs: list[list]) -> list[list]:
+        """The runs' results whole on rank 0 (received in run order from the ranks that streamed
+        them out), once every message this rank sent has arrived; None on the others."""
+        if self.rank == 0:
+            for outputs in runs:
+                sent = {rank: iter(self._receive(rank, _TAG_RESULTS)) for rank in sorted(set(self.owners) - {0, None})}
+                outputs[:] = [next(sent[rank]) if rank not in (0, None) else value for value, rank in zip(outputs, self.owners)]
+        for request, peer in self.sending:
+            self._wait(request.test, peer)
+        self.sending = []
+        return runs if self.rank == 0 else [[None] * len(outputs) for outputs in runs]
 
     def _receive(self, peer: int, tag: int):
         """The next message from `peer`, of any size (a matched probe, then its receive)."""

@@ -233,14 +233,16 @@ class Simulator:
         if iterations is None:
             self.check_inputs(inputs)
             self.profile = self._one_run
-            return self._run(inputs)
+            return self._run(inputs) if self.world is None else self.world.collect([self._run(inputs)])[0]
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
             raise SimulationError(f"iterations must be a positive integer, got {iterations!r}")
         self.check_inputs(inputs, iterations)
         if self.profile.iterations != iterations:
             self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
         outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
-        return [np.stack(column) for column in zip(*outputs)]
+        if self.world is not None and self.world.rank:  # rank 0 returns the outputs
+            return self.world.collect(outputs)[0]
+        return [np.stack(column) for column in zip(*(outputs if self.world is None else self.world.collect(outputs)))]
 
     def _run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         plan = self._checked or self._later
@@ -264,8 +266,8 @@ class Simulator:
         finally:
             for buffer in plan.buffers:
                 buffer.release()
-        if self.world is not None:  # on rank 0; None for each on the others
-            return self.world.gather(values, self._results)
+        if self.world is not None:  # whole on rank 0 once collected (World.collect)
+            return self.world.results(values, self._results)
         return [values[slot] for slot in self._results]
 
     def check_inputs(self, inputs: Sequence[np.ndarray], iterations: int | None = None) -> None:
