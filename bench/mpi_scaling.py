@@ -2,11 +2,11 @@
 it is sharded over (an MLP on an m2000, ipu-shard{ipus=2}) on one process and on 2 MPI ranks of
 this machine, the parallel efficiency, and the outputs compared byte for byte.
 
-    .venv/bin/python bench/mpi_scaling.py [--quick] [--repeat 3] [--iterations 8]
+    .venv/bin/python bench/mpi_scaling.py [--quick] [--repeat 3] [--iterations 1 8]
 
 Each side runs in a process of its own (`--rank`): it loads the program (every rank plans all
-of it), runs it once (the checked run), then times `repeat` steady runs of `iterations` device
-iterations each (Poplar's Repeat, PopTorch's deviceIterations), the ranks starting each run
+of it), then per count of device iterations runs once (the checked run) and times `repeat`
+steady runs (Poplar's Repeat, PopTorch's deviceIterations), the ranks starting each run
 together. A sharded model is a pipeline: with one iteration the second IPU waits for the
 first's activations, so the ranks overlap only across iterations. docs/many-ipus.md reads
 the figures and projects a POD64 across hosts.
@@ -64,38 +64,43 @@ def compile_program(text: str, path: Path) -> None:
         path.write_text(str(module))
 
 
-def rank_main(program: Path, iterations: int, repeat: int, out: Path) -> None:
-    """One side: load, one checked run, `repeat` timed runs; rank 0 prints the figures as JSON
-    and saves the last run's outputs to `out`."""
+def rank_main(program: Path, iterations: list[int], repeat: int, out: Path) -> None:
+    """One side: load, then per count of iterations one checked run and `repeat` timed runs;
+    rank 0 prints the figures as JSON (messages and bytes: rank 0's sends per run) and saves
+    the last run's outputs to `out`."""
     from ipu_mlir.runtime import api, distributed
 
     world = distributed.start() if distributed.launched_size() > 1 else None
     start = time.perf_counter()
     simulator = api.load_simulator(program)
-    load = time.perf_counter() - start
-    inputs = [np.stack([x] * iterations) for x in api.random_inputs(simulator.arguments, 0)]
-    simulator.run(inputs, iterations=iterations)  # the checked run
-    times = []
-    for _ in range(repeat):
-        if world is not None:
-            world.comm.Barrier()
-        start = time.perf_counter()
-        outputs = simulator.run(inputs, iterations=iterations)
-        times.append(time.perf_counter() - start)
+    figures = {"load_s": time.perf_counter() - start, "cycles": simulator.profile.cycles, "runs": {}}
+    for count in iterations:
+        inputs = [np.stack([x] * count) for x in api.random_inputs(simulator.arguments, 0)]
+        simulator.run(inputs, iterations=count)  # the checked run
+        times, sent = [], (world.messages, world.bytes) if world else (0, 0)
+        for _ in range(repeat):
+            if world is not None:
+                world.comm.Barrier()
+            start = time.perf_counter()
+            outputs = simulator.run(inputs, iterations=count)
+            times.append(time.perf_counter() - start)
+        messages, bytes_ = ((world.messages - sent[0]) / repeat, (world.bytes - sent[1]) / repeat) if world else (0, 0)
+        figures["runs"][count] = {"run_s": statistics.median(times), "messages": messages, "bytes": bytes_}
     if world is None or world.rank == 0:
         np.savez(out, *outputs)
-        print(json.dumps({"load_s": load, "run_s": statistics.median(times), "cycles": simulator.profile.cycles}))
+        print(json.dumps(figures))
 
 
-def measure(quick: bool, repeat: int, iterations: int) -> dict:
-    """Both sides on the same program; their figures and whether the outputs are the same bytes."""
+def measure(quick: bool, repeat: int, iterations: list[int]) -> dict:
+    """Both sides on the same program: per count of iterations the run times, speedup and
+    efficiency; the load times; whether the outputs are the same bytes."""
     width, layers, batch = (256, 4, 64) if quick else (1024, 8, 256)
     with tempfile.TemporaryDirectory(prefix="mpi-bench-") as folder:
         program = Path(folder) / "mlp.l3.mlir"
         compile_program(mlp_text(width, layers, batch), program)
         sides = {}
         for ranks in (1, 2):
-            command = [sys.executable, __file__, "--rank", str(program), "--iterations", str(iterations), "--repeat", str(repeat)]
+            command = [sys.executable, __file__, "--rank", str(program), "--repeat", str(repeat), "--iterations", *map(str, iterations)]
             command += ["--out", str(Path(folder) / f"out{ranks}.npz")]
             launcher = [str(MPIEXEC), "-n", str(ranks)] if ranks > 1 else []
             done = subprocess.run([*launcher, *command], capture_output=True, text=True, timeout=3600)
@@ -104,49 +109,45 @@ def measure(quick: bool, repeat: int, iterations: int) -> dict:
             sides[ranks] = json.loads(done.stdout.strip().splitlines()[-1])
         one, two = (np.load(Path(folder) / f"out{ranks}.npz") for ranks in (1, 2))
         same = all(one[name].tobytes() == two[name].tobytes() for name in one.files)
-    t1, t2 = sides[1]["run_s"], sides[2]["run_s"]
+    runs = {}
+    for count in iterations:
+        t1, t2 = sides[1]["runs"][str(count)]["run_s"], sides[2]["runs"][str(count)]["run_s"]
+        runs[count] = {"run_1_s": t1, "run_2_s": t2, "speedup": t1 / t2, "efficiency": t1 / (2 * t2)}
+        runs[count] |= {key: sides[2]["runs"][str(count)][key] for key in ("messages", "bytes")}
     return {
         "program": f"MLP {layers} x ({batch}x{width} @ {width}x{width} + ReLU) f32, m2000 sharded over 2 IPUs",
-        "iterations": iterations,
         "load_1_s": sides[1]["load_s"],
         "load_2_s": sides[2]["load_s"],
-        "run_1_s": t1,
-        "run_2_s": t2,
-        "speedup": t1 / t2,
-        "efficiency": t1 / (2 * t2),
+        "runs": runs,
         "same_outputs": same,
         "same_cycles": sides[1]["cycles"] == sides[2]["cycles"],
     }
 
 
 def rows(quick: bool, repeat: int, row) -> list[dict]:  # noqa: ANN001 (bench/run.py's row)
-    """bench/run.py's mpi section: one row, 2 ranks against one process."""
-    r = measure(quick, repeat, 4 if quick else 8)
-    figure = (
-        f"{r['iterations']} iterations: 1 process {r['run_1_s']:.2f} s, 2 ranks {r['run_2_s']:.2f} s: speedup {r['speedup']:.2f}, "
-        f"efficiency {r['efficiency']:.0%}; outputs {'identical' if r['same_outputs'] else 'DIFFER'}"
-    )
-    met = r["same_outputs"] and r["same_cycles"]
-    return [
-        row(
-            "mpi",
-            "simulation wall time on 2 MPI ranks",
-            r["program"],
-            figure,
-            r["run_2_s"] / r["run_1_s"],
-            "1 process",
-            "same bytes",
-            met,
-            **r,
+    """bench/run.py's mpi section: a row per count of iterations, 2 ranks against one process."""
+    r = measure(quick, repeat, [1, 4] if quick else [1, 8])
+    out = []
+    for count, run in r["runs"].items():
+        figure = (
+            f"1 process {run['run_1_s']:.3f} s, 2 ranks {run['run_2_s']:.3f} s: speedup {run['speedup']:.2f}, "
+            f"efficiency {run['efficiency']:.0%}; load {r['load_1_s']:.1f} s / {r['load_2_s']:.1f} s; "
+            f"outputs {'identical' if r['same_outputs'] else 'DIFFER'}"
         )
-    ]
+        input_ = f"{r['program']}, {count} iteration{'s' * (count > 1)}"
+        met = r["same_outputs"] and r["same_cycles"]
+        raw = {**run, "iterations": count, "load_1_s": r["load_1_s"], "load_2_s": r["load_2_s"], "same_outputs": r["same_outputs"]}
+        out.append(
+            row("mpi", "simulation wall time on 2 MPI ranks", input_, figure, 1 / run["speedup"], "1 process", "same bytes", met, **raw)
+        )
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small MLP (seconds)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per side (the median is kept)")
-    parser.add_argument("--iterations", type=int, default=8, help="device iterations per run")
+    parser.add_argument("--iterations", type=int, nargs="+", default=[1, 8], help="device iterations per run, one timing each")
     parser.add_argument("--rank", type=Path, default=None, help=argparse.SUPPRESS)  # one side, in its own process
     parser.add_argument("--out", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

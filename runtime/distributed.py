@@ -11,10 +11,11 @@ and, for an `ipu.copy` from one rank's IPU to another's, a `Send` on the source'
 **Messages, batched.** A `Send` snapshots its pieces; a `Receive` waits. A `Flush`, placed
 after a run of copies, sends each peer everything of that run in one message and writes what
 arrives in program order: one message per pair of ranks per exchange phase, not per copy. The
-places are fixed by the global step list, so all ranks agree on them; a run ends before any
-other step and before a copy touching a buffer an earlier copy of the run receives into or
-sends from (exchange phases separated by a sync with no compute between them). A global sync
-is then implied by the messages: a rank waits exactly for the data it reads, as BSP allows.
+places are fixed by the global step list, so all ranks agree on them: a run ends before any
+other step, before a copy reading a buffer the run receives into, and before a copy within one
+rank writing one (exchange phases separated by a sync with no compute between them); received
+pieces land in program order. A global sync is then implied by the messages: a rank waits
+exactly for the data it reads, as BSP allows.
 
 **Failures.** Receives poll with a deadline (`IPU_MLIR_MPI_TIMEOUT` seconds, default 600): a
 peer that hangs or died ends the run with an error naming it, and `fail` aborts every rank
@@ -82,6 +83,7 @@ class World:
         fault = os.environ.get(FAULT_ENV, "")
         kind, _, rank = fault.partition(":")
         self.sending: list = []  # (request, peer) of the messages sent and not known to have arrived
+        self.messages = self.bytes = 0  # exchange messages sent, and their arrays' bytes (bench/mpi_scaling.py)
         self.fault = kind if rank.isdigit() and int(rank) == self.rank and kind in ("kill", "hang") else None
 
     # --- Placement ------------------------------------------------------------------------
@@ -137,8 +139,9 @@ class World:
 
         for index, (step, dead) in enumerate(zip(steps, release)):
             if isinstance(step, Copy):
-                if step.source.name in batch.writes or step.dest.name in batch.writes or step.dest.name in batch.reads:
-                    flush(index - 1)
+                crossing = self._owner(step.source) != self._owner(step.dest)
+                if step.source.name in batch.writes or (not crossing and step.dest.name in batch.writes):
+                    flush(index - 1)  # it reads what is still in flight, or would write before a received write
                 local = self._copy(step, batch)
             else:
                 flush(index - 1)
@@ -157,7 +160,6 @@ class World:
         if source == dest:
             return copy if source == self.rank else None
         batch.crossing = True
-        batch.reads.add(copy.source.name)
         batch.writes.add(copy.dest.name)
         if source == self.rank:
             batch.sends.setdefault(dest, [])
@@ -202,6 +204,8 @@ class World:
             time.sleep(10 * self.timeout + 3600)
         self.sending = [(request, peer) for request, peer in self.sending if not request.test()[0]]
         self.sending += [(self.comm.isend(arrays, dest=peer, tag=_TAG_EXCHANGE), peer) for peer, arrays in sends.items()]
+        self.messages += len(sends)
+        self.bytes += sum(array.nbytes for arrays in sends.values() for array in arrays)
         return {peer: self._receive(peer, _TAG_EXCHANGE) for peer in receives}
 
     def results(self, values: list, slots: list[int]) -> list:
@@ -266,8 +270,8 @@ class _Batch:
     """The crossing copies of one run of copies (an exchange phase), by peer."""
 
     sends: dict[int, list[np.ndarray]] = field(default_factory=dict)
-    receives: dict[int, list] = field(default_factory=dict)
-    reads: set[str] = field(default_factory=set)
+    receives: dict[int, list] = field(default_factory=dict)  # the peers sending to this rank
+    landing: list = field(default_factory=list)  # this run's Receives, in program order
     writes: set[str] = field(default_factory=set)
     crossing: bool = False
 
@@ -294,7 +298,7 @@ class Receive:
     batch: _Batch
 
     def run(self, values: list, check: bool) -> None:
-        self.batch.receives[self.peer].append(self)
+        self.batch.landing.append(self)
 
     def land(self, arrays, check: bool) -> None:
         dest = self.copy.dest
@@ -313,10 +317,9 @@ class Flush:
     def run(self, values: list, check: bool) -> None:
         batch = self.batch
         got = self.world.exchange(batch.sends, batch.receives)
-        for peer, receives in batch.receives.items():
-            arrays = iter(got[peer])
-            for receive in receives:
-                receive.land(arrays, check)
-            receives.clear()
-        for arrays in batch.sends.values():
-            arrays.clear()
+        arrays = {peer: iter(sent) for peer, sent in got.items()}
+        for receive in batch.landing:  # in program order: a later copy's bytes win
+            receive.land(arrays[receive.peer], check)
+        batch.landing.clear()
+        for sent in batch.sends.values():
+            sent.clear()

@@ -22,7 +22,7 @@ RUN = [str(BIN / "ipu-run")]
 def program(tmp_path_factory) -> Path:
     """An MLP compiled for an m2000: its layers on the 4 IPUs (ipu-shard), copies between them."""
     folder = tmp_path_factory.mktemp("mpi")
-    (folder / "mlp.mlir").write_text(mlp([64, 128, 128, 64, 32]))
+    (folder / "mlp.mlir").write_text(mlp([128, 256, 256, 128, 32]))
     subprocess.run([str(BIN / "ipu-compile"), str(folder / "mlp.mlir"), "--target", "m2000", "-o", str(folder / "mlp.l3.mlir")], check=True)
     return folder / "mlp.l3.mlir"
 
@@ -43,7 +43,9 @@ def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
 
 
 # Runs the program twice (the checked plan, then the later one) on each rank; rank 0 saves the
-# outputs, every rank the bytes of the buffers it holds, of all buffers, and its profile's digest.
+# outputs; every rank writes (into a file of its own: mpiexec may interleave the ranks' stdout)
+# the bytes of the buffers it holds, of all buffers, its profile's digest, and whether rank 0
+# sent one message per exchange phase crossing to rank 1 per run.
 _RANK_SCRIPT = """
 import hashlib, sys, numpy as np
 from ipu_mlir.runtime import api, distributed
@@ -56,7 +58,12 @@ if world is None or world.rank == 0:
 buffers = simulator._later.buffers
 held = sum(b.data.nbytes for b in buffers if b.data is not None)
 total = sum(b.row_count * b.elements * b.dtype.itemsize for b in buffers)
-print(held, total, hashlib.sha256(simulator.profile.to_json().encode()).hexdigest())
+# exchange phases moving data from rank 0's IPUs (0, 1) to rank 1's (2, 3)
+crossing = sum(any(src < 2 <= dst for src, dst in step.link_flows) for step in simulator.profile.steps)
+messages = world.messages if world is not None and world.rank == 0 else 2 * crossing
+digest = hashlib.sha256(simulator.profile.to_json().encode()).hexdigest()
+rank = 0 if world is None else world.rank
+open(f"{sys.argv[2]}.{rank}", "w").write(f"{held} {total} {digest} {messages == 2 * crossing > 0}")
 """
 
 
@@ -69,8 +76,11 @@ def test_later_runs_match_and_each_rank_holds_its_ipus(program: Path, tmp_path: 
     assert len(got.files) == len(expected.files) == 2
     for name in expected.files:
         assert got[name].tobytes() == expected[name].tobytes()
-    (held, total, profile), ranks = one.stdout.split(), [line.split() for line in two.stdout.splitlines()]
-    assert len(ranks) == 2 and all(rank[1] == total and rank[2] == profile for rank in ranks)
+    (held, total, profile, _), ranks = (
+        (tmp_path / "one.npz.0").read_text().split(),
+        [(tmp_path / f"two.npz.{r}").read_text().split() for r in (0, 1)],
+    )
+    assert all(rank[1:] == [total, profile, "True"] for rank in ranks)
     assert all(0 < int(rank[0]) < int(held) for rank in ranks)  # each rank: some of the memory, not all
 
 
