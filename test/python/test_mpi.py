@@ -1,11 +1,12 @@
 """The simulator on MPI (runtime/distributed.py, `ipu-run --ipus N`): a program spanning the
 IPUs of an m2000 runs on 2 ranks byte for byte as on one process, with the same summary; each
 rank holds only its IPUs' buffers; a rank that dies or hangs ends the run with one line naming
-it; a program on fewer IPUs than ranks is refused in one line."""
+it; a program on fewer IPUs than ranks is refused in one line; docs/many-ipus.md's session."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from test_shard import mlp
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[2]
 RUN = [str(BIN / "ipu-run")]
 
 
@@ -104,3 +106,14 @@ def test_more_ranks_than_ipus_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr == "ipu-run: error: the program uses 1 IPU: run it on at most 1 MPI rank, not 2\n"
     assert done.stdout == ""
+
+
+def test_docs_console_block() -> None:
+    """docs/many-ipus.md's session, run from the repository: the same output."""
+    doc = (REPO / "docs" / "many-ipus.md").read_text()
+    (block,) = re.findall(r"```console\n\$ (.*?)\n(.*?)```", doc, re.S)
+    command, expected = block
+    words = command.split()
+    done = subprocess.run([str(BIN / words[0]), *words[1:]], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected
