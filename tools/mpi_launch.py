@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,10 +93,9 @@ def run_rank(ipus: int | None, run: Callable[[], int], message: Callable[[IpuErr
     any rank is printed (by `message`) and ends every rank (`World.fail`)."""
     world = None
     try:
-        size = distributed.launched_size()
-        if ipus is not None and ipus != size:
-            raise IpuError(f"--ipus {ipus} but mpiexec started {size} ranks: give the same number, or leave --ipus out")
         world = distributed.start()
+        if ipus is not None and ipus != world.size:
+            raise IpuError(f"--ipus {ipus} but mpiexec started {world.size} ranks: give the same number, or leave --ipus out")
         folder = os.environ.get(RANKS_ENV)
         if folder:
             (Path(folder) / str(os.getpid())).write_text(str(world.rank))
@@ -107,5 +107,7 @@ def run_rank(ipus: int | None, run: Callable[[], int], message: Callable[[IpuErr
     if world is None:
         sys.stderr.write(text + "\n")
         return 1
+    if world.rank:  # an error every rank meets (an input's) is rank 0's to print: its abort ends this one first
+        time.sleep(1)
     world.fail(text)
     return 1

@@ -34,14 +34,20 @@ def _ipu_run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
 
 
 def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
-    one = _ipu_run(str(program), "--random-inputs", "0", "--output-dir", str(tmp_path / "one"))
-    two = _ipu_run(str(program), "--random-inputs", "0", "--output-dir", str(tmp_path / "two"), "--ipus", "2")
-    assert one.returncode == 0 and two.returncode == 0, two.stderr
-    assert two.stderr == "", two.stderr
-    assert two.stdout.replace(str(tmp_path / "two"), "DIR") == one.stdout.replace(str(tmp_path / "one"), "DIR")
-    assert "estimated time:" in two.stdout and "IPU-Link bytes:" in two.stdout
-    a, b = np.load(tmp_path / "one" / "output0.npy"), np.load(tmp_path / "two" / "output0.npy")
-    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    """`ipu-run --ipus 2` and a plain `mpiexec -n 2 ipu-run`, against one process."""
+    run = [str(program), "--random-inputs", "0", "--output-dir"]
+    one = _ipu_run(*run, str(tmp_path / "one"))
+    two = _ipu_run(*run, str(tmp_path / "two"), "--ipus", "2")
+    plain = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "2", *RUN, *run, str(tmp_path / "plain")], capture_output=True, text=True, timeout=300
+    )
+    expected = one.stdout.replace(str(tmp_path / "one"), "DIR")
+    assert "estimated time:" in expected and "IPU-Link bytes:" in expected
+    for side, name in ((two, "two"), (plain, "plain")):
+        assert side.returncode == 0 and side.stderr == "", side.stderr
+        assert side.stdout.replace(str(tmp_path / name), "DIR") == expected
+        a, b = np.load(tmp_path / "one" / "output0.npy"), np.load(tmp_path / name / "output0.npy")
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 # Runs the program twice (the checked plan, then the later one) on each rank; rank 0 saves the
