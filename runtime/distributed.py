@@ -129,12 +129,11 @@ class World:
 
         def flush(at: int | None) -> None:
             nonlocal batch, flushed_dead
-            if batch.crossing:
+            if positions is not None and at is not None:
                 for name in batch.writes:
-                    if positions is not None and at is not None:
-                        planner.last_use[name] = max(planner.last_use.get(name, 0), positions[at])
-                if batch.sends or batch.receives:
-                    kept.append((Flush(self, batch), flushed_dead))
+                    planner.last_use[name] = max(planner.last_use.get(name, 0), positions[at])
+            if batch.sends or batch.receives:
+                kept.append((Flush(self, batch), flushed_dead))
             batch, flushed_dead = _Batch(), []
 
         for index, (step, dead) in enumerate(zip(steps, release)):
@@ -159,13 +158,12 @@ class World:
         source, dest = self._owner(copy.source), self._owner(copy.dest)
         if source == dest:
             return copy if source == self.rank else None
-        batch.crossing = True
         batch.writes.add(copy.dest.name)
         if source == self.rank:
             batch.sends.setdefault(dest, [])
             return Send(copy, dest, batch)
         if dest == self.rank:
-            batch.receives.setdefault(source, [])
+            batch.receives.add(source)
             return Receive(copy, source, batch)
         return None
 
@@ -193,7 +191,7 @@ class World:
 
     # --- Messages ---------------------------------------------------------------------------
 
-    def exchange(self, sends: dict[int, list], receives: dict[int, object]) -> dict[int, list]:
+    def exchange(self, sends: dict[int, list], receives: set[int]) -> dict[int, list]:
         """Sends each peer its list of arrays, one message each, and returns what each peer of
         `receives` sent, waiting at most `timeout` seconds for any of them. Sends are not
         waited for here (`collect` does): a rank runs on while its peer is still busy, so
@@ -270,10 +268,9 @@ class _Batch:
     """The crossing copies of one run of copies (an exchange phase), by peer."""
 
     sends: dict[int, list[np.ndarray]] = field(default_factory=dict)
-    receives: dict[int, list] = field(default_factory=dict)  # the peers sending to this rank
+    receives: set[int] = field(default_factory=set)  # the peers sending to this rank
     landing: list = field(default_factory=list)  # this run's Receives, in program order
-    writes: set[str] = field(default_factory=set)
-    crossing: bool = False
+    writes: set[str] = field(default_factory=set)  # the buffers its crossing copies write, on any rank
 
 
 @dataclass
