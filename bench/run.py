@@ -2,7 +2,7 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl iree scaling plan memory tm_tensor fidelity training]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl iree scaling plan memory tm_tensor fidelity training mpi]
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -33,6 +33,9 @@ Sections (issue 13):
 - training: a simulated training step against PyTorch eager's on one thread, the joint step's
   compile time, host bytes per step and simulated ResNet-50 images/s per IPU beside Graphcore's
   published figures (bench/training.py; issue 25).
+- mpi: the simulator's wall time on 1 process and on 2 MPI ranks for an MLP sharded over 2 IPUs
+  of an m2000, 1 and 8 device iterations (`--quick`: a small MLP, 1 and 4), outputs compared
+  byte for byte (bench/mpi_scaling.py; issue 26).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ import compile_scaling
 import fidelity
 import iree_models
 import matmul_roofline
+import mpi_scaling
 import numpy as np
 import numpy_models
 import simulator_vs_numpy
@@ -84,7 +88,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "iree", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
+SECTIONS = ("runtime", "reference", "xdsl", "iree", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training", "mpi")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -514,6 +518,10 @@ def training_rows(args) -> list[dict]:
     return training.rows(args.quick, args.repeat, row)
 
 
+def mpi_rows(args) -> list[dict]:
+    return mpi_scaling.rows(args.quick, args.repeat, row)
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -525,6 +533,7 @@ SECTION_ROWS = {
     "tm_tensor": tm_tensor_rows,
     "fidelity": fidelity_rows,
     "training": training_rows,
+    "mpi": mpi_rows,
 }
 
 

@@ -45,6 +45,7 @@ from mlir import ir
 from ipu_mlir.dialects import verifier
 from ipu_mlir.target import Target, target_of
 
+from . import distributed
 from .blas import one_blas_thread
 from .memory import (
     Buffer,
@@ -136,6 +137,8 @@ class Simulator:
         """Verifies `module` (unless `verified`: the caller ran dialects.verifier for this
         target) and plans it; a verifier error is raised as a SimulationError at its op."""
         self.target = target or target_of(module.operation)
+        world = distributed.current()  # on several MPI ranks: this rank's IPUs only (runtime/distributed.py)
+        self.world = world if world is not None and world.size > 1 else None
         self._module = module  # compiled codelets may keep referring to its ops
         if not verified:  # the static rules are the verifier's; the simulator checks what runs
             _verify(module, self.target)
@@ -149,6 +152,9 @@ class Simulator:
             classes = tile_classes(tiles, planner.writes, self.target.num_tiles)
             later = Planner(module.operation, self.target, entry, classes, planner)
             self.elided = elide(later)  # partial sums summed where the products left them
+            if self.world is not None:
+                self.world.localize(planner)
+                self.world.localize(later)
         self.entry = entry
         self.arguments = planner.arguments
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
@@ -167,7 +173,11 @@ class Simulator:
             self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
             loaded = {stream.buffer.name: stream.buffer for stream in planner.loads if stream.buffer.name in later.unreplicated}
             self._later = _Plan.load(later, self._constants, self._num_slots, loaded)
-        names = [name for name, buffer in later.buffers.items() if name in later.last_use and not buffer.resident]
+        names = [
+            name
+            for name, buffer in later.buffers.items()
+            if name in later.last_use and not buffer.resident and (self.world is None or self.world.holds(buffer))
+        ]
         bind_arrays([(later.buffers[name], later.first_use[name], later.last_use[name]) for name in names])
         prepare(self._later.steps)
 
@@ -223,14 +233,16 @@ class Simulator:
         if iterations is None:
             self.check_inputs(inputs)
             self.profile = self._one_run
-            return self._run(inputs)
+            return self._run(inputs) if self.world is None else self.world.collect([self._run(inputs)])[0]
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
             raise SimulationError(f"iterations must be a positive integer, got {iterations!r}")
         self.check_inputs(inputs, iterations)
         if self.profile.iterations != iterations:
             self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
         outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
-        return [np.stack(column) for column in zip(*outputs)]
+        if self.world is not None and self.world.rank:  # rank 0 returns the outputs
+            return self.world.collect(outputs)[0]
+        return [np.stack(column) for column in zip(*(outputs if self.world is None else self.world.collect(outputs)))]
 
     def _run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         plan = self._checked or self._later
@@ -254,6 +266,8 @@ class Simulator:
         finally:
             for buffer in plan.buffers:
                 buffer.release()
+        if self.world is not None:  # whole on rank 0 once collected (World.collect)
+            return self.world.results(values, self._results)
         return [values[slot] for slot in self._results]
 
     def check_inputs(self, inputs: Sequence[np.ndarray], iterations: int | None = None) -> None:

@@ -20,14 +20,14 @@ import numpy as np
 
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
-from ipu_mlir.runtime import oracle
+from ipu_mlir.runtime import distributed, oracle
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.vis.interactive import report_files
 
-from . import cli, run_files
+from . import cli, mpi_launch, run_files
 from .ipu_opt import check_writable
 from .train import OPTIMIZERS, train_zoo_model
 
@@ -38,11 +38,20 @@ def main(argv: list[str] | None = None) -> int:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    # --- MPI (tools/mpi_launch.py): --ipus N relaunches on N ranks; each rank runs _run --------
+    if args.ipus is not None and args.ipus > 1 and distributed.launched_size() == 1:
+        return mpi_launch.launch(args.ipus, sys.argv[1:] if argv is None else argv)
+    if distributed.launched_size() > 1:
+        return mpi_launch.run_rank(args.ipus, lambda: _run(args), _message)
     try:
         return _run(args)
     except IpuError as error:
-        sys.stderr.write(f"{error}\n" if format_location(error.location) else f"ipu-run: {error}\n")
+        sys.stderr.write(_message(error) + "\n")
         return 1
+
+
+def _message(error: IpuError) -> str:
+    return f"{error}" if format_location(error.location) else f"ipu-run: {error}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -54,6 +63,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_output_paths(args)
     if args.target is not None:
         load_target(args.target)
+    if distributed.current() is not None and (args.train or args.model is not None):
+        raise IpuError("--ipus and mpiexec run a program FILE: --model and --train run on one process")
     if args.train:
         return _train(args)
     if args.model is not None:
@@ -67,6 +78,8 @@ def _run(args: argparse.Namespace) -> int:
     inputs = _inputs(args, simulator)
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
+    if simulator.world is not None and simulator.world.rank:  # on MPI, rank 0 reports
+        return 0
     check_failed = _check(args, simulator.entry, inputs, outputs) if args.check else False
     return _report(args, outputs, simulator.profile, check_failed)
 
@@ -193,6 +206,9 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--target",
         default=None,
         help=f"{', '.join(builtin_targets())} or a target .toml file (default: the module's ipu.target, else {DEFAULT_TARGET})",
+    )
+    parser.add_argument(
+        "--ipus", type=cli.positive, default=None, metavar="N", help="simulate on N MPI ranks, one IPU each (docs/many-ipus.md)"
     )
     parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
     parser.add_argument(

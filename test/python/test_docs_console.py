@@ -34,6 +34,7 @@ CHECKED_ELSEWHERE = {
     "docs/extending.md": "test_extending.py",
     "docs/writing-passes.md": "test_ipu_opt.py",
     "docs/training.md": "test_training_cli.py",
+    "docs/many-ipus.md": "test_mpi.py",
 }
 # A command matching one of these takes minutes: run by `make docs-check` only.
 SLOW = (re.compile(r"--model (?!.*--reduced)"),)
