@@ -150,7 +150,40 @@ _INT_BINARY: dict[str, tuple[Kernel, str]] = {
     "math.ipowi": (_ipowi, "s"),
 }
 
-_INT_UNARY: dict[str, tuple[Kernel, str]] = {"math.absi": (np.abs, "s")}
+
+def _bit_length(u: np.ndarray) -> np.ndarray:
+    """Bits up to the highest set bit of unsigned `u` (0 for 0), by halving the shift: exact at
+    every width, where log2 in floats is not."""
+    length, x, shift = np.zeros_like(u), u.copy(), u.dtype.itemsize * 4
+    while shift:
+        high = (x >> shift) != 0
+        length = np.where(high, length + shift, length)
+        x = np.where(high, x >> shift, x)
+        shift //= 2
+    return length + (x != 0)
+
+
+def _ctlz(u: np.ndarray) -> np.ndarray:
+    return (u.dtype.itemsize * 8 - _bit_length(u)).astype(u.dtype)
+
+
+def _cttz(u: np.ndarray) -> np.ndarray:
+    lowest = u & (~u + np.ones_like(u))  # the lowest set bit (two's complement wraps in unsigned)
+    return np.where(u == 0, u.dtype.itemsize * 8, _bit_length(lowest) - 1).astype(u.dtype)
+
+
+def _ctpop(u: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(u).astype(u.dtype)
+
+
+_INT_UNARY: dict[str, tuple[Kernel, str]] = {
+    "math.absi": (np.abs, "s"),
+    "math.ctlz": (_ctlz, "u"),
+    "math.cttz": (_cttz, "u"),
+    "math.ctpop": (_ctpop, "u"),
+}
+# On i1 (a one-bit integer): leading and trailing zeros are 1 for 0 and 0 for 1; ones count itself.
+_I1_UNARY: dict[str, Kernel] = {"math.ctlz": np.logical_not, "math.cttz": np.logical_not, "math.ctpop": np.copy}
 
 # --- Floats --------------------------------------------------------------------------------
 
@@ -474,6 +507,8 @@ def elementwise_kernel(name: str, operands: list[np.dtype], result: np.dtype, pr
         return (lambda a, b, c: a * b + c) if first == np.float64 else _in_f64(lambda a, b, c: a * b + c)
     if name == "math.fpowi":
         return _fpowi(_view(operands[1], "s"))
+    if first == np.bool_ and name in _I1_UNARY:
+        return _I1_UNARY[name]
     integer = _INT_BINARY.get(name) or _INT_UNARY.get(name)
     if first.kind in "biu" and integer is not None:
         return _integer(integer[0], first, integer[1])
