@@ -97,6 +97,27 @@ def combiner(block: ir.Block) -> str | None:
     return combine.operation.name if sorted(position_in(arguments)(value) for value in combine.operands) == [0, 1] else None
 
 
+def constant_combiner(block: ir.Block) -> tuple[str, ir.Value] | None:
+    """(combiner, value) when the region is `yield combine(arg1, c)` (either order) for a scalar
+    `c` that is not the update: a constant, inside the region or from outside it. torch-mlir's
+    `scatter_reduce(mean)` counts with one (`original + 1.0` at each indexed position)."""
+    operations = [op for op in block.operations if op.operation.name != "arith.constant"]
+    if len(operations) != 2:
+        return None
+    combine, terminator = operations
+    if combine.operation.name not in COMBINERS or terminator.operands[0] != combine.results[0]:
+        return None
+    arguments = list(block.arguments)
+    lhs, rhs = combine.operands
+    for original, other in ((lhs, rhs), (rhs, lhs)):
+        owner = other.owner
+        outside = not isinstance(owner, ir.Block) and owner.operation.parent != block.owner
+        constant_inside = not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant"
+        if original == arguments[1] and other not in arguments and (outside or constant_inside):
+            return combine.operation.name, other
+    return None
+
+
 def position_in(arguments: list[ir.Value]) -> Callable[[ir.Value], int]:
     return lambda value: arguments.index(value) if value in arguments else -1
 

@@ -30,8 +30,18 @@ def scatter(op: ir.Operation, linalg_only: bool) -> list[ir.Value]:
     block = op.regions[0].blocks[0]
     yielded = list(block.operations)[-1].operands[0]
     combine = build.combiner(block)
+    counted = build.constant_combiner(block) if combine is None and yielded != block.arguments[0] else None
+    if counted is not None:  # combine(original, c): the scatter of c at every update
+        combine, value = counted
+        if value.owner.operation.parent == block.owner:  # a constant inside the region: made again outside
+            value = ir.Operation.create(
+                "arith.constant", results=[value.type], attributes={"value": value.owner.attributes["value"]}
+            ).result
+        updates = filled(ir.RankedTensorType(updates.type).shape, value.type, value)
     if yielded != block.arguments[0] and combine is None:
-        raise build.refusal(op, "has a region that neither yields the update nor combines it with the original by one associative op")
+        raise build.refusal(
+            op, "has a region that neither yields the update nor combines it (or a constant) with the original by one associative op"
+        )
     update_type, target = ir.RankedTensorType(updates.type), ir.RankedTensorType(original.type)
     rank, element = target.rank, target.element_type
     offset = rank - (update_type.rank - 1)  # update dims 1.. run along the original's trailing dims

@@ -79,6 +79,18 @@ class IndexPut2d(torch.nn.Module):
         return x.index_put((rows, columns), values, accumulate=True)
 
 
+class ScatterReduce(torch.nn.Module):
+    """torch-mlir's scatter_reduce: mean scatters the sum and a count (`original + 1` at each
+    indexed position, a region combining the original with a constant), then divides."""
+
+    def __init__(self, reduce: str, include_self: bool = True):
+        super().__init__()
+        self.reduce, self.include_self = reduce, include_self
+
+    def forward(self, x, index, src):
+        return x.scatter_reduce(0, index, src, reduce=self.reduce, include_self=self.include_self)
+
+
 def _ties(*shape: int) -> torch.Tensor:
     """Floats with many equal values (a stable sort must keep their order)."""
     return torch.randint(-3, 4, shape).float()
@@ -115,6 +127,16 @@ def _cases() -> dict[str, tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]:
         "index_put-accumulate-duplicates": (IndexPut(True), (torch.randn(6, 8), torch.tensor([1, -1, 1, 5, 1]), torch.randn(5, 8))),
         "index_put-2d": (IndexPut2d(), (torch.randn(6, 8), torch.tensor([1, 5, 1, -6]), torch.tensor([0, 7, 0, 3]), torch.randn(4))),
         "index_add-3d": (IndexAdd(), (torch.randn(5, 3, 4), torch.tensor([4, 0, 4, 2]), torch.randn(4, 3, 4))),
+        "scatter_reduce-mean": (ScatterReduce("mean"), (torch.randn(3, 8), torch.randint(0, 3, (5, 8)), torch.randn(5, 8))),
+        "scatter_reduce-mean-exclude-self": (
+            ScatterReduce("mean", include_self=False),
+            (torch.randn(3, 8), torch.randint(0, 3, (5, 8)), torch.randn(5, 8)),
+        ),
+        "scatter_reduce-prod": (ScatterReduce("prod"), (torch.randn(3, 8), torch.randint(0, 3, (5, 8)), torch.randn(5, 8))),
+        "scatter_reduce-amin-exclude-self": (
+            ScatterReduce("amin", include_self=False),
+            (torch.randn(3, 8), torch.randint(0, 3, (5, 8)), torch.randn(5, 8)),
+        ),
     }
 
 
