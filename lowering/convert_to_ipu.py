@@ -42,6 +42,7 @@ from ipu_mlir.dialects import tm_tensor
 from ipu_mlir.dialects.ops import REGISTRY, converter_of
 from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.convert import pad_value
+from ipu_mlir.dialects.packing import lower_packs
 from ipu_mlir.target.diagnostics import IpuError
 
 from .arg_reductions import rewrite_arg_reductions
@@ -121,6 +122,7 @@ class ConvertToIpu(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         _raise_all(_check_recursion(module) + _check_registered(module))
+        lower_packs(module)
         run_upstream(module, _INLINE)
         for owner in _region_owners(module):
             _forget_unused_results(owner, self.drop_asserts)

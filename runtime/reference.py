@@ -80,6 +80,7 @@ from mlir.dialects.transform import interpreter
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
+from ipu_mlir.dialects.packing import lower_packs
 from ipu_mlir.target.diagnostics import IpuError
 
 TO_BUFFERS = (
@@ -238,6 +239,10 @@ def _decompose_aggregates(module: ir.Module) -> None:
     """Rewrites every aggregate linalg op (`AggregatedOpInterface`: linalg.softmax) into the
     structured ops defining it; refuses, at its location, a linalg op neither structured nor
     aggregate."""
+    try:
+        lower_packs(module.operation)
+    except IpuError as error:
+        raise ReferenceRunError(error.message, error.location) from None
     found: dict[str, ir.Location] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
