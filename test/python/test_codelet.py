@@ -220,6 +220,34 @@ def test_erf_on_f32_is_the_correctly_rounded_value():
     assert np.max(np.abs(_erf_narrow(inside) - exact) / np.maximum(np.abs(exact), 1e-300)) < 3e-13
 
 
+def test_erfc_against_math_erfc_where_one_minus_erf_cancels():
+    x = np.concatenate([np.linspace(-6, 27, 20001), [0.0, np.inf, -np.inf]])
+    for dtype, tolerance in ((np.float64, 5e-11), (np.float32, 1e-6)):  # f64: 1 - erf loses ~4 digits near 2.5
+        values = x.astype(dtype)
+        (got,) = run(elementwise("math.erfc", [dtype], dtype, shape=values.shape), values[None])
+        want = np.array([math.erfc(v) for v in values.astype(np.float64)])  # down to 1e-319 at x = 27
+        tiny = np.finfo(dtype).tiny
+        relative = np.abs(got[0] - want) / np.maximum(want, tiny)
+        assert np.max(relative[want > tiny]) < tolerance, dtype
+
+
+def test_float_classes_and_clamp():
+    x = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 1e-40, -1e-39, 3.4e38], np.float32)
+    wanted = {
+        "math.isnan": np.isnan(x),
+        "math.isinf": np.isinf(x),
+        "math.isfinite": np.isfinite(x),
+        "math.isnormal": np.array([False, False, True, True, False, False, False, False, False, True]),  # 1e-40: subnormal
+    }
+    for name, want in wanted.items():
+        (got,) = run(elementwise(name, [np.float32], np.bool_, shape=x.shape, suffix=tensor(x.shape, np.float32)), x[None])
+        np.testing.assert_array_equal(got[0], want, err_msg=name)
+    low, high = np.full_like(x, -1.0), np.full_like(x, 1.0)
+    clamp = elementwise("math.clampf", [np.float32] * 3, np.float32, shape=x.shape).replace("%a0, %a1, %a2", "%a0 to [%a1, %a2]")
+    (got,) = run(clamp, x[None], low[None], high[None])
+    np.testing.assert_array_equal(got[0], np.clip(x, -1.0, 1.0))  # NaN stays NaN, as maximumf / minimumf keep it
+
+
 PREDICATES = "false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true".split()
 RELATIONS = {"eq": np.equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal, "ne": np.not_equal}
 
