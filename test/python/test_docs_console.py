@@ -143,3 +143,18 @@ def test_console_blocks(page: Path, tmp_path: Path) -> None:
 )
 def test_matcher(expected: list[str], actual: list[str], result: bool) -> None:
     assert _matches(expected, actual) is result
+
+
+def test_docs_stand_alone() -> None:
+    """Every relative link of README.md and docs/ names a file of the tree, and nothing cites the
+    design notes outside it (`../shared`): the founding design is docs/design.md."""
+    broken = []
+    for page in _pages():
+        text = page.read_text()
+        assert "shared/DESIGN" not in text and "../shared" not in text and "shared/MLIR-NOTES" not in text, page
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(REPO)}: {target}")
+    assert not broken, broken

@@ -1,4 +1,4 @@
-"""Targets: the built-in files load, every figure is cited, the numbers are DESIGN.md's, and
+"""Targets: the built-in files load, every figure is cited, the numbers are docs/design.md's, and
 bad target files, names and attributes are rejected with exact messages."""
 
 from __future__ import annotations
