@@ -2,7 +2,8 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling compile plan memory tm_tensor fidelity
+        training]
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -20,6 +21,8 @@ Sections (issue 13):
   MLIR, as linalg and as loops; where it refuses, the row says what it said.
 - scaling: compile time and IR size of MLP / CNN stacks and of the BERT encoder by depth, ratio
   per doubling of the depth (goal: linear, at most 2.2 per doubling).
+- compile: compile and load CPU seconds of every zoo model and of the reduced ResNet-50 training
+  step (bench/compile_time.py; goals: compile under 10 s, load no longer than compile).
 - plan: matmuls 128^3..4096^3, f32 and f16, gc2 and gc200, against the roofline and the any-plan
   lower bound of bench/matmul_roofline.py (goals: within 1.25x of the bound at every size; at
   least 67% of roofline from 2048^3 up in f32 on gc200).
@@ -57,6 +60,7 @@ from functools import partial
 from pathlib import Path
 
 import compile_scaling
+import compile_time
 import fidelity
 import matmul_roofline
 import numpy as np
@@ -81,7 +85,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
+SECTIONS = ("runtime", "reference", "xdsl", "scaling", "compile", "plan", "memory", "tm_tensor", "fidelity", "training")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -422,6 +426,10 @@ def scaling_rows(args) -> list[dict]:
     return rows
 
 
+def compile_rows(args) -> list[dict]:
+    return compile_time.rows(args.quick, row)
+
+
 def scaling_row(input_: str, seconds: float, ops: int, previous: tuple[int, float] | None, layers: int) -> dict:
     per_doubling = (seconds / previous[1]) ** (1 / math.log2(layers / previous[0])) if previous else None
     met = None if per_doubling is None else per_doubling <= 2.2
@@ -516,6 +524,7 @@ SECTION_ROWS = {
     "reference": reference_rows,
     "xdsl": xdsl_rows,
     "scaling": scaling_rows,
+    "compile": compile_rows,
     "plan": plan_rows,
     "memory": memory_rows,
     "tm_tensor": tm_tensor_rows,
