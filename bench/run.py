@@ -2,7 +2,7 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl iree scaling plan memory tm_tensor fidelity training mpi]
+    .venv/bin/python bench/run.py [--quick] [--sections SECTION ...] (the sections below; default: all)
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -22,6 +22,8 @@ Sections (issue 13):
   simulator, PyTorch eager and numpy, and its compile time (bench/iree_models.py).
 - scaling: compile time and IR size of MLP / CNN stacks and of the BERT encoder by depth, ratio
   per doubling of the depth (goal: linear, at most 2.2 per doubling).
+- compile: compile and load CPU seconds of every zoo model and of the reduced ResNet-50 training
+  step (bench/compile_time.py; goals: compile under 10 s, load no longer than compile).
 - plan: matmuls 128^3..4096^3, f32 and f16, gc2 and gc200, against the roofline and the any-plan
   lower bound of bench/matmul_roofline.py (goals: within 1.25x of the bound at every size; at
   least 67% of roofline from 2048^3 up in f32 on gc200).
@@ -62,6 +64,7 @@ from functools import partial
 from pathlib import Path
 
 import compile_scaling
+import compile_time
 import fidelity
 import iree_models
 import matmul_roofline
@@ -88,7 +91,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "iree", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training", "mpi")
+SECTIONS = ("runtime", "reference", "xdsl", "iree", "scaling", "compile", "plan", "memory", "tm_tensor", "fidelity", "training", "mpi")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -429,6 +432,10 @@ def scaling_rows(args) -> list[dict]:
     return rows
 
 
+def compile_rows(args) -> list[dict]:
+    return compile_time.rows(args.quick, row)
+
+
 def scaling_row(input_: str, seconds: float, ops: int, previous: tuple[int, float] | None, layers: int) -> dict:
     per_doubling = (seconds / previous[1]) ** (1 / math.log2(layers / previous[0])) if previous else None
     met = None if per_doubling is None else per_doubling <= 2.2
@@ -528,6 +535,7 @@ SECTION_ROWS = {
     "xdsl": xdsl_rows,
     "iree": lambda args: iree_models.rows(args, row),
     "scaling": scaling_rows,
+    "compile": compile_rows,
     "plan": plan_rows,
     "memory": memory_rows,
     "tm_tensor": tm_tensor_rows,

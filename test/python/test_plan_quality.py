@@ -14,7 +14,7 @@ from mlir import ir
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.ops import space_of
 from ipu_mlir.lowering.pipelines import compile_module
-from ipu_mlir.lowering.plan import _block_sizes, _operand_exchange, cheapest_blocks
+from ipu_mlir.lowering.plan import _block_sizes, _Prices, cheapest_blocks
 from ipu_mlir.target import load_target
 
 _SPEC = importlib.util.spec_from_file_location("matmul_roofline", Path(__file__).parents[2] / "bench" / "matmul_roofline.py")
@@ -69,8 +69,8 @@ def test_operand_exchange_as_poplin_prices_it():
         module = ir.Module.parse(roofline.matmul_module(256, "gc200"))
         op = next(op for op in module.body.operations[0].regions[0].blocks[0].operations if op.operation.name == "ipu.matmul")
         space = space_of(op)
-        assert _operand_exchange(space, (32, 16, 24), (8, 16, 11), target, 4) == 1056
-        assert _operand_exchange(space, (32, 16, 256), (8, 16, 1), target, 4) == 9472
+        assert _Prices(space, target).operand_exchange((32, 16, 24), (8, 16, 11)) == 1056
+        assert _Prices(space, target).operand_exchange((32, 16, 256), (8, 16, 1)) == 9472
 
 
 def test_blocks_of_a_part_count_are_the_most_aligned():
