@@ -77,12 +77,15 @@ def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entr
     return run_reference(copy.operation.get_asm(enable_debug_info=True), inputs, entry)
 
 
-def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None, memory_fraction: float | None = None) -> ir.Module:
-    """The default pipeline on a copy of `module` (the caller's module is left alone)."""
+def compile_to_program(
+    module: ir.Module, target: str | None, entry: str | None = None, memory_fraction: float | None = None, micro_batches: int = 1
+) -> ir.Module:
+    """The default pipeline on a copy of `module` (the caller's module is left alone);
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline)."""
     with module.context:
         copy = copy_module(module)
         try:
-            return compile_module(copy, target, entry, memory_fraction)
+            return compile_module(copy, target, entry, memory_fraction, micro_batches)
         except ir.MLIRError as error:
             raise from_mlir(error, "compilation failed") from None
         except PipelineError as error:
