@@ -65,10 +65,6 @@ class Pipeline(ModulePass):
             _Pipeliner(function, self.micro_batches, self.inputs).run()
 
 
-# Ops holding no work of their own: split along with what they shape.
-_SHAPE_ONLY = frozenset({"tensor.empty"})
-
-
 class _Pipeliner:
     def __init__(self, function: ir.OpView, micro_batches: int, inputs: int):
         self.function, self.count = function, micro_batches
@@ -231,20 +227,39 @@ class _Pipeliner:
         return self._resize(value, user)
 
     def _resize(self, value: ir.Value, user: ir.OpView) -> ir.Value:
-        """An init of the whole batch (a tensor.empty, a fill of one) at the micro-batch's shape,
-        made once and shared by the micro-batches."""
+        """A value of the whole batch computed from no input (a tensor.empty, a fill or a
+        broadcast into one, a splat, their reshapes), made once at the micro-batch's shape and
+        shared by the micro-batches: each micro-batch's rows of it are the same."""
         if value in self.resized:
             return self.resized[value]
         owner = value.owner
-        if isinstance(owner, ir.Block) or not _fills(owner):
+        if isinstance(owner, ir.Block):
+            raise op_error(user, f"reads argument {value.get_name()} along the batch dimension, but it is not a batched input (inputs=)")
+        name = owner.operation.name
+        positions: list[int] | None = []
+        if name == "linalg.generic":
+            positions = _generic_batch_positions(owner)
+        elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
+            positions = [0]
+            self._check_whole_batch(owner)
+        elif name == "arith.constant" and isinstance(owner.attributes["value"], ir.DenseElementsAttr):
+            positions = None if not ir.DenseElementsAttr(owner.attributes["value"]).is_splat else []
+        elif name != "tensor.empty":
+            positions = None
+        if positions is None:
             raise op_error(
-                user, f"reads {value.get_name()}, of the whole batch, along the batch dimension: it cannot be split into micro-batches"
+                user, f"reads a value of the whole batch (from '{name}' at {owner.location}) that is not the micro-batches' alike"
             )
+        operands = {i: self._resize(owner.operands[i], user) for i in positions}  # before the clone: they dominate it
         clone = owner.operation.clone()
-        for i, operand in enumerate(owner.operands):
-            if isinstance(operand.type, ir.RankedTensorType) and _shape(operand) and operand.owner is not None:
-                clone.operands[i] = self._resize(operand, user)
+        for i, operand in operands.items():
+            clone.operands[i] = operand
         clone.results[0].set_type(self._split_type(value.type, user))
+        if name == "tensor.expand_shape":
+            clone.attributes["static_output_shape"] = _first_divided(clone.attributes["static_output_shape"], self.count)
+        elif name == "arith.constant":
+            splat = ir.DenseElementsAttr(owner.attributes["value"])
+            clone.attributes["value"] = ir.DenseElementsAttr.get_splat(clone.results[0].type, splat.get_splat_value())
         self.resized[value] = clone.results[0]
         return clone.results[0]
 
@@ -291,17 +306,6 @@ def _generic_batch_positions(op: ir.OpView) -> list[int] | None:
                 return None
             positions.append(i)
     return positions
-
-
-def _fills(op: ir.OpView) -> bool:
-    """A tensor.empty, or a linalg.generic of scalars into one (a fill)."""
-    name = op.operation.name
-    if name in _SHAPE_ONLY:
-        return True
-    if name != "linalg.generic":
-        return False
-    num_inputs = len(op.operands) - len(op.results)
-    return all(not isinstance(v.type, ir.RankedTensorType) or not ir.RankedTensorType(v.type).shape for v in op.operands[:num_inputs])
 
 
 def _first_divided(attribute: ir.Attribute, count: int) -> ir.Attribute:

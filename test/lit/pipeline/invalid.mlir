@@ -89,3 +89,22 @@ module attributes {ipu.target = "m2000"} {
     return %y : tensor<8x64xf32>
   }
 }
+
+// -----
+
+// A constant of the whole batch whose rows differ: no one micro-batch's copy serves them all.
+module attributes {ipu.target = "m2000"} {
+  func.func @rows_differ(%x: tensor<8x2xf32>) -> tensor<8x2xf32> {
+    %c = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<8x2xf32>
+    %e = tensor.empty() : tensor<8x2xf32>
+    // expected-error-re @+1 {{'linalg.generic' op reads a value of the whole batch (from 'arith.constant' at {{.*}}) that is not the micro-batches' alike}}
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%x, %c : tensor<8x2xf32>, tensor<8x2xf32>) outs(%e : tensor<8x2xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    } -> tensor<8x2xf32>
+    return %y : tensor<8x2xf32>
+  }
+}

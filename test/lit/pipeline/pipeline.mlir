@@ -57,3 +57,39 @@ module attributes {ipu.target = "m2000"} {
     return %y : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// A bias broadcast into the init of the whole batch (computed from no input) is made once at
+// the micro-batch's shape; reshapes keep the batch dimension first and split with it.
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @broadcast_init
+  func.func @broadcast_init(%x: tensor<8x4x16xf32>) -> tensor<8x4x16xf32> {
+    %bias = arith.constant dense<1.5> : tensor<16xf32>
+    %e = tensor.empty() : tensor<32x16xf32>
+    // CHECK-NOT: tensor<32x16xf32>
+    // CHECK: tensor.collapse_shape {{.*}} : tensor<4x4x16xf32> into tensor<16x16xf32>
+    // CHECK: %[[E:.*]] = tensor.empty() : tensor<16x16xf32>
+    // CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<16xf32>) outs(%[[E]] : tensor<16x16xf32>)
+    // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[B]] : tensor<16x16xf32>, tensor<16x16xf32>)
+    // CHECK: tensor.expand_shape {{.*}} output_shape [4, 4, 16] {{.*}} : tensor<16x16xf32> into tensor<4x4x16xf32>
+    // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[B]] : tensor<16x16xf32>, tensor<16x16xf32>)
+    // CHECK: tensor.concat dim(0) {{.*}} : (tensor<4x4x16xf32>, tensor<4x4x16xf32>) -> tensor<8x4x16xf32>
+    // CHECK-NOT: linalg.generic
+    %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%bias : tensor<16xf32>) outs(%e : tensor<32x16xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: f32, %o: f32):
+      linalg.yield %a : f32
+    } -> tensor<32x16xf32>
+    %xc = tensor.collapse_shape %x [[0, 1], [2]] {ipu.ipu_id = 0 : i64} : tensor<8x4x16xf32> into tensor<32x16xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%xc, %b : tensor<32x16xf32>, tensor<32x16xf32>) outs(%e : tensor<32x16xf32>) attrs = {ipu.ipu_id = 1 : i64} {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    } -> tensor<32x16xf32>
+    %ye = tensor.expand_shape %y [[0, 1], [2]] output_shape [8, 4, 16] {ipu.ipu_id = 1 : i64} : tensor<32x16xf32> into tensor<8x4x16xf32>
+    return %ye : tensor<8x4x16xf32>
+  }
+}
