@@ -19,7 +19,8 @@ from .select_entry import public_functions
 class Pipeline(ModulePass):
     """Run the IPUs `ipu-shard` placed layers on as pipeline stages over micro-batches (L1).
 
-    PopTorch's `PipelinedExecution`: the batch dimension (the first) of each input is split into
+    PopTorch's `PipelinedExecution`: the batch dimension (the first) of each input (an argument
+    an op reads along its batch dimension, not a weight; or the first `inputs`) is split into
     `micro-batches` slices, and in pipeline step `t` stage `s` (the `s`-th IPU used) works on
     micro-batch `t - s`, so the stages' supersteps run at once on their own IPUs
     (ipu-merge-supersteps puts independent work on disjoint tiles in one superstep). The
@@ -56,7 +57,13 @@ class Pipeline(ModulePass):
     name = "ipu-pipeline"
 
     micro_batches: int = field(default=1, metadata={"help": "micro-batches the batch is split into (1: no pipelining)", "minimum": 1})
-    inputs: int = field(default=0, metadata={"help": "leading arguments that are batched inputs (default 0: every argument)", "minimum": 0})
+    inputs: int = field(
+        default=0,
+        metadata={
+            "help": "leading arguments that are batched inputs (default 0: those an op reads along its batch dimension)",
+            "minimum": 0,
+        },
+    )
 
     def run(self, module: ir.Operation) -> None:
         if self.micro_batches == 1:
@@ -75,7 +82,9 @@ class _Pipeliner:
             raise op_error(function, "ipu-pipeline: device variables (training) are not pipelined yet; compile without micro-batches")
         if inputs > len(arguments):
             raise op_error(function, f"ipu-pipeline: inputs={inputs}, but the function has {len(arguments)} arguments")
-        self.inputs = arguments[: inputs or len(arguments)]
+        self.inputs = arguments[:inputs] if inputs else [a for a in arguments if _read_along_batch_by_a_user(a)]
+        if not self.inputs:
+            raise op_error(function, "ipu-pipeline: no argument is read along a batch dimension: nothing to split into micro-batches")
         for argument in self.inputs:
             shape = _shape(argument)
             if not shape or shape[0] % micro_batches:
@@ -126,26 +135,14 @@ class _Pipeliner:
 
     def _batch_positions(self, op: ir.OpView) -> list[int]:
         """Operands of `op` read along the batch dimension, when one of them is batched (else [])."""
-        name = op.operation.name
         operands = list(op.operands)
         if not any(v in self.batched for v in operands):
             return []
-        if name == "linalg.generic":
-            positions = _generic_batch_positions(op)
-        elif name == "ipu.matmul":
-            positions = [0, 1] if len(_shape(operands[0])) >= 3 else [0]
-        elif name == "ipu.conv":
-            positions = [0]
-        elif name in ("tensor.extract_slice", "tensor.pad", "tensor.expand_shape", "tensor.collapse_shape"):
-            positions = [0]
-            self._check_whole_batch(op)
-        elif name == "tensor.insert_slice":
-            positions = [0, 1]
-            self._check_whole_batch(op)
-        elif name == "tensor.concat" and ir.IntegerAttr(op.attributes["dim"]).value != 0:
-            positions = list(range(len(operands)))
-        else:
+        positions = _read_along_batch(op)
+        if positions == _UNSPLIT:
             raise op_error(op, "reads a micro-batch's data, but ipu-pipeline cannot split it into micro-batches")
+        if op.operation.name.startswith("tensor."):
+            self._check_whole_batch(op)
         if positions is None or any(v in self.batched for i, v in enumerate(operands) if i not in positions):
             raise op_error(op, "mixes the samples of a batch (its result's first dimension is not its inputs'): it cannot be pipelined")
         return positions
@@ -284,6 +281,39 @@ class _Pipeliner:
                 loc=terminator.location,
             )
             terminator.operands[i] = concat.result
+
+
+# `_read_along_batch` of an op ipu-pipeline cannot split.
+_UNSPLIT = [-1]
+
+
+def _read_along_batch(op: ir.OpView) -> list[int] | None:
+    """The operands `op` reads along the batch dimension (the first of its results): None when
+    its results' first dimension is no loop over its operands' first (a reduction over it),
+    `_UNSPLIT` for an op the pass does not split."""
+    name, operands = op.operation.name, list(op.operands)
+    if name == "linalg.generic":
+        return _generic_batch_positions(op)
+    if name == "ipu.matmul":
+        return [0, 1] if len(_shape(operands[0])) >= 3 else [0]
+    if name in ("ipu.conv", "tensor.extract_slice", "tensor.pad", "tensor.expand_shape", "tensor.collapse_shape"):
+        return [0]
+    if name == "tensor.insert_slice":
+        return [0, 1]
+    if name == "tensor.concat" and ir.IntegerAttr(op.attributes["dim"]).value != 0:
+        return list(range(len(operands)))
+    return _UNSPLIT
+
+
+def _read_along_batch_by_a_user(argument: ir.BlockArgument) -> bool:
+    """Whether an op reads `argument` along its batch dimension: a batched input (the first
+    operand of a matmul or a convolution, an operand a generic indexes first by its results'
+    first loop), not a weight."""
+    for use in argument.uses:
+        positions = _read_along_batch(use.owner)
+        if positions not in (None, _UNSPLIT) and use.operand_number in positions:
+            return True
+    return False
 
 
 def _generic_batch_positions(op: ir.OpView) -> list[int] | None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch  # the test extra installs torch and torch-mlir
 from mlir import ir
 from test_shard import _inputs, mlp
+from torch_mlir import fx  # noqa: F401  after upstream MLIR, before the ExecutionEngine runs (test_strided_slices.py)
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.frontends.api import reference_outputs
@@ -22,12 +24,11 @@ BATCH = 64
 
 
 def simulate(text: str, target: str, micro_batches: int = 1):
-    """The default pipeline on `text`; pipelined over `micro_batches` (only %x is batched)."""
+    """The default pipeline on `text`, pipelined over `micro_batches` (%x, the one argument read
+    along the batch: the weights are arguments too)."""
     with make_context():
         module = ir.Module.parse(text)
-        pipeline = default_pipeline(target, micro_batches=micro_batches)
-        pipeline = pipeline.replace(f"micro-batches={micro_batches}}}", f"micro-batches={micro_batches} inputs=1}}")
-        build_pass_manager(pipeline).run(module.operation)
+        build_pass_manager(default_pipeline(target, micro_batches=micro_batches)).run(module.operation)
         return runtime_api.load_simulator(module, None, "main", verified=True)
 
 
@@ -82,7 +83,6 @@ def test_stages_run_at_once_and_beat_sharded(sharded_and_inputs) -> None:
 
 
 def _torch_mlp():
-    import torch
 
     torch.manual_seed(0)
     layers = [torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU()]

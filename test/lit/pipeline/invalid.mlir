@@ -44,10 +44,17 @@ module attributes {ipu.target = "m2000"} {
 // A sum over the batch mixes micro-batches.
 module attributes {ipu.target = "m2000"} {
   func.func @batch_sum(%x: tensor<8x64xf32>) -> tensor<64xf32> {
+    %e8 = tensor.empty() : tensor<8x64xf32>
+    %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32>) outs(%e8 : tensor<8x64xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.maximumf %a, %a : f32
+      linalg.yield %m : f32
+    } -> tensor<8x64xf32>
     %e = tensor.empty() : tensor<64xf32>
     // expected-error @+1 {{'linalg.generic' op mixes the samples of a batch (its result's first dimension is not its inputs'): it cannot be pipelined}}
     %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-        ins(%x : tensor<8x64xf32>) outs(%e : tensor<64xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+        ins(%r : tensor<8x64xf32>) outs(%e : tensor<64xf32>) attrs = {ipu.ipu_id = 0 : i64} {
     ^bb0(%a: f32, %o: f32):
       %s = arith.addf %a, %o : f32
       linalg.yield %s : f32
@@ -106,5 +113,17 @@ module attributes {ipu.target = "m2000"} {
       linalg.yield %s : f32
     } -> tensor<8x2xf32>
     return %y : tensor<8x2xf32>
+  }
+}
+
+// -----
+
+// Only weights: nothing is read along a batch dimension.
+module attributes {ipu.target = "m2000"} {
+  // expected-error @+1 {{'func.func' op ipu-pipeline: no argument is read along a batch dimension: nothing to split into micro-batches}}
+  func.func @no_input(%w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+    %t = arith.constant dense<0.5> : tensor<8x64xf32>
+    %y = "ipu.matmul"(%t, %w) {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    return %w : tensor<64x64xf32>
   }
 }

@@ -1,7 +1,7 @@
 // ipu-pipeline alone (L1 -> L1): the batch split into micro-batches, each op of the sharded
 // model once per micro-batch, in pipeline steps (stage s on micro-batch t - s); then planned,
 // scheduled and merged so that the stages of a step share supersteps on their own IPUs.
-// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2 inputs=1})' | FileCheck %s
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2})' | FileCheck %s
 // RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=4 inputs=1})' | FileCheck %s --check-prefix=INPUTS
 // RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2 inputs=1},ipu-plan,ipu-schedule,ipu-merge-supersteps{lookahead=8},ipu-verify)' | FileCheck %s --check-prefix=L3
 
