@@ -48,19 +48,22 @@ def load_simulator(
     entry: str | None = None,
     verified: bool = False,
     memory_fraction: float | None = None,
+    micro_batches: int = 1,
 ) -> Simulator:
     """The program planned and ready to run: parsed, compiled if not L3 yet, verified (once: the
     default pipeline ends in ipu-verify; `verified` says an L3 `module_or_path` came from it
     for this target). `entry` names the function (default: main, or the only public function,
     or the only program). `memory_fraction` is the planner's share of each tile's memory when
     compiling (PopTorch's `availableMemoryProportion`; default: the target's). Device variables
-    (`ipu.resident`) are then the simulator's `variables()`, `write_variable`, `read_variable`."""
+    (`ipu.resident`) are then the simulator's `variables()`, `write_variable`, `read_variable`.
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline)."""
     module = load_module(module_or_path)
     programs = program_names(module)
     if entry in programs or (entry is None and len(programs) == 1):
         return runtime_api.load_simulator(module, target, entry or programs[0], verified)
     entry = resolve_entry(module.operation, entry)
-    return runtime_api.load_simulator(compile_to_program(module, target, entry, memory_fraction), target, entry, verified=True)
+    program = compile_to_program(module, target, entry, memory_fraction, micro_batches)
+    return runtime_api.load_simulator(program, target, entry, verified=True)
 
 
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:

@@ -5,6 +5,8 @@ run's, every stage computing at once in the steady state."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch  # the test extra installs torch and torch-mlir
@@ -19,6 +21,7 @@ from ipu_mlir.lowering.pipelines import default_pipeline
 from ipu_mlir.runtime import api as runtime_api
 from ipu_mlir.target import load_target
 
+REPO = Path(__file__).resolve().parents[2]
 WIDTHS = [256, 1024, 1024, 1024, 256]  # four matmuls: one per stage of an m2000
 BATCH = 64
 
@@ -123,3 +126,20 @@ def test_poptorch_options_refusals() -> None:
     too_few = ipu_torch.Options().deviceIterations(2).target("m2000").setExecutionStrategy(ipu_torch.PipelinedExecution())
     with pytest.raises(IpuError, match="micro-batches=2 is fewer than the 4 pipeline stages"):
         ipu_torch.inferenceModel(model, too_few)(x)
+
+
+def test_ipu_run_micro_batches(tmp_path, capsys) -> None:
+    """`ipu-run --micro-batches M --check` on the example CNN (weights as arguments) against the
+    ExecutionEngine; bad M: one line at the function, exit 1, no output written."""
+    from ipu_mlir.tools import ipu_run
+
+    cnn = str(REPO / "examples" / "cnn.mlir")
+    out = tmp_path / "out"
+    flags = ["--target", "m2000", "--random-inputs", "0"]
+    assert ipu_run.main([cnn, *flags, "--micro-batches", "4", "--check", "--output-dir", str(out)]) == 0
+    assert "check output 0" in capsys.readouterr().out and (out / "output0.npy").exists()
+    bad = tmp_path / "bad"
+    assert ipu_run.main([cnn, *flags, "--micro-batches", "3", "--output-dir", str(bad)]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "cnn.mlir:10:3: error: 'func.func' op ipu-pipeline: input %arg0" in error
+    assert "divisible by micro-batches=3" in error and not bad.exists()
