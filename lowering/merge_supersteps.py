@@ -94,29 +94,37 @@ class _Merger:
         tiles_a = np.concatenate([g.tiles.tiles() for g in groups_a])
         # What the supersteps between A and B read and write: B moves up past them.
         between_reads, between_writes = set(), set()
-        execute = first.operation
+        sync = self.order.after(first.operation)
         for _ in range(self.lookahead):
-            following = self.order.next_superstep(execute)
-            if following is None:
+            if sync is None or sync.name != "ipu.sync":
                 return True
-            sync, copies, op = following
+            copies, op = self.order.run_after(sync, "ipu.copy")
             kind = ir.StringAttr(sync.attributes["kind"]).value
-            if kind not in ("internal", "global") or op is None or op.name != "ipu.execute":
+            if kind not in ("internal", "global") or op is None or op.name not in ("ipu.execute", "ipu.sync"):
                 return True
-            second = op.opview
-            reads_b, writes_b = (set(names) for names in program.accesses(second))
+            reads_b, writes_b = set(), set()
             for copy in copies:
                 reads_b.update(program.reads(copy))
                 writes_b.update(program.writes(copy))
-            written = writes_a | earlier_dests | between_writes
-            independent = not (reads_b & written or writes_b & (reads_a | written | earlier_sources | between_reads))
-            groups_b = program.groups(second.compute_set)
-            tiles_b = np.concatenate([g.tiles.tiles() for g in groups_b])
-            if independent and not np.intersect1d(tiles_a, tiles_b).size and self._merge(first, sync, kind, copies, op, previous, rewriter):
-                return False
+            if op.name == "ipu.execute":
+                second = op.opview
+                reads, writes = program.accesses(second)
+                reads_b.update(reads)
+                writes_b.update(writes)
+                written = writes_a | earlier_dests | between_writes
+                independent = not (reads_b & written or writes_b & (reads_a | written | earlier_sources | between_reads))
+                groups_b = program.groups(second.compute_set)
+                tiles_b = np.concatenate([g.tiles.tiles() for g in groups_b])
+                if (
+                    independent
+                    and not np.intersect1d(tiles_a, tiles_b).size
+                    and self._merge(first, sync, kind, copies, op, previous, rewriter)
+                ):
+                    return False
+            # B moves up past this superstep (an exchange-only one too: a slice of an input).
             between_reads |= reads_b
             between_writes |= writes_b
-            execute = op
+            sync = self.order.after(op) if op.name == "ipu.execute" else op
         return True
 
     def _merge(self, first, sync, kind: str, copies, execute: ir.Operation, previous, rewriter) -> bool:

@@ -69,34 +69,44 @@ class Pipeline(ModulePass):
         if self.micro_batches == 1:
             return
         for function in public_functions(module):
-            _Pipeliner(function, self.micro_batches, self.inputs).run()
+            Pipeliner(function, self.micro_batches, self.inputs).run()
 
 
-class _Pipeliner:
-    def __init__(self, function: ir.OpView, micro_batches: int, inputs: int):
-        self.function, self.count = function, micro_batches
+class Pipeliner:
+    """Splits the batch of `function`'s inputs into `micro_batches` and emits each op on inputs
+    once per micro-batch, in pipeline steps (`run`); ipu-replicate's replicas reuse the split.
+    `pass_name` and `option` name the pass and its count in errors."""
+
+    def __init__(
+        self, function: ir.OpView, micro_batches: int, inputs: int, pass_name: str = "ipu-pipeline", option: str = "micro-batches"
+    ):
+        self.function, self.count, self.pass_name = function, micro_batches, pass_name
         self.block = function.regions[0].blocks[0]
         self.index_type = ir.IntegerType.get_signless(64)
         arguments = list(self.block.arguments)
         if resident_names(function)[0]:
             raise op_error(function, "ipu-pipeline: device variables (training) are not pipelined yet; compile without micro-batches")
         if inputs > len(arguments):
-            raise op_error(function, f"ipu-pipeline: inputs={inputs}, but the function has {len(arguments)} arguments")
+            raise op_error(function, f"{pass_name}: inputs={inputs}, but the function has {len(arguments)} arguments")
         self.inputs = arguments[:inputs] if inputs else [a for a in arguments if _read_along_batch_by_a_user(a)]
         if not self.inputs:
-            raise op_error(function, "ipu-pipeline: no argument is read along a batch dimension: nothing to split into micro-batches")
+            raise op_error(function, f"{pass_name}: no argument is read along a batch dimension: nothing to split")
         for argument in self.inputs:
             shape = _shape(argument)
             if not shape or shape[0] % micro_batches:
                 raise op_error(
                     function,
-                    f"ipu-pipeline: input {argument.get_name()} of type {argument.type} has no batch dimension "
-                    f"divisible by micro-batches={micro_batches}",
+                    f"{pass_name}: input {argument.get_name()} of type {argument.type} has no batch dimension "
+                    f"divisible by {option}={micro_batches}",
                 )
         self.batched: set[ir.Value] = set(self.inputs)
         # Per micro-batch: original value -> its micro-batch's value.
         self.micro: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
-        self.resized: dict[ir.Value, ir.Value] = {}  # an init (tensor.empty, fill) at the micro-batch's shape
+        # Per micro-batch: a value on no input -> its copy for it (a replica's weights; a
+        # pipeline has one copy, the value itself).
+        self.copies: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
+        # (value, `_sharing`) -> a value alike for every micro-batch (an init) at their shape
+        self.resized: dict[tuple[ir.Value, int], ir.Value] = {}
 
     def run(self) -> None:
         operations = list(self.block.operations)
@@ -127,6 +137,10 @@ class _Pipeliner:
                         if position < len(lists[s]):
                             self._emit(lists[s][position], micro_batch)
             self._return(terminator)
+        self._erase_unused(body)
+
+    def _erase_unused(self, body: list[ir.OpView]) -> None:
+        """The original ops, now unused (those on inputs), last first."""
         for op in reversed(body):
             if not any(len(list(r.uses)) for r in op.results):
                 op.operation.erase()
@@ -140,7 +154,7 @@ class _Pipeliner:
             return []
         positions = _read_along_batch(op)
         if positions == _UNSPLIT:
-            raise op_error(op, "reads a micro-batch's data, but ipu-pipeline cannot split it into micro-batches")
+            raise op_error(op, f"reads a slice of the batch, but {self.pass_name} cannot split it")
         if op.operation.name.startswith("tensor."):
             self._check_whole_batch(op)
         if positions is None or any(v in self.batched for i, v in enumerate(operands) if i not in positions):
@@ -186,8 +200,11 @@ class _Pipeliner:
 
     def _emit(self, op: ir.OpView, micro_batch: int) -> None:
         positions = self._batch_positions(op)
-        operands = [self._micro_value(v, micro_batch, op) if i in positions else v for i, v in enumerate(op.operands)]
-        clone = op.operation.clone()
+        operands = [
+            self._micro_value(v, micro_batch, op) if i in positions else self.copies[micro_batch].get(v, v)
+            for i, v in enumerate(op.operands)
+        ]
+        clone = self._clone(op, micro_batch)
         for i, value in enumerate(operands):
             clone.operands[i] = value
         for old, new in zip(op.results, clone.results):
@@ -215,20 +232,36 @@ class _Pipeliner:
                     "static_sizes": ir.DenseI64ArrayAttr.get([rows, *shape[1:]]),
                     "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
                     "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
-                    IPU_ID_ATTR: user.attributes[IPU_ID_ATTR],
+                    IPU_ID_ATTR: self._ipu_id(user, micro_batch),
                 },
                 loc=user.location,
             )
             self.micro[micro_batch][value] = sliced.result
             return sliced.result
-        return self._resize(value, user)
+        return self._resize(value, user, micro_batch)
 
-    def _resize(self, value: ir.Value, user: ir.OpView) -> ir.Value:
+    # Hooks: a pipeline shares its values alike for all micro-batches and keeps each op's IPU.
+
+    def _sharing(self, micro_batch: int) -> int:
+        """Which copy of a value alike for every micro-batch `micro_batch` uses."""
+        return 0
+
+    def _ipu_id(self, op: ir.OpView, micro_batch: int) -> ir.Attribute:
+        return op.attributes[IPU_ID_ATTR]
+
+    def _clone(self, op: ir.OpView, micro_batch: int) -> ir.Operation:
+        clone = op.operation.clone()
+        if IPU_ID_ATTR in op.attributes:
+            clone.attributes[IPU_ID_ATTR] = self._ipu_id(op, micro_batch)
+        return clone
+
+    def _resize(self, value: ir.Value, user: ir.OpView, micro_batch: int) -> ir.Value:
         """A value of the whole batch computed from no input (a tensor.empty, a fill or a
         broadcast into one, a splat, their reshapes), made once at the micro-batch's shape and
         shared by the micro-batches: each micro-batch's rows of it are the same."""
-        if value in self.resized:
-            return self.resized[value]
+        key = (value, self._sharing(micro_batch))
+        if key in self.resized:
+            return self.resized[key]
         owner = value.owner
         if isinstance(owner, ir.Block):
             raise op_error(user, f"reads argument {value.get_name()} along the batch dimension, but it is not a batched input (inputs=)")
@@ -247,8 +280,12 @@ class _Pipeliner:
             raise op_error(
                 user, f"reads a value of the whole batch (from '{name}' at {owner.location}) that is not the micro-batches' alike"
             )
-        operands = {i: self._resize(owner.operands[i], user) for i in positions}  # before the clone: they dominate it
-        clone = owner.operation.clone()
+        # Before the clone, which they dominate: its other operands are shared (weights).
+        operands = {
+            i: self._resize(v, user, micro_batch) if i in positions else self.copies[micro_batch].get(v, v)
+            for i, v in enumerate(owner.operands)
+        }
+        clone = self._clone(owner, micro_batch)
         for i, operand in operands.items():
             clone.operands[i] = operand
         clone.results[0].set_type(self._split_type(value.type, user))
@@ -257,7 +294,7 @@ class _Pipeliner:
         elif name == "arith.constant":
             splat = ir.DenseElementsAttr(owner.attributes["value"])
             clone.attributes["value"] = ir.DenseElementsAttr.get_splat(clone.results[0].type, splat.get_splat_value())
-        self.resized[value] = clone.results[0]
+        self.resized[key] = clone.results[0]
         return clone.results[0]
 
     def _split_type(self, type_: ir.Type, op: ir.OpView) -> ir.Type:
@@ -283,7 +320,7 @@ class _Pipeliner:
             terminator.operands[i] = concat.result
 
 
-# `_read_along_batch` of an op ipu-pipeline cannot split.
+# `_read_along_batch` of an op the batch split does not handle.
 _UNSPLIT = [-1]
 
 

@@ -59,12 +59,20 @@ def default_pipeline(
     entry: str | None = None,
     memory_fraction: float | None = None,
     micro_batches: int = 1,
+    replicas: int = 1,
 ) -> str:
     """`memory_fraction`: ipu-plan's budget per tile (poplin's availableMemoryProportion);
-    None: the target's. `micro_batches` > 1: ipu-pipeline after ipu-shard."""
+    None: the target's. `micro_batches` > 1: ipu-pipeline after ipu-shard; `replicas` > 1:
+    ipu-replicate after them, ipu-shard then sharding each replica over its share of the IPUs."""
     steps = ([f"ipu-set-target{{target={_quoted(target)}}}"] if target else []) + list(STEPS)
+    if replicas != 1:
+        if micro_batches != 1:
+            raise PipelineError("pipelined replicas (micro-batches and replicas together) are not implemented")
+        at = steps.index("ipu-shard")
+        steps[at : at + 1] = [f"ipu-shard{{replicas={replicas}}}", f"ipu-replicate{{replicas={replicas}}}"]
     if micro_batches != 1:
         steps.insert(steps.index("ipu-shard") + 1, f"ipu-pipeline{{micro-batches={micro_batches}}}")
+    if micro_batches != 1 or replicas != 1:
         steps[steps.index("ipu-merge-supersteps")] = f"ipu-merge-supersteps{{lookahead={PIPELINE_LOOKAHEAD}}}"
     if memory_fraction is not None:
         if not 0 < memory_fraction <= 1:
@@ -102,16 +110,22 @@ register_pipeline(NamedPipeline("ipu-default-pipeline", "L0 (linalg on tensors) 
 
 
 def compile_module(
-    module: ir.Module, target: str | None = None, entry: str | None = None, memory_fraction: float | None = None, micro_batches: int = 1
+    module: ir.Module,
+    target: str | None = None,
+    entry: str | None = None,
+    memory_fraction: float | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
 ) -> ir.Module:
     """Runs the default pipeline on `module` in place (a target given here wins over the
     module's `ipu.target`; neither: gc200) and returns it. `entry` names the public function
     compiled (default: main, or the only public function; `lowering/select_entry.py`);
     `memory_fraction` the planner's share of each tile's memory (default: the target's);
-    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline)."""
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline), `replicas` > 1 replicates
+    it (ipu-replicate)."""
     operation = module.operation
     if target is None and TARGET_ATTR not in operation.attributes:
         target = DEFAULT_TARGET
-    pipeline = default_pipeline(target, entry=entry, memory_fraction=memory_fraction, micro_batches=micro_batches)
+    pipeline = default_pipeline(target, entry=entry, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas)
     build_pass_manager(pipeline, module.context).run(operation)
     return module

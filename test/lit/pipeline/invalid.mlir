@@ -120,7 +120,7 @@ module attributes {ipu.target = "m2000"} {
 
 // Only weights: nothing is read along a batch dimension.
 module attributes {ipu.target = "m2000"} {
-  // expected-error @+1 {{'func.func' op ipu-pipeline: no argument is read along a batch dimension: nothing to split into micro-batches}}
+  // expected-error @+1 {{'func.func' op ipu-pipeline: no argument is read along a batch dimension: nothing to split}}
   func.func @no_input(%w: tensor<64x64xf32>) -> tensor<64x64xf32> {
     %t = arith.constant dense<0.5> : tensor<8x64xf32>
     %y = "ipu.matmul"(%t, %w) {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
