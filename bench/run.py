@@ -2,7 +2,7 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training pipeline]
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -31,6 +31,9 @@ Sections (issue 13):
 - training: a simulated training step against PyTorch eager's on one thread, the joint step's
   compile time, host bytes per step and simulated ResNet-50 images/s per IPU beside Graphcore's
   published figures (bench/training.py; issue 25).
+- pipeline: a BERT encoder stack on an m2000 pipelined over 4 stages (ipu-pipeline): the bubble
+  (fill and flush as a fraction of the run) beside the ideal (S-1)/(M+S-1), the speed-up over
+  the sharded run; 4 data-parallel replicas of it (ipu-replicate) (bench/pipeline.py; issue 26).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ import fidelity
 import matmul_roofline
 import numpy as np
 import numpy_models
+import pipeline
 import simulator_vs_numpy
 import tm_tensor
 import torch
@@ -81,7 +85,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
+SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training", "pipeline")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -511,6 +515,10 @@ def training_rows(args) -> list[dict]:
     return training.rows(args.quick, args.repeat, row)
 
 
+def pipeline_rows(args) -> list[dict]:
+    return pipeline.bench_rows(args.quick, row)
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -521,6 +529,7 @@ SECTION_ROWS = {
     "tm_tensor": tm_tensor_rows,
     "fidelity": fidelity_rows,
     "training": training_rows,
+    "pipeline": pipeline_rows,
 }
 
 
