@@ -19,10 +19,10 @@ from .select_entry import public_functions
 @register_pass
 @dataclass
 class Replicate(ModulePass):
-    """Run `replicas` copies of the model side by side, each on its own IPUs and its own slice of
-    the batch (L1): PopTorch's `replicationFactor`, inference form.
+    """Run data-parallel replicas of the model, each on its own IPUs and slice of the batch (L1).
 
-    The model's IPUs (`ipu.ipu_id` 0..K-1, from ipu-shard; K = 1 unsharded) are replica 0's;
+    `replicas` copies side by side: PopTorch's `replicationFactor`, inference form. The model's
+    IPUs (`ipu.ipu_id` 0..K-1, from ipu-shard; K = 1 unsharded) are replica 0's;
     replica r runs on IPUs r*K..r*K+K-1 with its own copy of every weight (loaded once, as
     Poplar's replicated graphs hold them) on the r-th slice of the batch dimension of each input
     (the arguments read along it, as ipu-pipeline finds them, or the first `inputs`). The
