@@ -6,8 +6,10 @@ checked against PyTorch.
 
     .venv/bin/python bench/pipeline.py [--layers 4] [--batch 16] [--seq 32] [--hidden 128] [--micro-batches 4 8 16] [--replicas 4]
 
-The bubble is the fill and the flush as a fraction of the pipelined run: the supersteps before
-the first and after the last in which every stage's IPU computes.
+The bubble is the stages' idle share of the pipelined run (`bubble`: each superstep counts as
+busy for the IPUs computing in it), beside the ideal (S-1)/(M+S-1); the fill and the flush, the
+supersteps before the first and after the last in which every stage computes, are given as a
+fraction of the run too, beside their ideal 2(S-1)/(M+S-1).
 """
 
 from __future__ import annotations
@@ -27,18 +29,24 @@ from ipu_mlir.target import load_target
 TARGET = "m2000"
 
 
-def bubble(profile, stages: int, tiles_per_ipu: int) -> float:
-    """Cycles of the fill and the flush over the run's: the supersteps before the first and
-    after the last in which all `stages` IPUs compute."""
-    busy = [
-        step.compute_cycles_per_tile is not None and np.unique(np.flatnonzero(step.compute_cycles_per_tile) // tiles_per_ipu).size == stages
+def bubble(profile, stages: int, tiles_per_ipu: int) -> tuple[float, float]:
+    """(idle, edges): the share of the stages' time in which they do not compute, comparable to
+    the ideal (S-1)/(M+S-1) (a superstep is busy time for each IPU computing in it, idle for the
+    others: imbalance between stages counts too); and the fill and the flush as a fraction of the
+    run, the supersteps before the first and after the last in which all `stages` compute
+    (ideal 2(S-1)/(M+S-1))."""
+    computing = [
+        np.unique(np.flatnonzero(step.compute_cycles_per_tile) // tiles_per_ipu).size if step.compute_cycles_per_tile is not None else 0
         for step in profile.steps
     ]
-    if not any(busy):
-        return 1.0
-    first, last = busy.index(True), len(busy) - 1 - busy[::-1].index(True)
+    busy = sum(n * step.cycles for n, step in zip(computing, profile.steps))
+    idle = 1 - busy / (stages * profile.cycles)
+    full = [n == stages for n in computing]
+    if not any(full):
+        return idle, 1.0
+    first, last = full.index(True), len(full) - 1 - full[::-1].index(True)
     edges = sum(step.cycles for step in profile.steps[:first]) + sum(step.cycles for step in profile.steps[last + 1 :])
-    return edges / profile.cycles
+    return idle, edges / profile.cycles
 
 
 def simulate(imported, micro_batches: int, replicas: int = 1):
@@ -64,13 +72,16 @@ def rows(layers: int = 4, batch: int = 16, seq: int = 32, hidden: int = 128, mic
     for m in micro_batches:
         pipelined, seconds = simulate(imported, m)
         got = pipelined.run(host)
+        idle, edges = bubble(pipelined.profile, stages, tiles)
         out.append(
             {
                 "micro_batches": m,
                 "cycles": pipelined.profile.cycles,
                 "speedup": sharded.profile.cycles / pipelined.profile.cycles,
-                "bubble": bubble(pipelined.profile, stages, tiles),
+                "bubble": idle,
                 "ideal_bubble": (stages - 1) / (m + stages - 1),
+                "fill_flush": edges,
+                "ideal_fill_flush": 2 * (stages - 1) / (m + stages - 1),
                 "supersteps": pipelined.profile.supersteps,
                 "compile_s": seconds,
                 "error": _error(got, expected),
@@ -102,7 +113,8 @@ def bench_rows(quick: bool, row) -> list[dict]:  # noqa: ANN001 (bench/run.py's 
             out.append(row("pipeline", what, shape, figure, r["speedup"], "sharded over 4 IPUs", **r))
             continue
         figure = (
-            f"bubble {r['bubble']:.1%} (ideal {r['ideal_bubble']:.1%}); {r['speedup']:.2f}x the sharded run "
+            f"bubble {r['bubble']:.1%} (ideal {r['ideal_bubble']:.1%}), fill + flush {r['fill_flush']:.1%} of the run "
+            f"(ideal {r['ideal_fill_flush']:.1%}); {r['speedup']:.2f}x the sharded run "
             f"({r['cycles']:,} vs {sharded:,} cycles); error vs PyTorch {r['error']:.1e}"
         )
         what = f"pipeline over 4 stages on {TARGET}, {r['micro_batches']} micro-batches (ipu-pipeline)"
@@ -128,7 +140,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, nargs="*", default=[4])
     args = parser.parse_args()
     print(f"BERT encoder: {args.layers} layers, batch {args.batch}, seq {args.seq}, hidden {args.hidden}; {TARGET}, 4 stages")
-    print("M    cycles      speed-up  bubble  ideal   supersteps  compile  rel.err vs torch")
+    print("M    cycles      speed-up  bubble  ideal   fill+flush ideal  supersteps  compile  rel.err vs torch")
     for row in rows(args.layers, args.batch, args.seq, args.hidden, tuple(args.micro_batches), tuple(args.replicas)):
         if "replicas" in row:
             cells = f"R={row['replicas']:<2} {row['cycles']:<11,} {row['speedup']:<9.2f} replicated {'':21}"
@@ -139,7 +151,8 @@ def main() -> None:
             continue
         print(
             f"{row['micro_batches']:<4} {row['cycles']:<11,} {row['speedup']:<9.2f} {row['bubble']:<7.1%} {row['ideal_bubble']:<7.1%} "
-            f"{row['supersteps']:<11} {row['compile_s']:5.1f} s  {row['error']:.1e}"
+            f"{row['fill_flush']:<10.1%} {row['ideal_fill_flush']:<6.1%} {row['supersteps']:<11} "
+            f"{row['compile_s']:5.1f} s  {row['error']:.1e}"
         )
 
 
