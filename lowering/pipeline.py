@@ -154,7 +154,7 @@ class Pipeliner:
             return []
         positions = _read_along_batch(op)
         if positions == _UNSPLIT:
-            raise op_error(op, f"reads a slice of the batch, but {self.pass_name} cannot split it")
+            raise op_error(op, f"reads batched data, but {self.pass_name} cannot split this op along the batch")
         if op.operation.name.startswith("tensor."):
             self._check_whole_batch(op)
         if positions is None or any(v in self.batched for i, v in enumerate(operands) if i not in positions):

@@ -127,3 +127,20 @@ module attributes {ipu.target = "m2000"} {
     return %w : tensor<64x64xf32>
   }
 }
+
+// -----
+
+// A concatenation along the batch dimension: not an op the split handles.
+module attributes {ipu.target = "m2000"} {
+  func.func @batch_concat(%x: tensor<8x64xf32>) -> tensor<16x64xf32> {
+    %e = tensor.empty() : tensor<8x64xf32>
+    %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: f32, %o: f32):
+      linalg.yield %a : f32
+    } -> tensor<8x64xf32>
+    // expected-error @+1 {{'tensor.concat' op reads batched data, but ipu-pipeline cannot split this op along the batch}}
+    %y = tensor.concat dim(0) %r, %r {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<16x64xf32>
+    return %y : tensor<16x64xf32>
+  }
+}
