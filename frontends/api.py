@@ -81,14 +81,20 @@ def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entr
 
 
 def compile_to_program(
-    module: ir.Module, target: str | None, entry: str | None = None, memory_fraction: float | None = None, micro_batches: int = 1
+    module: ir.Module,
+    target: str | None,
+    entry: str | None = None,
+    memory_fraction: float | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
 ) -> ir.Module:
     """The default pipeline on a copy of `module` (the caller's module is left alone);
-    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline)."""
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline), `replicas` > 1 replicates it
+    (ipu-replicate)."""
     with module.context:
         copy = copy_module(module)
         try:
-            return compile_module(copy, target, entry, memory_fraction, micro_batches)
+            return compile_module(copy, target, entry, memory_fraction, micro_batches, replicas)
         except ir.MLIRError as error:
             raise from_mlir(error, "compilation failed") from None
         except PipelineError as error:

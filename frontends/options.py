@@ -69,6 +69,13 @@ class Options:
         self.available_memory_proportion: dict[str, float] = {}
         self.Training = _TrainingOptions(self)  # noqa: N815 (PopTorch's attribute)
         self.execution_strategy: ShardedExecution = ShardedExecution()
+        self.replication_factor = 1
+
+    def replicationFactor(self, count: int) -> Options:  # noqa: N802 (PopTorch's name)
+        """Data-parallel replicas (ipu-replicate), each on its share of the target's IPUs and of
+        each device iteration's batch; a power of two. Inference only here."""
+        self.replication_factor = _positive("replicationFactor", count)
+        return self
 
     def setExecutionStrategy(self, strategy: ShardedExecution) -> Options:  # noqa: N802 (PopTorch's name)
         """`PipelinedExecution()` pipelines the sharded model over the call's micro-batches;

@@ -143,3 +143,27 @@ def test_ipu_run_micro_batches(tmp_path, capsys) -> None:
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "cnn.mlir:10:3: error: 'func.func' op ipu-pipeline: input %arg0" in error
     assert "divisible by micro-batches=3" in error and not bad.exists()
+
+
+def test_poptorch_replication_factor_inference() -> None:
+    """`replicationFactor(2)` x `deviceIterations(2)`: each device iteration's batch split over 2
+    replicas of 2 IPUs each (ipu-replicate; test_replicate.py checks the pass bit for bit), equal
+    to PyTorch within 1e-4, the replicas computing in the same supersteps."""
+    from ipu_mlir.frontends import torch as ipu_torch
+    from ipu_mlir.target.diagnostics import IpuError
+
+    model, x = _torch_mlp()
+    options = ipu_torch.Options().deviceIterations(2).replicationFactor(2).target("m2000")
+    replicated = ipu_torch.inferenceModel(model, options)
+    got = replicated(x).numpy()
+    np.testing.assert_allclose(got, ipu_torch.run_eager(model, x).numpy(), rtol=1e-4, atol=1e-4)
+    tiles = load_target("m2000").tiles_per_ipu
+    steps = replicated.compiled.profile.steps
+    busiest = max(
+        np.unique(np.flatnonzero(s.compute_cycles_per_tile) // tiles).size for s in steps if s.compute_cycles_per_tile is not None
+    )
+    assert busiest == 2  # the two replicas' layers in the same supersteps
+    with pytest.raises(IpuError, match="replicationFactor is for inference only"):
+        ipu_torch.trainingModel(model, ipu_torch.Options().replicationFactor(2))
+    with pytest.raises(IpuError, match="replicas=3 is not a power of two"):
+        ipu_torch.inferenceModel(model, ipu_torch.Options().deviceIterations(2).replicationFactor(3).target("m2000"))(x[:24])
