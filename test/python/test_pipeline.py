@@ -167,3 +167,39 @@ def test_poptorch_replication_factor_inference() -> None:
         ipu_torch.trainingModel(model, ipu_torch.Options().replicationFactor(2))
     with pytest.raises(IpuError, match="replicas=3 is not a power of two"):
         ipu_torch.inferenceModel(model, ipu_torch.Options().deviceIterations(2).replicationFactor(3).target("m2000"))(x[:24])
+
+
+SKIP = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+!t = tensor<16x128xf32>
+!w = tensor<128x128xf32>
+module attributes {ipu.target = "m2000"} {
+  func.func @main(%x: !t, %w0: !w, %w1: !w, %w2: !w) -> !t {
+    %e = tensor.empty() : !t
+    %0 = "ipu.matmul"(%x, %w0) {ipu.ipu_id = 0 : i64} : (!t, !w) -> !t
+    %1 = "ipu.matmul"(%0, %w1) {ipu.ipu_id = 1 : i64} : (!t, !w) -> !t
+    %2 = "ipu.matmul"(%1, %w2) {ipu.ipu_id = 2 : i64} : (!t, !w) -> !t
+    %3 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%2, %0 : !t, !t) outs(%e : !t) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    } -> !t
+    return %3 : !t
+  }
+}
+"""
+
+
+def test_a_value_skipping_a_stage_goes_straight_to_its_user() -> None:
+    """A residual %0 from stage 0 read on stage 2: each micro-batch's copy goes from IPU 0 to
+    IPU 2 directly (no relay through IPU 1), and the result equals the sharded program's."""
+    inputs = _inputs(SKIP)
+    sharded = simulate(SKIP, "m2000")
+    pipelined = simulate(SKIP, "m2000", 4)
+    (got,), (expected,) = pipelined.run(inputs), sharded.run(inputs)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    flows = {pair for step in pipelined.profile.steps for pair in step.link_flows}
+    assert (0, 2) in flows and (1, 2) in flows and not any(dst == 1 and src != 0 for src, dst in flows)
+    skipped = sum(step.link_flows.get((0, 2), 0) for step in pipelined.profile.steps)
+    assert skipped == sum(step.link_flows.get((0, 2), 0) for step in sharded.profile.steps) == 16 * 128 * 4
