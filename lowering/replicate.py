@@ -41,9 +41,10 @@ class Replicate(ModulePass):
     After:
 
         %x0 = tensor.extract_slice %x[0, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
-        %y0 = "ipu.matmul"(%x0, %w) {ipu.ipu_id = 0 : i64} : ... -> tensor<4x64xf32>
-        %w1 = arith.constant ...                       // replica 1's copy of the weight
         %x1 = tensor.extract_slice %x[4, 0] [4, 64] [1, 1] {ipu.ipu_id = 1 : i64}
+        %w0 = arith.constant ...                       // each replica its copy of the weight
+        %w1 = arith.constant ...
+        %y0 = "ipu.matmul"(%x0, %w0) {ipu.ipu_id = 0 : i64} : ... -> tensor<4x64xf32>
         %y1 = "ipu.matmul"(%x1, %w1) {ipu.ipu_id = 1 : i64} : ... -> tensor<4x64xf32>
         %y = tensor.concat dim(0) %y0, %y1 {ipu.ipu_id = 1 : i64}
     """
