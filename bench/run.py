@@ -38,6 +38,9 @@ Sections (issue 13):
 - mpi: the simulator's wall time on 1 process and on 2 MPI ranks for an MLP sharded over 2 IPUs
   of an m2000, 1 and 8 device iterations (`--quick`: a small MLP, 1 and 4), outputs compared
   byte for byte (bench/mpi_scaling.py; issue 26).
+- pipeline: a BERT encoder stack on an m2000 pipelined over 4 stages (ipu-pipeline): the bubble
+  (fill and flush as a fraction of the run) beside the ideal (S-1)/(M+S-1), the speed-up over
+  the sharded run; 4 data-parallel replicas of it (ipu-replicate) (bench/pipeline.py; issue 26).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ import matmul_roofline
 import mpi_scaling
 import numpy as np
 import numpy_models
+import pipeline
 import simulator_vs_numpy
 import tm_tensor
 import torch
@@ -91,7 +95,21 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "iree", "scaling", "compile", "plan", "memory", "tm_tensor", "fidelity", "training", "mpi")
+SECTIONS = (
+    "runtime",
+    "reference",
+    "xdsl",
+    "iree",
+    "scaling",
+    "compile",
+    "plan",
+    "memory",
+    "tm_tensor",
+    "fidelity",
+    "training",
+    "mpi",
+    "pipeline",
+)
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -529,6 +547,10 @@ def mpi_rows(args) -> list[dict]:
     return mpi_scaling.rows(args.quick, args.repeat, row)
 
 
+def pipeline_rows(args) -> list[dict]:
+    return pipeline.bench_rows(args.quick, row)
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -542,6 +564,7 @@ SECTION_ROWS = {
     "fidelity": fidelity_rows,
     "training": training_rows,
     "mpi": mpi_rows,
+    "pipeline": pipeline_rows,
 }
 
 

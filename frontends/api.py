@@ -48,19 +48,22 @@ def load_simulator(
     entry: str | None = None,
     verified: bool = False,
     memory_fraction: float | None = None,
+    micro_batches: int = 1,
 ) -> Simulator:
     """The program planned and ready to run: parsed, compiled if not L3 yet, verified (once: the
     default pipeline ends in ipu-verify; `verified` says an L3 `module_or_path` came from it
     for this target). `entry` names the function (default: main, or the only public function,
     or the only program). `memory_fraction` is the planner's share of each tile's memory when
     compiling (PopTorch's `availableMemoryProportion`; default: the target's). Device variables
-    (`ipu.resident`) are then the simulator's `variables()`, `write_variable`, `read_variable`."""
+    (`ipu.resident`) are then the simulator's `variables()`, `write_variable`, `read_variable`.
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline)."""
     module = load_module(module_or_path)
     programs = program_names(module)
     if entry in programs or (entry is None and len(programs) == 1):
         return runtime_api.load_simulator(module, target, entry or programs[0], verified)
     entry = resolve_entry(module.operation, entry)
-    return runtime_api.load_simulator(compile_to_program(module, target, entry, memory_fraction), target, entry, verified=True)
+    program = compile_to_program(module, target, entry, memory_fraction, micro_batches)
+    return runtime_api.load_simulator(program, target, entry, verified=True)
 
 
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
@@ -77,12 +80,21 @@ def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entr
     return run_reference(copy.operation.get_asm(enable_debug_info=True), inputs, entry)
 
 
-def compile_to_program(module: ir.Module, target: str | None, entry: str | None = None, memory_fraction: float | None = None) -> ir.Module:
-    """The default pipeline on a copy of `module` (the caller's module is left alone)."""
+def compile_to_program(
+    module: ir.Module,
+    target: str | None,
+    entry: str | None = None,
+    memory_fraction: float | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
+) -> ir.Module:
+    """The default pipeline on a copy of `module` (the caller's module is left alone);
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline), `replicas` > 1 replicates it
+    (ipu-replicate)."""
     with module.context:
         copy = copy_module(module)
         try:
-            return compile_module(copy, target, entry, memory_fraction)
+            return compile_module(copy, target, entry, memory_fraction, micro_batches, replicas)
         except ir.MLIRError as error:
             raise from_mlir(error, "compilation failed") from None
         except PipelineError as error:

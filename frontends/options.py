@@ -14,7 +14,7 @@ import enum
 
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["Options", "ReductionType"]
+__all__ = ["Options", "PipelinedExecution", "ReductionType", "ShardedExecution"]
 
 
 class ReductionType(enum.Enum):
@@ -44,6 +44,21 @@ class _TrainingOptions:
         return self
 
 
+class ShardedExecution:
+    """PopTorch's `ShardedExecution`: the model's layers on the IPUs of the target (ipu-shard,
+    by the `BeginBlock(ipu_id=...)` annotations or by memory balance), one IPU at a time."""
+
+    pipelined = False
+
+
+class PipelinedExecution(ShardedExecution):
+    """PopTorch's `PipelinedExecution`: the sharded layers as pipeline stages, the call's
+    micro-batches (`deviceIterations` x `gradientAccumulation`) flowing through them
+    (ipu-pipeline). The stages are the IPUs ipu-shard placed layers on."""
+
+    pipelined = True
+
+
 class Options:
     """What a `trainingModel` or `inferenceModel` runs: the device iterations and gradient
     accumulation of one call, the target, and the available memory proportion."""
@@ -53,6 +68,22 @@ class Options:
         self.target_name = "gc200"
         self.available_memory_proportion: dict[str, float] = {}
         self.Training = _TrainingOptions(self)  # noqa: N815 (PopTorch's attribute)
+        self.execution_strategy: ShardedExecution = ShardedExecution()
+        self.replication_factor = 1
+
+    def replicationFactor(self, count: int) -> Options:  # noqa: N802 (PopTorch's name)
+        """Data-parallel replicas (ipu-replicate), each on its share of the target's IPUs and of
+        each device iteration's batch; a power of two. Inference only here."""
+        self.replication_factor = _positive("replicationFactor", count)
+        return self
+
+    def setExecutionStrategy(self, strategy: ShardedExecution) -> Options:  # noqa: N802 (PopTorch's name)
+        """`PipelinedExecution()` pipelines the sharded model over the call's micro-batches;
+        `ShardedExecution()` (the default) runs its IPUs one after another."""
+        if not isinstance(strategy, ShardedExecution):
+            raise IpuError(f"setExecutionStrategy takes PipelinedExecution() or ShardedExecution(), got {strategy!r}")
+        self.execution_strategy = strategy
+        return self
 
     def deviceIterations(self, count: int) -> Options:  # noqa: N802 (PopTorch's name)
         """Steps (of `gradientAccumulation` micro-batches each) one call runs on the device."""
@@ -81,6 +112,12 @@ class Options:
     @property
     def micro_batches_per_call(self) -> int:
         return self.device_iterations * self.Training.gradient_accumulation
+
+    @property
+    def pipeline_micro_batches(self) -> int:
+        """ipu-pipeline's `micro-batches`: the call's micro-batches under `PipelinedExecution`,
+        else 1 (no pipeline)."""
+        return self.micro_batches_per_call if self.execution_strategy.pipelined else 1
 
 
 def _positive(name: str, count: int) -> int:

@@ -34,7 +34,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.frontends.options import Options, ReductionType
+from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.training import TrainingModel, micro_batches
 from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
@@ -45,7 +45,9 @@ __all__ = [
     "CompiledModule",
     "InferenceModel",
     "Options",
+    "PipelinedExecution",
     "ReductionType",
+    "ShardedExecution",
     "compile",
     "compile_program",
     "export",
@@ -60,15 +62,22 @@ _NOT_LAYER = (*_ATEN_PREFIXES, PHASE_PREFIX)  # location names other than a laye
 
 
 def compile(
-    module: Any, *example_inputs: Any, target: str = DEFAULT_TARGET, progress: Callable[[str], None] | None = None
+    module: Any,
+    *example_inputs: Any,
+    target: str = DEFAULT_TARGET,
+    progress: Callable[[str], None] | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
 ) -> CompiledModule:
     """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
-    and loads it into the simulator (weights once). `progress` gets a line before each step."""
+    and loads it into the simulator (weights once). `progress` gets a line before each step;
+    `micro_batches` > 1 pipelines the sharded model over that many slices of the batch, `replicas`
+    > 1 runs that many data-parallel replicas of it."""
     say = progress or (lambda line: None)
     say("exporting with torch-mlir (linalg-on-tensors)...")
     imported = export(module, *example_inputs)
     say(f"compiling for {target}...")
-    program = compile_program(imported, target, module)
+    program = compile_program(imported, target, module, micro_batches=micro_batches, replicas=replicas)
     say("loading into the simulator...")
     compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
     if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
@@ -82,6 +91,13 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
     or AdamW (default: SGD, lr 0.01, as PopTorch)."""
     import torch
 
+    if options is not None and options.replication_factor > 1:
+        raise IpuError("trainingModel: replicationFactor is for inference only here: the replicas' gradient all-reduce is not implemented")
+    if options is not None and options.execution_strategy.pipelined:
+        raise IpuError(
+            "trainingModel: PipelinedExecution is for inference only here: training over pipeline stages "
+            "(gradient accumulation >= stages, PopART's rule) is not implemented; use ShardedExecution"
+        )
     if optimizer is None:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     return TrainingModel(model, options or Options(), optimizer, functools.partial(compile_program, module=model), _importer_class())
@@ -123,13 +139,18 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
 
 
 def compile_program(
-    imported: ir.Module, target: str = DEFAULT_TARGET, module: Any = None, memory_fraction: float | None = None
+    imported: ir.Module,
+    target: str = DEFAULT_TARGET,
+    module: Any = None,
+    memory_fraction: float | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
 ) -> ir.Module:
     """The default pipeline on `imported` (left as it is), the planner using `memory_fraction`
     of each tile (default: the target's). A refusal is re-raised with the PyTorch layer (and its
     class, given the `module`) and op its location carries."""
     try:
-        return api.compile_to_program(imported, target, memory_fraction=memory_fraction)
+        return api.compile_to_program(imported, target, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas)
     except IpuError as error:
         origin = torch_origin(error.location, module)
         if not origin:
@@ -215,9 +236,15 @@ class InferenceModel:
     def __call__(self, *inputs: Any) -> Any:
         import torch
 
-        arrays = micro_batches(inputs, self.options.device_iterations)
+        pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
+        if pipelined > 1:  # PipelinedExecution: one program over the call's micro-batches
+            if self.compiled is None:
+                self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=pipelined, replicas=replicas)
+            return self.compiled(*inputs)
+        arrays = micro_batches(inputs, self.options.device_iterations)  # each the replicas' micro-batches
         if self.compiled is None:
-            self.compiled = compile(self.model, *(array[0] for array in arrays), target=self.options.target_name)
+            first = (array[0] for array in arrays)
+            self.compiled = compile(self.model, *first, target=self.options.target_name, replicas=replicas)
         runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
         runs = [run if isinstance(run, tuple) else (run,) for run in runs]
         outputs = [torch.from_numpy(np.concatenate(values)) for values in zip(*runs)]

@@ -14,7 +14,9 @@ from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.combine import COMBINE_ATTR, CombineMark
 from ipu_mlir.dialects.program import OpOrder, Program
+from ipu_mlir.target import target_of
 
+from .exchange import open_link_phases
 from .pass_registry import ModulePass, register_pass
 
 
@@ -49,6 +51,11 @@ class FuseComputeSets(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         apply_execute_pattern(module, _Fuser(module).rewrite)
+        target = target_of(module)
+        if target.num_ipus > 1:  # a consumer's copies over the IPU-Links joined its producer's phase
+            for op in module.regions[0].blocks[0].operations:
+                if op.operation.name == "func.func" and ipu.PROGRAM_ATTR in op.attributes:
+                    open_link_phases(op.regions[0].blocks[0], target.tiles_per_ipu)
 
 
 def apply_execute_pattern(module: ir.Operation, rewrite) -> None:

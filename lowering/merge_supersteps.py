@@ -5,7 +5,7 @@ The pass's docstring (`ipu-opt --help-pass ipu-merge-supersteps`) explains it, w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from mlir import ir
@@ -27,7 +27,10 @@ class MergeSupersteps(ModulePass):
     superstep and compute set B become one superstep when B does not depend on A (B and its
     exchanges read nothing A writes, and write nothing A reads or writes) and A and B run on
     disjoint tiles. B's exchanges join A's exchange phase; both compute sets run as one. The
-    superstep then costs the slower of the two instead of both plus a sync.
+    superstep then costs the slower of the two instead of both plus a sync. With `lookahead`
+    N > 1, B may be any of the N supersteps after A that moves up past those between them (it
+    reads nothing they write and writes nothing they touch): the stages of a pipeline
+    (ipu-pipeline) on their own IPUs. B's copies over the IPU-Links make A's phase a link phase.
 
     Before:
 
@@ -48,41 +51,93 @@ class MergeSupersteps(ModulePass):
 
     name = "ipu-merge-supersteps"
 
+    lookahead: int = field(
+        default=1,
+        metadata={
+            "help": "supersteps searched after a compute set for independent work to join it (ipu-pipeline: the stages')",
+            "minimum": 1,
+        },
+    )
+
     def run(self, module: ir.Operation) -> None:
-        apply_execute_pattern(module, _Merger(module).rewrite)
+        merger = _Merger(module, self.lookahead)
+        if self.lookahead == 1:
+            apply_execute_pattern(module, merger.rewrite)
+            return
+        # In program order, each compute set taking all it can before the next is tried: a
+        # pipeline step's first superstep gathers every stage's first one, and so on.
+        for key, execute in [(hash(op), op) for op in merger.order.next if op.name == "ipu.execute"]:
+            while key not in merger.merged_away and not merger.rewrite(execute, _Eraser()):
+                pass
 
 
 class _Merger:
-    def __init__(self, module: ir.Operation):
+    def __init__(self, module: ir.Operation, lookahead: int):
         self.body = module.regions[0].blocks[0]
         self.program = Program(module)
         self.order = OpOrder(module)
+        self.lookahead = lookahead
+        # The executes merged into another, by address (an op's hash; the bindings give one op
+        # several Python objects, and an erased op's cannot be hashed).
+        self.merged_away: set[int] = set()
 
     def rewrite(self, first, rewriter) -> bool:
         """Returns True when the pattern does not apply (the bindings' convention)."""
-        following = self.order.next_superstep(first.operation)
-        if following is None:
-            return True
-        sync, copies, op = following
-        if ir.StringAttr(sync.attributes["kind"]).value != "internal" or op is None or op.name != "ipu.execute":
-            return True
-        second, program = op.opview, self.program
+        first = first.opview if isinstance(first, ir.Operation) else first
+        program = self.program
         reads_a, writes_a = (set(names) for names in program.accesses(first))
-        reads_b, writes_b = (set(names) for names in program.accesses(second))
-        for copy in copies:
-            reads_b.update(program.reads(copy))
-            writes_b.update(program.writes(copy))
         # The exchange phase before A: B's copies must not read what it writes, nor write twice.
         previous = self.order.run_before(first.operation, "ipu.copy")
         earlier_dests = {name for c in previous for name in program.writes(c)}
         earlier_sources = {name for c in previous for name in program.reads(c)}
-        if reads_b & (writes_a | earlier_dests) or writes_b & (reads_a | writes_a | earlier_dests | earlier_sources):
-            return True
-        groups_a, groups_b = program.groups(first.compute_set), program.groups(second.compute_set)
+        groups_a = program.groups(first.compute_set)
         tiles_a = np.concatenate([g.tiles.tiles() for g in groups_a])
-        tiles_b = np.concatenate([g.tiles.tiles() for g in groups_b])
-        if np.intersect1d(tiles_a, tiles_b).size:
-            return True
+        # What the supersteps between A and B read and write: B moves up past them.
+        between_reads, between_writes = set(), set()
+        sync = self.order.after(first.operation)
+        for _ in range(self.lookahead):
+            if sync is None or sync.name != "ipu.sync":
+                return True
+            copies, op = self.order.run_after(sync, "ipu.copy")
+            kind = ir.StringAttr(sync.attributes["kind"]).value
+            if kind not in ("internal", "global") or op is None or op.name not in ("ipu.execute", "ipu.sync"):
+                return True
+            reads_b, writes_b = set(), set()
+            for copy in copies:
+                reads_b.update(program.reads(copy))
+                writes_b.update(program.writes(copy))
+            if op.name == "ipu.execute":
+                second = op.opview
+                reads, writes = program.accesses(second)
+                reads_b.update(reads)
+                writes_b.update(writes)
+                written = writes_a | earlier_dests | between_writes
+                independent = not (reads_b & written or writes_b & (reads_a | written | earlier_sources | between_reads))
+                groups_b = program.groups(second.compute_set)
+                tiles_b = np.concatenate([g.tiles.tiles() for g in groups_b])
+                if (
+                    independent
+                    and not np.intersect1d(tiles_a, tiles_b).size
+                    and self._merge(first, sync, kind, copies, op, previous, rewriter)
+                ):
+                    return False
+            # B moves up past this superstep (an exchange-only one too: a slice of an input).
+            between_reads |= reads_b
+            between_writes |= writes_b
+            sync = self.order.after(op) if op.name == "ipu.execute" else op
+        return True
+
+    def _merge(self, first, sync, kind: str, copies, execute: ir.Operation, previous, rewriter) -> bool:
+        """B's copies join A's exchange phase, B's vertex groups A's compute set; B's sync goes.
+        Copies over the IPU-Links (B's phase opened by a global sync) make A's phase a link
+        phase: its sync becomes a global one (an internal sync only orders one IPU's tiles)."""
+        program, second = self.program, execute.opview
+        opening = self.order.before(previous[-1] if previous else first.operation)
+        if kind == "global" and (opening is None or opening.name != "ipu.sync"):
+            return False
+        if kind == "global" and ir.StringAttr(opening.attributes["kind"]).value == "internal":
+            opening.attributes["kind"] = ir.StringAttr.get("global")
+        groups_a, groups_b = program.groups(first.compute_set), program.groups(second.compute_set)
         name = program.fresh(f"{first.compute_set}_{second.compute_set}")
         merged = ipu.compute_set_function(name, loc=first.location, ip=ir.InsertionPoint(self.body))
         with ir.InsertionPoint(merged.regions[0].blocks[0]), first.location:
@@ -93,11 +148,24 @@ class _Merger:
         program.insert(merged)
         for copy in copies:
             self.order.move_before(copy, first.operation)
+        # An op's hash is its contents': re-key A in the order around the change.
+        anchor = self.order.after(first.operation)
+        self.order.remove(first.operation)
         first.attributes["compute_set"] = ir.FlatSymbolRefAttr.get(name)
-        for op in (sync, second.operation):
+        self.order.move_before(first.operation, anchor)
+        self.merged_away.add(hash(execute))
+        for op in (sync, execute):
             self.order.remove(op)
             rewriter.erase_op(op)
         for op in old:
             program.forget(op)
             rewriter.erase_op(op.operation)
-        return False
+        return True
+
+
+class _Eraser:
+    """The one rewriter call `_Merger` makes, outside the greedy driver."""
+
+    @staticmethod
+    def erase_op(op: ir.Operation) -> None:
+        op.erase()

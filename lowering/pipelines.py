@@ -12,7 +12,8 @@ also decides the `cf.assert`s there); fold an inference BatchNorm's per-channel 
 into the constant filter and bias of the convolution before it (`ipu-fold-batch-norm`);
 convert standard dialects to L1 (`ipu-convert-to-ipu`, which also normalizes with upstream
 passes); place layers on the IPUs of a multi-IPU target (`ipu-shard`, checking annotations
-only on one IPU); plan tiles (`ipu-plan`); lower to buffers, exchanges
+only on one IPU), run them as pipeline stages over micro-batches when asked (`ipu-pipeline`,
+not a default step); plan tiles (`ipu-plan`); lower to buffers, exchanges
 and supersteps (`ipu-schedule`); fuse element-wise compute sets into their producers
 (`ipu-fuse-compute-sets`); run independent work on disjoint tiles in one superstep
 (`ipu-merge-supersteps`); lay out tile memory (`ipu-memory-plan`); verify.
@@ -46,13 +47,33 @@ STEPS = (
     "ipu-verify",
 )
 
+# Supersteps ipu-merge-supersteps searches ahead when pipelining: enough to find every stage's
+# work of a pipeline step (an assumption, tuned on bench/pipeline.py: a stage of a few layers
+# holds tens of supersteps).
+PIPELINE_LOOKAHEAD = 64
+
 
 def default_pipeline(
-    target: str | None = None, memory_report: str | None = None, entry: str | None = None, memory_fraction: float | None = None
+    target: str | None = None,
+    memory_report: str | None = None,
+    entry: str | None = None,
+    memory_fraction: float | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
 ) -> str:
     """`memory_fraction`: ipu-plan's budget per tile (poplin's availableMemoryProportion);
-    None: the target's."""
+    None: the target's. `micro_batches` > 1: ipu-pipeline after ipu-shard; `replicas` > 1:
+    ipu-replicate after them, ipu-shard then sharding each replica over its share of the IPUs."""
     steps = ([f"ipu-set-target{{target={_quoted(target)}}}"] if target else []) + list(STEPS)
+    if replicas != 1:
+        if micro_batches != 1:
+            raise PipelineError("pipelined replicas (micro-batches and replicas together) are not implemented")
+        at = steps.index("ipu-shard")
+        steps[at : at + 1] = [f"ipu-shard{{replicas={replicas}}}", f"ipu-replicate{{replicas={replicas}}}"]
+    if micro_batches != 1:
+        steps.insert(steps.index("ipu-shard") + 1, f"ipu-pipeline{{micro-batches={micro_batches}}}")
+    if micro_batches != 1 or replicas != 1:
+        steps[steps.index("ipu-merge-supersteps")] = f"ipu-merge-supersteps{{lookahead={PIPELINE_LOOKAHEAD}}}"
     if memory_fraction is not None:
         if not 0 < memory_fraction <= 1:
             raise PipelineError(f"memory fraction {memory_fraction} is not in (0, 1] (availableMemoryProportion)")
@@ -89,14 +110,22 @@ register_pipeline(NamedPipeline("ipu-default-pipeline", "L0 (linalg on tensors) 
 
 
 def compile_module(
-    module: ir.Module, target: str | None = None, entry: str | None = None, memory_fraction: float | None = None
+    module: ir.Module,
+    target: str | None = None,
+    entry: str | None = None,
+    memory_fraction: float | None = None,
+    micro_batches: int = 1,
+    replicas: int = 1,
 ) -> ir.Module:
     """Runs the default pipeline on `module` in place (a target given here wins over the
     module's `ipu.target`; neither: gc200) and returns it. `entry` names the public function
     compiled (default: main, or the only public function; `lowering/select_entry.py`);
-    `memory_fraction` the planner's share of each tile's memory (default: the target's)."""
+    `memory_fraction` the planner's share of each tile's memory (default: the target's);
+    `micro_batches` > 1 pipelines the sharded program (ipu-pipeline), `replicas` > 1 replicates
+    it (ipu-replicate)."""
     operation = module.operation
     if target is None and TARGET_ATTR not in operation.attributes:
         target = DEFAULT_TARGET
-    build_pass_manager(default_pipeline(target, entry=entry, memory_fraction=memory_fraction), module.context).run(operation)
+    pipeline = default_pipeline(target, entry=entry, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas)
+    build_pass_manager(pipeline, module.context).run(operation)
     return module

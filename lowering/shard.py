@@ -57,12 +57,16 @@ class Shard(ModulePass):
 
     target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
     ipus: int = field(default=0, metadata={"help": "IPUs to shard over by memory balance (default: all of the target's)", "minimum": 0})
+    replicas: int = field(
+        default=1, metadata={"help": "replicas to come (ipu-replicate): memory balance over ipus / replicas IPUs", "minimum": 1}
+    )
 
     def run(self, module: ir.Operation) -> None:
         target = target_of(module, self.target or None)
-        ipus = self.ipus or target.num_ipus
+        ipus = (self.ipus or target.num_ipus) // self.replicas
         if not 1 <= ipus <= target.num_ipus:
-            raise op_error(module, f"ipu-shard: ipus={ipus}, but target '{target.name}' has {target.num_ipus} IPU(s)")
+            asked = f"ipus={self.ipus or target.num_ipus} over replicas={self.replicas}" if self.replicas > 1 else f"ipus={ipus}"
+            raise op_error(module, f"ipu-shard: {asked}, but target '{target.name}' has {target.num_ipus} IPU(s)")
         for function in public_functions(module):
             ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name not in _UNPLACED]
             if any(IPU_ID_ATTR in op.attributes for op in ops):

@@ -74,7 +74,9 @@ def _run(args: argparse.Namespace) -> int:
         raise IpuError(f"'{args.file}' is empty: no function to run")
     if args.check and api.is_program(module):
         raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
-    simulator = api.load_simulator(module, args.target, args.entry)
+    if args.micro_batches > 1 and api.is_program(module):
+        raise IpuError(f"--micro-batches pipelines while compiling, but '{args.file}' is already an L3 ipu program")
+    simulator = api.load_simulator(module, args.target, args.entry, micro_batches=args.micro_batches)
     inputs = _inputs(args, simulator)
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
@@ -227,6 +229,13 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--check", action="store_true", help="also run the L0 input with MLIR's ExecutionEngine and compare (exit 1 beyond tolerance)"
+    )
+    parser.add_argument(
+        "--micro-batches",
+        type=cli.positive,
+        default=1,
+        metavar="M",
+        help="pipeline the sharded program over M micro-batches of the batch (ipu-pipeline; a multi-IPU target)",
     )
     parser.add_argument(
         "--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch"

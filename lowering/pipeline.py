@@ -1,0 +1,384 @@
+"""`ipu-pipeline` (L1 -> L1): a sharded program's IPUs as pipeline stages, micro-batches flowing through."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from ipu_mlir.target.diagnostics import op_error
+
+from .pass_registry import ModulePass, register_pass
+from .plan import IPU_ID_ATTR
+from .resident import resident_names
+from .select_entry import public_functions
+
+
+@register_pass
+@dataclass
+class Pipeline(ModulePass):
+    """Run the IPUs `ipu-shard` placed layers on as pipeline stages over micro-batches (L1).
+
+    PopTorch's `PipelinedExecution`: the batch dimension (the first) of each input (an argument
+    an op reads along its batch dimension, not a weight; or the first `inputs`) is split into
+    `micro-batches` slices, and in pipeline step `t` stage `s` (the `s`-th IPU used) works on
+    micro-batch `t - s`, so the stages' supersteps run at once on their own IPUs
+    (ipu-merge-supersteps puts independent work on disjoint tiles in one superstep). The
+    `M + S - 1` steps hold a fill and a flush of `S - 1` steps each. A stage's activations for
+    the next reach it over the IPU-Links (ipu-schedule copies each value crossing IPUs in a link
+    phase); a value skipping stages goes straight to its user's IPU. The outputs are the
+    micro-batches' outputs concatenated along the batch dimension: per micro-batch it is the
+    sharded program's arithmetic on that micro-batch.
+
+    The pass unrolls the steps: each op of the model appears once per micro-batch, weights and
+    other work on no input once. An op whose result is not the micro-batch's alone (a
+    reduction over the batch, a slice of it), an op it cannot split, a value flowing from a later
+    stage to an earlier one, fewer micro-batches than stages, a batch not divisible by them, and
+    device variables (training: gradient accumulation over pipelines is not implemented) are
+    refused at the op or the function.
+
+    Before (`ipu-pipeline{micro-batches=2}`, after ipu-shard on 2 IPUs):
+
+        %h = "ipu.matmul"(%x, %w1) {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, ...) -> tensor<8x64xf32>
+        %y = "ipu.matmul"(%h, %w2) {ipu.ipu_id = 1 : i64} : (tensor<8x64xf32>, ...) -> tensor<8x64xf32>
+        return %y : tensor<8x64xf32>
+
+    After (step 0: stage 0 on micro-batch 0; step 1: both stages; step 2: stage 1):
+
+        %x0 = tensor.extract_slice %x[0, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
+        %h0 = "ipu.matmul"(%x0, %w1) {ipu.ipu_id = 0 : i64} : ... -> tensor<4x64xf32>
+        %x1 = tensor.extract_slice %x[4, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
+        %h1 = "ipu.matmul"(%x1, %w1) {ipu.ipu_id = 0 : i64} : ... -> tensor<4x64xf32>
+        %y0 = "ipu.matmul"(%h0, %w2) {ipu.ipu_id = 1 : i64} : ... -> tensor<4x64xf32>
+        %y1 = "ipu.matmul"(%h1, %w2) {ipu.ipu_id = 1 : i64} : ... -> tensor<4x64xf32>
+        %y = tensor.concat dim(0) %y0, %y1 {ipu.ipu_id = 1 : i64} : ... -> tensor<8x64xf32>
+    """
+
+    name = "ipu-pipeline"
+
+    micro_batches: int = field(default=1, metadata={"help": "micro-batches the batch is split into (1: no pipelining)", "minimum": 1})
+    inputs: int = field(
+        default=0,
+        metadata={
+            "help": "leading arguments that are batched inputs (default 0: those an op reads along its batch dimension)",
+            "minimum": 0,
+        },
+    )
+
+    def run(self, module: ir.Operation) -> None:
+        if self.micro_batches == 1:
+            return
+        for function in public_functions(module):
+            Pipeliner(function, self.micro_batches, self.inputs).run()
+
+
+class Pipeliner:
+    """Splits the batch of `function`'s inputs into `micro_batches` and emits each op on inputs
+    once per micro-batch, in pipeline steps (`run`); ipu-replicate's replicas reuse the split.
+    `pass_name` and `option` name the pass and its count in errors."""
+
+    def __init__(
+        self, function: ir.OpView, micro_batches: int, inputs: int, pass_name: str = "ipu-pipeline", option: str = "micro-batches"
+    ):
+        self.function, self.count, self.pass_name = function, micro_batches, pass_name
+        self.block = function.regions[0].blocks[0]
+        self.index_type = ir.IntegerType.get_signless(64)
+        arguments = list(self.block.arguments)
+        if resident_names(function)[0]:
+            raise op_error(function, "ipu-pipeline: device variables (training) are not pipelined yet; compile without micro-batches")
+        if inputs > len(arguments):
+            raise op_error(function, f"{pass_name}: inputs={inputs}, but the function has {len(arguments)} arguments")
+        self.inputs = arguments[:inputs] if inputs else [a for a in arguments if _read_along_batch_by_a_user(a)]
+        if not self.inputs:
+            raise op_error(function, f"{pass_name}: no argument is read along a batch dimension: nothing to split")
+        for argument in self.inputs:
+            shape = _shape(argument)
+            if not shape or shape[0] % micro_batches:
+                raise op_error(
+                    function,
+                    f"{pass_name}: input {argument.get_name()} of type {argument.type} has no batch dimension "
+                    f"divisible by {option}={micro_batches}",
+                )
+        self.batched: set[ir.Value] = set(self.inputs)
+        # Per micro-batch: original value -> its micro-batch's value.
+        self.micro: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
+        # Per micro-batch: a value on no input -> its copy for it (a replica's weights; a
+        # pipeline has one copy, the value itself).
+        self.copies: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
+        # (value, `_sharing`) -> a value alike for every micro-batch (an init) at their shape
+        self.resized: dict[tuple[ir.Value, int], ir.Value] = {}
+
+    def run(self) -> None:
+        operations = list(self.block.operations)
+        terminator, body = operations[-1], operations[:-1]
+        shared, stages = [], {}  # ops on no input, done once; stage -> its ops on inputs, in order
+        for op in body:
+            if not self._batch_positions(op):
+                shared.append(op)
+                continue
+            stage = self._stage(op)
+            stages.setdefault(stage, []).append(op)
+            self.batched.update(op.results)
+        stage_ids = sorted(stages)
+        num_stages = len(stage_ids)
+        if num_stages > self.count:
+            raise op_error(
+                self.function, f"ipu-pipeline: micro-batches={self.count} is fewer than the {num_stages} pipeline stages (IPUs {stage_ids})"
+            )
+        self._check_forward(stages)
+        with ir.InsertionPoint(terminator), self.function.location:
+            for op in shared:
+                op.operation.move_before(terminator)
+            lists = [stages[s] for s in stage_ids]
+            for step in range(self.count + num_stages - 1):
+                active = [(s, step - s) for s in range(num_stages) if 0 <= step - s < self.count]
+                for position in range(max(len(lists[s]) for s, _ in active)):
+                    for s, micro_batch in active:
+                        if position < len(lists[s]):
+                            self._emit(lists[s][position], micro_batch)
+            self._return(terminator)
+        self._erase_unused(body)
+
+    def _erase_unused(self, body: list[ir.OpView]) -> None:
+        """The original ops, now unused (those on inputs), last first."""
+        for op in reversed(body):
+            if not any(len(list(r.uses)) for r in op.results):
+                op.operation.erase()
+
+    # What splits, and where.
+
+    def _batch_positions(self, op: ir.OpView) -> list[int]:
+        """Operands of `op` read along the batch dimension, when one of them is batched (else [])."""
+        operands = list(op.operands)
+        if not any(v in self.batched for v in operands):
+            return []
+        positions = _read_along_batch(op)
+        if positions == _UNSPLIT:
+            raise op_error(op, f"reads batched data, but {self.pass_name} cannot split this op along the batch")
+        if op.operation.name.startswith("tensor."):
+            self._check_whole_batch(op)
+        if positions is None or any(v in self.batched for i, v in enumerate(operands) if i not in positions):
+            raise op_error(op, "mixes the samples of a batch (its result's first dimension is not its inputs'): it cannot be pipelined")
+        return positions
+
+    def _check_whole_batch(self, op: ir.OpView) -> None:
+        """A slice, pad or reshape keeps the batch dimension whole (and first)."""
+        name = op.operation.name
+        source, result = _shape(op.operands[0]), _shape(op.results[0])
+        whole = bool(result) and bool(source)
+        if name in ("tensor.extract_slice", "tensor.insert_slice"):
+            offsets, sizes, strides = (
+                list(ir.DenseI64ArrayAttr(op.attributes[k])) for k in ("static_offsets", "static_sizes", "static_strides")
+            )
+            big, small = (source, result) if name == "tensor.extract_slice" else (result, source)
+            whole = whole and offsets[0] == 0 and strides[0] == 1 and sizes[0] == big[0] == small[0]
+        elif name == "tensor.pad":
+            whole = whole and list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))[0] == 0
+            whole = whole and list(ir.DenseI64ArrayAttr(op.attributes["static_high"]))[0] == 0
+        elif name == "tensor.expand_shape":
+            whole = whole and result[0] % self.count == 0
+        if not whole:
+            raise op_error(op, "slices, pads or reshapes the batch dimension: it cannot be split into micro-batches")
+
+    def _stage(self, op: ir.OpView) -> int:
+        if IPU_ID_ATTR not in op.attributes:
+            raise op_error(op, "has no 'ipu.ipu_id': run ipu-shard before ipu-pipeline")
+        return ir.IntegerAttr(op.attributes[IPU_ID_ATTR]).value
+
+    def _check_forward(self, stages: dict[int, list[ir.OpView]]) -> None:
+        stage_of = {result: s for s, ops in stages.items() for op in ops for result in op.results}
+        for s, ops in stages.items():
+            for op in ops:
+                for operand in op.operands:
+                    if stage_of.get(operand, s) > s:
+                        raise op_error(
+                            op,
+                            f"on IPU {s} reads a value of IPU {stage_of[operand]}, a later pipeline stage: stages run in program order",
+                        )
+
+    # Building the micro-batches' ops.
+
+    def _emit(self, op: ir.OpView, micro_batch: int) -> None:
+        positions = self._batch_positions(op)
+        operands = [
+            self._micro_value(v, micro_batch, op) if i in positions else self.copies[micro_batch].get(v, v)
+            for i, v in enumerate(op.operands)
+        ]
+        clone = self._clone(op, micro_batch)
+        for i, value in enumerate(operands):
+            clone.operands[i] = value
+        for old, new in zip(op.results, clone.results):
+            new.set_type(self._split_type(old.type, op))
+            self.micro[micro_batch][old] = new
+        name = op.operation.name
+        if name in ("tensor.extract_slice", "tensor.insert_slice"):
+            clone.attributes["static_sizes"] = _first_divided(clone.attributes["static_sizes"], self.count)
+        elif name == "tensor.expand_shape":
+            clone.attributes["static_output_shape"] = _first_divided(clone.attributes["static_output_shape"], self.count)
+
+    def _micro_value(self, value: ir.Value, micro_batch: int, user: ir.OpView) -> ir.Value:
+        if value in self.micro[micro_batch]:
+            return self.micro[micro_batch][value]
+        if value in self.inputs:
+            shape = _shape(value)
+            rows = shape[0] // self.count
+            offsets = [micro_batch * rows] + [0] * (len(shape) - 1)
+            sliced = ir.Operation.create(
+                "tensor.extract_slice",
+                results=[self._split_type(value.type, user)],
+                operands=[value],
+                attributes={
+                    "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
+                    "static_sizes": ir.DenseI64ArrayAttr.get([rows, *shape[1:]]),
+                    "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
+                    IPU_ID_ATTR: self._ipu_id(user, micro_batch),
+                },
+                loc=user.location,
+            )
+            self.micro[micro_batch][value] = sliced.result
+            return sliced.result
+        return self._resize(value, user, micro_batch)
+
+    # Hooks: a pipeline shares its values alike for all micro-batches and keeps each op's IPU.
+
+    def _sharing(self, micro_batch: int) -> int:
+        """Which copy of a value alike for every micro-batch `micro_batch` uses."""
+        return 0
+
+    def _ipu_id(self, op: ir.OpView, micro_batch: int) -> ir.Attribute:
+        return op.attributes[IPU_ID_ATTR]
+
+    def _clone(self, op: ir.OpView, micro_batch: int) -> ir.Operation:
+        clone = op.operation.clone()
+        if IPU_ID_ATTR in op.attributes:
+            clone.attributes[IPU_ID_ATTR] = self._ipu_id(op, micro_batch)
+        return clone
+
+    def _resize(self, value: ir.Value, user: ir.OpView, micro_batch: int) -> ir.Value:
+        """A value of the whole batch computed from no input (a tensor.empty, a fill or a
+        broadcast into one, a splat, their reshapes), made once at the micro-batch's shape and
+        shared by the micro-batches: each micro-batch's rows of it are the same."""
+        key = (value, self._sharing(micro_batch))
+        if key in self.resized:
+            return self.resized[key]
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            raise op_error(user, f"reads argument {value.get_name()} along the batch dimension, but it is not a batched input (inputs=)")
+        name = owner.operation.name
+        positions: list[int] | None = []
+        if name == "linalg.generic":
+            positions = _generic_batch_positions(owner)
+        elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
+            positions = [0]
+            self._check_whole_batch(owner)
+        elif name == "arith.constant" and isinstance(owner.attributes["value"], ir.DenseElementsAttr):
+            positions = None if not ir.DenseElementsAttr(owner.attributes["value"]).is_splat else []
+        elif name != "tensor.empty":
+            positions = None
+        if positions is None:
+            raise op_error(
+                user, f"reads a value of the whole batch (from '{name}' at {owner.location}) that is not the micro-batches' alike"
+            )
+        # Before the clone, which they dominate: its other operands are shared (weights).
+        operands = {
+            i: self._resize(v, user, micro_batch) if i in positions else self.copies[micro_batch].get(v, v)
+            for i, v in enumerate(owner.operands)
+        }
+        clone = self._clone(owner, micro_batch)
+        for i, operand in operands.items():
+            clone.operands[i] = operand
+        clone.results[0].set_type(self._split_type(value.type, user))
+        if name == "tensor.expand_shape":
+            clone.attributes["static_output_shape"] = _first_divided(clone.attributes["static_output_shape"], self.count)
+        elif name == "arith.constant":
+            splat = ir.DenseElementsAttr(owner.attributes["value"])
+            clone.attributes["value"] = ir.DenseElementsAttr.get_splat(clone.results[0].type, splat.get_splat_value())
+        self.resized[key] = clone.results[0]
+        return clone.results[0]
+
+    def _split_type(self, type_: ir.Type, op: ir.OpView) -> ir.Type:
+        tensor = ir.RankedTensorType(type_)
+        shape = list(tensor.shape)
+        if not shape or shape[0] % self.count:
+            raise op_error(op, f"has a result of type {type_}, whose batch dimension does not divide into {self.count} micro-batches")
+        return ir.RankedTensorType.get([shape[0] // self.count, *shape[1:]], tensor.element_type, tensor.encoding)
+
+    def _return(self, terminator: ir.OpView) -> None:
+        for i, value in enumerate(terminator.operands):
+            if value not in self.batched:
+                continue
+            parts = [self.micro[m][value] for m in range(self.count)]
+            owner = parts[-1].owner
+            concat = ir.Operation.create(
+                "tensor.concat",
+                results=[value.type],
+                operands=parts,
+                attributes={"dim": ir.IntegerAttr.get(self.index_type, 0), IPU_ID_ATTR: owner.attributes[IPU_ID_ATTR]},
+                loc=terminator.location,
+            )
+            terminator.operands[i] = concat.result
+
+
+# `_read_along_batch` of an op the batch split does not handle.
+_UNSPLIT = [-1]
+
+
+def _read_along_batch(op: ir.OpView) -> list[int] | None:
+    """The operands `op` reads along the batch dimension (the first of its results): None when
+    its results' first dimension is no loop over its operands' first (a reduction over it),
+    `_UNSPLIT` for an op the pass does not split."""
+    name, operands = op.operation.name, list(op.operands)
+    if name == "linalg.generic":
+        return _generic_batch_positions(op)
+    if name == "ipu.matmul":
+        return [0, 1] if len(_shape(operands[0])) >= 3 else [0]
+    if name in ("ipu.conv", "tensor.extract_slice", "tensor.pad", "tensor.expand_shape", "tensor.collapse_shape"):
+        return [0]
+    if name == "tensor.insert_slice":
+        return [0, 1]
+    if name == "tensor.concat" and ir.IntegerAttr(op.attributes["dim"]).value != 0:
+        return list(range(len(operands)))
+    return _UNSPLIT
+
+
+def _read_along_batch_by_a_user(argument: ir.BlockArgument) -> bool:
+    """Whether an op reads `argument` along its batch dimension: a batched input (the first
+    operand of a matmul or a convolution, an operand a generic indexes first by its results'
+    first loop), not a weight."""
+    for use in argument.uses:
+        positions = _read_along_batch(use.owner)
+        if positions not in (None, _UNSPLIT) and use.operand_number in positions:
+            return True
+    return False
+
+
+def _generic_batch_positions(op: ir.OpView) -> list[int] | None:
+    """Operands of a linalg.generic read along its batch loop: the loop of its results' first
+    dimension, parallel, which each batched operand must index first. None: no such loop."""
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    num_inputs = len(op.operands) - len(op.results)
+    firsts = {str(m.results[0]) if m.results else None for m in maps[num_inputs:]}
+    if len(firsts) != 1 or None in firsts:
+        return None
+    loop = firsts.pop()
+    if not loop.startswith("d") or "parallel" not in iterators[int(loop[1:])]:
+        return None
+    positions = []
+    for i, indexing in enumerate(maps):
+        uses = [str(r) for r in indexing.results]
+        if loop in " ".join(uses).replace("+", " ").replace("*", " ").split():
+            if uses[0] != loop or uses.count(loop) > 1:
+                return None
+            positions.append(i)
+    return positions
+
+
+def _first_divided(attribute: ir.Attribute, count: int) -> ir.Attribute:
+    values = list(ir.DenseI64ArrayAttr(attribute))
+    return ir.DenseI64ArrayAttr.get([values[0] // count, *values[1:]])
+
+
+def _shape(value: ir.Value) -> list[int]:
+    return list(ir.RankedTensorType(value.type).shape) if isinstance(value.type, ir.RankedTensorType) else []

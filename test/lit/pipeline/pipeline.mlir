@@ -1,0 +1,95 @@
+// ipu-pipeline alone (L1 -> L1): the batch split into micro-batches, each op of the sharded
+// model once per micro-batch, in pipeline steps (stage s on micro-batch t - s); then planned,
+// scheduled and merged so that the stages of a step share supersteps on their own IPUs.
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2})' | FileCheck %s
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=4 inputs=1})' | FileCheck %s --check-prefix=INPUTS
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2 inputs=1},ipu-plan,ipu-schedule,ipu-merge-supersteps{lookahead=8},ipu-verify)' | FileCheck %s --check-prefix=L3
+
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @two_stages
+  // L3-LABEL: func.func @two_stages
+  func.func @two_stages(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %w1 = arith.constant dense<0.5> : tensor<64x64xf32>
+    %w2 = arith.constant dense<0.25> : tensor<64x64xf32>
+    // Step 0: stage 0 on micro-batch 0.
+    // CHECK: %[[X0:.*]] = tensor.extract_slice %arg0[0, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
+    // CHECK: %[[H0:.*]] = "ipu.matmul"(%[[X0]], {{.*}}) {ipu.ipu_id = 0 : i64} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+    // Step 1: stage 0 on micro-batch 1, stage 1 on micro-batch 0.
+    // CHECK: %[[X1:.*]] = tensor.extract_slice %arg0[4, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
+    // CHECK: %[[H1:.*]] = "ipu.matmul"(%[[X1]], {{.*}}) {ipu.ipu_id = 0 : i64}
+    // CHECK: %[[Y0:.*]] = "ipu.matmul"(%[[H0]], {{.*}}) {ipu.ipu_id = 1 : i64}
+    // Step 2: stage 1 on micro-batch 1 (the flush).
+    // CHECK: %[[Y1:.*]] = "ipu.matmul"(%[[H1]], {{.*}}) {ipu.ipu_id = 1 : i64}
+    // CHECK: %[[Y:.*]] = tensor.concat dim(0) %[[Y0]], %[[Y1]] {ipu.ipu_id = 1 : i64} : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<8x64xf32>
+    // CHECK: return %[[Y]]
+    %h = "ipu.matmul"(%x, %w1) {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    %y = "ipu.matmul"(%h, %w2) {ipu.ipu_id = 1 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    return %y : tensor<8x64xf32>
+  }
+  // Step 1's two matmuls run in one superstep, opened by a global sync: micro-batch 0's
+  // activations cross to IPU 1 in the same link phase as micro-batch 1's input moves on IPU 0.
+  // L3: "ipu.sync"() {kind = "global"}
+  // L3: "ipu.copy"
+  // L3: "ipu.execute"() {compute_set = @[[STEP:matmul_cs[0-9]+_matmul_cs[0-9]+]]}
+  // L3: func.func private @[[STEP]]()
+  // L3-DAG: "ipu.vertex_group"(){{.*}}tiles = array<i64: {{[0-9]}}{{[0-9]*}},
+  // L3-DAG: "ipu.vertex_group"(){{.*}}tiles = array<i64: {{1[4-9][0-9][0-9]|2[0-9][0-9][0-9]}},
+}
+
+// -----
+
+// A weight argument (inputs=1: only %x is batched), an element-wise op broadcasting the bias
+// over the batch, and the tensor.empty of its init split with it; 4 micro-batches, 1 stage.
+module attributes {ipu.target = "m2000"} {
+  // INPUTS-LABEL: func.func @weights_as_arguments
+  func.func @weights_as_arguments(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+    // INPUTS: %[[E:.*]] = tensor.empty() : tensor<2x16xf32>
+    // INPUTS-COUNT-4: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<2x16xf32>, tensor<16xf32>) outs(%[[E]] : tensor<2x16xf32>)
+    // INPUTS: tensor.concat dim(0) {{.*}} -> tensor<8x16xf32>
+    %e = tensor.empty() : tensor<8x16xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%x, %b : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %s = arith.addf %a, %c : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    return %y : tensor<8x16xf32>
+  }
+}
+
+// -----
+
+// A bias broadcast into the init of the whole batch (computed from no input) is made once at
+// the micro-batch's shape; reshapes keep the batch dimension first and split with it.
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @broadcast_init
+  func.func @broadcast_init(%x: tensor<8x4x16xf32>) -> tensor<8x4x16xf32> {
+    %bias = arith.constant dense<1.5> : tensor<16xf32>
+    %e = tensor.empty() : tensor<32x16xf32>
+    // CHECK-NOT: tensor<32x16xf32>
+    // CHECK: tensor.collapse_shape {{.*}} : tensor<4x4x16xf32> into tensor<16x16xf32>
+    // CHECK: %[[E:.*]] = tensor.empty() : tensor<16x16xf32>
+    // CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<16xf32>) outs(%[[E]] : tensor<16x16xf32>)
+    // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[B]] : tensor<16x16xf32>, tensor<16x16xf32>)
+    // CHECK: tensor.expand_shape {{.*}} output_shape [4, 4, 16] {{.*}} : tensor<16x16xf32> into tensor<4x4x16xf32>
+    // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[B]] : tensor<16x16xf32>, tensor<16x16xf32>)
+    // CHECK: tensor.concat dim(0) {{.*}} : (tensor<4x4x16xf32>, tensor<4x4x16xf32>) -> tensor<8x4x16xf32>
+    // CHECK-NOT: linalg.generic
+    %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%bias : tensor<16xf32>) outs(%e : tensor<32x16xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: f32, %o: f32):
+      linalg.yield %a : f32
+    } -> tensor<32x16xf32>
+    %xc = tensor.collapse_shape %x [[0, 1], [2]] {ipu.ipu_id = 0 : i64} : tensor<8x4x16xf32> into tensor<32x16xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%xc, %b : tensor<32x16xf32>, tensor<32x16xf32>) outs(%e : tensor<32x16xf32>) attrs = {ipu.ipu_id = 1 : i64} {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    } -> tensor<32x16xf32>
+    %ye = tensor.expand_shape %y [[0, 1], [2]] output_shape [8, 4, 16] {ipu.ipu_id = 1 : i64} : tensor<32x16xf32> into tensor<8x4x16xf32>
+    return %ye : tensor<8x4x16xf32>
+  }
+}

@@ -1,0 +1,205 @@
+"""ipu-pipeline end to end on an m2000: the pipelined program's outputs equal, bit for bit, the
+sharded program's on each micro-batch (the same arithmetic per micro-batch) and the single-IPU
+program's, match upstream MLIR's ExecutionEngine, and its estimated time beats the sharded
+run's, every stage computing at once in the steady state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch  # the test extra installs torch and torch-mlir
+from mlir import ir
+from test_shard import _inputs, mlp
+from torch_mlir import fx  # noqa: F401  after upstream MLIR, before the ExecutionEngine runs (test_strided_slices.py)
+
+from ipu_mlir.dialects import make_context
+from ipu_mlir.frontends.api import reference_outputs
+from ipu_mlir.lowering.pass_registry import build_pass_manager
+from ipu_mlir.lowering.pipelines import default_pipeline
+from ipu_mlir.runtime import api as runtime_api
+from ipu_mlir.target import load_target
+
+REPO = Path(__file__).resolve().parents[2]
+WIDTHS = [256, 1024, 1024, 1024, 256]  # four matmuls: one per stage of an m2000
+BATCH = 64
+
+
+def simulate(text: str, target: str, micro_batches: int = 1):
+    """The default pipeline on `text`, pipelined over `micro_batches` (%x, the one argument read
+    along the batch: the weights are arguments too)."""
+    with make_context():
+        module = ir.Module.parse(text)
+        build_pass_manager(default_pipeline(target, micro_batches=micro_batches)).run(module.operation)
+        return runtime_api.load_simulator(module, None, "main", verified=True)
+
+
+@pytest.fixture(scope="module")
+def sharded_and_inputs():
+    text = mlp(WIDTHS, batch=BATCH)
+    inputs = _inputs(text)
+    sharded = simulate(text, "m2000")
+    return text, inputs, sharded, sharded.run(inputs)
+
+
+@pytest.mark.parametrize("micro_batches", [4, 8])
+def test_pipelined_equals_sharded_per_micro_batch(sharded_and_inputs, micro_batches: int) -> None:
+    text, inputs, sharded, _ = sharded_and_inputs
+    pipelined = simulate(text, "m2000", micro_batches)
+    (got,) = pipelined.run(inputs)
+    rows = BATCH // micro_batches
+    small = mlp(WIDTHS, batch=rows)
+    per_micro_batch = simulate(small, "m2000")
+    one_ipu = simulate(small, "gc200")
+    for m in range(micro_batches):
+        sliced = [inputs[0][m * rows : (m + 1) * rows], *inputs[1:]]
+        (expected,) = per_micro_batch.run(sliced)
+        assert np.array_equal(got[m * rows : (m + 1) * rows], expected), f"micro-batch {m}"
+        assert np.array_equal(expected, one_ipu.run(sliced)[0])
+    (reference,) = reference_outputs(text, inputs, "main")
+    np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4 * np.abs(reference).max())
+
+
+def test_stages_run_at_once_and_beat_sharded(sharded_and_inputs) -> None:
+    text, inputs, sharded, expected = sharded_and_inputs
+    pipelined = simulate(text, "m2000", 4)
+    (got,) = pipelined.run(inputs)
+    np.testing.assert_allclose(got, expected[0], rtol=1e-4, atol=1e-4 * np.abs(expected[0]).max())
+    tiles = load_target("m2000").tiles_per_ipu
+    ipus_computing = [
+        np.unique(np.flatnonzero(step.compute_cycles_per_tile) // tiles).size
+        for step in pipelined.profile.steps
+        if step.compute_cycles_per_tile is not None
+    ]
+    assert max(ipus_computing) == 4  # the steady state: every stage in one superstep
+    assert (
+        max(
+            np.unique(np.flatnonzero(s.compute_cycles_per_tile) // tiles).size
+            for s in sharded.profile.steps
+            if s.compute_cycles_per_tile is not None
+        )
+        == 1
+    )
+    assert pipelined.profile.cycles < sharded.profile.cycles
+    assert pipelined.profile.link_bytes >= sharded.profile.link_bytes // 2  # the same activations cross, per micro-batch
+
+
+def _torch_mlp():
+
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU()]
+    layers += [torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 64)]
+    return torch.nn.Sequential(*layers).eval(), torch.randn(32, 128)
+
+
+def test_poptorch_options_pipeline_inference() -> None:
+    """`PipelinedExecution` over `deviceIterations` micro-batches: one program, equal bit for bit
+    to the sharded model run once per micro-batch, and to PyTorch within 1e-4."""
+    from ipu_mlir.frontends import torch as ipu_torch
+
+    model, x = _torch_mlp()
+    sharded = ipu_torch.inferenceModel(model, ipu_torch.Options().deviceIterations(4).target("m2000"))
+    options = ipu_torch.Options().deviceIterations(4).target("m2000").setExecutionStrategy(ipu_torch.PipelinedExecution())
+    pipelined = ipu_torch.inferenceModel(model, options)
+    got, expected = pipelined(x), sharded(x)
+    assert np.array_equal(got.numpy(), expected.numpy())
+    np.testing.assert_allclose(got.numpy(), ipu_torch.run_eager(model, x).numpy(), rtol=1e-4, atol=1e-4)
+    tiles = load_target("m2000").tiles_per_ipu
+    steps = pipelined.compiled.profile.steps
+    assert (
+        max(np.unique(np.flatnonzero(s.compute_cycles_per_tile) // tiles).size for s in steps if s.compute_cycles_per_tile is not None) > 1
+    )
+
+
+def test_poptorch_options_refusals() -> None:
+    from ipu_mlir.frontends import torch as ipu_torch
+    from ipu_mlir.target.diagnostics import IpuError
+
+    model, x = _torch_mlp()
+    options = ipu_torch.Options().setExecutionStrategy(ipu_torch.PipelinedExecution())
+    with pytest.raises(IpuError, match="training over pipeline stages .* is not implemented"):
+        ipu_torch.trainingModel(model, options)
+    with pytest.raises(IpuError, match="setExecutionStrategy takes PipelinedExecution"):
+        ipu_torch.Options().setExecutionStrategy("pipelined")
+    # 2 micro-batches for the 4 stages of an m2000: refused at the function, nothing run.
+    too_few = ipu_torch.Options().deviceIterations(2).target("m2000").setExecutionStrategy(ipu_torch.PipelinedExecution())
+    with pytest.raises(IpuError, match="micro-batches=2 is fewer than the 4 pipeline stages"):
+        ipu_torch.inferenceModel(model, too_few)(x)
+
+
+def test_ipu_run_micro_batches(tmp_path, capsys) -> None:
+    """`ipu-run --micro-batches M --check` on the example CNN (weights as arguments) against the
+    ExecutionEngine; bad M: one line at the function, exit 1, no output written."""
+    from ipu_mlir.tools import ipu_run
+
+    cnn = str(REPO / "examples" / "cnn.mlir")
+    out = tmp_path / "out"
+    flags = ["--target", "m2000", "--random-inputs", "0"]
+    assert ipu_run.main([cnn, *flags, "--micro-batches", "4", "--check", "--output-dir", str(out)]) == 0
+    assert "check output 0" in capsys.readouterr().out and (out / "output0.npy").exists()
+    bad = tmp_path / "bad"
+    assert ipu_run.main([cnn, *flags, "--micro-batches", "3", "--output-dir", str(bad)]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "cnn.mlir:10:3: error: 'func.func' op ipu-pipeline: input %arg0" in error
+    assert "divisible by micro-batches=3" in error and not bad.exists()
+
+
+def test_poptorch_replication_factor_inference() -> None:
+    """`replicationFactor(2)` x `deviceIterations(2)`: each device iteration's batch split over 2
+    replicas of 2 IPUs each (ipu-replicate; test_replicate.py checks the pass bit for bit), equal
+    to PyTorch within 1e-4, the replicas computing in the same supersteps."""
+    from ipu_mlir.frontends import torch as ipu_torch
+    from ipu_mlir.target.diagnostics import IpuError
+
+    model, x = _torch_mlp()
+    options = ipu_torch.Options().deviceIterations(2).replicationFactor(2).target("m2000")
+    replicated = ipu_torch.inferenceModel(model, options)
+    got = replicated(x).numpy()
+    np.testing.assert_allclose(got, ipu_torch.run_eager(model, x).numpy(), rtol=1e-4, atol=1e-4)
+    tiles = load_target("m2000").tiles_per_ipu
+    steps = replicated.compiled.profile.steps
+    busiest = max(
+        np.unique(np.flatnonzero(s.compute_cycles_per_tile) // tiles).size for s in steps if s.compute_cycles_per_tile is not None
+    )
+    assert busiest == 2  # the two replicas' layers in the same supersteps
+    with pytest.raises(IpuError, match="replicationFactor is for inference only"):
+        ipu_torch.trainingModel(model, ipu_torch.Options().replicationFactor(2))
+    with pytest.raises(IpuError, match="replicas=3 is not a power of two"):
+        ipu_torch.inferenceModel(model, ipu_torch.Options().deviceIterations(2).replicationFactor(3).target("m2000"))(x[:24])
+
+
+SKIP = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+!t = tensor<16x128xf32>
+!w = tensor<128x128xf32>
+module attributes {ipu.target = "m2000"} {
+  func.func @main(%x: !t, %w0: !w, %w1: !w, %w2: !w) -> !t {
+    %e = tensor.empty() : !t
+    %0 = "ipu.matmul"(%x, %w0) {ipu.ipu_id = 0 : i64} : (!t, !w) -> !t
+    %1 = "ipu.matmul"(%0, %w1) {ipu.ipu_id = 1 : i64} : (!t, !w) -> !t
+    %2 = "ipu.matmul"(%1, %w2) {ipu.ipu_id = 2 : i64} : (!t, !w) -> !t
+    %3 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%2, %0 : !t, !t) outs(%e : !t) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    } -> !t
+    return %3 : !t
+  }
+}
+"""
+
+
+def test_a_value_skipping_a_stage_goes_straight_to_its_user() -> None:
+    """A residual %0 from stage 0 read on stage 2: each micro-batch's copy goes from IPU 0 to
+    IPU 2 directly (no relay through IPU 1), and the result equals the sharded program's."""
+    inputs = _inputs(SKIP)
+    sharded = simulate(SKIP, "m2000")
+    pipelined = simulate(SKIP, "m2000", 4)
+    (got,), (expected,) = pipelined.run(inputs), sharded.run(inputs)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    flows = {pair for step in pipelined.profile.steps for pair in step.link_flows}
+    assert (0, 2) in flows and (1, 2) in flows and not any(dst == 1 and src != 0 for src, dst in flows)
+    skipped = sum(step.link_flows.get((0, 2), 0) for step in pipelined.profile.steps)
+    assert skipped == sum(step.link_flows.get((0, 2), 0) for step in sharded.profile.steps) == 16 * 128 * 4
