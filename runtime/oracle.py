@@ -13,11 +13,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
+
+from ipu_mlir.target.element_types import FP8_DTYPES, is_float
 
 # Relative tolerance by element type; integers and booleans must match exactly. f32's is the
 # one ipu-run --check has always used; f16's and f64's follow their precision (assumption).
-DEFAULT_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
+# bf16's is 8 of its steps at 1 (eps 2^-7): the reference rounds into bf16 only where the program
+# converts and at the end, the simulator after every op, so a chain of k ops may differ by k/2
+# steps (assumption: chains of up to about 16 ops before a rounding the two share). FP8's is one
+# step of the format at the output's largest value (eps 2^-3 for E4M3, 2^-2 for E5M2): both
+# sides round every FP8 op, so only f32 sums in another order can land on the neighbouring value.
+DEFAULT_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10, "bfloat16": 2**-4}
+DEFAULT_RTOL |= {str(dtype): float(ml_dtypes.finfo(dtype).eps) for dtype in FP8_DTYPES}
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,7 @@ def compare(got: np.ndarray, want: np.ndarray, rtol: float | None = None, min_sc
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         return Comparison(False, 0.0, mismatch=f"simulated {got.shape} {got.dtype}, reference {want.shape} {want.dtype}")
-    floating = got.dtype.kind in "fc"
+    floating = got.dtype.kind in "fc" or is_float(got.dtype)
     if rtol is None:
         rtol = DEFAULT_RTOL.get(str(got.dtype), 0.0) if floating else 0.0
     g, w = np.atleast_1d(got), np.atleast_1d(want)

@@ -24,6 +24,7 @@ import numpy as np
 from mlir import ir
 
 from . import Target
+from .element_types import numpy_float
 
 # --- Assumptions (not in any target file) ----------------------------------------------------
 
@@ -92,6 +93,9 @@ def _dtype_info(text: str) -> _DType:  # the planner asks thousands of times per
         return _DType(text, max(1, (bits + 7) // 8), match.group(1) in ("f", "bf"))
     if text == "index":
         return _DType(text, 8, False)
+    narrow = numpy_float(text)  # f8E4M3FN, or numpy's bfloat16
+    if narrow is not None:
+        return _DType(text, narrow.itemsize, True)
     try:
         numpy_type = np.dtype(text)
     except TypeError:
