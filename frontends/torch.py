@@ -192,8 +192,6 @@ class CompiledModule:
         arrays = [_to_numpy(value) for value in inputs]
         outputs = self.simulator.run(arrays)
         if as_torch:
-            import torch
-
             outputs = [_to_torch(np.ascontiguousarray(output)) for output in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
