@@ -81,7 +81,7 @@ from mlir.dialects.transform import interpreter
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
-from ipu_mlir.dialects.resources import dense_array
+from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import FLOAT_DTYPES, is_float
 
@@ -333,6 +333,12 @@ def _promoted(module: ir.Module) -> ir.Module | None:
                 else:
                     values = dense_array(value, FLOAT_DTYPES[narrow(value.type)]).astype(np.float32)
                     op.attributes["value"] = ir.DenseElementsAttr.get(values, type=f32)
+            elif is_resource(value) and narrow(value.type):  # torch-mlir's weights: widened into a dense f32 constant
+                values = dense_array(value, FLOAT_DTYPES[narrow(value.type)])
+                if values is None:
+                    return None
+                shape = ir.ShapedType(value.type).shape
+                op.attributes["value"] = ir.DenseElementsAttr.get(values.astype(np.float32).reshape(shape), type=f32)
     for op in native:
         with ir.InsertionPoint.after(op), op.location:
             widened = arith.extf(wide(op.results[0].type), op.results[0])
