@@ -7,9 +7,11 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from mlir import ir  # noqa: F401  upstream MLIR's libraries before torch-mlir's, both before the ExecutionEngine
-# runs: other orders abort or break the JIT's symbol lookup (test_strided_slices; measured here: the
-# reference on the FP8 FFN segfaults with torch-mlir loaded first)
+
+# Upstream MLIR's libraries before torch-mlir's, both before the ExecutionEngine runs: other
+# orders abort or break the JIT's symbol lookup (test_strided_slices; measured here: the
+# reference on the FP8 FFN segfaults with torch-mlir loaded first).
+from mlir import ir  # noqa: F401
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_mlir.fx")
