@@ -20,11 +20,10 @@ from ipu_mlir.target.element_types import FP8_DTYPES, is_float
 
 # Relative tolerance by element type; integers and booleans must match exactly. f32's is the
 # one ipu-run --check has always used; f16's and f64's follow their precision (assumption).
-# bf16's is 8 of its steps at 1 (eps 2^-7): the reference rounds into bf16 only where the program
-# converts and at the end, the simulator after every op, so a chain of k ops may differ by k/2
-# steps (assumption: chains of up to about 16 ops before a rounding the two share). FP8's is one
-# step of the format at the output's largest value (eps 2^-3 for E4M3, 2^-2 for E5M2): both
-# sides round every FP8 op, so only f32 sums in another order can land on the neighbouring value.
+# bf16's is 8 of its steps at 1 (eps 2^-7), FP8's one step of the format at the output's largest
+# value (eps 2^-3 for E4M3, 2^-2 for E5M2): both sides round every bf16 and FP8 op, so only sums
+# taken in another order (tiles, pairs) differ, f32 ones by a rounding at most, sums in bf16
+# itself by a few steps (assumption: 8, for reductions of up to a few thousand terms).
 DEFAULT_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10, "bfloat16": 2**-4}
 DEFAULT_RTOL |= {str(dtype): float(ml_dtypes.finfo(dtype).eps) for dtype in FP8_DTYPES}
 

@@ -275,12 +275,13 @@ module attributes {transform.with_named_sequence} {
 def _promoted(module: ir.Module) -> ir.Module | None:
     """A copy of `module` with every narrow float (f16, bf16, FP8: scalars, tensor elements,
     constants) made f32 and the `arith.extf` from them to f32 dropped. The program's own
-    conversions into f16 or bf16 (`truncf`, `sitofp`, `uitofp` from wider values) still round,
-    each followed by an `extf` to f32. The JIT cannot lower FP8 at all (no LLVM type), so every
-    arith / math op giving an FP8 value is followed by a call of `_FP8_ROUNDING`, f32 arithmetic
-    rounding to the format (its own code, not ml_dtypes': the simulator's). None if the copy
-    does not verify (an op the retyping cannot carry, such as a bit cast, or a dense_resource
-    constant)."""
+    conversions into f16 (`truncf`, `sitofp`, `uitofp` from wider values) still round, each
+    followed by an `extf` to f32. Every arith / math op giving a bf16 or FP8 value (and every
+    named linalg op, whose sum runs in f32) is followed by a rounding into its type, as MLIR
+    computes in them (docs/precision.md): bf16 by the JIT's truncf and extf, FP8, which the
+    JIT cannot lower at all (no LLVM type), by a call of `_fp8_rounding`'s function, f32
+    arithmetic rounding to the format (its own code, not ml_dtypes': the simulator's). None if
+    the copy does not verify (an op the retyping cannot carry, such as a bit cast)."""
     copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
     f32 = ir.F32Type.get()
 
@@ -302,11 +303,11 @@ def _promoted(module: ir.Module) -> ir.Module | None:
     copy.operation.walk(lambda op: ops.append(op) or ir.WalkResult.ADVANCE)  # rewritten after the walk
     native = [
         op for op in ops
-        if op.name in _INTO_NARROW and narrow(op.results[0].type) in _JIT_FLOATS and narrow(op.operands[0].type) is None
+        if op.name in _INTO_NARROW and narrow(op.results[0].type) == "f16" and narrow(op.operands[0].type) is None
     ]  # fmt: skip
-    fp8 = [
+    rounded_ops = [
         (op, narrow(op.results[0].type)) for op in ops
-        if len(op.results) == 1 and narrow(op.results[0].type) in _FP8_FORMATS and (
+        if len(op.results) == 1 and narrow(op.results[0].type) in _ROUNDED_PER_OP and (
             op.name.split(".")[0] in ("arith", "math") and op.name != "arith.constant" and not _in_named_linalg(op)
             or op.name.startswith("linalg.") and op.name != "linalg.generic"
         )
@@ -343,13 +344,13 @@ def _promoted(module: ir.Module) -> ir.Module | None:
         with ir.InsertionPoint.after(op), op.location:
             widened = arith.extf(wide(op.results[0].type), op.results[0])
         op.results[0].replace_all_uses_except(widened, widened.owner.operation)
-    for format_ in sorted({format_ for _, format_ in fp8}):
+    for format_ in sorted({format_ for _, format_ in rounded_ops if format_ in _FP8_FORMATS}):
         rounding = ir.Module.parse(_fp8_rounding(format_))
         with ir.InsertionPoint(copy.body):
             rounding.body.operations[0].clone()
-    for op, format_ in fp8:
+    for op, format_ in rounded_ops:
         with ir.InsertionPoint.after(op), op.location:
-            rounded = _rounded(op.results[0], ir.FlatSymbolRefAttr.get(f"__round_{format_}"))
+            rounded = _rounded(op.results[0], format_)
         if rounded is None:
             return None
         op.results[0].replace_all_uses_except(rounded, rounded.owner.operation)
@@ -371,12 +372,21 @@ def _in_named_linalg(op: ir.Operation) -> bool:
     return parent is not None and parent.name.startswith("linalg.") and parent.name != "linalg.generic"
 
 
-def _rounded(value: ir.Value, rounding: ir.FlatSymbolRefAttr) -> ir.Value | None:
-    """`rounding` called on scalar `value`, or on each element of ranked tensor `value` (a
+def _round_scalar(value: ir.Value, format_: str) -> ir.Value:
+    """f32 `value` rounded to `format_` and widened back: bf16 by the JIT's own truncf, an FP8
+    format by its `__round_<format_>` function."""
+    f32 = ir.F32Type.get()
+    if format_ == "bf16":
+        return arith.extf(f32, arith.truncf(ir.BF16Type.get(), value))
+    return func_dialect.call([f32], ir.FlatSymbolRefAttr.get(f"__round_{format_}"), [value])
+
+
+def _rounded(value: ir.Value, format_: str) -> ir.Value | None:
+    """Scalar `value` rounded to `format_`, or each element of ranked tensor `value` (a
     linalg.generic); None for anything else."""
     f32 = ir.F32Type.get()
     if value.type == f32:
-        return func_dialect.call([f32], rounding, [value])
+        return _round_scalar(value, format_)
     if not isinstance(value.type, ir.RankedTensorType):
         return None
     type_ = ir.RankedTensorType(value.type)
@@ -386,13 +396,12 @@ def _rounded(value: ir.Value, rounding: ir.FlatSymbolRefAttr) -> ir.Value | None
     generic = linalg.GenericOp([type_], [value], [empty], ir.ArrayAttr.get([identity] * 2), ir.ArrayAttr.get([parallel] * type_.rank))
     block = generic.regions[0].blocks.append(f32, f32)
     with ir.InsertionPoint(block):
-        linalg.YieldOp([func_dialect.call([f32], rounding, [block.arguments[0]])])
+        linalg.YieldOp([_round_scalar(block.arguments[0], format_)])
     return generic.results[0]
 
 
-# Conversions into f16 or bf16 from other types: the promotion keeps their rounding.
+# Conversions into f16 from other types: the promotion keeps their rounding.
 _INTO_NARROW = ("arith.truncf", "arith.sitofp", "arith.uitofp")
-_JIT_FLOATS = ("f16", "bf16")  # LLVM has these types; the JIT rounds into them
 _FP8_FORMATS = {
     # name: (mantissa bits, smallest normal exponent, largest finite value, has infinities, has -0)
     "f8E4M3FN": (3, -6, 448.0, False, True),
@@ -400,7 +409,9 @@ _FP8_FORMATS = {
     "f8E4M3FNUZ": (3, -7, 240.0, False, False),
     "f8E5M2FNUZ": (2, -15, 57344.0, False, False),
 }
-_NARROW = frozenset((*_JIT_FLOATS, *_FP8_FORMATS))
+# Rounded after every arith / math op giving them (MLIR's meaning), f16 only where converted into.
+_ROUNDED_PER_OP = frozenset(("bf16", *_FP8_FORMATS))
+_NARROW = frozenset(("f16", *_ROUNDED_PER_OP))
 
 
 def _fp8_rounding(format_: str) -> str:

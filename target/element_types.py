@@ -63,3 +63,13 @@ def as_strided(array: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ..
         bits = np.dtype(f"u{array.dtype.itemsize}")
         return _as_strided(array.view(bits), shape, strides, writeable=writeable).view(array.dtype)
     return _as_strided(array, shape, strides, writeable=writeable)
+
+
+def identity_value(name: str, value: float) -> float:
+    """`value` (a combiner's identity: 0, 1, +-inf) as float type `name` holds it: an infinity
+    becomes the largest finite value of its sign in a type without infinities (the FN and FNUZ
+    formats, where APFloat would make it NaN, which max and min propagate)."""
+    dtype = FLOAT_DTYPES.get(name)
+    if dtype is None or not np.isinf(value) or not np.isnan(np.float32(value).astype(dtype)):
+        return value
+    return float(np.copysign(ml_dtypes.finfo(dtype).max, value))

@@ -176,3 +176,27 @@ def test_random_inputs_and_tolerance(name):
     far = np.array([4.0 + 8 * rtol, 1.0], np.float32).astype(dtype)
     assert oracle.compare(near, want).ok and not oracle.compare(far, want).ok
     assert not math.isclose(float(far[0]), 4.0)
+
+
+MAX_REDUCE = """
+func.func @main(%x: tensor<4x{n}x{t}>) -> tensor<4x{t}> {{
+  %low = arith.constant {low} : {t}
+  %e = tensor.empty() : tensor<4x{t}>
+  %init = linalg.fill ins(%low : {t}) outs(%e : tensor<4x{t}>) -> tensor<4x{t}>
+  %r = linalg.reduce {{ arith.maximumf }} ins(%x : tensor<4x{n}x{t}>) outs(%init : tensor<4x{t}>) dimensions = [1]
+  return %r : tensor<4x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("name", FP8)
+def test_max_of_negative_values_cut_over_tiles(name):
+    """A max reduction cut over tiles starts each tile's partial at the combiner's identity,
+    -inf: in the FN and FNUZ formats, which have no infinity, that is their lowest value (-448,
+    -240, -57344), not NaN (APFloat's -inf there), which the max would carry to the result."""
+    dtype = FLOAT_DTYPES[name]
+    low = -float(ml_dtypes.finfo(dtype).max)
+    x = (np.random.default_rng(3).random((4, 4096)) * 0.5 - 1.0).astype(dtype)
+    text = MAX_REDUCE.format(n=4096, t=name, low=low)
+    (simulated,), _ = api.run(text, [x], target="tiny")
+    assert not np.isnan(simulated.astype(np.float32)).any()
+    assert simulated.tobytes() == x.max(axis=1, initial=low).tobytes()

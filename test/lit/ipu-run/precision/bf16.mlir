@@ -5,8 +5,8 @@
 // RUN: not ipu-run %s --target tiny --input %t/x.npy %t/x.npy %t/x.npy 2>&1 | FileCheck --check-prefix=WRONG %s
 
 // A bf16 linear layer with a bias and a SiLU-like gate: products sum in f32 and round once,
-// every element-wise op rounds into bf16 (docs/precision.md). The reference (MLIR's JIT) runs
-// the program in f32 and rounds at the program's conversions and at the end: bf16's tolerance.
+// every element-wise op rounds into bf16 (docs/precision.md), in the reference (MLIR's JIT on
+// the program promoted to f32, rounding after each bf16 op) as in the simulator.
 
 // CHECK: check output 0: max abs error {{.*}} (rtol 0.0625): ok
 // CHECK: output 0: 16x8 bfloat16 -> {{.*}}out/output0.npy
