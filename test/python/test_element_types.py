@@ -74,7 +74,7 @@ func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}x{t}> {{
 @pytest.mark.parametrize("name", FP8)
 def test_reference_rounds_fp8_as_apfloat(name):
     """The JIT has no FP8 type: the reference rounds with its own f32 arithmetic
-    (`_fp8_rounding`), which must give APFloat's value for every probe."""
+    (runtime/promotion.py's `_fp8_rounding`), which must give APFloat's value for every probe."""
     values = _probes(FLOAT_DTYPES[name])
     (got,) = run_reference(TRUNCATE.format(n=values.size, t=name), [values])
     wrong = ~_same(got, _apfloat(values, name))
