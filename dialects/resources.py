@@ -19,7 +19,7 @@ import math
 import re
 
 import numpy as np
-from mlir import ir
+from mlir import ir, passmanager
 
 _BLOB = re.compile(r'dialect_resources:.*?"0x([0-9A-Fa-f]*)"', re.S)
 
@@ -88,12 +88,33 @@ def is_resource(attr: ir.Attribute) -> bool:
     return True
 
 
+# Floats numpy's buffer view of an attribute does not know ("Unsupported floating-point type").
+_BITCAST_FLOATS = frozenset({"bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ"})
+
+
+def _narrow_floats(attr: ir.DenseElementsAttr, dtype: np.dtype) -> np.ndarray:
+    """The elements of a bf16 or FP8 `dense` attribute, bit for bit: MLIR's folder bit casts it
+    to integers of the same width, which numpy reads."""
+    shaped = ir.ShapedType(attr.type)
+    with attr.context, ir.Location.unknown():
+        bits = ir.RankedTensorType.get(shaped.shape, ir.IntegerType.get_signless(dtype.itemsize * 8))
+        scratch = ir.Module.parse(
+            f"func.func @f() -> {bits} {{\n  %c = arith.constant {attr}\n"
+            f"  %b = arith.bitcast %c : {attr.type} to {bits}\n  return %b : {bits}\n}}"
+        )
+        passmanager.PassManager.parse("builtin.module(canonicalize)").run(scratch.operation)
+        folded = next(op for op in scratch.body.operations[0].regions[0].blocks[0].operations if op.name == "arith.constant")
+        return np.array(folded.attributes["value"]).view(dtype)
+
+
 def dense_array(attr: ir.Attribute, dtype: np.dtype) -> np.ndarray | None:
     """The elements of a `dense` or `dense_resource` attribute, flat or shaped as numpy gives
     them; None for any other attribute or a missing blob."""
     if isinstance(attr, ir.DenseElementsAttr):
         if attr.is_splat:  # numpy's view of a splat i1 attribute reads past its one stored bit
             return np.full(ir.ShapedType(attr.type).shape, _scalar(attr.get_splat_value()), dtype)
+        if str(ir.ShapedType(attr.type).element_type) in _BITCAST_FLOATS:
+            return _narrow_floats(attr, np.dtype(dtype))
         return np.array(attr)
     if not is_resource(attr):
         return None

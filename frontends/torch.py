@@ -40,6 +40,7 @@ from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
 __all__ = [
     "CompiledModule",
@@ -218,9 +219,7 @@ class CompiledModule:
         arrays = [_to_numpy(value) for value in inputs]
         outputs = self.simulator.run(arrays)
         if as_torch:
-            import torch
-
-            outputs = [torch.from_numpy(np.ascontiguousarray(output)) for output in outputs]
+            outputs = [_to_torch(np.ascontiguousarray(output)) for output in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -252,17 +251,30 @@ class InferenceModel:
 
 
 def _to_numpy(value: Any) -> np.ndarray:
+    """A torch tensor as a numpy array; bf16 and float8 ones (which torch's `numpy()` refuses)
+    through their bits, as the ml_dtypes type of the same name."""
     if isinstance(value, np.ndarray):
         return value
     if type(value).__module__.startswith("torch"):
-        return value.detach().cpu().numpy()
+        import torch
+
+        tensor = value.detach().cpu()
+        narrow = numpy_float(str(tensor.dtype).removeprefix("torch."))  # torch and ml_dtypes share the names
+        if narrow is not None:
+            bits = torch.int16 if tensor.element_size() == 2 else torch.uint8
+            return tensor.view(bits).numpy().view(narrow)
+        return tensor.numpy()
     raise IpuError(f"expected a numpy array or a torch tensor, got {type(value).__name__}")
 
 
 def _to_torch(value: Any) -> Any:
+    """A numpy array as a torch tensor, ml_dtypes' bf16 and FP8 types as torch's of the same name."""
     if isinstance(value, np.ndarray):
         import torch
 
+        if value.dtype in NARROW_FLOATS:
+            bits = np.int16 if value.dtype.itemsize == 2 else np.uint8
+            return torch.from_numpy(np.ascontiguousarray(value).view(bits)).view(getattr(torch, value.dtype.name))
         return torch.from_numpy(value)
     return value
 
@@ -379,13 +391,15 @@ def _track_weight(tensor: Any, tracker: Any, context: Any) -> None:
     from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_NPY_TYPE, create_mlir_tensor_type
     from torch_mlir.ir import DenseResourceElementsAttr, Location
 
-    if not isinstance(tensor, torch.Tensor) or tensor.numel() <= 1 or tensor.dtype in (torch.bfloat16, torch.complex32):
+    if not isinstance(tensor, torch.Tensor) or tensor.numel() <= 1 or tensor.dtype == torch.complex32:
         return
     dtype = TORCH_DTYPE_TO_NPY_TYPE.get(tensor.dtype)
     mapping = tracker.track(tensor)
     if dtype is None or not mapping.is_empty:
         return
-    array = np.array(tensor.detach().cpu().numpy(), dtype=dtype, copy=True, order="C")
+    array = np.array(_to_numpy(tensor), dtype=dtype, copy=True, order="C")
+    if array.dtype in NARROW_FLOATS:  # the bindings read a buffer of bits, not ml_dtypes' types
+        array = array.view(f"u{array.dtype.itemsize}")
     with context, Location.unknown():  # types take a location for their diagnostics
         shape = "_".join(str(size) for size in tensor.shape)
         mapping.value = DenseResourceElementsAttr.get_from_buffer(

@@ -44,6 +44,7 @@ from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.dialects.ops.convert import pad_value
 from ipu_mlir.dialects.packing import lower_packs
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.element_types import FLOAT_DTYPES
 
 from .arg_reductions import rewrite_arg_reductions
 from .fuse_trees import fuse_elementwise_trees
@@ -59,8 +60,8 @@ _PREPARE = "builtin.module(canonicalize)"
 _GENERALIZE = "builtin.module(func.func(convert-elementwise-to-linalg,linalg-generalize-named-ops),canonicalize)"
 _FUSE = "builtin.module(linalg-fuse-elementwise-ops,canonicalize,cse)"
 
-# docs/contracts.md: element types numpy can run (bf16 is not one of them).
-ELEMENT_TYPES = frozenset({"f32", "f16", "f64", "i1", "i8", "i32", "i64"})
+# docs/contracts.md: element types numpy can run (the floats of target/element_types.py).
+ELEMENT_TYPES = frozenset({*FLOAT_DTYPES, "i1", "i8", "i32", "i64"})
 _L0_DIALECTS = frozenset({"arith", "math", "linalg", "tensor", "func", "ipu"})
 # With the compute ops of the registry (`REGISTRY`: the built-in records and any a plugin adds).
 _L1_DATA_OPS = frozenset({

@@ -19,6 +19,7 @@ from mlir import ir
 from ipu_mlir.dialects import ipu, make_context, tm_tensor
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, format_location
+from ipu_mlir.target.element_types import is_float
 
 from .profile import program_summary
 from .simulator import Simulator
@@ -113,7 +114,7 @@ def random_inputs(arguments: Sequence[tuple[tuple[int, ...], np.dtype]], seed: i
     inputs = []
     for shape, dtype in arguments:
         dtype = np.dtype(dtype)
-        if dtype.kind == "f":
+        if is_float(dtype):
             values = (rng.random(shape) * 2 - 1).astype(dtype)
             values = np.minimum(values, np.nextafter(dtype.type(1), dtype.type(0)))  # rounding must not reach 1
         elif dtype.kind == "b":

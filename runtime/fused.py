@@ -35,10 +35,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.ops.compiled import compiled
 from ipu_mlir.dialects.ops.semantics import Clamp, elementwise_kernel, erf_f32, out_kernel
+from ipu_mlir.target.element_types import as_strided
 
 from .inplace import Op
 

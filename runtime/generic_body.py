@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel, out_kernel, reducer
 from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.element_types import as_strided
 
 from .fused import Fused
 from .inplace import Env, Op, broadcast_shape, plan_ops, run_body

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid
@@ -31,6 +30,7 @@ from ipu_mlir.dialects.ops.arrays import as_items, assign
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target
 from ipu_mlir.target.diagnostics import IpuError, format_location
+from ipu_mlir.target.element_types import as_strided
 
 
 class SimulationError(IpuError):
@@ -126,7 +126,7 @@ class Windows:
     def _view(self, array: np.ndarray, writeable: bool) -> np.ndarray:
         rows, length = array.shape
         shape, strides = (rows, length - self.count + 1, self.count), (array.strides[0], array.strides[1], array.strides[1])
-        return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+        return as_strided(array, shape, strides, writeable=writeable)
 
     def read(self, array: np.ndarray) -> np.ndarray:
         return self._view(array, False)[self.rows, self.lo]

@@ -13,11 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
+
+from ipu_mlir.target.element_types import FP8_DTYPES, is_float
 
 # Relative tolerance by element type; integers and booleans must match exactly. f32's is the
 # one ipu-run --check has always used; f16's and f64's follow their precision (assumption).
-DEFAULT_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
+# bf16's is 8 of its steps at 1 (eps 2^-7), FP8's one step of the format at the output's largest
+# value (eps 2^-3 for E4M3, 2^-2 for E5M2): both sides round every bf16 and FP8 op, so only sums
+# taken in another order (tiles, pairs) differ, f32 ones by a rounding at most, sums in bf16
+# itself by a few steps (assumption: 8, for reductions of up to a few thousand terms).
+DEFAULT_RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10, "bfloat16": 2**-4}
+DEFAULT_RTOL |= {str(dtype): float(ml_dtypes.finfo(dtype).eps) for dtype in FP8_DTYPES}
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,7 @@ def compare(got: np.ndarray, want: np.ndarray, rtol: float | None = None, min_sc
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         return Comparison(False, 0.0, mismatch=f"simulated {got.shape} {got.dtype}, reference {want.shape} {want.dtype}")
-    floating = got.dtype.kind in "fc"
+    floating = got.dtype.kind in "fc" or is_float(got.dtype)
     if rtol is None:
         rtol = DEFAULT_RTOL.get(str(got.dtype), 0.0) if floating else 0.0
     g, w = np.atleast_1d(got), np.atleast_1d(want)

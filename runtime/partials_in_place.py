@@ -37,11 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.combine import CombineMark
 from ipu_mlir.dialects.ops.compiled import compiled
+from ipu_mlir.target.element_types import as_strided
 
 from .codelet import body_key, compile_codelet
 from .memory import Buffer, Grid, Strided

@@ -25,9 +25,9 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.ops.compiled import compiled
+from ipu_mlir.target.element_types import as_strided
 
 SHORT = 8  # axes up to this long are combined one element after the other
 BLOCK = 64  # numpy reduces an axis followed by contiguous blocks this long as fast (measured)

@@ -82,6 +82,9 @@ from mlir.runtime import np_to_memref
 
 from ipu_mlir.dialects.packing import lower_packs
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.element_types import FLOAT_DTYPES, is_float
+
+from .promotion import promoted, uses_narrow_floats
 
 TO_BUFFERS = (
     "func.func(convert-elementwise-to-linalg)",
@@ -114,9 +117,7 @@ TO_LLVM = (
 
 # Signless integers read as signed, as arith's signed ops and torch-mlir take them.
 DTYPES = {
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
+    **FLOAT_DTYPES,
     "i1": np.dtype(np.bool_),
     "i8": np.dtype(np.int8),
     "i16": np.dtype(np.int16),
@@ -145,12 +146,13 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
     `inputs`, in argument order, and returns its results as new numpy arrays of the results'
     shapes and element types. The inputs are not modified.
 
-    With `f16_in_f32` (the default), a program using f16 runs in f32 (`_promoted_f16`): the f16
-    inputs widened exactly, the f16 results rounded once at the end (the program's own
-    conversions into f16 still round). Loops of f16 additions rounded at every step drift far
-    from the exact sum (4096 values in [0, 1.15): 2272 where the sum is 2350.2), and the
-    simulator's sums do not, so the reference stays the one closer to the truth. A program
-    the promotion cannot handle (e.g. bit casts of f16) runs in f16."""
+    With `f16_in_f32` (the default), a program using f16, bf16 or FP8 runs in f32
+    (runtime/promotion.py): the narrow inputs widened exactly, the narrow results rounded at
+    the end, the program's own conversions into f16 rounded, and every bf16 or FP8 op rounded
+    into its type. Loops of f16 additions rounded at every step drift far from the exact sum
+    (4096 values in [0, 1.15): 2272 where the sum is 2350.2), and the simulator's sums do not,
+    so the reference stays the one closer to the truth. A program the promotion cannot handle
+    (e.g. bit casts of f16) runs in its own types."""
     with ir.Context(), ir.Location.unknown():
         clone = _parse(module)
         _decompose_aggregates(clone)
@@ -160,12 +162,13 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
         results = _signature(function_type.results, "result", entry, func)
         arrays = _check_inputs(inputs, arguments, entry)
         wanted = results
-        if f16_in_f32 and _uses_f16(clone):
-            promoted = _promoted_f16(clone)
-            if promoted is not None:
-                clone, func = promoted, _find_entry(promoted, entry)
-                arrays = [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
-                results = [(shape, np.dtype(np.float32) if dtype == np.float16 else dtype) for shape, dtype in results]
+        if f16_in_f32 and uses_narrow_floats(clone):
+            _run_passes(clone, TO_BUFFERS[:1])  # element-wise ops on tensors into generics: promoted per element
+            wide = promoted(clone)
+            if wide is not None:
+                clone, func = wide, _find_entry(wide, entry)
+                arrays = [a.astype(np.float32) if is_float(a.dtype) and a.dtype.itemsize < 4 else a for a in arrays]
+                results = [(shape, np.dtype(np.float32) if is_float(dtype) and dtype.itemsize < 4 else dtype) for shape, dtype in results]
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         if "sym_visibility" in func.attributes:
             del func.attributes["sym_visibility"]  # a private entry would get no C interface
@@ -273,85 +276,6 @@ module attributes {transform.with_named_sequence} {
   }
 }
 """
-
-
-def _promoted_f16(module: ir.Module) -> ir.Module | None:
-    """A copy of `module` with every f16 (scalars, tensor elements, constants) made f32 and the
-    `arith.extf` from f16 to f32 dropped; the program's own conversions into f16 (`truncf`,
-    `sitofp`, `uitofp` from non-f16 values) still round, each followed by an `extf` to f32.
-    None if the copy does not verify (an op the retyping cannot carry, such as a bit cast, or
-    a dense_resource f16 constant)."""
-    copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-    f16, f32 = ir.F16Type.get(), ir.F32Type.get()
-
-    def wide(type_: ir.Type) -> ir.Type:
-        if type_ == f16:
-            return f32
-        if isinstance(type_, ir.RankedTensorType) and type_.element_type == f16:
-            return ir.RankedTensorType.get(type_.shape, f32, type_.encoding)
-        if isinstance(type_, ir.FunctionType):
-            return ir.FunctionType.get([wide(t) for t in type_.inputs], [wide(t) for t in type_.results])
-        return type_
-
-    ops: list[ir.Operation] = []
-    copy.operation.walk(lambda op: ops.append(op) or ir.WalkResult.ADVANCE)  # rewritten after the walk
-    rounding = [
-        op for op in ops
-        if op.name in _INTO_F16 and "f16" in str(op.results[0].type) and "f16" not in str(op.operands[0].type)
-    ]  # fmt: skip
-    for op in ops:
-        for region in op.regions:
-            for block in region.blocks:
-                for argument in block.arguments:
-                    argument.set_type(wide(argument.type))
-        if not any(op == kept for kept in rounding):
-            for result in op.results:
-                result.set_type(wide(result.type))
-        if op.name == "func.func":
-            op.attributes["function_type"] = ir.TypeAttr.get(wide(ir.TypeAttr(op.attributes["function_type"]).value))
-        elif op.name == "arith.constant":
-            value = op.attributes["value"]
-            if isinstance(value, ir.FloatAttr) and value.type == f16:
-                op.attributes["value"] = ir.FloatAttr.get(f32, value.value)
-            elif isinstance(value, ir.DenseFPElementsAttr) and value.type.element_type == f16:
-                if value.is_splat:
-                    op.attributes["value"] = ir.DenseElementsAttr.get_splat(
-                        wide(value.type), ir.FloatAttr.get(f32, value.get_splat_value().value)
-                    )
-                else:
-                    op.attributes["value"] = ir.DenseElementsAttr.get(np.array(value).astype(np.float32), type=f32)
-    for op in rounding:
-        with ir.InsertionPoint.after(op), op.location:
-            widened = arith.extf(wide(op.results[0].type), op.results[0])
-        op.results[0].replace_all_uses_except(widened, widened.owner.operation)
-    for op in ops:
-        if op.name == "arith.extf" and op.operands[0].type == op.results[0].type:
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.erase()
-    try:
-        copy.operation.verify()
-    except ir.MLIRError:
-        return None
-    return copy
-
-
-# Conversions into f16 from other types: the promotion keeps their rounding.
-_INTO_F16 = ("arith.truncf", "arith.sitofp", "arith.uitofp")
-
-
-def _uses_f16(module: ir.Module) -> bool:
-    """Whether a value of `module` (a result, a block argument) has a type made with f16."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        values = [*op.results, *(a for region in op.regions for block in region.blocks for a in block.arguments)]
-        if any("f16" in str(value.type) for value in values):
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return bool(found)
 
 
 def _returns_a_buffer_twice(func: ir.Operation) -> bool:

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, TileGrid
 from ipu_mlir.target import Target
+from ipu_mlir.target.element_types import as_strided
 
 from .memory import Buffer, Grid, Rows, Site, as_slice, assign, grid_region, static_tensor
 

@@ -56,6 +56,9 @@ class Target:
     fp32_fma_per_cycle: int
     # AMP (matrix unit) rate with half-precision inputs.
     fp16_fma_per_cycle: int
+    # AMP rate with FP8 inputs (QUARTER: f8E4M3FNUZ / f8E5M2FNUZ and the OCP formats); a chip
+    # without FP8 arithmetic converts them to half and runs at fp16_fma_per_cycle.
+    fp8_fma_per_cycle: int
     # The matrix unit as poplibs' AMP vertices use it (target.cost_model.amp_work): output
     # channels per weight load, the bytes of weights each conv unit holds, and the rate at
     # which the supervisor loads them.
@@ -147,6 +150,11 @@ _FMA_FIGURE_BY_DTYPE = {
     "float32": "fp32_fma_per_cycle",
     "f16": "fp16_fma_per_cycle",
     "float16": "fp16_fma_per_cycle",
+    # The IPU has no bf16 arithmetic: priced as f16 (assumption, docs/precision.md).
+    "bf16": "fp16_fma_per_cycle",
+    "bfloat16": "fp16_fma_per_cycle",
+    **{name: "fp8_fma_per_cycle" for name in ("f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ")},
+    **{name: "fp8_fma_per_cycle" for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")},
 }
 _TEXT_FIELDS = ("name", "description")
 _FIGURE_TYPES: dict[str, type] = {name: hint for name, hint in typing.get_type_hints(Target).items() if hint in (int, float)}
@@ -161,6 +169,7 @@ _MAXIMA: dict[str, int] = {
     "clock_hz": 100_000_000_000,
     "fp32_fma_per_cycle": 4096,
     "fp16_fma_per_cycle": 4096,
+    "fp8_fma_per_cycle": 4096,
     "amp_conv_units": 1024,
     "amp_weight_bytes_per_conv_unit": 1 << 16,
     "amp_weight_load_bytes_per_cycle": 4096,

@@ -24,6 +24,7 @@ import numpy as np
 from mlir import ir
 
 from . import Target
+from .element_types import numpy_float
 
 # --- Assumptions (not in any target file) ----------------------------------------------------
 
@@ -92,6 +93,9 @@ def _dtype_info(text: str) -> _DType:  # the planner asks thousands of times per
         return _DType(text, max(1, (bits + 7) // 8), match.group(1) in ("f", "bf"))
     if text == "index":
         return _DType(text, 8, False)
+    narrow = numpy_float(text)  # f8E4M3FN, or numpy's bfloat16
+    if narrow is not None:
+        return _DType(text, narrow.itemsize, True)
     try:
         numpy_type = np.dtype(text)
     except TypeError:
@@ -100,9 +104,9 @@ def _dtype_info(text: str) -> _DType:  # the planner asks thousands of times per
 
 
 def _has_amp(dtype: _DType) -> bool:
-    """Whether the matrix unit (AMP) takes `dtype`: f32 and f16 (bf16 assumed to run as f16);
-    f64 and integers run on the vector path only."""
-    return dtype.is_float and dtype.bytes in (2, 4)
+    """Whether the matrix unit (AMP) takes `dtype`: f32, f16 (bf16 assumed to run as f16) and
+    FP8 (`amp_in_chans_per_group`); f64 and integers run on the vector path only."""
+    return dtype.is_float and dtype.bytes in (1, 2, 4)
 
 
 # --- poplibs' AMP 1x1 partials vertex --------------------------------------------------------
@@ -120,7 +124,13 @@ AMP_CORE_CYCLES = {4: 8, 2: 4}
 
 
 def amp_in_chans_per_group(dtype: _DType, target: Target) -> int:
-    """Input channels of one chunk: the weights one conv unit holds (8 f32, 16 f16)."""
+    """Input channels of one chunk: the weights one conv unit holds (8 f32, 16 f16). FP8 runs
+    the f16 path (4 cycles per position) on fp8_fma_per_cycle / fp16_fma_per_cycle times f16's
+    channels: 32 on the C600, whose FP8 peak is twice its FP16 one, and f16's 16 on chips that
+    convert FP8 to half (assumption: the C600's AMP holds twice the FP8 weights in the same
+    bytes; no FP8 estimator is among our sources)."""
+    if dtype.bytes == 1:
+        return target.amp_weight_bytes_per_conv_unit // 2 * target.fp8_fma_per_cycle // target.fp16_fma_per_cycle
     return target.amp_weight_bytes_per_conv_unit // dtype.bytes
 
 
@@ -191,7 +201,8 @@ def worker_issue_interval(target: Target) -> int:
 
 
 def _lanes_per_cycle(dtype: _DType, target: Target) -> float:
-    lanes = SIMD_BYTES // dtype.bytes if dtype.is_float and dtype.bytes <= 4 else 1
+    # FP8 has no vector arithmetic: converted to half, 4 lanes (assumption, docs/precision.md).
+    lanes = SIMD_BYTES // max(dtype.bytes, 2) if dtype.is_float and dtype.bytes <= 4 else 1
     return lanes * target.worker_threads / worker_issue_interval(target)
 
 

@@ -94,14 +94,23 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
             f"@{simulator.entry} takes {len(simulator.arguments)} inputs: give them with --input A.npy ... or use --random-inputs SEED"
         )
     inputs = []
-    for path in args.input:
+    wanted = [dtype for _, dtype in simulator.arguments] + [None] * len(args.input)
+    for path, dtype in zip(args.input, wanted):
         try:
-            inputs.append(np.load(path, allow_pickle=False))
+            inputs.append(_typed(np.load(path, allow_pickle=False), dtype))
         except OSError as error:
             raise IpuError(f"cannot read input '{path}': {error.strerror or error}") from None
         except ValueError as error:
             raise IpuError(f"cannot read input '{path}': not a .npy array ({error})") from None
     return inputs
+
+
+def _typed(array: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
+    """`array` as `dtype` if it holds that ml_dtypes type's bits: .npy files record bf16 and FP8
+    arrays as raw `V2` / `V1` elements (numpy knows no such types; docs/precision.md)."""
+    if dtype is not None and array.dtype.kind == "V" and array.dtype.fields is None and array.dtype.itemsize == dtype.itemsize:
+        return array.view(dtype)
+    return array
 
 
 def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:

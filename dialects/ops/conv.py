@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 from mlir.dialects import func
-from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
+from ipu_mlir.target.element_types import as_strided
 
 from .. import ipu
 from . import tensor_builders as tb

@@ -28,7 +28,8 @@ imported, where the machine code is cached, what a first compile costs)."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
+
+from ipu_mlir.target.element_types import as_strided
 
 from .compiled import compiled
 

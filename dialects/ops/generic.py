@@ -19,6 +19,7 @@ from mlir.dialects import func
 
 from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
+from ipu_mlir.target.element_types import identity_value
 
 from .. import ipu
 from .registry import ComputeOp, Example, Piece, register_op
@@ -247,7 +248,7 @@ def _capture(source: ir.OpView, value: ir.Value, function_block: ir.Block, captu
 
 
 def _is_float(element_type: ir.Type) -> bool:
-    return isinstance(element_type, (ir.F32Type, ir.F16Type, ir.BF16Type, ir.F64Type))
+    return isinstance(element_type, ir.FloatType)
 
 
 def combiner_of(combiner: str, element_type: ir.Type) -> str:
@@ -261,7 +262,7 @@ def identity_attribute(combiner: str, element_type: ir.Type) -> ir.Attribute:
     """The scalar that `combiner` leaves unchanged (0 for a sum...)."""
     value = COMBINERS[combiner_of(combiner, element_type)] if combiner != SUM else 0
     if _is_float(element_type):
-        return ir.FloatAttr.get(element_type, float(value))
+        return ir.FloatAttr.get(element_type, identity_value(str(element_type), float(value)))
     width = ir.IntegerType(element_type).width
     value = {"min": -(2 ** (width - 1)), "max": 2 ** (width - 1) - 1}.get(value, value)
     return ir.IntegerAttr.get(element_type, int(value))

@@ -19,6 +19,7 @@ from mlir import ir
 
 from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
+from ipu_mlir.target.element_types import identity_value, mlir_name
 
 from .gather import piece_codelet
 from .registry import ComputeOp, Example, Kernel, Piece, dtype_of, register_op, shape_text, static_tensor
@@ -58,7 +59,7 @@ def identity(combiner: str, dtype: np.dtype):
     value = COMBINERS[combiner]
     if value in ("min", "max"):
         return dtype.type(getattr(np.iinfo(dtype), value))
-    return dtype.type(value)
+    return dtype.type(identity_value(mlir_name(dtype) or "", value))  # -inf: -448 in f8E4M3FN
 
 
 @register_op

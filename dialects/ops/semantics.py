@@ -26,6 +26,8 @@ from collections.abc import Callable
 import numpy as np
 from mlir import ir
 
+from ipu_mlir.target.element_types import FLOAT_DTYPES, NARROW_FLOATS, is_float
+
 from .compiled import compiled
 
 Kernel = Callable[..., np.ndarray]
@@ -42,10 +44,7 @@ def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
         if element_type.width in (8, 16, 32, 64):
             return np.dtype(f"{'u' if element_type.is_unsigned else 'i'}{element_type.width // 8}")
         return None
-    for kind, dtype in ((ir.F16Type, np.float16), (ir.F32Type, np.float32), (ir.F64Type, np.float64)):
-        if isinstance(element_type, kind):
-            return np.dtype(dtype)
-    return None
+    return FLOAT_DTYPES.get(str(element_type)) if isinstance(element_type, ir.FloatType) else None
 
 
 # --- Integer views -------------------------------------------------------------------------
@@ -92,15 +91,20 @@ def cast_signed(source: np.dtype, target: np.dtype) -> Kernel:
     or truncate, floats round, integers and floats convert as signed."""
     if source == target:
         return _identity
-    if target.kind == "f":
-        return _cast("arith.sitofp" if source.kind != "f" else "arith.extf", source, target)
-    return _cast("arith.fptosi", source, target) if source.kind == "f" else _convert(source, target, "s")
+    if is_float(target):
+        return _cast("arith.sitofp" if not is_float(source) else "arith.extf", source, target)
+    return _cast("arith.fptosi", source, target) if is_float(source) else _convert(source, target, "s")
+
+
+# Sums of products whose result is one of these run in f32 and are rounded once (an f8 or bf16
+# accumulator would lose the sum: the AMP accumulates f16 products in f32, docs/precision.md).
+_SUMMED_IN_F32 = frozenset({np.dtype(np.float16), *NARROW_FLOATS})
 
 
 def accumulation(operand: np.dtype, result: np.dtype) -> tuple[Kernel, Kernel]:
     """How operands enter a sum of products in the result's element type (linalg's
     cast_signed; f16 sums in f32 and i1 ones in i64, both rounded once) and how it leaves."""
-    accumulator = np.dtype({np.float16: np.float32, np.bool_: np.int64}.get(result.type, result))
+    accumulator = np.dtype(np.float32) if result in _SUMMED_IN_F32 else np.dtype(np.int64) if result == np.bool_ else result
     return cast_signed(operand, accumulator), cast_signed(accumulator, result)
 
 
@@ -526,11 +530,11 @@ def elementwise_kernel(name: str, operands: list[np.dtype], result: np.dtype, pr
         return fn if view is _identity else lambda a, b: fn(view(a), view(b))
     if name == "arith.select":
         return select
-    if first.kind == "f" and name in _FLOAT_BINARY:
+    if is_float(first) and name in _FLOAT_BINARY:
         return _FLOAT_BINARY[name]
-    if first.kind == "f" and name in _FLOAT_UNARY:
+    if is_float(first) and name in _FLOAT_UNARY:
         return _FLOAT_UNARY[name]
-    if name == "math.erf" and first.kind == "f":
+    if name == "math.erf" and is_float(first):
         return _erf64 if first == np.float64 else _erf_rounded
     if name == "math.erfc" and first.kind == "f":
         return _erfc64 if first == np.float64 else _in_f64(_erfc64)
@@ -582,7 +586,7 @@ def reducer(name: str, dtype: np.dtype) -> Reducer | None:
     ufunc = _COMBINER_UFUNCS.get(name)
     if ufunc is None:
         return None
-    if dtype.kind == "f":
+    if is_float(dtype):
         return lambda x, axes: ufunc.reduce(x, axis=axes, dtype=dtype)
     signedness = _INT_BINARY[name][1]
     view, back = _view(dtype, signedness), _back(dtype)

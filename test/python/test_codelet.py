@@ -977,9 +977,9 @@ ERRORS = {
         "%0 = arith.constant dense_resource<missing> : tensor<4xf32>",
         "-:3:8: error: 'arith.constant' op reads dense_resource<missing> : tensor<4xf32>, whose blob is not available",
     ),
-    "bf16": (
-        "%0 = arith.constant dense<1.0> : tensor<4xbf16>",
-        "'arith.constant' op uses element type bf16, which codelets do not support",
+    "tf32": (
+        "%0 = arith.constant dense<1.0> : tensor<4xtf32>",
+        "'arith.constant' op uses element type tf32, which codelets do not support",
     ),
     "floordiv map": (
         'linalg.generic {indexing_maps = [affine_map<(d0) -> (d0 floordiv 2)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}'

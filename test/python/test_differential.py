@@ -69,7 +69,6 @@ KNOWN_UNSUPPORTED = {
     "convert-to-ipu/generic.mlir#7": "with 2 results is not supported by ipu-plan",  # an arg-max: results read each other
     "convert-to-ipu/multi-result.mlir#2": "with 2 results is not supported by ipu-plan",  # an arg-max over a non-iota index
     "fold-batch-norm/unreadable.mlir#0": "a value the simulator cannot read",  # a filter blob that is missing
-    "fold-batch-norm/unreadable.mlir#1": "element type bf16",  # numpy has no bf16
     # a subi reduction too long for a tile, refused rather than cut without a combiner (its point)
     "plan/admits-no-combiner.mlir#0": "does not fit in 39321 bytes per tile however it is cut",
     # four 256x256 device variables beside the activations overflow tiny on purpose (its point)

@@ -851,10 +851,10 @@ def test_parse_error_has_its_location():
 
 
 def test_unsupported_argument_type():
-    with pytest.raises(ReferenceRunError, match=r"argument #1 of @main has type tensor<4xbf16>"):
+    with pytest.raises(ReferenceRunError, match=r"argument #1 of @main has type tensor<4xf8E3M4>"):
         run_reference(
             """
-func.func @main(%a: tensor<4xf32>, %b: tensor<4xbf16>) -> tensor<4xf32> {
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf8E3M4>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }""",
             [uniform(4), uniform(4)],

@@ -31,6 +31,7 @@ FIGURES = [
     "clock_hz",
     "fp32_fma_per_cycle",
     "fp16_fma_per_cycle",
+    "fp8_fma_per_cycle",
     "amp_conv_units",
     "amp_weight_bytes_per_conv_unit",
     "amp_weight_load_bytes_per_cycle",
@@ -205,7 +206,30 @@ def test_derived_helpers():
     assert gc200.fma_per_cycle("float16") == 64
     with pytest.raises(IpuError) as error:
         gc200.peak_flops("f64")
-    assert error.value.message == "target 'gc200' has no f64 arithmetic; supported: f16, f32, float16, float32"
+    assert error.value.message.startswith("target 'gc200' has no f64 arithmetic; supported: bf16, bfloat16, f16, f32, f8E4M3FN, ")
+
+
+def test_c600_fp8_peak_is_twice_fp16():
+    """The C600's launch figures (c600.toml): 280 TFLOPS FP16, 560 TFLOPS FP8; the GC200 has no
+    FP8 arithmetic and runs FP8 at its FP16 rate; bf16 runs at f16's everywhere (assumption)."""
+    c600, gc200 = load_target("c600"), load_target("gc200")
+    assert c600.peak_flops("f16") == pytest.approx(280e12, rel=1e-9)
+    for name in ("f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "float8_e4m3fn"):
+        assert c600.peak_flops(name) == pytest.approx(560e12, rel=1e-9)
+        assert gc200.peak_flops(name) == gc200.peak_flops("f16")
+    assert c600.peak_flops("bf16") == c600.peak_flops("f16")
+
+
+@pytest.mark.parametrize("m, k, n", [(256, 256, 256), (1024, 512, 64), (64, 4096, 64)])
+def test_fp8_products_run_at_the_fp8_rate(m, k, n):
+    """An FP8 matmul on the C600's AMP: twice f16's input channels per weight load at f16's 4
+    cycles per position, so about half f16's cycles (the fixed costs of the vertex stay);
+    on the GC200, which converts FP8 to half, f16's cycles."""
+    c600, gc200 = load_target("c600"), load_target("gc200")
+    fp8, f16 = (cost_model.matmul_work(1, m, n, k, dtype, c600) for dtype in ("f8E4M3FNUZ", "f16"))
+    assert 0.45 * f16 <= fp8 <= 0.6 * f16
+    assert cost_model.matmul_work(1, m, n, k, "f8E4M3FN", gc200) == cost_model.matmul_work(1, m, n, k, "f16", gc200)
+    assert cost_model.matmul_work(1, m, n, k, "bf16", c600) == f16
 
 
 def test_target_is_immutable_and_hashable():

@@ -42,15 +42,15 @@ func.func @many(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tenso
 
 // -----
 
-// Element types numpy cannot hold (bf16), non-tensor values, calls that cannot be inlined.
+// Element types numpy cannot hold (tf32; the floats are docs/precision.md's), non-tensor values, calls that cannot be inlined.
 
 func.func private @external(tensor<4xf32>) -> tensor<4xf32>
 
-// expected-error@+1 {{'func.func' is not supported by ipu-convert-to-ipu: argument #0 has element type bf16 (tensor<4xbf16>)}}
-func.func @types(%x: tensor<4xbf16>, %m: memref<4xf32>) -> tensor<4xf32> {
+// expected-error@+1 {{'func.func' is not supported by ipu-convert-to-ipu: argument #0 has element type tf32 (tensor<4xtf32>)}}
+func.func @types(%x: tensor<4xtf32>, %m: memref<4xf32>) -> tensor<4xf32> {
   // expected-error@-1 {{'func.func' is not supported by ipu-convert-to-ipu: argument #1 has type memref<4xf32> (only statically shaped tensors)}}
-  // expected-error@+1 {{'arith.extf' is not supported by ipu-convert-to-ipu: element type bf16 (tensor<4xbf16>)}}
-  %y = arith.extf %x : tensor<4xbf16> to tensor<4xf32>
+  // expected-error@+1 {{'arith.extf' is not supported by ipu-convert-to-ipu: element type tf32 (tensor<4xtf32>)}}
+  %y = arith.extf %x : tensor<4xtf32> to tensor<4xf32>
   // expected-error@+1 {{'func.call' is not supported by ipu-convert-to-ipu: a call that could not be inlined (a function without body)}}
   %z = func.call @external(%y) : (tensor<4xf32>) -> tensor<4xf32>
   return %z : tensor<4xf32>
