@@ -373,6 +373,20 @@ def sync(kind: str = "internal", *, loc=None, ip=None) -> SyncOp:
 
 
 @_register
+class PredicateOp(ir.OpView):
+    OPERATION_NAME = "ipu.predicate"
+
+    result = _result(0)
+    buffer = _attribute("buffer", _symbol)
+    tile = _attribute("tile", _int)
+
+
+def predicate(buffer: str, tile: int, *, loc=None, ip=None) -> PredicateOp:
+    attributes = {"buffer": _ref(buffer), "tile": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), tile)}
+    return _create("ipu.predicate", results=[ir.IntegerType.get_signless(1)], attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
 class ExecuteOp(ir.OpView):
     OPERATION_NAME = "ipu.execute"
 

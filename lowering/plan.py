@@ -175,7 +175,11 @@ class _Planner:
                 continue
             # A window read in place (`slice_view`) and a loop's initial value are placed by the
             # compute op reading them (plan_compute, plan_loop).
-            if not record_of(op) and name != "scf.for" and (name != "tensor.extract_slice" or slice_view(op.results[0]) is None):
+            if (
+                not record_of(op)
+                and name not in ("scf.for", "scf.if")
+                and (name != "tensor.extract_slice" or slice_view(op.results[0]) is None)
+            ):
                 for operand in op.operands:
                     if operand in self.unplaced:
                         self.place_unplaced(operand, self.default_layout(_shape(operand)))
@@ -189,7 +193,9 @@ class _Planner:
                 self.set_layout(op, self.default_layout(_shape(op.results[0])))
             elif name == "scf.for":
                 self.plan_loop(op)
-            elif name not in ("tensor.empty", "func.return", "scf.yield") and not _is_scalar(op):
+            elif name in ("scf.if", "scf.while"):
+                self.plan_branches(op)
+            elif name not in ("tensor.empty", "func.return", "scf.yield", "scf.condition") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
 
     def plan_loop(self, op: ir.OpView) -> None:
@@ -214,6 +220,27 @@ class _Planner:
                     self.place_unplaced(carried, self.default_layout(_shape(carried)))
                 self.place_unplaced(init, self.layouts[carried])
                 self.layouts[result] = self.layouts[carried]
+
+    def plan_branches(self, op: ir.OpView) -> None:
+        """`scf.if` (Poplar's If) and `scf.while` (RepeatWhileTrue): each block planned once. A
+        value flowing out of a block (an If's result, a value a while loop carries or hands from
+        its condition to its body) keeps the layout it has where it is first yielded; ipu-schedule
+        copies the other blocks' yields there."""
+        blocks = [region.blocks[0] for region in op.regions if len(region.blocks)]
+        if op.operation.name == "scf.while":  # carried: the initial values' layouts
+            self.layouts.update(zip(blocks[0].arguments, (self.layouts[v] for v in op.operands)))
+        for k, block in enumerate(blocks):
+            self.plan_block(block)
+            terminator = block.operations[len(block.operations) - 1]
+            yielded = list(terminator.operands)[1 if terminator.operation.name == "scf.condition" else 0 :]
+            for value in yielded:
+                if value in self.unplaced:
+                    self.place_unplaced(value, self.default_layout(_shape(value)))
+            if k == 0 or op.operation.name == "scf.if":
+                for result in op.results:
+                    self.layouts.setdefault(result, self.layouts[yielded[result.result_number]])
+            if k == 0 and op.operation.name == "scf.while":
+                self.layouts.update(zip(blocks[1].arguments, (self.layouts[v] for v in op.results)))
 
     def crowded(self, value: ir.Value, block: Layout) -> bool:
         """Whether a weight (a constant or a device variable, resident for the whole program) would sit on few tiles

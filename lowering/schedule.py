@@ -17,7 +17,7 @@ from ipu_mlir.dialects.ops.space import SUM, Space
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
-from . import codelets
+from . import codelets, control_flow
 from .exchange import open_link_phases, plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import (
@@ -36,6 +36,7 @@ from .layout_algebra import (
 from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
 from .resident import declare_variable, resident_names, update_variables
+from .scalars import is_predicate
 from .select_entry import public_functions
 
 
@@ -181,9 +182,15 @@ class _Scheduler:
                 self.move(op)
             elif name == "scf.for":
                 self.loop(op)
+            elif name == "scf.if":
+                control_flow.schedule_if(self, op)
+            elif name == "scf.while":
+                control_flow.schedule_while(self, op)
+            elif name == "scf.condition":
+                control_flow.condition(self, op)
             elif name == "scf.yield":
                 self.carry(op)
-            elif name in ("tensor.empty", "arith.constant"):
+            elif name in ("tensor.empty", "arith.constant") or is_predicate(op):
                 pass
             else:
                 raise op_error(op, "is not supported by ipu-schedule")
@@ -233,13 +240,16 @@ class _Scheduler:
             ipu.sync("internal", ip=self.ip)
 
     def carry(self, op: ir.OpView) -> None:
-        """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
+        """The end of a loop body (or a branch: lowering/control_flow.py): each yielded tensor copied into its carried buffer (nothing
         when the body wrote it there: `in_place`), then the empty L3 yield. A carried tensor
         yielded in another one's place (a rotation, `yield %b, %a`) is first staged in a buffer
         of its own, a superstep earlier: one exchange phase must not write a buffer that it
         reads."""
         body = op.operation.block
-        targets = [self.stored[carried] for carried in body.arguments[1:]]
+        if op.operation.parent.name == "scf.for":
+            targets = [self.stored[carried] for carried in body.arguments[1:]]
+        else:
+            targets = control_flow.yield_targets(self, op)
         self.assign(op, list(zip(op.operands, targets)), {target.buffer for target in targets})
         scf.YieldOp([], ip=self.ip)
 

@@ -42,7 +42,7 @@ from .profile import Superstep
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write
 from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
-from .steps import Copy, Execute, Repeat, VertexGroup
+from .steps import Copy, Count, Execute, If, Predicate, Repeat, VertexGroup, While
 from .streams import DeviceToHost, HostToDevice
 from .traffic import copy_traffic
 
@@ -54,6 +54,9 @@ PROGRAM_OPS = (
     "ipu.copy",
     "ipu.execute",
     "scf.for",
+    "scf.if",
+    "scf.while",
+    "ipu.predicate",
     "func.return",
 )
 
@@ -127,6 +130,13 @@ class Planner:
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
         self.repeat = 1
+        # Data-dependent control flow (`_scf_if`, `_scf_while`): the block being planned runs
+        # `count.runs` times a run; its supersteps, with their repeat within it, recounted then.
+        # The later plan shares the checked plan's counts, block by block in program order.
+        self.count: Count | None = None
+        self.counts: list[Count] = [] if checked is None else checked.counts
+        self.counted: list[tuple[Superstep, Count, int]] = []
+        self.counted_blocks: list[Count] = []
         self.current = Superstep()
         self.exchange: list[Access] = []
         program = _program(self.program, entry)
@@ -283,7 +293,11 @@ class Planner:
             if top:
                 self.position = len(steps)  # the step this op becomes, if any
             site = site_of(op)
-            method = getattr(self, "_" + site.name.replace(".", "_"), None) if site.name in PROGRAM_OPS + ("scf.yield",) else None
+            method = (
+                getattr(self, "_" + site.name.replace(".", "_"), None)
+                if site.name in PROGRAM_OPS + ("scf.yield", "scf.condition")
+                else None
+            )
             if method is None:
                 raise site.error(f"is not supported in an ipu program by the simulator (expected one of {', '.join(PROGRAM_OPS)})")
             step = method(op, site)
@@ -300,6 +314,8 @@ class Planner:
             step.finish(self.target)
             self.supersteps.append(step)
         self.current = Superstep(repeat=self.repeat)
+        if self.count is not None:  # in data-dependent control flow: counted after each run
+            self.counted.append((self.current, self.count, self.repeat))
 
     def _end_exchange(self) -> None:
         if self.checks:
@@ -441,6 +457,61 @@ class Planner:
 
     def _scf_yield(self, op: ir.OpView, site: Site) -> None:
         return None
+
+    def _scf_condition(self, op: ir.OpView, site: Site) -> None:
+        self.predicate = self._predicate_of(op.operands[0], site)
+
+    def _ipu_predicate(self, op: ir.OpView, site: Site) -> None:
+        """Read where control flow uses it (`_predicate_of`): nothing runs here."""
+        return None
+
+    def _predicate_of(self, value: ir.Value, site: Site) -> Predicate:
+        """The step reading the device scalar an `ipu.predicate` names, priced as Poplar's If and
+        RepeatWhileTrue do it (an assumption: their predicate is brought to every tile): a
+        superstep of its own, the one tile broadcasting the element to every tile, and a sync."""
+        op = value.owner
+        buffer = self._buffer(op.buffer, site)
+        tile = np.array([op.tile])
+        self._close(None)
+        every = np.arange(self.target.num_tiles)
+        self.current.add_exchange(tile, every, buffer.element_bytes, self.target.num_tiles, self._record(site, source=buffer.name))
+        self._close("internal")
+        return Predicate(site, buffer, copy_region(buffer.rows(tile, site, "reads"), tile, np.zeros(1, np.int64), 1))
+
+    def _blocks(self, op: ir.OpView) -> tuple[tuple[list, list], tuple[Count, Count]]:
+        """The steps of `op`'s two blocks, each counted as it runs (`Count`)."""
+        outer = self.repeat, self.count
+        blocks, counts = [], []
+        for region in op.regions:
+            if len(self.counts) == len(self.counted_blocks):
+                self.counts.append(Count())
+            count = self.counts[len(self.counted_blocks)]
+            self.counted_blocks.append(count)
+            self._close(None)  # a block starts a superstep, counted with it
+            self.repeat, self.count = 1, count
+            self.counted.append((self.current, count, 1))
+            self.depth += 1
+            blocks.append(self._block(region.blocks[0]) if len(region.blocks) else [])
+            self.depth -= 1
+            if op.operation.name == "scf.while" and not counts:
+                predicate = self.predicate
+            self._close(None)
+            self.repeat, self.count = outer
+            counts.append(count)
+        if op.operation.name == "scf.while":
+            self.predicate = predicate
+        return (blocks[0], blocks[1]), (counts[0], counts[1])
+
+    def _scf_if(self, op: ir.OpView, site: Site) -> If:
+        predicate = self._predicate_of(op.operands[0], site)
+        blocks, counts = self._blocks(op)
+        return If(predicate, blocks, counts)
+
+    def _scf_while(self, op: ir.OpView, site: Site) -> While:
+        if len(op.operands) or len(op.results):
+            raise site.error("with values flowing through it is not supported in an ipu program (they live in buffers)")
+        blocks, counts = self._blocks(op)
+        return While(self.predicate, blocks, counts)
 
     def _func_return(self, op: ir.OpView, site: Site) -> None:
         self.results = [self.slots[value] for value in op.operands]
