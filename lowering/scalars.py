@@ -16,10 +16,9 @@ broadcast operand is. Per op:
   `tensor.from_elements`: the elements concatenated;
 - `linalg.fill` of a scalar that is not a constant, `tensor.splat`, and a generic capturing a
   scalar: the 0-d tensor read as a broadcast input;
-- `scf.for`, `scf.if`, `scf.while`, `scf.index_switch`: rebuilt on 0-d tensors (results, block
-  arguments, yields); a used `scf.for` induction variable is also carried as a 0-d counter.
-  Their condition (or switch index) is read by a `tensor.extract` of the 0-d tensor placed just
-  before them: the *predicate* of docs/contracts.md L1, which ipu-schedule turns into
+- `scf.for`, `scf.if`, `scf.while`: rebuilt on 0-d tensors (results, block arguments, yields);
+  a used `scf.for` induction variable is also carried as a 0-d counter. A condition is read by
+  a `tensor.extract` of the 0-d tensor placed just before its user: the *predicate* of docs/contracts.md L1, which ipu-schedule turns into
   `ipu.predicate` (Poplar's If / RepeatWhileTrue / Switch read a device scalar).
 
 A use the rewrite does not know keeps reading the scalar (a `tensor.extract` of its 0-d tensor),
@@ -38,7 +37,7 @@ from .affine_reads import with_inputs
 
 CONTROL_FLOW = ("scf.for", "scf.if", "scf.while", "scf.index_switch")
 # The ops whose operand #0 a predicate (a `tensor.extract` of a 0-d tensor) may be.
-PREDICATE_USERS = ("scf.if", "scf.condition", "scf.index_switch")
+PREDICATE_USERS = ("scf.if", "scf.condition")
 _INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
 
 
@@ -109,7 +108,7 @@ class _Rewrite:
         for op in list(block.operations):
             name = op.operation.name
             with op.location:
-                if name in CONTROL_FLOW:
+                if name in CONTROL_FLOW and name != "scf.index_switch":  # Switch: not yet (refused)
                     self.control_flow(op)
                 elif name in ("scf.yield", "scf.condition"):
                     self.terminator(op)
@@ -264,14 +263,9 @@ class _Rewrite:
     # --- control flow ---------------------------------------------------------------------
 
     def predicate(self, value: ir.Value, ip: ir.InsertionPoint) -> ir.Value:
-        """The condition (or index) `value` read from its 0-d tensor just before its user."""
+        """The condition `value` read from its 0-d tensor just before its user."""
         condition = self.tensor_of(value)
-        if condition is None:
-            return value
-        read = tensor.ExtractOp(condition, [], ip=ip).result
-        if isinstance(value.type, ir.IndexType):
-            read = ir.Operation.create("arith.index_cast", results=[value.type], operands=[read], ip=ip).results[0]
-        return read
+        return value if condition is None else tensor.ExtractOp(condition, [], ip=ip).result
 
     def control_flow(self, op: ir.OpView) -> None:
         """`op` rebuilt with 0-d tensors for its scalar operands, results and block arguments,
@@ -287,7 +281,7 @@ class _Rewrite:
             if not _all(inits):
                 return
             operands = operands[:3] + inits + ([self.tensor_of(operands[0])] if counting else [])
-        elif name in ("scf.if", "scf.index_switch"):
+        elif name == "scf.if":
             operands = [self.predicate(operands[0], ip)]
             counting = False
         else:  # scf.while

@@ -470,6 +470,10 @@ class Planner:
         RepeatWhileTrue do it (an assumption: their predicate is brought to every tile): a
         superstep of its own, the one tile broadcasting the element to every tile, and a sync."""
         op = value.owner
+        if isinstance(op, ir.OpView) and op.operation.name == "arith.constant":  # decided when compiling: nothing to read
+            return Predicate(site, None, None, bool(ir.IntegerAttr(op.attributes["value"]).value))
+        if not isinstance(op, ipu.PredicateOp):
+            raise site.error("needs a condition read by ipu.predicate (or an arith.constant)")
         buffer = self._buffer(op.buffer, site)
         tile = np.array([op.tile])
         self._close(None)

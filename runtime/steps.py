@@ -163,13 +163,17 @@ class Count:
 
 @dataclass
 class Predicate:
-    """`ipu.predicate`: the device scalar at one tile of a buffer, read as a condition."""
+    """`ipu.predicate`: the device scalar at one tile of a buffer, read as a condition (or
+    an `arith.constant` condition: no buffer)."""
 
     site: Site
-    buffer: Buffer
-    region: Region
+    buffer: Buffer | None
+    region: Region | None
+    constant: bool = False
 
     def __call__(self, check: bool) -> bool:
+        if self.buffer is None:
+            return self.constant
         return bool(self.buffer.read(self.region, self.site, check).reshape(-1)[0])
 
 
@@ -183,7 +187,7 @@ class If:
 
     @property
     def steps(self) -> list:
-        return [self.predicate, *self.blocks[0], *self.blocks[1]]
+        return [self.predicate] * (self.predicate.buffer is not None) + [*self.blocks[0], *self.blocks[1]]
 
     def run(self, values: list, check: bool) -> None:
         taken = 0 if self.predicate(check) else 1
@@ -202,7 +206,7 @@ class While:
 
     @property
     def steps(self) -> list:
-        return [self.predicate, *self.blocks[0], *self.blocks[1]]
+        return [self.predicate] * (self.predicate.buffer is not None) + [*self.blocks[0], *self.blocks[1]]
 
     def run(self, values: list, check: bool) -> None:
         before, body = self.blocks
