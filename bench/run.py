@@ -2,7 +2,7 @@
 (what, input, figure, ratio, peer, goal, met or missed) and bench/results.json (every row and
 its raw figures), headed by the date and the machine (CPU, cores, load average at the start).
 
-    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training]
+    .venv/bin/python bench/run.py [--quick] [--sections runtime reference xdsl scaling plan memory tm_tensor fidelity training solvers]
         [--out bench/results] [--readme README.md]
 
 Timings are medians of `--repeat` runs, the sides of a comparison interleaved in one process
@@ -31,6 +31,9 @@ Sections (issue 13):
 - training: a simulated training step against PyTorch eager's on one thread, the joint step's
   compile time, host bytes per step and simulated ResNet-50 images/s per IPU beside Graphcore's
   published figures (bench/training.py; issue 25).
+- solvers: conjugate gradient and Newton's iteration run to convergence (scf.while, scalar step
+  sizes): iterations, cycles per iteration, the share of sync and exchange, the error against
+  numpy (bench/solvers.py; issue 29).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ import matmul_roofline
 import numpy as np
 import numpy_models
 import simulator_vs_numpy
+import solvers
 import tm_tensor
 import torch
 import torch_mlir.fx  # noqa: F401 -- before the ExecutionEngine: after it, LLVM aborts ("print-inst-addrs registered more than once")
@@ -81,7 +85,7 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training")
+SECTIONS = ("runtime", "reference", "xdsl", "scaling", "plan", "memory", "tm_tensor", "fidelity", "training", "solvers")
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
 
@@ -511,6 +515,10 @@ def training_rows(args) -> list[dict]:
     return training.rows(args.quick, args.repeat, row)
 
 
+def solvers_rows(args) -> list[dict]:
+    return solvers.rows(args.quick, row)
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -521,6 +529,7 @@ SECTION_ROWS = {
     "tm_tensor": tm_tensor_rows,
     "fidelity": fidelity_rows,
     "training": training_rows,
+    "solvers": solvers_rows,
 }
 
 
