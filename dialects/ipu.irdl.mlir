@@ -389,19 +389,22 @@ irdl.dialect @ipu {
   // Reads a device scalar as the condition of control flow.
   //
   // The predicate of Poplar's `If` (`scf.if`) and `RepeatWhileTrue` (`scf.while`'s
-  // `scf.condition`): the element at `tile` of `buffer` (a buffer of one element per tile), read after the
-  // superstep that wrote it: the tile broadcasts it to every tile (one exchange) and all
-  // synchronise (one sync) before the branch or the next iteration starts. `i1` is true when
-  // nonzero.
+  // `scf.condition`), as an `i1`, or the index of its `Switch` (`scf.index_switch`), as an
+  // `index`: the element at `tile` of `buffer`, read after the superstep that wrote it. The tile
+  // broadcasts it to every tile (one exchange) and all synchronise (one sync) before the chosen
+  // block or the next iteration starts.
   //
-  // **Verified in Python:** `buffer` names an `ipu.buffer` held on `tile`, of element type `i1`.
+  // **Verified in Python:** `buffer` names an `ipu.buffer` held on `tile`, of element type `i1`
+  // for an `i1`, an integer type for an `index`.
   //
   // ```mlir
   // %p = "ipu.predicate"() {buffer = @generic3, tile = 5 : i64} : () -> i1
   // scf.if %p { ... }
   // ```
   irdl.operation @predicate {
-    %result = irdl.is i1
+    %i1 = irdl.is i1
+    %index = irdl.is index
+    %result = irdl.any_of(%i1, %index)
     %buffer = irdl.base "#builtin.symbol_ref"
     %tile = irdl.base "#builtin.integer"
     irdl.results(result: %result)

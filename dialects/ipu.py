@@ -381,9 +381,11 @@ class PredicateOp(ir.OpView):
     tile = _attribute("tile", _int)
 
 
-def predicate(buffer: str, tile: int, *, loc=None, ip=None) -> PredicateOp:
+def predicate(buffer: str, tile: int, result_type: ir.Type | None = None, *, loc=None, ip=None) -> PredicateOp:
+    """The element at `tile` of `buffer` as an `i1` (a condition) or an `index` (a switch's)."""
     attributes = {"buffer": _ref(buffer), "tile": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), tile)}
-    return _create("ipu.predicate", results=[ir.IntegerType.get_signless(1)], attributes=attributes, loc=loc, ip=ip)
+    result_type = result_type or ir.IntegerType.get_signless(1)
+    return _create("ipu.predicate", results=[result_type], attributes=attributes, loc=loc, ip=ip)
 
 
 @_register

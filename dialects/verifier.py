@@ -341,7 +341,10 @@ def _verify_predicate(op: ipu.PredicateOp, scope: _Scope) -> None:
     tile = op.tile
     if not (0 <= tile < len(buffer.holders) and buffer.holders[tile]):
         raise op_error(op, f"reads tile {tile}, which holds no copy of @{op.buffer}")
-    if str(buffer.element_type) != "i1":
+    if isinstance(op.result.type, ir.IndexType):
+        if not isinstance(buffer.element_type, ir.IntegerType) or str(buffer.element_type) == "i1":
+            raise op_error(op, f"reads @{op.buffer} of element type {buffer.element_type}; a switch's index is an integer")
+    elif str(buffer.element_type) != "i1":
         raise op_error(op, f"reads @{op.buffer} of element type {buffer.element_type}; a predicate is an i1")
 
 

@@ -1,19 +1,21 @@
 """Data-dependent control flow through `ipu-schedule` (L2 -> L3): `scf.if` as Poplar's `If`,
-`scf.while` as its `RepeatWhileTrue`.
+`scf.index_switch` as its `Switch`, `scf.while` as its `RepeatWhileTrue`.
 
 The condition is a device scalar: the 0-d `tensor<i1>` a predicate (`tensor.extract`, made by
 lowering/scalars.py) reads. At L3 `ipu.predicate` reads it from its buffer on its one tile, which
 the simulator prices as a broadcast of it to every tile and a sync (docs/compiler.md). Blocks
 are scheduled once, in program order, like an `scf.for` body:
 
-- `scf.if`: each value it yields gets a buffer, in the layout the then-block's yield has; each
-  block's yield copies its values there (an exchange where layouts differ). Both blocks' buffers
-  are in the program, so the memory plan places both (their lives cover the whole If).
+- `scf.if` (and `scf.index_switch`, its default block first): each value it yields gets a
+  buffer, in the layout the first block's yield has; each block's yield copies its values
+  there (an exchange where layouts differ). Every block's buffers are in the program, so the
+  memory plan places them all (an If's used by one block only may share bytes with the other's,
+  the blocks exclude each other; ipu-memory-plan keeps a Switch's live through all of it).
 - `scf.while`: each value the loop carries gets a buffer in its initial value's layout (copied
-  in before the loop), and each value the condition hands to the body (and out of the loop) a
-  the buffer the before block left it in (nothing writes it again before the body has run);
-  the body's `scf.yield` copies into the carried buffers. L3 keeps the two blocks: `scf.while` with no
-  values, its before block ending in `scf.condition(ipu.predicate)`.
+  in before the loop); each value the condition hands to the body (and out of the loop) stays
+  in the buffer the before block left it in (nothing writes it again before the body has run);
+  the body's `scf.yield` copies into the carried buffers. L3 keeps the two blocks: `scf.while`
+  with no values, its before block ending in `scf.condition(ipu.predicate)`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ from ipu_mlir.target.diagnostics import op_error
 
 
 def predicate(scheduler, op: ir.OpView, condition: ir.Value) -> ir.Value:
-    """`ipu.predicate` reading the device scalar the predicate `condition` extracts."""
+    """`ipu.predicate` reading the device scalar the predicate `condition` extracts (and casts
+    to `index`, a switch's)."""
     extract = condition.owner
+    if not isinstance(extract, ir.Block) and extract.name == "arith.index_cast":
+        extract = extract.operands[0].owner
     if isinstance(extract, ir.Block) or extract.name != "tensor.extract" or len(extract.operands) != 1:
         raise op_error(op, "has a condition that is not read from a 0-d tensor (run ipu-convert-to-ipu first)")
     stored = scheduler.get(op, extract.operands[0])
-    return ipu.predicate(stored.buffer, stored.layout.first_tile, ip=scheduler.ip).result
+    return ipu.predicate(stored.buffer, stored.layout.first_tile, condition.type, ip=scheduler.ip).result
 
 
 def schedule_if(scheduler, op: ir.OpView) -> None:
@@ -45,6 +50,20 @@ def schedule_if(scheduler, op: ir.OpView) -> None:
                 scheduler.lower(inner)
         else:
             scf.YieldOp([], ip=scheduler.ip)
+    scheduler.ip = outer
+
+
+def schedule_switch(scheduler, op: ir.OpView) -> None:
+    """`scf.index_switch` as Poplar's Switch: like an If, a block per case and the default."""
+    index = predicate(scheduler, op, op.operands[0])
+    regions = len(op.regions)
+    attributes = {"cases": op.attributes["cases"]}
+    switch = ir.Operation.create("scf.index_switch", operands=[index], attributes=attributes, regions=regions, ip=scheduler.ip)
+    outer = scheduler.ip
+    for old, new in zip(op.regions, switch.regions):
+        scheduler.ip = ir.InsertionPoint(new.blocks.append())
+        for inner in old.blocks[0].operations:
+            scheduler.lower(inner)
     scheduler.ip = outer
 
 

@@ -343,7 +343,8 @@ def _check_block(block: ir.Block, check_op: Callable[[ir.OpView], str | None]) -
         else:
             # A 0-d tensor's element read as a scalar: a predicate, or a view of a scalar the
             # rewrite made a 0-d tensor, whose readers are checked (and refused) themselves.
-            reason = None if inner.operation.name == "tensor.extract" and len(inner.operands) == 1 else check_op(inner)
+            view = inner.operation.name == "tensor.extract" and len(inner.operands) == 1
+            reason = None if view or is_predicate(inner) else check_op(inner)
         if reason is not None:
             errors.append(unsupported(inner, reason))
         elif name in CONTROL_FLOW:
@@ -354,20 +355,18 @@ def _check_block(block: ir.Block, check_op: Callable[[ir.OpView], str | None]) -
 
 
 def _check_control_flow(op: ir.OpView) -> str | None:
-    """`scf.for` becomes Poplar's Repeat: a trip count known at compile time. `scf.if` its If and
-    `scf.while` its RepeatWhileTrue, on a condition read from a device scalar (a predicate, which
-    the scalars' rewrite makes of an `i1` it computes). Only tensors flow in and out (they become
-    buffers; scalars are 0-d tensors by now)."""
+    """`scf.for` becomes Poplar's Repeat: a trip count known at compile time. `scf.if` its If,
+    `scf.while` its RepeatWhileTrue and `scf.index_switch` its Switch, on a condition read from
+    a device scalar (a predicate, which the scalars' rewrite makes of the `i1` or index it
+    computes). Only tensors flow in and out (they become buffers; scalars are 0-d tensors by now)."""
     name = op.operation.name
-    if name == "scf.index_switch":
-        return "Poplar's Switch is not implemented yet (rewrite the cases as scf.if)"
     if name == "scf.for":
         for role, value in zip(("a lower bound", "an upper bound", "a step"), op.operands):
             if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
                 return f"{role} that is not a constant (Repeat needs its trip count at compile time)"
-    elif name == "scf.if" and not _is_predicate_value(op.operands[0]):
-        return "a condition that is not computed on the device (an i1 of the function's tensors)"
-    carried = op.operands[3:] if name == "scf.for" else op.operands[1:] if name == "scf.if" else op.operands
+    elif name in ("scf.if", "scf.index_switch") and not _is_predicate_value(op.operands[0]):
+        return "a condition that is not computed on the device (a scalar of the function's tensors)"
+    carried = op.operands[3:] if name == "scf.for" else op.operands[1:] if name in ("scf.if", "scf.index_switch") else op.operands
     for value in (*carried, *op.results):
         problem = _type_problem(value.type, scalars=False)
         if problem:

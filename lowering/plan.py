@@ -193,7 +193,7 @@ class _Planner:
                 self.set_layout(op, self.default_layout(_shape(op.results[0])))
             elif name == "scf.for":
                 self.plan_loop(op)
-            elif name in ("scf.if", "scf.while"):
+            elif name in ("scf.if", "scf.while", "scf.index_switch"):
                 self.plan_branches(op)
             elif name not in ("tensor.empty", "func.return", "scf.yield", "scf.condition") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
@@ -222,8 +222,8 @@ class _Planner:
                 self.layouts[result] = self.layouts[carried]
 
     def plan_branches(self, op: ir.OpView) -> None:
-        """`scf.if` (Poplar's If) and `scf.while` (RepeatWhileTrue): each block planned once. A
-        value flowing out of a block (an If's result, a value a while loop carries or hands from
+        """`scf.if` (Poplar's If), `scf.index_switch` (Switch) and `scf.while` (RepeatWhileTrue):
+        each block planned once. A value flowing out of a block (an If's or a Switch's result, a value a while loop carries or hands from
         its condition to its body) keeps the layout it has where it is first yielded; ipu-schedule
         copies the other blocks' yields there."""
         blocks = [region.blocks[0] for region in op.regions if len(region.blocks)]
@@ -236,7 +236,7 @@ class _Planner:
             for value in yielded:
                 if value in self.unplaced:
                     self.place_unplaced(value, self.default_layout(_shape(value)))
-            if k == 0 or op.operation.name == "scf.if":
+            if k == 0 or op.operation.name != "scf.while":
                 for result in op.results:
                     self.layouts.setdefault(result, self.layouts[yielded[result.result_number]])
             if k == 0 and op.operation.name == "scf.while":

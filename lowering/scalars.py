@@ -16,10 +16,12 @@ broadcast operand is. Per op:
   `tensor.from_elements`: the elements concatenated;
 - `linalg.fill` of a scalar that is not a constant, `tensor.splat`, and a generic capturing a
   scalar: the 0-d tensor read as a broadcast input;
-- `scf.for`, `scf.if`, `scf.while`: rebuilt on 0-d tensors (results, block arguments, yields);
-  a used `scf.for` induction variable is also carried as a 0-d counter. A condition is read by
-  a `tensor.extract` of the 0-d tensor placed just before its user: the *predicate* of docs/contracts.md L1, which ipu-schedule turns into
-  `ipu.predicate` (Poplar's If / RepeatWhileTrue / Switch read a device scalar).
+- `scf.for`, `scf.if`, `scf.while`, `scf.index_switch`: rebuilt on 0-d tensors (results, block
+  arguments, yields); a used `scf.for` induction variable is also carried as a 0-d counter. A
+  condition (a switch's index) is read by a `tensor.extract` of the 0-d tensor (and an
+  `index_cast`) placed just before its user: the *predicate* of docs/contracts.md L1, which
+  ipu-schedule turns into `ipu.predicate` (Poplar's If / RepeatWhileTrue / Switch read a
+  device scalar).
 
 A use the rewrite does not know keeps reading the scalar (a `tensor.extract` of its 0-d tensor),
 and the checks after it refuse that op at its own location.
@@ -53,11 +55,25 @@ def tensor_type(type_: ir.Type) -> ir.Type:
 
 
 def is_predicate(op: ir.OpView) -> bool:
-    """A `tensor.extract` of a 0-d tensor read only as the condition of control flow."""
-    if op.operation.name != "tensor.extract" or len(op.operands) != 1:
+    """A `tensor.extract` of a 0-d tensor read only as the condition of control flow (or as an
+    `scf.index_switch`'s index, through an `arith.index_cast` to `index`, which is one too)."""
+    name = op.operation.name
+    if name == "arith.index_cast":
+        uses = list(op.results[0].uses)
+        owner = op.operands[0].owner
+        return (
+            bool(uses)
+            and all(use.owner.name == "scf.index_switch" for use in uses)
+            and isinstance(owner, ir.OpView)
+            and owner.operation.name == "tensor.extract"
+            and len(owner.operands) == 1
+        )
+    if name != "tensor.extract" or len(op.operands) != 1:
         return False
     uses = list(op.results[0].uses)
-    return bool(uses) and all(use.owner.name in PREDICATE_USERS and use.operand_number == 0 for use in uses)
+    return bool(uses) and all(
+        (use.owner.name in PREDICATE_USERS and use.operand_number == 0) or is_predicate(use.owner.opview) for use in uses
+    )
 
 
 def scalars_as_tensors(block: ir.Block) -> None:
@@ -108,7 +124,7 @@ class _Rewrite:
         for op in list(block.operations):
             name = op.operation.name
             with op.location:
-                if name in CONTROL_FLOW and name != "scf.index_switch":  # Switch: not yet (refused)
+                if name in CONTROL_FLOW:
                     self.control_flow(op)
                 elif name in ("scf.yield", "scf.condition"):
                     self.terminator(op)
@@ -263,9 +279,14 @@ class _Rewrite:
     # --- control flow ---------------------------------------------------------------------
 
     def predicate(self, value: ir.Value, ip: ir.InsertionPoint) -> ir.Value:
-        """The condition `value` read from its 0-d tensor just before its user."""
+        """The condition (or switch index) `value` read from its 0-d tensor just before its user."""
         condition = self.tensor_of(value)
-        return value if condition is None else tensor.ExtractOp(condition, [], ip=ip).result
+        if condition is None:
+            return value
+        read = tensor.ExtractOp(condition, [], ip=ip).result
+        if isinstance(value.type, ir.IndexType):  # held as i64
+            read = ir.Operation.create("arith.index_cast", results=[value.type], operands=[read], ip=ip).results[0]
+        return read
 
     def control_flow(self, op: ir.OpView) -> None:
         """`op` rebuilt with 0-d tensors for its scalar operands, results and block arguments,
@@ -281,7 +302,7 @@ class _Rewrite:
             if not _all(inits):
                 return
             operands = operands[:3] + inits + ([self.tensor_of(operands[0])] if counting else [])
-        elif name == "scf.if":
+        elif name in ("scf.if", "scf.index_switch"):
             operands = [self.predicate(operands[0], ip)]
             counting = False
         else:  # scf.while

@@ -186,6 +186,8 @@ class _Scheduler:
                 control_flow.schedule_if(self, op)
             elif name == "scf.while":
                 control_flow.schedule_while(self, op)
+            elif name == "scf.index_switch":
+                control_flow.schedule_switch(self, op)
             elif name == "scf.condition":
                 control_flow.condition(self, op)
             elif name == "scf.yield":

@@ -42,7 +42,7 @@ from .profile import Superstep
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write
 from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
-from .steps import Copy, Count, Execute, If, Predicate, Repeat, VertexGroup, While
+from .steps import Copy, Count, Execute, If, Predicate, Repeat, Switch, VertexGroup, While
 from .streams import DeviceToHost, HostToDevice
 from .traffic import copy_traffic
 
@@ -56,6 +56,7 @@ PROGRAM_OPS = (
     "scf.for",
     "scf.if",
     "scf.while",
+    "scf.index_switch",
     "ipu.predicate",
     "func.return",
 )
@@ -471,7 +472,7 @@ class Planner:
         superstep of its own, the one tile broadcasting the element to every tile, and a sync."""
         op = value.owner
         if isinstance(op, ir.OpView) and op.operation.name == "arith.constant":  # decided when compiling: nothing to read
-            return Predicate(site, None, None, bool(ir.IntegerAttr(op.attributes["value"]).value))
+            return Predicate(site, None, None, ir.IntegerAttr(op.attributes["value"]).value)
         if not isinstance(op, ipu.PredicateOp):
             raise site.error("needs a condition read by ipu.predicate (or an arith.constant)")
         buffer = self._buffer(op.buffer, site)
@@ -482,8 +483,8 @@ class Planner:
         self._close("internal")
         return Predicate(site, buffer, copy_region(buffer.rows(tile, site, "reads"), tile, np.zeros(1, np.int64), 1))
 
-    def _blocks(self, op: ir.OpView) -> tuple[tuple[list, list], tuple[Count, Count]]:
-        """The steps of `op`'s two blocks, each counted as it runs (`Count`)."""
+    def _blocks(self, op: ir.OpView) -> tuple[list[list], list[Count]]:
+        """The steps of `op`'s blocks, each counted as it runs (`Count`)."""
         outer = self.repeat, self.count
         blocks, counts = [], []
         for region in op.regions:
@@ -504,18 +505,24 @@ class Planner:
             counts.append(count)
         if op.operation.name == "scf.while":
             self.predicate = predicate
-        return (blocks[0], blocks[1]), (counts[0], counts[1])
+        return blocks, counts
 
     def _scf_if(self, op: ir.OpView, site: Site) -> If:
         predicate = self._predicate_of(op.operands[0], site)
         blocks, counts = self._blocks(op)
-        return If(predicate, blocks, counts)
+        return If(predicate, (blocks[0], blocks[1]), (counts[0], counts[1]))
+
+    def _scf_index_switch(self, op: ir.OpView, site: Site) -> Switch:
+        predicate = self._predicate_of(op.operands[0], site)
+        blocks, counts = self._blocks(op)
+        cases = {value: k + 1 for k, value in enumerate(ir.DenseI64ArrayAttr(op.attributes["cases"]))}
+        return Switch(predicate, cases, blocks, counts)
 
     def _scf_while(self, op: ir.OpView, site: Site) -> While:
         if len(op.operands) or len(op.results):
             raise site.error("with values flowing through it is not supported in an ipu program (they live in buffers)")
         blocks, counts = self._blocks(op)
-        return While(self.predicate, blocks, counts)
+        return While(self.predicate, (blocks[0], blocks[1]), (counts[0], counts[1]))
 
     def _func_return(self, op: ir.OpView, site: Site) -> None:
         self.results = [self.slots[value] for value in op.operands]

@@ -169,12 +169,15 @@ class Predicate:
     site: Site
     buffer: Buffer | None
     region: Region | None
-    constant: bool = False
+    constant: int = 0
 
     def __call__(self, check: bool) -> bool:
+        return bool(self.value(check))
+
+    def value(self, check: bool) -> int:
         if self.buffer is None:
-            return self.constant
-        return bool(self.buffer.read(self.region, self.site, check).reshape(-1)[0])
+            return int(self.constant)
+        return int(self.buffer.read(self.region, self.site, check).reshape(-1)[0])
 
 
 @dataclass
@@ -191,6 +194,26 @@ class If:
 
     def run(self, values: list, check: bool) -> None:
         taken = 0 if self.predicate(check) else 1
+        self.counts[taken].runs += 1
+        run_steps(self.blocks[taken], values, check)
+
+
+@dataclass
+class Switch:
+    """`scf.index_switch`: Poplar's Switch, the block of the case equal to a device scalar (or
+    the default block, the first)."""
+
+    predicate: Predicate
+    cases: dict[int, int]  # case value -> its block
+    blocks: list[list]
+    counts: list[Count]
+
+    @property
+    def steps(self) -> list:
+        return [self.predicate] * (self.predicate.buffer is not None) + [s for block in self.blocks for s in block]
+
+    def run(self, values: list, check: bool) -> None:
+        taken = self.cases.get(self.predicate.value(check), 0)
         self.counts[taken].runs += 1
         run_steps(self.blocks[taken], values, check)
 
@@ -223,7 +246,7 @@ class While:
 def prepare(steps: list) -> None:
     """Makes the views of every copy and vertex group of `steps` (their buffers are bound)."""
     for step in steps:
-        if isinstance(step, (Repeat, If, While)):
+        if isinstance(step, (Repeat, If, Switch, While)):
             prepare([s for s in step.steps if not isinstance(s, Predicate)])
         for each in step.groups if isinstance(step, Execute) else [step] if isinstance(step, Copy) else []:
             each.prepare()

@@ -20,8 +20,8 @@ LIT = Path(__file__).resolve().parents[1] / "lit" / "convert-to-ipu"
 # The compute ops of the registry (`REGISTRY`, whatever it holds) and data ops.
 L1_OPS = set(REGISTRY) | {
     "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
-    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat", "scf.for", "scf.if", "scf.while",
-    "tensor.extract",  # a predicate only: the condition of an scf.if or scf.condition
+    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat", "scf.for", "scf.if", "scf.while", "scf.index_switch",
+    "tensor.extract", "arith.index_cast",  # a predicate only: a condition, or a switch's index
 }  # fmt: skip
 
 

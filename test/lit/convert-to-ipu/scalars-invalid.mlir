@@ -16,26 +16,6 @@ func.func @dynamic_offset(%a: tensor<16xf32>, %n: tensor<2xi32>) -> tensor<4xf32
 
 // -----
 
-// Poplar's Switch is not built yet: scf.index_switch is refused at the op.
-func.func @switch(%a: tensor<4xf32>, %n: tensor<2xi32>) -> tensor<4xf32> {
-  %c0 = arith.constant 0 : index
-  %e = tensor.extract %n[%c0] : tensor<2xi32>
-  // expected-error@+1 {{'arith.index_cast' is not supported by ipu-convert-to-ipu: scalar arithmetic outside linalg.generic}}
-  %i = arith.index_cast %e : i32 to index
-  // expected-error@+1 {{'scf.index_switch' is not supported by ipu-convert-to-ipu: Poplar's Switch is not implemented yet (rewrite the cases as scf.if)}}
-  %r = scf.index_switch %i -> tensor<4xf32>
-  case 0 {
-    %d = arith.addf %a, %a : tensor<4xf32>
-    scf.yield %d : tensor<4xf32>
-  }
-  default {
-    scf.yield %a : tensor<4xf32>
-  }
-  return %r : tensor<4xf32>
-}
-
-// -----
-
 // An unsupported op inside a while loop's blocks is reported at the op.
 func.func @while_body(%a: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = arith.constant 0 : i32

@@ -107,3 +107,29 @@ func.func @while(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r#0 : tensor<4xf32>
 }
+
+// -----
+
+// scf.index_switch: its index, an i64 0-d tensor, read by a predicate (tensor.extract and an
+// index_cast) just before it.
+
+// CHECK-LABEL: func.func @switch
+// CHECK: %[[X:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[X]] : i64 to index
+// CHECK-NEXT: scf.index_switch %[[I]] -> tensor<f32>
+func.func @switch(%a: tensor<4xf32>, %n: tensor<2xi32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.extract %n[%c0] : tensor<2xi32>
+  %i = arith.index_cast %e : i32 to index
+  %x = tensor.extract %a[%c0] : tensor<4xf32>
+  %r = scf.index_switch %i -> f32
+  case 1 {
+    %d = arith.addf %x, %x : f32
+    scf.yield %d : f32
+  }
+  default {
+    scf.yield %x : f32
+  }
+  %s = tensor.splat %r : tensor<4xf32>
+  return %s : tensor<4xf32>
+}

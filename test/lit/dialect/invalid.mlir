@@ -846,6 +846,8 @@ module attributes {ipu.target = "tiny"} {
     %p = "ipu.predicate"() {buffer = @c, tile = 4 : i64} : () -> i1
     // expected-error @+1 {{'ipu.predicate' op reads @f of element type f32; a predicate is an i1}}
     %q = "ipu.predicate"() {buffer = @f, tile = 3 : i64} : () -> i1
+    // expected-error @+1 {{'ipu.predicate' op reads @c of element type i1; a switch's index is an integer}}
+    %i = "ipu.predicate"() {buffer = @c, tile = 3 : i64} : () -> index
     scf.if %p {
     }
     return

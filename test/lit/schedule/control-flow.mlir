@@ -66,3 +66,33 @@ func.func @while(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r#0 : tensor<4xf32>
 }
+
+// -----
+
+// scf.index_switch becomes Poplar's Switch: ipu.predicate reads the index (an i64 on its tile),
+// and each block, the default first, copies its yield into the Switch's result buffer.
+
+// CHECK-LABEL: func.func @switch
+// CHECK: %[[I:.*]] = "ipu.predicate"() {buffer = @{{.*}}, tile = {{[0-9]+}} : i64} : () -> index
+// CHECK-NEXT: scf.index_switch %[[I]]
+// CHECK-NEXT: case 2 {
+// CHECK: "ipu.copy"() {dest = @[[RESULT:branch[0-9]+]]
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: default {
+// CHECK: "ipu.copy"() {dest = @[[RESULT]]
+// CHECK: "ipu.device_to_host"() {buffer = @[[RESULT]]
+func.func @switch(%a: tensor<8xf32>, %n: tensor<2xi32>) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.extract %n[%c0] : tensor<2xi32>
+  %i = arith.index_cast %e : i32 to index
+  %r = scf.index_switch %i -> tensor<8xf32>
+  case 2 {
+    %d = arith.addf %a, %a : tensor<8xf32>
+    scf.yield %d : tensor<8xf32>
+  }
+  default {
+    scf.yield %a : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
