@@ -228,14 +228,21 @@ class _Planner:
         copies the other blocks' yields there."""
         blocks = [region.blocks[0] for region in op.regions if len(region.blocks)]
         if op.operation.name == "scf.while":  # carried: the initial values' layouts
-            self.layouts.update(zip(blocks[0].arguments, (self.layouts[v] for v in op.operands)))
+            for index, (init, carried) in enumerate(zip(op.operands, blocks[0].arguments)):
+                if init in self.unplaced:
+                    self.place_unplaced(init, self.default_layout(_shape(init)))
+                if init not in self.layouts:
+                    raise op_error(op, f"carries a tensor.empty (#{index}): a carried tensor needs an initial value (fill it)")
+                self.layouts[carried] = self.layouts[init]
         for k, block in enumerate(blocks):
             self.plan_block(block)
             terminator = block.operations[len(block.operations) - 1]
             yielded = list(terminator.operands)[1 if terminator.operation.name == "scf.condition" else 0 :]
-            for value in yielded:
+            for index, value in enumerate(yielded):
                 if value in self.unplaced:
                     self.place_unplaced(value, self.default_layout(_shape(value)))
+                if value not in self.layouts:
+                    raise op_error(terminator, f"yields a tensor.empty (#{index}): a value with no data (fill it)")
             if k == 0 or op.operation.name != "scf.while":
                 for result in op.results:
                     self.layouts.setdefault(result, self.layouts[yielded[result.result_number]])

@@ -121,8 +121,11 @@ class _Rewrite:
         self.tensors[scalar] = self.tensors[old] = new
 
     def block(self, block: ir.Block) -> None:
+        viewing = {view.results[0] for view in self.views}
         for op in list(block.operations):
             name = op.operation.name
+            if len(op.results) == 1 and op.results[0] in viewing:
+                continue  # a view this rewrite made: it stands for a 0-d tensor already
             with op.location:
                 if name in CONTROL_FLOW:
                     self.control_flow(op)
