@@ -5,7 +5,8 @@ example; docs/contracts.md fixes what L0 and L1 contain.
 
 Steps, in order:
 
-1. upstream `inline`, `symbol-dce`; results of multi-result generics nobody reads (and no
+1. upstream `inline`, `symbol-dce`; scalars become 0-d tensors (`scalars.py`, after a
+   `canonicalize` folding those computed from constants); results of multi-result generics nobody reads (and no
    other result reads the accumulator of) stop being computed, and with `drop-asserts`
    `cf.assert`s go; then `canonicalize`, which erases what they leave; embedding lookups and
    `tensor.extract`s at coordinates computed from the inputs become `ipu.gather`s (`gathers.py`);
@@ -49,7 +50,7 @@ from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
 from .inits_as_inputs import read_inits_as_inputs
 from .normalize_l1 import access_ok, normalize_tensor_ops, squeeze_unit_outputs
 from .pass_registry import ModulePass, register_pass
-from .scalars import CONTROL_FLOW, is_predicate, scalars_as_tensors
+from .scalars import CONTROL_FLOW, has_scalar_code, is_predicate, scalars_as_tensors
 
 PASS_NAME = "ipu-convert-to-ipu"
 
@@ -122,8 +123,11 @@ class ConvertToIpu(ModulePass):
     def run(self, module: ir.Operation) -> None:
         _raise_all(_check_recursion(module))
         run_upstream(module, _INLINE)
-        for function in _functions(module):
-            scalars_as_tensors(function.regions[0].blocks[0])
+        bodies = [function.regions[0].blocks[0] for function in _functions(module)]
+        if any(has_scalar_code(body) for body in bodies):
+            run_upstream(module, _PREPARE)  # scalars computed from constants folded: bounds, coordinates
+            for body in bodies:
+                scalars_as_tensors(body)
         for block in _blocks(module):
             _forget_unused_results(block, self.drop_asserts)
         run_upstream(module, _PREPARE)

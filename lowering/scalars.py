@@ -8,7 +8,8 @@ broadcast operand is. Per op:
 
 - scalar `arith` / `math`: the same op on 0-d tensors (`convert-elementwise-to-linalg` makes it
   a one-element generic: a vertex on that tile); `index_cast`s between `index` (`i64`) and
-  `iN` are `trunci` / `extsi` / `extui`;
+  `iN` are `trunci` / `extsi` / `extui`; an `arith.select` of tensors on a scalar condition
+  reads the condition as a broadcast input;
 - `tensor.extract`: a 0-d slice at constant coordinates (an exchange from the element's tile),
   else a one-element generic extracting at the coordinates it reads, which `gathers.py` makes
   an `ipu.gather`; `tensor.insert`: a 0-d `insert_slice` at constant coordinates (an exchange
@@ -74,6 +75,20 @@ def is_predicate(op: ir.OpView) -> bool:
     return bool(uses) and all(
         (use.owner.name in PREDICATE_USERS and use.operand_number == 0) or is_predicate(use.owner.opview) for use in uses
     )
+
+
+def has_scalar_code(block: ir.Block) -> bool:
+    """Whether `block` (or the control flow in it) holds an op the rewrite changes: one computing
+    a scalar (other than a constant), or one writing or carrying scalars."""
+    for op in block.operations:
+        name = op.operation.name
+        if name in ("tensor.insert", "tensor.from_elements", "scf.if", "scf.while", "scf.index_switch"):
+            return True
+        if name != "arith.constant" and not name.startswith("linalg.") and any(is_scalar(r.type) for r in op.results):
+            return True
+        if name == "scf.for" and has_scalar_code(op.regions[0].blocks[0]):
+            return True
+    return False
 
 
 def scalars_as_tensors(block: ir.Block) -> None:
@@ -153,6 +168,9 @@ class _Rewrite:
 
     def arithmetic(self, op: ir.OpView) -> None:
         values = list(op.operands)
+        if op.operation.name == "arith.select" and is_scalar(values[0].type) and isinstance(values[1].type, ir.RankedTensorType):
+            self.select_tensors(op)
+            return
         if not all(is_scalar(v.type) for v in (*values, *op.results)) or len(op.results) != 1:
             return
         tensors = [self.tensor_of(v) for v in values]
@@ -165,6 +183,23 @@ class _Rewrite:
             else:
                 attributes = {name: op.attributes[name] for name in op.attributes}
                 new = ir.Operation.create(name, results=[tensor_type(result)], operands=tensors, attributes=attributes).results[0]
+        self.replace(op, new)
+
+    def select_tensors(self, op: ir.OpView) -> None:
+        """`arith.select` of tensors on a scalar condition: a generic reading the condition's 0-d
+        tensor as a broadcast input."""
+        condition = self.tensor_of(op.operands[0])
+        if condition is None:
+            return
+        result = ir.RankedTensorType(op.results[0].type)
+        identity, broadcast = ir.AffineMap.get_identity(result.rank), ir.AffineMap.get(result.rank, 0, [])
+        with ir.InsertionPoint(op):
+            init = tensor.EmptyOp(list(result.shape), result.element_type).result
+
+            def body(c: ir.Value, a: ir.Value, b: ir.Value, _: ir.Value) -> ir.Value:
+                return ir.Operation.create("arith.select", results=[a.type], operands=[c, a, b]).results[0]
+
+            new = tb.generic([condition, *list(op.operands)[1:]], init, [broadcast, identity, identity, identity], body)
         self.replace(op, new)
 
     def extract(self, op: ir.OpView) -> None:
