@@ -22,10 +22,10 @@ found synchronisation, not data movement, to dominate a 2-D stencil with a naive
 on the IPU. Here exchange leads instead. Measured on gc200 (2026-11-28; `--sizes 32 64`):
 
     solver  grid     iterations  cycles/iter  supersteps/iter  sync  exchange  compute  error
-    cg       32x32           68        4,873             13.0   11%       57%      33%  9.5e-05
-    cg       64x64          123        5,855             13.0    9%       57%      34%  9.8e-05
-    newton   32x32            4        2,744              6.8   10%       51%      38%  1.7e-07
-    newton   64x64            4        3,585              8.0    9%       53%      38%  1.7e-07
+    cg       32x32           68        4,841             13.0   11%       57%      32%  9.5e-05
+    cg       64x64          123        5,820             13.0    9%       57%      34%  9.8e-05
+    newton   32x32            4        2,672              5.8    9%       53%      38%  1.7e-07
+    newton   64x64            4        3,513              7.0    8%       54%      38%  1.7e-07
 
 Each dot product sums its partial results on the one tile of its 0-d result (32x32: 1,024
 partials, 4 KB into one tile, 1,024 cycles, twice an iteration) and the stencil's padded copy

@@ -278,23 +278,25 @@ class _Scheduler:
         return staged
 
     def in_place(self, op: ir.OpView, final: Layout | None, inputs: list[str]) -> str | None:
-        """The carried buffer `op` writes its result into, when the enclosing loop body yields
-        the result in that tensor's place, laid out as that buffer is, and the old value has no
-        reader left: none after `op` in the body (the yield included, whose copy this saves),
-        none among `inputs` (the buffers `op`'s vertices read) but the carried buffer itself
-        read element for element where it is written (an input of a generic indexed as its
+        """The carried buffer `op` writes its result into, when the enclosing loop body (of an
+        `scf.for`, or the body of an `scf.while`) yields the result in that tensor's place, laid
+        out as that buffer is, and the old value has no reader left: none after `op` in the body
+        (the yield included, whose copy this saves), none among `inputs` (the buffers `op`'s
+        vertices read) but the carried buffer itself read element for element where it is written (an input of a generic indexed as its
         result, or its init). Else None: the result gets its own buffer and the yield copies it.
         `final` None: in whatever layout the buffer has (a copy can write it there). The
         function's return is such a yield for the device variables it updates (their buffers)."""
         owner = op.operation.parent
-        body = owner.regions[0].blocks[0]
+        body = op.operation.block
         terminator = body.operations[len(body.operations) - 1]
         positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
         if len(positions) != 1:
             return None
         if owner.name == "scf.for":
             target = self.stored[body.arguments[1 + positions[0]]]
-        elif positions[0] in self.updates:  # the function returns it as a device variable's new value
+        elif owner.name == "scf.while" and terminator.operation.name == "scf.yield":  # into the carried buffer
+            target = self.stored[owner.regions[0].blocks[0].arguments[positions[0]]]
+        elif owner.name == "func.func" and positions[0] in self.updates:  # the function returns it as a device variable's new value
             target = self.updates[positions[0]]
         else:
             return None
