@@ -1,5 +1,5 @@
-"""Data-dependent control flow through `ipu-schedule` (L2 -> L3): `scf.if` as Poplar's `If`,
-`scf.index_switch` as its `Switch`, `scf.while` as its `RepeatWhileTrue`.
+"""Data-dependent control flow through `ipu-plan` and `ipu-schedule` (L1 -> L3): `scf.if` as
+Poplar's `If`, `scf.index_switch` as its `Switch`, `scf.while` as its `RepeatWhileTrue`.
 
 The condition is a device scalar: the 0-d `tensor<i1>` a predicate (`tensor.extract`, made by
 lowering/scalars.py) reads. At L3 `ipu.predicate` reads it from its buffer on its one tile, which
@@ -25,6 +25,40 @@ from mlir.dialects import scf
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.target.diagnostics import op_error
+
+
+def plan_branches(planner, op: ir.OpView) -> None:
+    """ipu-plan's part: `scf.if` (Poplar's If), `scf.index_switch` (Switch) and `scf.while`
+    (RepeatWhileTrue), each block planned once by `planner` (lowering/plan.py). A value flowing
+    out of a block (an If's or a Switch's result, a value a while loop carries or hands from its
+    condition to its body) keeps the layout it has where it is first yielded; ipu-schedule
+    copies the other blocks' yields there."""
+    blocks = [region.blocks[0] for region in op.regions if len(region.blocks)]
+    if op.operation.name == "scf.while":  # carried: the initial values' layouts
+        for index, (init, carried) in enumerate(zip(op.operands, blocks[0].arguments)):
+            if init in planner.unplaced:
+                planner.place_unplaced(init, planner.default_layout(_shape(init)))
+            if init not in planner.layouts:
+                raise op_error(op, f"carries a tensor.empty (#{index}): a carried tensor needs an initial value (fill it)")
+            planner.layouts[carried] = planner.layouts[init]
+    for k, block in enumerate(blocks):
+        planner.plan_block(block)
+        terminator = block.operations[len(block.operations) - 1]
+        yielded = list(terminator.operands)[1 if terminator.operation.name == "scf.condition" else 0 :]
+        for index, value in enumerate(yielded):
+            if value in planner.unplaced:
+                planner.place_unplaced(value, planner.default_layout(_shape(value)))
+            if value not in planner.layouts:
+                raise op_error(terminator, f"yields a tensor.empty (#{index}): a value with no data (fill it)")
+        if k == 0 or op.operation.name != "scf.while":
+            for result in op.results:
+                planner.layouts.setdefault(result, planner.layouts[yielded[result.result_number]])
+        if k == 0 and op.operation.name == "scf.while":
+            planner.layouts.update(zip(blocks[1].arguments, (planner.layouts[v] for v in op.results)))
+
+
+def _shape(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.RankedTensorType(value.type).shape)
 
 
 def predicate(scheduler, op: ir.OpView, condition: ir.Value) -> ir.Value:

@@ -21,6 +21,7 @@ from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target import DEFAULT_TARGET, Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
+from .control_flow import plan_branches
 from .layout import Layout, Parts, balanced_block
 from .layout_algebra import (
     Partition,
@@ -194,7 +195,7 @@ class _Planner:
             elif name == "scf.for":
                 self.plan_loop(op)
             elif name in ("scf.if", "scf.while", "scf.index_switch"):
-                self.plan_branches(op)
+                plan_branches(self, op)  # lowering/control_flow.py
             elif name not in ("tensor.empty", "func.return", "scf.yield", "scf.condition") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
 
@@ -220,34 +221,6 @@ class _Planner:
                     self.place_unplaced(carried, self.default_layout(_shape(carried)))
                 self.place_unplaced(init, self.layouts[carried])
                 self.layouts[result] = self.layouts[carried]
-
-    def plan_branches(self, op: ir.OpView) -> None:
-        """`scf.if` (Poplar's If), `scf.index_switch` (Switch) and `scf.while` (RepeatWhileTrue):
-        each block planned once. A value flowing out of a block (an If's or a Switch's result, a value a while loop carries or hands from
-        its condition to its body) keeps the layout it has where it is first yielded; ipu-schedule
-        copies the other blocks' yields there."""
-        blocks = [region.blocks[0] for region in op.regions if len(region.blocks)]
-        if op.operation.name == "scf.while":  # carried: the initial values' layouts
-            for index, (init, carried) in enumerate(zip(op.operands, blocks[0].arguments)):
-                if init in self.unplaced:
-                    self.place_unplaced(init, self.default_layout(_shape(init)))
-                if init not in self.layouts:
-                    raise op_error(op, f"carries a tensor.empty (#{index}): a carried tensor needs an initial value (fill it)")
-                self.layouts[carried] = self.layouts[init]
-        for k, block in enumerate(blocks):
-            self.plan_block(block)
-            terminator = block.operations[len(block.operations) - 1]
-            yielded = list(terminator.operands)[1 if terminator.operation.name == "scf.condition" else 0 :]
-            for index, value in enumerate(yielded):
-                if value in self.unplaced:
-                    self.place_unplaced(value, self.default_layout(_shape(value)))
-                if value not in self.layouts:
-                    raise op_error(terminator, f"yields a tensor.empty (#{index}): a value with no data (fill it)")
-            if k == 0 or op.operation.name != "scf.while":
-                for result in op.results:
-                    self.layouts.setdefault(result, self.layouts[yielded[result.result_number]])
-            if k == 0 and op.operation.name == "scf.while":
-                self.layouts.update(zip(blocks[1].arguments, (self.layouts[v] for v in op.results)))
 
     def crowded(self, value: ir.Value, block: Layout) -> bool:
         """Whether a weight (a constant or a device variable, resident for the whole program) would sit on few tiles

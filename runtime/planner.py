@@ -18,6 +18,7 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target
 
+from . import control_flow
 from .codelet import CodeletError, body_key, compile_codelet
 from .memory import (
     Buffer,
@@ -42,7 +43,7 @@ from .profile import Superstep
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write
 from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
-from .steps import Copy, Count, Execute, If, Predicate, Repeat, Switch, VertexGroup, While
+from .steps import Copy, Count, Execute, If, Repeat, Switch, VertexGroup, While
 from .streams import DeviceToHost, HostToDevice
 from .traffic import copy_traffic
 
@@ -459,70 +460,22 @@ class Planner:
     def _scf_yield(self, op: ir.OpView, site: Site) -> None:
         return None
 
+    # Data-dependent control flow: runtime/control_flow.py plans it.
+
     def _scf_condition(self, op: ir.OpView, site: Site) -> None:
-        self.predicate = self._predicate_of(op.operands[0], site)
+        self.predicate = control_flow.predicate_of(self, op.operands[0], site)
 
     def _ipu_predicate(self, op: ir.OpView, site: Site) -> None:
-        """Read where control flow uses it (`_predicate_of`): nothing runs here."""
-        return None
-
-    def _predicate_of(self, value: ir.Value, site: Site) -> Predicate:
-        """The step reading the device scalar an `ipu.predicate` names, priced as Poplar's If and
-        RepeatWhileTrue do it (an assumption: their predicate is brought to every tile): a
-        superstep of its own, the one tile broadcasting the element to every tile, and a sync."""
-        op = value.owner
-        if isinstance(op, ir.OpView) and op.operation.name == "arith.constant":  # decided when compiling: nothing to read
-            return Predicate(site, None, None, ir.IntegerAttr(op.attributes["value"]).value)
-        if not isinstance(op, ipu.PredicateOp):
-            raise site.error("needs a condition read by ipu.predicate (or an arith.constant)")
-        buffer = self._buffer(op.buffer, site)
-        tile = np.array([op.tile])
-        self._close(None)
-        every = np.arange(self.target.num_tiles)
-        self.current.add_exchange(tile, every, buffer.element_bytes, self.target.num_tiles, self._record(site, source=buffer.name))
-        self._close("internal")
-        return Predicate(site, buffer, copy_region(buffer.rows(tile, site, "reads"), tile, np.zeros(1, np.int64), 1))
-
-    def _blocks(self, op: ir.OpView) -> tuple[list[list], list[Count]]:
-        """The steps of `op`'s blocks, each counted as it runs (`Count`)."""
-        outer = self.repeat, self.count
-        blocks, counts = [], []
-        for region in op.regions:
-            if len(self.counts) == len(self.counted_blocks):
-                self.counts.append(Count())
-            count = self.counts[len(self.counted_blocks)]
-            self.counted_blocks.append(count)
-            self._close(None)  # a block starts a superstep, counted with it
-            self.repeat, self.count = 1, count
-            self.counted.append((self.current, count, 1))
-            self.depth += 1
-            blocks.append(self._block(region.blocks[0]) if len(region.blocks) else [])
-            self.depth -= 1
-            if op.operation.name == "scf.while" and not counts:
-                predicate = self.predicate
-            self._close(None)
-            self.repeat, self.count = outer
-            counts.append(count)
-        if op.operation.name == "scf.while":
-            self.predicate = predicate
-        return blocks, counts
+        return None  # read where control flow uses it (control_flow.predicate_of)
 
     def _scf_if(self, op: ir.OpView, site: Site) -> If:
-        predicate = self._predicate_of(op.operands[0], site)
-        blocks, counts = self._blocks(op)
-        return If(predicate, (blocks[0], blocks[1]), (counts[0], counts[1]))
+        return control_flow.plan_if(self, op, site)
 
     def _scf_index_switch(self, op: ir.OpView, site: Site) -> Switch:
-        predicate = self._predicate_of(op.operands[0], site)
-        blocks, counts = self._blocks(op)
-        cases = {value: k + 1 for k, value in enumerate(ir.DenseI64ArrayAttr(op.attributes["cases"]))}
-        return Switch(predicate, cases, blocks, counts)
+        return control_flow.plan_switch(self, op, site)
 
     def _scf_while(self, op: ir.OpView, site: Site) -> While:
-        if len(op.operands) or len(op.results):
-            raise site.error("with values flowing through it is not supported in an ipu program (they live in buffers)")
-        blocks, counts = self._blocks(op)
-        return While(self.predicate, (blocks[0], blocks[1]), (counts[0], counts[1]))
+        return control_flow.plan_while(self, op, site)
 
     def _func_return(self, op: ir.OpView, site: Site) -> None:
         self.results = [self.slots[value] for value in op.operands]
