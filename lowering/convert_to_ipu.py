@@ -87,8 +87,11 @@ class ConvertToIpu(ModulePass):
     then element-wise ops are fused. For the planner, keepdim reductions compute the squeezed
     tensor, unread results of multi-result generics are not computed, pooling windows read a
     zero constant instead of a `tensor.empty`, and rank-reducing slices become reshapes.
-    An `scf.for` with constant bounds carrying tensors stays (Poplar's Repeat), its body
-    converted like a function body. Anything outside L1 (docs/contracts.md) stops the pass with `'op.name' is not supported by
+    Scalars (tensor.extract / insert / from_elements, scalar arith and math) become 0-d tensors,
+    which live on a tile (lowering/scalars.py). An `scf.for` with constant bounds stays (Poplar's
+    Repeat), `scf.if`, `scf.index_switch` and `scf.while` too (If, Switch, RepeatWhileTrue, on
+    a condition read from a 0-d tensor), their blocks converted like a function body. Anything
+    outside L1 (docs/contracts.md) stops the pass with `'op.name' is not supported by
     ipu-convert-to-ipu`, at the op, for every such op; `cf.assert` too, unless `drop-asserts`.
 
     Before:

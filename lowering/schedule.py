@@ -62,6 +62,8 @@ class Schedule(ModulePass):
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
     (Poplar's Repeat), each tensor it carries a buffer: the op computing the yielded value writes
     into it when no reader of the old value comes after, else the end of the body copies it in.
+    `scf.if`, `scf.index_switch` and `scf.while` stay too (If, Switch, RepeatWhileTrue), their
+    condition an `ipu.predicate` reading a device scalar (lowering/control_flow.py).
     A device variable (an argument marked `ipu.resident`) is a buffer named by an `ipu.variable`,
     not streamed; the result marked with its name is its new value, written into that buffer
     as a carried tensor's is (lowering/resident.py). The program's signature keeps the streams.
