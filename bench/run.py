@@ -41,6 +41,9 @@ Sections (issue 13):
 - pipeline: a BERT encoder stack on an m2000 pipelined over 4 stages (ipu-pipeline): the bubble
   (fill and flush as a fraction of the run) beside the ideal (S-1)/(M+S-1), the speed-up over
   the sharded run; 4 data-parallel replicas of it (ipu-replicate) (bench/pipeline.py; issue 26).
+- solvers: conjugate gradient and Newton's iteration run to convergence (scf.while, scalar step
+  sizes): iterations, cycles per iteration, the share of sync and exchange, the error against
+  numpy (bench/solvers.py; issue 29).
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ import numpy as np
 import numpy_models
 import pipeline
 import simulator_vs_numpy
+import solvers
 import tm_tensor
 import torch
 import torch_mlir.fx  # noqa: F401 -- before the ExecutionEngine: after it, LLVM aborts ("print-inst-addrs registered more than once")
@@ -109,6 +113,7 @@ SECTIONS = (
     "training",
     "mpi",
     "pipeline",
+    "solvers",
 )
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
@@ -551,6 +556,10 @@ def pipeline_rows(args) -> list[dict]:
     return pipeline.bench_rows(args.quick, row)
 
 
+def solvers_rows(args) -> list[dict]:
+    return solvers.rows(args.quick, row)
+
+
 SECTION_ROWS = {
     "runtime": runtime_rows,
     "reference": reference_rows,
@@ -565,6 +574,7 @@ SECTION_ROWS = {
     "training": training_rows,
     "mpi": mpi_rows,
     "pipeline": pipeline_rows,
+    "solvers": solvers_rows,
 }
 
 

@@ -85,7 +85,8 @@
 //# `func.func`s playing those roles; `ipu.program` marks the L3 entry function.
 //#
 //# Control flow in programs uses upstream ops: `scf.for` is Poplar's `Repeat`, `scf.if` its
-//# `If`; a block of ops in an `ipu` op would need a terminator IRDL ops cannot provide.
+//# `If` and `scf.while` its `RepeatWhileTrue`, their conditions read by `ipu.predicate`; a
+//# block of ops in an `ipu` op would need a terminator IRDL ops cannot provide.
 
 irdl.dialect @ipu {
 
@@ -383,6 +384,31 @@ irdl.dialect @ipu {
     %global = irdl.is "global"
     %kind = irdl.any_of(%internal, %external, %global)
     irdl.attributes { "kind" = %kind }
+  }
+
+  // Reads a device scalar as the condition of control flow.
+  //
+  // The predicate of Poplar's `If` (`scf.if`) and `RepeatWhileTrue` (`scf.while`'s
+  // `scf.condition`), as an `i1`, or the index of its `Switch` (`scf.index_switch`), as an
+  // `index`: the element at `tile` of `buffer`, read after the superstep that wrote it. The tile
+  // broadcasts it to every tile (one exchange) and all synchronise (one sync) before the chosen
+  // block or the next iteration starts.
+  //
+  // **Verified in Python:** `buffer` names an `ipu.buffer` held on `tile`, of element type `i1`
+  // for an `i1`, an integer type for an `index`.
+  //
+  // ```mlir
+  // %p = "ipu.predicate"() {buffer = @generic3, tile = 5 : i64} : () -> i1
+  // scf.if %p { ... }
+  // ```
+  irdl.operation @predicate {
+    %i1 = irdl.is i1
+    %index = irdl.is index
+    %result = irdl.any_of(%i1, %index)
+    %buffer = irdl.base "#builtin.symbol_ref"
+    %tile = irdl.base "#builtin.integer"
+    irdl.results(result: %result)
+    irdl.attributes { "buffer" = %buffer, "tile" = %tile }
   }
 
   // Runs a compute set: Poplar's `Execute(cs)`.

@@ -373,6 +373,22 @@ def sync(kind: str = "internal", *, loc=None, ip=None) -> SyncOp:
 
 
 @_register
+class PredicateOp(ir.OpView):
+    OPERATION_NAME = "ipu.predicate"
+
+    result = _result(0)
+    buffer = _attribute("buffer", _symbol)
+    tile = _attribute("tile", _int)
+
+
+def predicate(buffer: str, tile: int, result_type: ir.Type | None = None, *, loc=None, ip=None) -> PredicateOp:
+    """The element at `tile` of `buffer` as an `i1` (a condition) or an `index` (a switch's)."""
+    attributes = {"buffer": _ref(buffer), "tile": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), tile)}
+    result_type = result_type or ir.IntegerType.get_signless(1)
+    return _create("ipu.predicate", results=[result_type], attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
 class ExecuteOp(ir.OpView):
     OPERATION_NAME = "ipu.execute"
 

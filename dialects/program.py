@@ -199,7 +199,7 @@ class Superstep:
     other: list[ir.OpView] = field(default_factory=list)
 
 
-_DIRECT = ("ipu.host_to_device", "ipu.device_to_host", "ipu.copy", "ipu.vertex_group", "ipu.variable")
+_DIRECT = ("ipu.host_to_device", "ipu.device_to_host", "ipu.copy", "ipu.vertex_group", "ipu.variable", "ipu.predicate")
 
 
 def direct_accesses(op: ir.OpView) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -211,7 +211,7 @@ def direct_accesses(op: ir.OpView) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (op.source,), (op.dest,)
     if name == "ipu.host_to_device":
         return (), (op.buffer,)
-    if name == "ipu.device_to_host":
+    if name in ("ipu.device_to_host", "ipu.predicate"):
         return (op.buffer,), ()
     if name == "ipu.variable":  # outside the program: the host's accesses, between runs
         return (op.buffer,), (op.buffer,)

@@ -336,6 +336,18 @@ def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
     _check_stream(op, op.result.type, scope)  # of a variable's buffer too: a result asking for its value back
 
 
+def _verify_predicate(op: ipu.PredicateOp, scope: _Scope) -> None:
+    buffer = scope.buffer(op, "buffer", op.buffer)
+    tile = op.tile
+    if not (0 <= tile < len(buffer.holders) and buffer.holders[tile]):
+        raise op_error(op, f"reads tile {tile}, which holds no copy of @{op.buffer}")
+    if isinstance(op.result.type, ir.IndexType):
+        if not isinstance(buffer.element_type, ir.IntegerType) or str(buffer.element_type) == "i1":
+            raise op_error(op, f"reads @{op.buffer} of element type {buffer.element_type}; a switch's index is an integer")
+    elif str(buffer.element_type) != "i1":
+        raise op_error(op, f"reads @{op.buffer} of element type {buffer.element_type}; a predicate is an i1")
+
+
 def _check_not_variable(op: ir.OpView, scope: _Scope) -> None:
     held = scope.variables_of(op.buffer)
     if held:
@@ -552,6 +564,7 @@ _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
     "ipu.variable": _verify_variable,
     "ipu.host_to_device": _verify_host_to_device,
     "ipu.device_to_host": _verify_device_to_host,
+    "ipu.predicate": _verify_predicate,
     "ipu.copy": _verify_copy,
     "ipu.execute": _verify_execute,
     "ipu.vertex_group": _verify_vertex_group,

@@ -46,8 +46,8 @@ _BETTER = {
 _CASTS = frozenset({"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui"})
 
 
-def rewrite_arg_reductions(function: ir.OpView) -> None:
-    for op in list(function.regions[0].blocks[0].operations):
+def rewrite_arg_reductions(block: ir.Block) -> None:
+    for op in list(block.operations):
         if op.operation.name == "linalg.generic":
             match = _match(op)
             if match is not None:

@@ -5,7 +5,8 @@ example; docs/contracts.md fixes what L0 and L1 contain.
 
 Steps, in order:
 
-1. upstream `inline`, `symbol-dce`; results of multi-result generics nobody reads (and no
+1. upstream `inline`, `symbol-dce`; scalars become 0-d tensors (`scalars.py`, after a
+   `canonicalize` folding those computed from constants); results of multi-result generics nobody reads (and no
    other result reads the accumulator of) stop being computed, and with `drop-asserts`
    `cf.assert`s go; then `canonicalize`, which erases what they leave; embedding lookups and
    `tensor.extract`s at coordinates computed from the inputs become `ipu.gather`s (`gathers.py`);
@@ -52,6 +53,7 @@ from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
 from .inits_as_inputs import read_inits_as_inputs
 from .normalize_l1 import access_ok, normalize_tensor_ops, squeeze_unit_outputs
 from .pass_registry import ModulePass, register_pass
+from .scalars import CONTROL_FLOW, has_scalar_code, is_predicate, scalars_as_tensors
 
 PASS_NAME = "ipu-convert-to-ipu"
 
@@ -88,8 +90,11 @@ class ConvertToIpu(ModulePass):
     then element-wise ops are fused. For the planner, keepdim reductions compute the squeezed
     tensor, unread results of multi-result generics are not computed, pooling windows read a
     zero constant instead of a `tensor.empty`, and rank-reducing slices become reshapes.
-    An `scf.for` with constant bounds carrying tensors stays (Poplar's Repeat), its body
-    converted like a function body. Anything outside L1 (docs/contracts.md) stops the pass with `'op.name' is not supported by
+    Scalars (tensor.extract / insert / from_elements, scalar arith and math) become 0-d tensors,
+    which live on a tile (lowering/scalars.py). An `scf.for` with constant bounds stays (Poplar's
+    Repeat), `scf.if`, `scf.index_switch` and `scf.while` too (If, Switch, RepeatWhileTrue, on
+    a condition read from a 0-d tensor), their blocks converted like a function body. Anything
+    outside L1 (docs/contracts.md) stops the pass with `'op.name' is not supported by
     ipu-convert-to-ipu`, at the op, for every such op; `cf.assert` too, unless `drop-asserts`.
 
     Before:
@@ -125,38 +130,43 @@ class ConvertToIpu(ModulePass):
         _raise_all(_check_recursion(module) + _check_registered(module))
         lower_packs(module)
         run_upstream(module, _INLINE)
-        for owner in _region_owners(module):
-            _forget_unused_results(owner, self.drop_asserts)
+        bodies = [function.regions[0].blocks[0] for function in _functions(module)]
+        if any(has_scalar_code(body) for body in bodies):
+            run_upstream(module, _PREPARE)  # scalars computed from constants folded: bounds, coordinates
+            for body in bodies:
+                scalars_as_tensors(body)
+        for block in _blocks(module):
+            _forget_unused_results(block, self.drop_asserts)
         run_upstream(module, _PREPARE)
-        for owner in _region_owners(module):
-            rewrite_embedding_lookups(owner)
-            rewrite_computed_gathers(owner)
-            _drop_casts_into_concats(owner)
+        for block in _blocks(module):
+            rewrite_embedding_lookups(block)
+            rewrite_computed_gathers(block)
+            _drop_casts_into_concats(block)
         _raise_all(_check_module(module, _check_input_op))
-        for owner in _region_owners(module):
-            rewrite_named_ops(owner)
+        for block in _blocks(module):
+            rewrite_named_ops(block)
         run_upstream(module, _GENERALIZE)
-        for owner in _region_owners(module):
-            rewrite_arg_reductions(owner)  # before fusion, which fuses the generics it makes
-        for owner in _region_owners(module):
-            squeeze_unit_outputs(owner)  # before fusion, which moves the reshapes it adds
-            read_inits_as_inputs(owner)  # before fusion, which would keep them as second results
-        for owner in _region_owners(module):
-            fuse_elementwise_trees(owner.regions[0].blocks[0])  # what upstream would fuse in quadratic time
+        for block in _blocks(module):
+            rewrite_arg_reductions(block)  # before fusion, which fuses the generics it makes
+        for block in _blocks(module):
+            squeeze_unit_outputs(block)  # before fusion, which moves the reshapes it adds
+            read_inits_as_inputs(block)  # before fusion, which would keep them as second results
+        for block in _blocks(module):
+            fuse_elementwise_trees(block)  # what upstream would fuse in quadratic time
         run_upstream(module, _FUSE)
-        for owner in _region_owners(module):
-            _drop_fused_assert_copies(owner)
-        for owner in _region_owners(module):
-            normalize_tensor_ops(owner)
+        for block in _blocks(module):
+            _drop_fused_assert_copies(block)
+        for block in _blocks(module):
+            normalize_tensor_ops(block)
         _raise_all(_check_module(module, _check_l1_op))
 
 
-def _drop_casts_into_concats(function: ir.OpView) -> None:
+def _drop_casts_into_concats(block: ir.Block) -> None:
     """A `tensor.cast` from a static shape to a dynamic one that only `tensor.concat`s read is
     dropped: the concat takes the static operand as it is. torch-mlir's `torch.roll` (and its
     `cat` of slices) casts each slice to `?` along the joined dim before concatenating into a
     static result; canonicalize does not fold those casts."""
-    for op in list(function.regions[0].blocks[0].operations):
+    for op in list(block.operations):
         if op.operation.name != "tensor.cast":
             continue
         source, result = op.operands[0], op.results[0]
@@ -171,10 +181,10 @@ def _is_l1(name: str) -> bool:
     return name in _L1_DATA_OPS or name in REGISTRY
 
 
-def rewrite_named_ops(function: ir.OpView) -> None:
+def rewrite_named_ops(block: ir.Block) -> None:
     """Every named op a compute op's record converts, replaced by what its `convert` builds
     (left as it is, to be generalized, when that is None)."""
-    for op in list(function.regions[0].blocks[0].operations):
+    for op in list(block.operations):
         record = converter_of(op.operation.name)
         if record is None:
             continue
@@ -219,22 +229,23 @@ def _functions(module: ir.Operation) -> list[ir.OpView]:
     return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)]
 
 
-def _region_owners(module: ir.Operation) -> list[ir.OpView]:
-    """The functions and the `scf.for`s in them, outer first: the rewrites run on each one's
-    block, so a loop body is converted like a function body."""
-    owners = _functions(module)
-    for owner in owners:  # grows as loops are found: nested loops come after their parents
-        owners.extend(op for op in owner.regions[0].blocks[0].operations if op.operation.name == "scf.for")
-    return owners
+def _blocks(module: ir.Operation) -> list[ir.Block]:
+    """The functions' bodies and the blocks of the control flow in them (`CONTROL_FLOW`), outer
+    first: the rewrites run on each, so a loop body or a branch is converted like a function body."""
+    blocks = [function.regions[0].blocks[0] for function in _functions(module)]
+    for block in blocks:  # grows as control flow is found: nested blocks come after their parents
+        blocks.extend(
+            inner for op in block.operations if op.operation.name in CONTROL_FLOW for region in op.regions for inner in region.blocks
+        )
+    return blocks
 
 
-def _drop_fused_assert_copies(function: ir.OpView) -> None:
+def _drop_fused_assert_copies(block: ir.Block) -> None:
     """Erases the result-less generics elementwise fusion leaves behind when it fuses a
     producer holding a `cf.assert`: the side effect keeps the emptied producer alive, while
     each consumer it fused into runs a clone of the assert over the producer's whole domain
     (fusion requires a projected permutation on the fused operand). A result-less generic
     whose every assert has no clone elsewhere stays, and ipu-plan names it."""
-    block = function.regions[0].blocks[0]
     asserts: dict[tuple[str, str], int] = {}
     found: list[tuple[ir.OpView, list[tuple[str, str]]]] = []
     for op in block.operations:
@@ -256,11 +267,11 @@ def _drop_fused_assert_copies(function: ir.OpView) -> None:
             op.operation.erase()
 
 
-def _forget_unused_results(function: ir.OpView, drop_asserts: bool) -> None:
+def _forget_unused_results(block: ir.Block, drop_asserts: bool) -> None:
     """Yields a constant for each unused result of a multi-result generic, so that
     canonicalize drops the result and whatever computed it; erases `cf.assert`s if asked."""
     doomed = []
-    for op in function.regions[0].blocks[0].operations:
+    for op in block.operations:
         if op.operation.name == "linalg.generic" and len(op.results) > 1:
             block = op.regions[0].blocks[0]
             terminator = list(block.operations)[-1]
@@ -375,29 +386,56 @@ def _check_module(module: ir.Operation, check_op: Callable[[ir.OpView], str | No
 
 
 def _check_block(block: ir.Block, check_op: Callable[[ir.OpView], str | None]) -> list[IpuError]:
-    """The objections of `check_op` to the ops of `block`, and of the bodies of its loops."""
+    """The objections of `check_op` to the ops of `block`, and of the blocks of its control flow."""
     errors = []
     for inner in block.operations:
         name = inner.operation.name
-        reason = _check_loop(inner) if name == "scf.for" else None if name == "scf.yield" else check_op(inner)
+        if name in CONTROL_FLOW:
+            reason = _check_control_flow(inner)
+        elif name in ("scf.yield", "scf.condition"):
+            reason = _check_condition(inner) if name == "scf.condition" else None
+        else:
+            # A 0-d tensor's element read as a scalar: a predicate, or a view of a scalar the
+            # rewrite made a 0-d tensor, whose readers are checked (and refused) themselves.
+            view = inner.operation.name == "tensor.extract" and len(inner.operands) == 1
+            reason = None if view or is_predicate(inner) else check_op(inner)
         if reason is not None:
             errors.append(unsupported(inner, reason))
-        elif name == "scf.for":
-            errors += _check_block(inner.regions[0].blocks[0], check_op)
+        elif name in CONTROL_FLOW:
+            for region in inner.regions:
+                for nested in region.blocks:
+                    errors += _check_block(nested, check_op)
     return errors
 
 
-def _check_loop(op: ir.OpView) -> str | None:
-    """An `scf.for` becomes Poplar's Repeat: a trip count known at compile time, and only
-    tensors carried from one iteration to the next (they become buffers)."""
-    for role, value in zip(("a lower bound", "an upper bound", "a step"), op.operands):
-        if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
-            return f"{role} that is not a constant (Repeat needs its trip count at compile time)"
-    for value in op.operands[3:]:
+def _check_control_flow(op: ir.OpView) -> str | None:
+    """`scf.for` becomes Poplar's Repeat: a trip count known at compile time. `scf.if` its If,
+    `scf.while` its RepeatWhileTrue and `scf.index_switch` its Switch, on a condition read from
+    a device scalar (a predicate, which the scalars' rewrite makes of the `i1` or index it
+    computes). Only tensors flow in and out (they become buffers; scalars are 0-d tensors by now)."""
+    name = op.operation.name
+    if name == "scf.for":
+        for role, value in zip(("a lower bound", "an upper bound", "a step"), op.operands):
+            if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
+                return f"{role} that is not a constant (Repeat needs its trip count at compile time)"
+    elif name in ("scf.if", "scf.index_switch") and not _is_predicate_value(op.operands[0]):
+        return "a condition that is not computed on the device (a scalar of the function's tensors)"
+    carried = op.operands[3:] if name == "scf.for" else op.operands[1:] if name in ("scf.if", "scf.index_switch") else op.operands
+    for value in (*carried, *op.results):
         problem = _type_problem(value.type, scalars=False)
         if problem:
-            return f"a loop-carried value of {problem}"
+            return f"a value of {problem} flowing through it"
     return None
+
+
+def _check_condition(op: ir.OpView) -> str | None:
+    if not _is_predicate_value(op.operands[0]):
+        return "a condition that is not computed on the device (an i1 of the function's tensors)"
+    return None
+
+
+def _is_predicate_value(value: ir.Value) -> bool:
+    return isinstance(value.owner, ir.OpView) and is_predicate(value.owner)
 
 
 def _type_problem(type_: ir.Type, scalars: bool) -> str | None:

@@ -40,16 +40,16 @@ from ipu_mlir.dialects.ops.space import loop_extents
 from .affine_reads import with_inputs
 
 
-def rewrite_embedding_lookups(function: ir.OpView) -> None:
-    for op in list(function.regions[0].blocks[0].operations):
+def rewrite_embedding_lookups(block: ir.Block) -> None:
+    for op in list(block.operations):
         if op.operation.name == "linalg.generic":
             match = _match(op)
             if match is not None:
                 _rewrite(op, *match)
 
 
-def rewrite_computed_gathers(function: ir.OpView) -> None:
-    for op in list(function.regions[0].blocks[0].operations):
+def rewrite_computed_gathers(block: ir.Block) -> None:
+    for op in list(block.operations):
         if op.operation.name == "linalg.generic":
             extracts = [inner for inner in op.regions[0].blocks[0].operations if _computed_extract(inner, op)]
             if extracts:

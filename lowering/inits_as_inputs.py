@@ -15,8 +15,8 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 
-def read_inits_as_inputs(owner: ir.OpView) -> None:
-    for op in list(owner.regions[0].blocks[0].operations):
+def read_inits_as_inputs(block: ir.Block) -> None:
+    for op in list(block.operations):
         if op.operation.name == "linalg.generic" and _reads_parallel_init(op):
             with ir.InsertionPoint(op), op.location:
                 _rewrite(op)

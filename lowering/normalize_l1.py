@@ -38,8 +38,7 @@ def _scaled_dim(expr: ir.AffineExpr) -> bool:
     return False
 
 
-def normalize_tensor_ops(function: ir.OpView) -> None:
-    block = function.regions[0].blocks[0]
+def normalize_tensor_ops(block: ir.Block) -> None:
     # First the empties: turning inserts into a concat erases ops later in the block.
     for op in [op for op in block.operations if op.operation.name == "tensor.empty"]:
         with ir.InsertionPoint(op), op.location:
@@ -112,11 +111,11 @@ def _split_results(generic: ir.OpView) -> None:
     generic.operation.erase()
 
 
-def squeeze_unit_outputs(function: ir.OpView) -> None:
+def squeeze_unit_outputs(block: ir.Block) -> None:
     """torch-mlir reduces with keepdim: outputs indexed by a constant 0 on unit dims. The
     planner wants outputs indexed by loops only: the generic computes the squeezed tensor and
     an expand_shape restores the unit dims (fusion then makes the unit dims loops of extent 1)."""
-    for op in list(function.regions[0].blocks[0].operations):
+    for op in list(block.operations):
         if op.operation.name == "linalg.generic":
             with ir.InsertionPoint(op), op.location:
                 _squeeze_generic_outputs(op)

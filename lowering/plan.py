@@ -21,6 +21,7 @@ from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target import DEFAULT_TARGET, Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
+from .control_flow import plan_branches
 from .layout import Layout, Parts, balanced_block
 from .layout_algebra import (
     Partition,
@@ -175,7 +176,11 @@ class _Planner:
                 continue
             # A window read in place (`slice_view`) and a loop's initial value are placed by the
             # compute op reading them (plan_compute, plan_loop).
-            if not record_of(op) and name != "scf.for" and (name != "tensor.extract_slice" or slice_view(op.results[0]) is None):
+            if (
+                not record_of(op)
+                and name not in ("scf.for", "scf.if")
+                and (name != "tensor.extract_slice" or slice_view(op.results[0]) is None)
+            ):
                 for operand in op.operands:
                     if operand in self.unplaced:
                         self.place_unplaced(operand, self.default_layout(_shape(operand)))
@@ -189,7 +194,9 @@ class _Planner:
                 self.set_layout(op, self.default_layout(_shape(op.results[0])))
             elif name == "scf.for":
                 self.plan_loop(op)
-            elif name not in ("tensor.empty", "func.return", "scf.yield") and not _is_scalar(op):
+            elif name in ("scf.if", "scf.while", "scf.index_switch"):
+                plan_branches(self, op)  # lowering/control_flow.py
+            elif name not in ("tensor.empty", "func.return", "scf.yield", "scf.condition") and not _is_scalar(op):
                 raise op_error(op, "is not supported by ipu-plan (run ipu-convert-to-ipu first)")
 
     def plan_loop(self, op: ir.OpView) -> None:

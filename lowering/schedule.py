@@ -17,7 +17,7 @@ from ipu_mlir.dialects.ops.space import SUM, Space
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
-from . import codelets
+from . import codelets, control_flow
 from .exchange import open_link_phases, plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import (
@@ -36,6 +36,7 @@ from .layout_algebra import (
 from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
 from .resident import declare_variable, resident_names, update_variables
+from .scalars import is_predicate
 from .select_entry import public_functions
 
 
@@ -61,6 +62,8 @@ class Schedule(ModulePass):
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
     (Poplar's Repeat), each tensor it carries a buffer: the op computing the yielded value writes
     into it when no reader of the old value comes after, else the end of the body copies it in.
+    `scf.if`, `scf.index_switch` and `scf.while` stay too (If, Switch, RepeatWhileTrue), their
+    condition an `ipu.predicate` reading a device scalar (lowering/control_flow.py).
     A device variable (an argument marked `ipu.resident`) is a buffer named by an `ipu.variable`,
     not streamed; the result marked with its name is its new value, written into that buffer
     as a carried tensor's is (lowering/resident.py). The program's signature keeps the streams.
@@ -181,9 +184,17 @@ class _Scheduler:
                 self.move(op)
             elif name == "scf.for":
                 self.loop(op)
+            elif name == "scf.if":
+                control_flow.schedule_if(self, op)
+            elif name == "scf.while":
+                control_flow.schedule_while(self, op)
+            elif name == "scf.index_switch":
+                control_flow.schedule_switch(self, op)
+            elif name == "scf.condition":
+                control_flow.condition(self, op)
             elif name == "scf.yield":
                 self.carry(op)
-            elif name in ("tensor.empty", "arith.constant"):
+            elif name in ("tensor.empty", "arith.constant") or is_predicate(op):
                 pass
             else:
                 raise op_error(op, "is not supported by ipu-schedule")
@@ -233,13 +244,16 @@ class _Scheduler:
             ipu.sync("internal", ip=self.ip)
 
     def carry(self, op: ir.OpView) -> None:
-        """The end of a loop body: each yielded tensor copied into its carried buffer (nothing
+        """The end of a loop body (or a branch: lowering/control_flow.py): each yielded tensor copied into its carried buffer (nothing
         when the body wrote it there: `in_place`), then the empty L3 yield. A carried tensor
         yielded in another one's place (a rotation, `yield %b, %a`) is first staged in a buffer
         of its own, a superstep earlier: one exchange phase must not write a buffer that it
         reads."""
         body = op.operation.block
-        targets = [self.stored[carried] for carried in body.arguments[1:]]
+        if op.operation.parent.name == "scf.for":
+            targets = [self.stored[carried] for carried in body.arguments[1:]]
+        else:
+            targets = control_flow.yield_targets(self, op)
         self.assign(op, list(zip(op.operands, targets)), {target.buffer for target in targets})
         scf.YieldOp([], ip=self.ip)
 
@@ -266,23 +280,25 @@ class _Scheduler:
         return staged
 
     def in_place(self, op: ir.OpView, final: Layout | None, inputs: list[str]) -> str | None:
-        """The carried buffer `op` writes its result into, when the enclosing loop body yields
-        the result in that tensor's place, laid out as that buffer is, and the old value has no
-        reader left: none after `op` in the body (the yield included, whose copy this saves),
-        none among `inputs` (the buffers `op`'s vertices read) but the carried buffer itself
-        read element for element where it is written (an input of a generic indexed as its
+        """The carried buffer `op` writes its result into, when the enclosing loop body (of an
+        `scf.for`, or the body of an `scf.while`) yields the result in that tensor's place, laid
+        out as that buffer is, and the old value has no reader left: none after `op` in the body
+        (the yield included, whose copy this saves), none among `inputs` (the buffers `op`'s
+        vertices read) but the carried buffer itself read element for element where it is written (an input of a generic indexed as its
         result, or its init). Else None: the result gets its own buffer and the yield copies it.
         `final` None: in whatever layout the buffer has (a copy can write it there). The
         function's return is such a yield for the device variables it updates (their buffers)."""
         owner = op.operation.parent
-        body = owner.regions[0].blocks[0]
+        body = op.operation.block
         terminator = body.operations[len(body.operations) - 1]
         positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
         if len(positions) != 1:
             return None
         if owner.name == "scf.for":
             target = self.stored[body.arguments[1 + positions[0]]]
-        elif positions[0] in self.updates:  # the function returns it as a device variable's new value
+        elif owner.name == "scf.while" and terminator.operation.name == "scf.yield":  # into the carried buffer
+            target = self.stored[owner.regions[0].blocks[0].arguments[positions[0]]]
+        elif owner.name == "func.func" and positions[0] in self.updates:  # the function returns it as a device variable's new value
             target = self.updates[positions[0]]
         else:
             return None

@@ -18,6 +18,7 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target
 
+from . import control_flow
 from .codelet import CodeletError, body_key, compile_codelet
 from .memory import (
     Buffer,
@@ -42,7 +43,7 @@ from .profile import Superstep
 from .races import Access, check_races
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write
 from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
-from .steps import Copy, Execute, Repeat, VertexGroup
+from .steps import Copy, Count, Execute, If, Repeat, Switch, VertexGroup, While
 from .streams import DeviceToHost, HostToDevice
 from .traffic import copy_traffic
 
@@ -54,6 +55,10 @@ PROGRAM_OPS = (
     "ipu.copy",
     "ipu.execute",
     "scf.for",
+    "scf.if",
+    "scf.while",
+    "scf.index_switch",
+    "ipu.predicate",
     "func.return",
 )
 
@@ -127,6 +132,13 @@ class Planner:
         self.vertices = self.edges = 0
         self.supersteps: list[Superstep] = []
         self.repeat = 1
+        # Data-dependent control flow (`_scf_if`, `_scf_while`): the block being planned runs
+        # `count.runs` times a run; its supersteps, with their repeat within it, recounted then.
+        # The later plan shares the checked plan's counts, block by block in program order.
+        self.count: Count | None = None
+        self.counts: list[Count] = [] if checked is None else checked.counts
+        self.counted: list[tuple[Superstep, Count, int]] = []
+        self.counted_blocks: list[Count] = []
         self.current = Superstep()
         self.exchange: list[Access] = []
         program = _program(self.program, entry)
@@ -283,7 +295,11 @@ class Planner:
             if top:
                 self.position = len(steps)  # the step this op becomes, if any
             site = site_of(op)
-            method = getattr(self, "_" + site.name.replace(".", "_"), None) if site.name in PROGRAM_OPS + ("scf.yield",) else None
+            method = (
+                getattr(self, "_" + site.name.replace(".", "_"), None)
+                if site.name in PROGRAM_OPS + ("scf.yield", "scf.condition")
+                else None
+            )
             if method is None:
                 raise site.error(f"is not supported in an ipu program by the simulator (expected one of {', '.join(PROGRAM_OPS)})")
             step = method(op, site)
@@ -300,6 +316,8 @@ class Planner:
             step.finish(self.target)
             self.supersteps.append(step)
         self.current = Superstep(repeat=self.repeat)
+        if self.count is not None:  # in data-dependent control flow: counted after each run
+            self.counted.append((self.current, self.count, self.repeat))
 
     def _end_exchange(self) -> None:
         if self.checks:
@@ -441,6 +459,23 @@ class Planner:
 
     def _scf_yield(self, op: ir.OpView, site: Site) -> None:
         return None
+
+    # Data-dependent control flow: runtime/control_flow.py plans it.
+
+    def _scf_condition(self, op: ir.OpView, site: Site) -> None:
+        self.predicate = control_flow.predicate_of(self, op.operands[0], site)
+
+    def _ipu_predicate(self, op: ir.OpView, site: Site) -> None:
+        return None  # read where control flow uses it (control_flow.predicate_of)
+
+    def _scf_if(self, op: ir.OpView, site: Site) -> If:
+        return control_flow.plan_if(self, op, site)
+
+    def _scf_index_switch(self, op: ir.OpView, site: Site) -> Switch:
+        return control_flow.plan_switch(self, op, site)
+
+    def _scf_while(self, op: ir.OpView, site: Site) -> While:
+        return control_flow.plan_while(self, op, site)
 
     def _func_return(self, op: ir.OpView, site: Site) -> None:
         self.results = [self.slots[value] for value in op.operands]

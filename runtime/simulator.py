@@ -121,7 +121,8 @@ class Simulator:
     """An L3 program planned for a target, ready to run any number of times.
 
     `arguments` lists the (shape, dtype) the entry function takes; `profile` the run's costs
-    (known from shapes alone, so available before `run`).
+    (known from shapes alone, so available before `run`; with data-dependent control flow,
+    `scf.if` and `scf.while`, its blocks count as often as they ran in the last run, none before).
 
     Loading plans the program twice. Which bytes a step reads and writes is fixed by the plan
     (no data-dependent control flow: loops have constant bounds), so the memory checks see the
@@ -165,9 +166,13 @@ class Simulator:
             if life.name in held:
                 life.kind = "variable"
 
-        self.profile = Profile.build(
+        self._build_profile = lambda: Profile.build(
             self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
         )
+        self._counts, self._counted = planner.counts, planner.counted
+        for superstep, _, _ in self._counted:  # data-dependent control flow: counted by runs, none yet
+            superstep.repeat = 0
+        self.profile = self._build_profile()
         self._one_run, self._written = self.profile, set()  # the profile of a run, before `iterations` scales it
         with one_blas_thread():  # loading runs the weight-only steps
             self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
@@ -232,14 +237,17 @@ class Simulator:
             )
         if iterations is None:
             self.check_inputs(inputs)
+            outputs = self._run(inputs)
             self.profile = self._one_run
-            return self._run(inputs) if self.world is None else self.world.collect([self._run(inputs)])[0]
+            return outputs if self.world is None else self.world.collect([outputs])[0]
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
             raise SimulationError(f"iterations must be a positive integer, got {iterations!r}")
         self.check_inputs(inputs, iterations)
         if self.profile.iterations != iterations:
             self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
         outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
+        if self._counted:  # data-dependent control flow: the last iteration's counts, N times
+            self.profile = self._one_run.repeated(iterations)
         if self.world is not None and self.world.rank:  # rank 0 returns the outputs
             return self.world.collect(outputs)[0]
         return [np.stack(column) for column in zip(*(outputs if self.world is None else self.world.collect(outputs)))]
@@ -252,6 +260,8 @@ class Simulator:
             values[slot] = array
         for buffer in plan.buffers:
             buffer.reset()
+        for count in self._counts:
+            count.runs = 0
         try:
             with one_blas_thread():
                 for step, dead in zip(plan.steps, plan.release):
@@ -266,6 +276,10 @@ class Simulator:
         finally:
             for buffer in plan.buffers:
                 buffer.release()
+        if self._counted:  # the profile of this run: each block of data-dependent control flow as often as it ran
+            for superstep, count, repeat in self._counted:
+                superstep.repeat = repeat * count.runs
+            self._one_run = self._build_profile()
         if self.world is not None:  # whole on rank 0 once collected (World.collect)
             return self.world.results(values, self._results)
         return [values[slot] for slot in self._results]

@@ -1,5 +1,5 @@
 """The steps of a simulator plan (runtime/simulator.py builds them): copies, vertex groups,
-compute sets and loops, each run on the buffers of runtime/memory.py."""
+compute sets, loops and data-dependent control flow, each run on the buffers of runtime/memory.py."""
 
 from __future__ import annotations
 
@@ -148,11 +148,106 @@ class Repeat:
             run_steps(self.steps, values, check and iteration < 2)
 
 
+# A while loop whose condition never turns false would hang the simulator; the device would
+# hang too, but a run should end with an error.
+MAX_WHILE_ITERATIONS = 1_000_000
+
+
+class Count:
+    """How many times a block of data-dependent control flow ran in the last run: the profile
+    counts its supersteps that many times (runtime/simulator.py recounts after each run)."""
+
+    def __init__(self):
+        self.runs = 0
+
+
+@dataclass
+class Predicate:
+    """`ipu.predicate`: the device scalar at one tile of a buffer, read as a condition (or
+    an `arith.constant` condition: no buffer)."""
+
+    site: Site
+    buffer: Buffer | None
+    region: Region | None
+    constant: int = 0
+
+    def __call__(self, check: bool) -> bool:
+        return bool(self.value(check))
+
+    def value(self, check: bool) -> int:
+        if self.buffer is None:
+            return int(self.constant)
+        return int(self.buffer.read(self.region, self.site, check).reshape(-1)[0])
+
+
+@dataclass
+class If:
+    """`scf.if`: Poplar's If, one block or the other on a device scalar."""
+
+    predicate: Predicate
+    blocks: tuple[list, list]
+    counts: tuple[Count, Count]
+
+    @property
+    def steps(self) -> list:
+        return [self.predicate] * (self.predicate.buffer is not None) + [*self.blocks[0], *self.blocks[1]]
+
+    def run(self, values: list, check: bool) -> None:
+        taken = 0 if self.predicate(check) else 1
+        self.counts[taken].runs += 1
+        run_steps(self.blocks[taken], values, check)
+
+
+@dataclass
+class Switch:
+    """`scf.index_switch`: Poplar's Switch, the block of the case equal to a device scalar (or
+    the default block, the first)."""
+
+    predicate: Predicate
+    cases: dict[int, int]  # case value -> its block
+    blocks: list[list]
+    counts: list[Count]
+
+    @property
+    def steps(self) -> list:
+        return [self.predicate] * (self.predicate.buffer is not None) + [s for block in self.blocks for s in block]
+
+    def run(self, values: list, check: bool) -> None:
+        taken = self.cases.get(self.predicate.value(check), 0)
+        self.counts[taken].runs += 1
+        run_steps(self.blocks[taken], values, check)
+
+
+@dataclass
+class While:
+    """`scf.while`: Poplar's RepeatWhileTrue: the before block, then the body while the device
+    scalar it leaves is true."""
+
+    predicate: Predicate
+    blocks: tuple[list, list]
+    counts: tuple[Count, Count]
+
+    @property
+    def steps(self) -> list:
+        return [self.predicate] * (self.predicate.buffer is not None) + [*self.blocks[0], *self.blocks[1]]
+
+    def run(self, values: list, check: bool) -> None:
+        before, body = self.blocks
+        for _ in range(MAX_WHILE_ITERATIONS):
+            self.counts[0].runs += 1
+            run_steps(before, values, check)
+            if not self.predicate(check):
+                return
+            self.counts[1].runs += 1
+            run_steps(body, values, check)
+        raise self.predicate.site.error(f"ran {MAX_WHILE_ITERATIONS:,} iterations without its condition turning false")
+
+
 def prepare(steps: list) -> None:
     """Makes the views of every copy and vertex group of `steps` (their buffers are bound)."""
     for step in steps:
-        if isinstance(step, Repeat):
-            prepare(step.steps)
+        if isinstance(step, (Repeat, If, Switch, While)):
+            prepare([s for s in step.steps if not isinstance(s, Predicate)])
         for each in step.groups if isinstance(step, Execute) else [step] if isinstance(step, Copy) else []:
             each.prepare()
 

@@ -1,6 +1,7 @@
 """The fuzzer's op families beyond plain linalg and tensor ops (a mixin of `fuzz_gen.Gen`;
 torch-mlir's own are in fuzz_torch.py): strided slices, window maps, `linalg.index` in bodies,
-non-associative combiners, i1 masks, `scf.for` loops and TOSA, with the helpers both mixins use.
+non-associative combiners, i1 masks, `scf.for` loops, scalars with `scf.if` / `scf.while` /
+`scf.index_switch`, and TOSA, with the helpers both mixins use.
 
 Each maker takes a value of the program's element type (or makes arguments), emits its ops
 and returns the result `Value`, as the makers of fuzz_gen.py do. Index arguments (a gather's
@@ -387,6 +388,93 @@ class Families:
         )
         self.emit(f"}} -> {_ty(shape, t)}")
         return self.result(name, shape, sums=last.sums + 1)
+
+    # -- scalars and data-dependent control flow -----------------------------------------------
+    def scalar_control(self):
+        """A scalar read from a new argument (exact data: a decision on values the simulator and
+        the reference compute alike) and changed by scalar arithmetic, then one of: `scf.if` on
+        its sign, `scf.while` until a counter reaches a bound the scalar's sign picks, an
+        `scf.index_switch` on a counter's remainder, `tensor.insert`, `tensor.from_elements`."""
+        rng, t = self.rng, self.dtype
+        shape = self.shape(rng.choice([1, 2]), small=True)
+        x = self.arg(shape)
+        coordinates = [self.const(str(rng.randrange(d)), "index") for d in shape]
+        s, s2 = self.fresh("s"), self.fresh("s")
+        self.emit(f"{s} = tensor.extract {x.name}[{', '.join(coordinates)}] : {_ty(shape, t)}")
+        step = self.const(self.scalar(), t)
+        self.emit(f"{s2} = arith.{'addf' if self.is_float else 'addi'} {s}, {step} : {t}")
+        zero = self.const("0.0" if self.is_float else "0", t)
+        positive = self.fresh("p")
+        compare = f"arith.cmpf ogt, {s2}, {zero}" if self.is_float else f"arith.cmpi sgt, {s2}, {zero}"
+        self.emit(f"{positive} = {compare} : {t}")
+        kind = rng.choice(["if", "while", "switch", "insert", "from_elements"])
+        self.kinds.append(f"scalar-{kind}")
+        if kind == "insert":
+            name = self.fresh()
+            self.emit(f"{name} = tensor.insert {s2} into {x.name}[{', '.join(coordinates)}] : {_ty(shape, t)}")
+            return self.result(name, shape)
+        if kind == "from_elements":
+            name = self.fresh()
+            self.emit(f"{name} = tensor.from_elements {s2}, {s} : {_ty((2,), t)}")
+            return self.result(name, (2,))
+        source = self.source((len(shape),), lambda candidate: tuple(candidate) == tuple(shape)) if rng.random() < 0.5 else x
+        if kind == "if":
+            name = self.fresh()
+            self.emit(f"{name} = scf.if {positive} -> ({_ty(shape, t)}) {{")
+            self.emit(f"  scf.yield {self._scaled(source, s2, shape).name} : {_ty(shape, t)}")
+            self.emit("} else {")
+            self.emit(f"  scf.yield {source.name} : {_ty(shape, t)}")
+            self.emit("}")
+            return self.result(name, shape)
+        i32 = "i32"
+        k0, one = self.const("0", i32), self.const("1", i32)
+        few, more = self.const(str(rng.randint(0, 2)), i32), self.const(str(rng.randint(2, 4)), i32)
+        if kind == "switch":
+            name, k, rem, index = self.fresh(), self.fresh("k"), self.fresh("k"), self.fresh("k")
+            three = self.const("3", i32)
+            self.emit(f"{k} = arith.select {positive}, {more}, {few} : {i32}")
+            self.emit(f"{rem} = arith.remsi {k}, {three} : {i32}")
+            self.emit(f"{index} = arith.index_cast {rem} : {i32} to index")
+            self.emit(f"{name} = scf.index_switch {index} -> {_ty(shape, t)}")
+            self.emit("case 1 {")
+            self.emit(f"  scf.yield {self._scaled(source, s2, shape).name} : {_ty(shape, t)}")
+            self.emit("}")
+            self.emit("default {")
+            self.emit(f"  scf.yield {source.name} : {_ty(shape, t)}")
+            self.emit("}")
+            return self.result(name, shape)
+        bound, name, y, k = self.fresh("n"), self.fresh(), self.fresh("y"), self.fresh("k")
+        go, y2, k2 = self.fresh("go"), self.fresh("y"), self.fresh("k")
+        self.emit(f"{bound} = arith.select {positive}, {more}, {few} : {i32}")
+        types = f"{_ty(shape, t)}, {i32}"
+        self.emit(f"{name}:2 = scf.while ({y} = {source.name}, {k} = {k0}) : ({types}) -> ({types}) {{")
+        self.emit(f"  {go} = arith.cmpi slt, {k}, {bound} : {i32}")
+        self.emit(f"  scf.condition({go}) {y}, {k} : {types}")
+        self.emit("} do {")
+        self.emit(f"^bb0({y2}: {_ty(shape, t)}, {k2}: {i32}):")
+        scaled = self._scaled(Value(y2, shape, t), s2, shape)
+        k3 = self.fresh("k")
+        self.emit(f"  {k3} = arith.addi {k2}, {one} : {i32}")
+        self.emit(f"  scf.yield {scaled.name}, {k3} : {types}")
+        self.emit("}")
+        return self.result(f"{name}#0", shape)
+
+    def _scaled(self, value, scalar, shape):
+        """`value` (+) `scalar`, the scalar captured by a generic's body (broadcast by exchange):
+        halved floats (bounded over a loop's iterations), xor for integers (no overflow)."""
+        t, n = self.dtype, len(shape)
+        e, name = self.fresh("e"), self.fresh()
+        self.emit(f"{e} = tensor.empty() : {_ty(shape, t)}")
+        ident = _map(n, [f"d{i}" for i in range(n)])
+        lines = (
+            [f"    %h = arith.mulf %a, {self.const('0.5', t)} : {t}", f"    %r = arith.addf %h, {scalar} : {t}"]
+            if self.is_float
+            else [f"    %r = arith.xori %a, {scalar} : {t}"]
+        )
+        self.generic(name, [ident, ident], ["parallel"] * n, [(value.name, _ty(shape, t))], [(e, _ty(shape, t))],
+                     [f"%a: {t}, %o: {t}"], lines, ["%r"], [t])  # fmt: skip
+        self.emit(f"}} -> {_ty(shape, t)}")
+        return Value(name, tuple(shape), t)
 
     # -- TOSA --------------------------------------------------------------------------------
     def tosa(self):

@@ -909,6 +909,7 @@ class Gen(Families, TorchFamilies):
             (self.tm_sort, 1),
             (self.strided_slice, 1),
             (self.loop, 1),
+            (self.scalar_control, 1),
             (self.tosa, 2),
             (self.indexed, 1),
             (self.window, 1),

@@ -118,7 +118,8 @@ FAMILIES = (
     "i1-select", "i1-reduce", "i1-logic", "i1-argument", "gather-rows", "gather-computed", "tm_tensor.scatter-rows",
     "tm_tensor.scatter-points", "tm_tensor.scan", "tm_tensor.sort", "tm_tensor.sort-topk", "tosa.", "strided-extract_slice",
     "strided-insert_slice", "extract_slice", "insert_slice", "insert_slices", "pad", "expand_shape", "collapse_shape", "concat",
-    "dense-constant", "scf.for-0", "scf.for-5", "result-twice", "result-argument", "unused-argument", "big",
+    "dense-constant", "scf.for-0", "scf.for-5", "scalar-if", "scalar-while", "scalar-switch", "scalar-insert",
+    "scalar-from_elements", "result-twice", "result-argument", "unused-argument", "big",
 )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ EXPECTED = {
     "reference": ["MLP 2 x (matmul 16x64x64 + bias + ReLU)", "CNN 2 x (conv 3x3 16->16 on 4x16x8x8 + bias + ReLU)"],
     "scaling": [f"{model} stack, {n} layers" for model in ("MLP", "CNN") for n in (2, 4)] + [f"BERT encoder, {n} layers" for n in (1, 2)],
     "fidelity": ["a = b + 3 c", *["2D heat, 5-point"] * 3, *["3D heat, 7-point"] * 3, "sum of rows", "fill", "any load"],
+    "solvers": ["16x16 on gc200", "16x16 on gc200"],
 }
 README = "intro\n<!-- bench-table:begin -->\nold table\n<!-- bench-table:end -->\nrest\n"
 

@@ -35,6 +35,7 @@ def test_every_op_of_the_definition_is_documented():
         "ipu.device_to_host",
         "ipu.copy",
         "ipu.sync",
+        "ipu.predicate",
         "ipu.execute",
         "ipu.vertex_group",
     ]

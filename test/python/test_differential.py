@@ -57,7 +57,6 @@ EXCLUDED = {
     "extending/batch-reduce.mlir": "needs the docs/examples plugin loaded (test_extending.py runs it against numpy)",
     "memory-plan/out-of-memory-origin.mlir": "does not fit the tile memory on purpose (the error is what it checks)",
     "memory-plan/out-of-memory.mlir#3": "does not fit the tile memory with reuse off (the error is what it checks)",
-    "memory-plan/reuse.mlir#2": "an scf.if in the program: liveness across branches is what it checks; the simulator runs no scf.if",
     "ipu-run/unknown-dialect.mlir": "an op of an unknown dialect, refused on purpose",
     "ipu-run/tm-tensor-custom-form-invalid.mlir": "a custom-form TMTensor file torch-mlir refuses too, on purpose",
     "dialect/multi-ipu.mlir": "the verifier's multi-IPU rules on L3 fragments: copies of buffers no stream writes",

@@ -834,3 +834,22 @@ func.func private @combine(%arg0: tensor<4x8xf32>) -> tensor<8xf32> attributes {
   } -> tensor<8xf32>
   return %2 : tensor<8xf32>
 }
+
+// -----
+
+// ipu.predicate reads an i1 on a tile holding its buffer (Poplar's If / RepeatWhileTrue).
+module attributes {ipu.target = "tiny"} {
+  "ipu.buffer"() {sym_name = "c", type = memref<1xi1>, tiles = array<i64: 3, 1, 1>} : () -> ()
+  "ipu.buffer"() {sym_name = "f", type = memref<1xf32>, tiles = array<i64: 3, 1, 1>} : () -> ()
+  func.func @predicates() attributes {ipu.program} {
+    // expected-error @+1 {{'ipu.predicate' op reads tile 4, which holds no copy of @c}}
+    %p = "ipu.predicate"() {buffer = @c, tile = 4 : i64} : () -> i1
+    // expected-error @+1 {{'ipu.predicate' op reads @f of element type f32; a predicate is an i1}}
+    %q = "ipu.predicate"() {buffer = @f, tile = 3 : i64} : () -> i1
+    // expected-error @+1 {{'ipu.predicate' op reads @c of element type i1; a switch's index is an integer}}
+    %i = "ipu.predicate"() {buffer = @c, tile = 3 : i64} : () -> index
+    scf.if %p {
+    }
+    return
+  }
+}

@@ -56,6 +56,8 @@ module attributes {ipu.target = "tiny"} {
   "ipu.buffer"() {sym_name = "y", type = memref<64xf32>, tiles = array<i64: 0, 16, 1>, offset = 256 : i64} : () -> ()
   // CHECK: "ipu.buffer"() {sym_name = "sum", tiles = array<i64: 0, 1, 1>, type = memref<16xf32>}
   "ipu.buffer"() {sym_name = "sum", type = memref<16xf32>, tiles = array<i64: 0, 1, 1>} : () -> ()
+  // CHECK: "ipu.buffer"() {sym_name = "flag", tiles = array<i64: 0, 1, 1>, type = memref<1xi1>}
+  "ipu.buffer"() {sym_name = "flag", type = memref<1xi1>, tiles = array<i64: 0, 1, 1>} : () -> ()
   // A device variable kept in tile memory from run to run (never streamed).
   // CHECK: "ipu.buffer"() {sym_name = "scale", tiles = array<i64: 0, 16, 1>, type = memref<4xf32>}
   "ipu.buffer"() {sym_name = "scale", type = memref<4xf32>, tiles = array<i64: 0, 16, 1>} : () -> ()
@@ -75,6 +77,13 @@ module attributes {ipu.target = "tiny"} {
     // Gather element 0 of every tile's y into tile 0's sum, one element per tile.
     // CHECK: "ipu.copy"() {dest = @sum, dst_offset = array<i64: 0, 1>, dst_tiles = array<i64: 0, 16, 0>, size = 1 : i64, source = @y, src_offset = array<i64: 0, 0>, src_tiles = array<i64: 0, 16, 1>} : () -> ()
     "ipu.copy"() {source = @y, dest = @sum, size = 1 : i64, src_tiles = array<i64: 0, 16, 1>, dst_tiles = array<i64: 0, 16, 0>, src_offset = array<i64: 0, 0>, dst_offset = array<i64: 0, 1>} : () -> ()
+    // The condition of Poplar's If: a device scalar, read from the tile holding it.
+    // CHECK: %[[P:.*]] = "ipu.predicate"() {buffer = @flag, tile = 0 : i64} : () -> i1
+    // CHECK-NEXT: scf.if %[[P]] {
+    %p = "ipu.predicate"() {buffer = @flag, tile = 0 : i64} : () -> i1
+    scf.if %p {
+      "ipu.sync"() {kind = "internal"} : () -> ()
+    }
     "ipu.sync"() {kind = "external"} : () -> ()
     // CHECK: "ipu.device_to_host"() {buffer = @y, mapping = {grain = 64 : i64, kind = "linear", tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>
     %out = "ipu.device_to_host"() {buffer = @y, mapping = {kind = "linear", grain = 64 : i64, tiles = array<i64: 0, 16, 1>}} : () -> tensor<1024xf32>

@@ -1,0 +1,69 @@
+// RUN: ipu-run %s --random-inputs 0 --check --target tiny | FileCheck %s
+// RUN: ipu-run %s --random-inputs 1 --check --target gc2 | FileCheck %s
+// RUN: ipu-run %s --random-inputs 2 --check --target gc200 | FileCheck %s
+
+// Conjugate gradient, 6 iterations, on A = M^T M + 16 I: dot products to 0-d tensors, the step
+// sizes alpha = rs / pAp and beta = rs' / rs scalar divides on one tile, carried (rs) through
+// the Repeat and broadcast to the axpy generics that capture them.
+
+// CHECK: check output 0: max abs error {{.*}}: ok
+// CHECK: supersteps:
+
+#id = affine_map<(d0) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%m: tensor<16x16xf32>, %b: tensor<16xf32>) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 16.0 : f32
+  %e2 = tensor.empty() : tensor<16x16xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %mt = linalg.transpose ins(%m : tensor<16x16xf32>) outs(%e2 : tensor<16x16xf32>) permutation = [1, 0]
+  %mtm = linalg.matmul ins(%mt, %m : tensor<16x16xf32>, tensor<16x16xf32>) outs(%z2 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%mtm : tensor<16x16xf32>) outs(%e2 : tensor<16x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %d = arith.cmpi eq, %i, %j : index
+    %w = arith.addf %v, %n : f32
+    %s = arith.select %d, %w, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<16x16xf32>
+  %e1 = tensor.empty() : tensor<16xf32>
+  %x0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %rr0 = linalg.dot ins(%b, %b : tensor<16xf32>, tensor<16xf32>) outs(%z0 : tensor<f32>) -> tensor<f32>
+  %rs0 = tensor.extract %rr0[] : tensor<f32>
+  %res:4 = scf.for %k = %c0 to %c6 step %c1 iter_args(%x = %x0, %r = %b, %p = %b, %rs = %rs0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, f32) {
+    %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+    %ap = linalg.matvec ins(%a, %p : tensor<16x16xf32>, tensor<16xf32>) outs(%z1 : tensor<16xf32>) -> tensor<16xf32>
+    %pap_t = linalg.dot ins(%p, %ap : tensor<16xf32>, tensor<16xf32>) outs(%z0 : tensor<f32>) -> tensor<f32>
+    %pap = tensor.extract %pap_t[] : tensor<f32>
+    %alpha = arith.divf %rs, %pap : f32
+    %xn = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%x, %p : tensor<16xf32>, tensor<16xf32>) outs(%e1 : tensor<16xf32>) {
+    ^bb0(%xv: f32, %pv: f32, %o: f32):
+      %t = arith.mulf %alpha, %pv : f32
+      %u = arith.addf %xv, %t : f32
+      linalg.yield %u : f32
+    } -> tensor<16xf32>
+    %rn = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%r, %ap : tensor<16xf32>, tensor<16xf32>) outs(%e1 : tensor<16xf32>) {
+    ^bb0(%rv: f32, %av: f32, %o: f32):
+      %t = arith.mulf %alpha, %av : f32
+      %u = arith.subf %rv, %t : f32
+      linalg.yield %u : f32
+    } -> tensor<16xf32>
+    %rsn_t = linalg.dot ins(%rn, %rn : tensor<16xf32>, tensor<16xf32>) outs(%z0 : tensor<f32>) -> tensor<f32>
+    %rsn = tensor.extract %rsn_t[] : tensor<f32>
+    %beta = arith.divf %rsn, %rs : f32
+    %pn = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%rn, %p : tensor<16xf32>, tensor<16xf32>) outs(%e1 : tensor<16xf32>) {
+    ^bb0(%rv: f32, %pv: f32, %o: f32):
+      %t = arith.mulf %beta, %pv : f32
+      %u = arith.addf %rv, %t : f32
+      linalg.yield %u : f32
+    } -> tensor<16xf32>
+    scf.yield %xn, %rn, %pn, %rsn : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, f32
+  }
+  return %res#0 : tensor<16xf32>
+}
