@@ -10,12 +10,13 @@ else is taken as L0/L1 and compiled with the default pipeline first. This is the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import cache
+from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.lowering.pass_registry import PipelineError, build_pass_manager
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.lowering.select_entry import resolve_entry
@@ -46,12 +47,17 @@ def run(
     entry: str | None = None,
     memory_fraction: float | None = None,
     use_cache: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list[np.ndarray], Profile]:
     """Simulates `entry` (default: main, or the only public function) of a module (an `ir.Module`, a path, or MLIR text) on `inputs`, in
     the order of the entry's arguments. `target` (a name or a .toml path) overrides the
-    module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations."""
-    simulator = load_simulator(module_or_path, target, entry, memory_fraction=memory_fraction, use_cache=use_cache)
-    return simulator.run(list(inputs)), simulator.profile
+    module's `ipu.target`. Raises `IpuError` for bad input and for BSP violations. `progress`
+    (e.g. print) gets each phase's time: compile, load, run."""
+    phases = Phases(progress)
+    simulator = load_simulator(module_or_path, target, entry, memory_fraction=memory_fraction, use_cache=use_cache, phases=phases)
+    with phases.phase("run"):
+        outputs = simulator.run(list(inputs))
+    return outputs, simulator.profile
 
 
 def load_simulator(
@@ -61,6 +67,7 @@ def load_simulator(
     verified: bool = False,
     memory_fraction: float | None = None,
     use_cache: bool = True,
+    phases: Phases | None = None,
 ) -> Simulator:
     """The program planned and ready to run: parsed, compiled if not L3 yet, verified (once: the
     default pipeline ends in ipu-verify; `verified` says an L3 `module_or_path` came from it
@@ -68,14 +75,20 @@ def load_simulator(
     or the only program). `memory_fraction` is the planner's share of each tile's memory when
     compiling (PopTorch's `availableMemoryProportion`; default: the target's). Device variables
     (`ipu.resident`) are then the simulator's `variables()`, `write_variable`, `read_variable`.
-    A compiled program comes from the program cache (frontends/cache.py) unless `use_cache` is False."""
+    A compiled program comes from the program cache (frontends/cache.py) unless `use_cache` is False;
+    `phases` times the compile and the load (frontends/phases.py)."""
+    phases = phases or Phases()
     module = load_module(module_or_path)
     programs = program_names(module)
     if entry in programs or (entry is None and len(programs) == 1):
-        return runtime_api.load_simulator(module, target, entry or programs[0], verified)
+        with phases.phase("load"):
+            return runtime_api.load_simulator(module, target, entry or programs[0], verified)
     entry = resolve_entry(module.operation, entry)
     compile_ = cached_compile if use_cache else compile_to_program
-    return runtime_api.load_simulator(compile_(module, target, entry, memory_fraction), target, entry, verified=True)
+    with phases.phase("compile"):
+        program = compile_(module, target, entry, memory_fraction)
+    with phases.phase("load"):
+        return runtime_api.load_simulator(program, target, entry, verified=True)
 
 
 def reference_outputs(module_or_path: Source, inputs: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
