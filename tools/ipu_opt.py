@@ -539,7 +539,10 @@ def _pass_names(text: str) -> list[str]:
 
 def _read_input(path: str) -> tuple[SourceText, bytes | None]:
     """The input as text, or as MLIR bytecode (its bytes, and no text)."""
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    if path == "-":  # bytes from the process's stdin; text from a replaced one (a StringIO, in tests)
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    else:
+        data = Path(path).read_bytes()
     name = STDIN_NAME if path == "-" else path
     if data.startswith(BYTECODE_MAGIC):
         return SourceText(name, ""), data
