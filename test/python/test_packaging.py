@@ -88,7 +88,6 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-@pytest.mark.slow
 def test_the_wheel_holds_the_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in [
@@ -106,7 +105,6 @@ def test_the_wheel_holds_the_data(wheel: Path) -> None:
     assert "mlir-opt = ipu_mlir.tools.cli:mlir_opt" in entry_points
 
 
-@pytest.mark.slow
 def test_installed_wheel_runs_the_demo(wheel: Path, tmp_path: Path) -> None:
     """A fresh venv, the wheel installed without its dependencies, which come from this venv's
     site-packages on the path (not as a site dir: its editable finder of the tree stays off)."""
