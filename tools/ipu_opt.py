@@ -13,7 +13,9 @@ import argparse
 import contextlib
 import dataclasses
 import importlib.util
+import io
 import os
+import pkgutil
 import re
 import sys
 import tempfile
@@ -39,6 +41,7 @@ from . import cli
 from .diagnostic_check import Diagnostic, DiagnosticChecker, SourceText, render_diagnostic
 
 SPLIT_MARKER = "// -----"
+BYTECODE_MAGIC = b"ML\xefR"
 STDIN_NAME = "<stdin>"
 # The note MLIR adds to failed verifications; mlir-opt leaves it out under --verify-diagnostics.
 _OP_DUMP_NOTE = "see current operation: "
@@ -70,11 +73,16 @@ def main(argv: list[str] | None = None, prog: str = "ipu-opt", nothing_to_do: st
     if args.list_passes:
         print(_passes_help())
         return 0
+    if args.show_dialects:
+        print(f"Available Dialects: {', '.join(available_dialects())}")
+        return 0
+    if args.emit_bytecode and args.split_input_file:
+        return fail("--emit-bytecode writes one module: it cannot be combined with --split-input-file")
     if args.help_pass:
         return _help_pass(args.help_pass)
 
     try:
-        source = _read_input(args.input)
+        source, bytecode = _read_input(args.input)
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else f"not UTF-8 text ({error.reason})"
         return fail(f"cannot open '{args.input}': {reason}")
@@ -95,8 +103,10 @@ def main(argv: list[str] | None = None, prog: str = "ipu-opt", nothing_to_do: st
         notes = tuple(note for note in diagnostic.notes if not note.message.startswith(_OP_DUMP_NOTE))
         checker.check(dataclasses.replace(diagnostic, notes=notes))
 
-    chunks = split_input(source.text) if args.split_input_file else [source.text]
-    outputs: list[str | None] = []
+    if bytecode is not None and args.split_input_file:
+        return fail(f"'{source.name}' is MLIR bytecode: --split-input-file splits text")
+    chunks: list[str | bytes] = [bytecode] if bytecode is not None else split_input(source.text) if args.split_input_file else [source.text]
+    outputs: list[str | bytes | None] = []
     try:
         for chunk in chunks:
             outputs.append(_process(chunk, source.name, args, report))
@@ -104,9 +114,12 @@ def main(argv: list[str] | None = None, prog: str = "ipu-opt", nothing_to_do: st
         return fail(_describe_pipeline_error(error, args.pass_pipeline))
     processed = all(output is not None for output in outputs)
     succeeded = checker.finish() if checker is not None else processed
-    text = f"{SPLIT_MARKER}\n".join(output or "" for output in outputs)
+    text = outputs[0] or b"" if args.emit_bytecode else f"{SPLIT_MARKER}\n".join(output or "" for output in outputs)
     if args.output == "-":
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         sys.stdout.flush()
     elif succeeded:
         try:
@@ -142,7 +155,7 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Writes `path` through a temporary file renamed over it: a failed write leaves no partial
     file, and an existing one untouched."""
     temporary = stage_file(path, text)
@@ -153,12 +166,12 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def stage_file(path: Path, text: str) -> Path:
+def stage_file(path: Path, text: str | bytes) -> Path:
     """A temporary file beside `path` holding `text`, with the mode `path` has (or would get);
     the caller renames it over `path` (`os.replace`) or deletes it. Nothing is left on failure."""
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(descriptor, "w") as stream:
+        with os.fdopen(descriptor, "wb" if isinstance(text, bytes) else "w") as stream:
             stream.write(text)
         os.chmod(temporary, _file_mode(path))
     except BaseException:
@@ -181,9 +194,9 @@ def check_writable(path: Path, what: str = "") -> None:
         raise IpuError(f"{where}: Permission denied")
 
 
-def _process(chunk: str, source_name: str, args: argparse.Namespace, report: Report) -> str | None:
-    """The printed result of parsing `chunk` and running the pipeline on it; None on failure
-    (reported through `report`)."""
+def _process(chunk: str | bytes, source_name: str, args: argparse.Namespace, report: Report) -> str | bytes | None:
+    """The printed result (bytecode under --emit-bytecode) of parsing `chunk` and running the
+    pipeline on it; None on failure (reported through `report`)."""
     context = make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
     # Errors go to the handler like every other diagnostic, instead of into MLIRError objects.
@@ -193,6 +206,8 @@ def _process(chunk: str, source_name: str, args: argparse.Namespace, report: Rep
     try:
         with context:
             pass_manager = build_pass_manager(args.pass_pipeline)
+            if args.dump_pass_pipeline:  # as mlir-opt: before anything runs, on stderr
+                sys.stderr.write(f"Pass Manager with {_count_passes(pass_manager)} passes:\n{pass_manager}\n\n")
             module = _parse(chunk, source_name, route)
             if module is None or not _verify(module, report):
                 return None
@@ -202,7 +217,15 @@ def _process(chunk: str, source_name: str, args: argparse.Namespace, report: Rep
                 del pass_manager  # The timing report is printed when the PassManager is destroyed.
             if not ran or not _verify(module, report):
                 return None
-            return module.get_asm(print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo)
+            if args.emit_bytecode:
+                buffer = io.BytesIO()
+                module.write_bytecode(buffer)
+                return buffer.getvalue()
+            return module.get_asm(
+                print_generic_op_form=args.mlir_print_op_generic,
+                enable_debug_info=args.mlir_print_debuginfo,
+                large_elements_limit=args.mlir_elide_elementsattrs_if_larger,
+            )
     finally:
         handler.detach()
 
@@ -232,12 +255,14 @@ class _DiagnosticRoute:
             self.held = None
 
 
-def _parse(text: str, source_name: str, route: _DiagnosticRoute) -> ir.Operation | None:
+def _parse(text: str | bytes, source_name: str, route: _DiagnosticRoute) -> ir.Operation | None:
     """The `builtin.module` of `text`: its one top-level module, or a module made around its
-    top-level ops, like mlir-opt does."""
+    top-level ops, like mlir-opt does. Bytecode holds a module."""
     with route.hold() as held:
         try:
-            parsed = ir.Operation.parse(text, source_name=source_name).operation
+            parsed = (
+                ir.Module.parse(text).operation if isinstance(text, bytes) else ir.Operation.parse(text, source_name=source_name).operation
+            )
         except ir.MLIRError:
             parsed = None
     if parsed is None and len(held) == 1 and held[0].message.startswith(_MULTIPLE_TOP_LEVEL_OPS):
@@ -305,16 +330,97 @@ def _verify(module: ir.Operation, report: Report) -> bool:
 
 
 def _run(pass_manager: passmanager.PassManager, module: ir.Operation, args: argparse.Namespace) -> bool:
-    if args.mlir_print_ir_after_all:
-        pass_manager.enable_ir_printing(print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo)
+    chosen = {name for names in args.mlir_print_ir_before + args.mlir_print_ir_after for name in names}
+    printing = dict(
+        print_before_all=args.mlir_print_ir_before_all or bool(args.mlir_print_ir_before),
+        # MLIR prints after a change or a failure only among the passes printed after: alone, these flags mean every pass
+        print_after_all=args.mlir_print_ir_after_all
+        or bool(args.mlir_print_ir_after)
+        or args.mlir_print_ir_after_change
+        or args.mlir_print_ir_after_failure,
+        print_after_change=args.mlir_print_ir_after_change,
+        print_after_failure=args.mlir_print_ir_after_failure,
+    )
+    if any(printing.values()):
+        pass_manager.enable_ir_printing(
+            **printing,
+            print_generic_op_form=args.mlir_print_op_generic,
+            enable_debug_info=args.mlir_print_debuginfo,
+            large_elements_limit=args.mlir_elide_elementsattrs_if_larger,
+        )
     if args.mlir_timing:
         pass_manager.enable_timing()
+    if args.mlir_pass_statistics:
+        pass_manager.enable_statistics()
     sys.stderr.flush()  # MLIR writes IR dumps and timing to the same stderr, bypassing Python
+    selection = _selected_dumps(args) if chosen else contextlib.nullcontext()
     try:
-        pass_manager.run(module)
+        with selection:
+            pass_manager.run(module)
     except ir.MLIRError:
         return False  # Its diagnostics already went through the handler.
     return True
+
+
+_DUMP_HEADER = re.compile(r"^// -----// IR Dump (Before|After) .*?\(([\w.-]+)\).*//----- //$", re.M)
+
+
+@contextlib.contextmanager
+def _selected_dumps(args: argparse.Namespace) -> Iterator[None]:
+    """--mlir-print-ir-before/after=PASSES: MLIR's Python API prints before or after every pass,
+    so its dumps (written to file descriptor 2 by C++) are caught in a file and only those of
+    the named passes written out; Python's own stderr (diagnostics) is passed on as it comes."""
+    wanted = {("Before", name) for names in args.mlir_print_ir_before for name in names} | {
+        ("After", name) for names in args.mlir_print_ir_after for name in names
+    }
+    everything = {"Before"} if args.mlir_print_ir_before_all else set()
+    everything |= {"After"} if args.mlir_print_ir_after_all else set()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    python_stderr = sys.stderr
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        sys.stderr = os.fdopen(os.dup(saved), "w", closefd=True)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            sys.stderr.close()
+            sys.stderr = python_stderr
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            text = caught.read().decode(errors="replace")
+            starts = [match.start() for match in _DUMP_HEADER.finditer(text)] + [len(text)]
+            kept = [text[: starts[0]]]
+            for start, end in zip(starts, starts[1:]):
+                when, name = _DUMP_HEADER.match(text, start).groups()
+                if when in everything or (when, name) in wanted:
+                    kept.append(text[start:end])
+            sys.stderr.write("".join(kept))
+            sys.stderr.flush()
+
+
+def _count_passes(pass_manager: passmanager.PassManager) -> int:
+    """The passes of the pipeline as printed (nested pass managers are not passes)."""
+    return len(re.findall(r"[\w.-]+(?=[,{)]|$)(?<!\bbuiltin.module)", re.sub(r"\{[^{}]*\}", "", str(pass_manager))))
+
+
+def available_dialects() -> list[str]:
+    """The dialects ipu-opt parses: every dialect of the MLIR bindings (their Python modules
+    name them) that the context registers, and `ipu`."""
+    import mlir.dialects
+
+    context = make_context()
+    names = {"ipu"}
+    for module in pkgutil.iter_modules(mlir.dialects.__path__):
+        if module.name.startswith("_"):
+            continue
+        try:
+            names.add(context.get_dialect_descriptor(module.name).namespace)
+        except (ValueError, RuntimeError):
+            continue
+    return sorted(names)
 
 
 def _describe_pipeline_error(error: PipelineError, pipeline: str) -> str:
@@ -409,6 +515,32 @@ def _argument_parser() -> argparse.ArgumentParser:
         help="check diagnostics against the expected-error/warning/note/remark annotations of the input",
     )
     parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (to stderr)")
+    parser.add_argument("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass (to stderr)")
+    parser.add_argument(
+        "--mlir-print-ir-before",
+        type=_pass_names,
+        action="append",
+        default=[],
+        metavar="PASSES",
+        help="print the IR before these passes (comma-separated arguments: cse,ipu-plan)",
+    )
+    parser.add_argument(
+        "--mlir-print-ir-after", type=_pass_names, action="append", default=[], metavar="PASSES", help="print the IR after these passes"
+    )
+    parser.add_argument("--mlir-print-ir-after-change", action="store_true", help="print the IR after each pass that changed it")
+    parser.add_argument("--mlir-print-ir-after-failure", action="store_true", help="print the IR after the pass that failed")
+    parser.add_argument(
+        "--mlir-elide-elementsattrs-if-larger",
+        type=cli.positive,
+        default=None,
+        metavar="N",
+        help="print elements attributes of more than N elements as an elided placeholder",
+    )
+    parser.add_argument("--dump-pass-pipeline", action="store_true", help="print the pass pipeline before running it (to stderr)")
+    parser.add_argument("--mlir-pass-statistics", action="store_true", help="print the passes' statistics (to stderr)")
+    parser.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode instead of text")
+    parser.add_argument("--show-dialects", action="store_true", help="list the dialects ipu-opt parses")
+    cli.add_version(parser, "ipu-opt")
     parser.add_argument("--mlir-timing", action="store_true", help="print the time each pass took (to stderr)")
     parser.add_argument("--mlir-print-op-generic", action="store_true", help="print operations in generic form")
     parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
@@ -421,10 +553,23 @@ def _argument_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_input(path: str) -> SourceText:
-    if path == "-":
-        return SourceText(STDIN_NAME, sys.stdin.read())
-    return SourceText(path, Path(path).read_text(encoding="utf-8"))
+def _pass_names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"invalid pass list '{text}': comma-separated pass arguments, e.g. cse,ipu-plan")
+    return names
+
+
+def _read_input(path: str) -> tuple[SourceText, bytes | None]:
+    """The input as text, or as MLIR bytecode (its bytes, and no text)."""
+    if path == "-":  # bytes from the process's stdin; text from a replaced one (a StringIO, in tests)
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    else:
+        data = Path(path).read_bytes()
+    name = STDIN_NAME if path == "-" else path
+    if data.startswith(BYTECODE_MAGIC):
+        return SourceText(name, ""), data
+    return SourceText(name, data.decode("utf-8")), None
 
 
 def _file_mode(path: Path) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
+from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.runtime import distributed, oracle
 from ipu_mlir.runtime.profile import Profile
 from ipu_mlir.runtime.simulator import Simulator
@@ -76,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
         raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
     if args.micro_batches > 1 and api.is_program(module):
         raise IpuError(f"--micro-batches pipelines while compiling, but '{args.file}' is already an L3 ipu program")
-    simulator = api.load_simulator(module, args.target, args.entry, micro_batches=args.micro_batches)
+    simulator = api.load_simulator(module, args.target, args.entry, micro_batches=args.micro_batches, use_cache=not args.no_cache)
     inputs = _inputs(args, simulator)
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
@@ -147,16 +148,21 @@ def _run_model(args: argparse.Namespace) -> int:
         raise IpuError(str(error)) from None
     shapes = ", ".join(f"{'x'.join(map(str, value.shape))} {str(value.dtype).removeprefix('torch.')}" for value in inputs)
     print(f"inputs:            {shapes}; {sum(p.numel() for p in module.parameters()):,} parameters", flush=True)
+    phases = Phases(lambda line: print(line, flush=True))
     try:  # first: a configuration PyTorch itself cannot run (an image too small) stops here
-        expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
+        with phases.phase("pytorch", "the reference outputs"):
+            expected = [value.detach().numpy() for value in _as_tuple(torch_frontend.run_eager(module, *inputs))]
     except RuntimeError as error:
         raise IpuError(f"PyTorch cannot run {args.model} with these inputs: {str(error).splitlines()[0]}") from None
-    compiled = torch_frontend.compile(module, *inputs, target=args.target or DEFAULT_TARGET, progress=lambda line: print(line, flush=True))
+    # The zoo's models are seeded: its name and configuration, with the weights' hash, name the program.
+    cache_key = f"zoo {args.model} batch {args.batch} size {args.size} layers {args.layers}"
+    target = args.target or DEFAULT_TARGET
+    compiled = torch_frontend.compile(module, *inputs, target=target, progress=phases.say, cache_key=cache_key, use_cache=not args.no_cache)
     arrays = [value.numpy() for value in inputs]
-    print("simulating...", flush=True)
-    outputs = list(_as_tuple(compiled(*arrays)))
-    print("checking against PyTorch...", flush=True)
-    check_failed = _compare(outputs, expected)
+    with phases.phase("run"):
+        outputs = list(_as_tuple(compiled(*arrays)))
+    with phases.phase("check", "against PyTorch"):
+        check_failed = _compare(outputs, expected)
     return _report(args, outputs, compiled.profile, check_failed)
 
 
@@ -247,6 +253,11 @@ def _argument_parser() -> argparse.ArgumentParser:
         help="pipeline the sharded program over M micro-batches of the batch (ipu-pipeline; a multi-IPU target)",
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile anew, neither reading nor writing the program cache (also: IPU_MLIR_NO_CACHE=1)",
+    )
+    parser.add_argument(
         "--model", choices=list(zoo.MODELS), default=None, help="instead of FILE: a zoo model, run and checked against PyTorch"
     )
     parser.add_argument("--batch", type=cli.positive, default=1, help="--model: the batch size (default 1)")
@@ -261,6 +272,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--optimizer", default="sgd", help=f"--train: the torch.optim optimizer: {', '.join(OPTIMIZERS)} (default sgd)")
     parser.add_argument("--lr", type=float, default=0.01, help="--train: the learning rate (default 0.01)")
     parser.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration of the model (the tests')")
+    cli.add_version(parser, "ipu-run")
     return parser
 
 

@@ -132,6 +132,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     report.add_argument("--png-dir", help="also write each view as a PNG in this directory")
     report.add_argument("--compare", metavar="BASELINE.json", help="compare with this profile in the HTML report")
     report.set_defaults(run=_report)
+    cli.add_version(parser, "ipu-vis")
     return parser
 
 

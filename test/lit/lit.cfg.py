@@ -33,6 +33,8 @@ tool_dirs = [str(python_bin), str(mlir_bin), str(llvm_bin)]
 
 config.environment["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
 config.environment["IPU_MLIR_REPO"] = str(repo_root)
+# The tests test the compiler: no compiled-program cache (frontends/cache.py) read or written.
+config.environment["IPU_MLIR_NO_CACHE"] = "1"
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%ipu_irdl", str(IRDL_PATH)))
 config.substitutions.append(("%repo", str(repo_root)))

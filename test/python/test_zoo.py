@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -208,8 +209,11 @@ def test_ipu_run_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.M
         monkeypatch.setitem(zoo.MODELS, name, dataclasses.replace(model, builder=functools.partial(model.builder, **options)))
     assert ipu_run.main(["--model", "bert_encoder", "--size", "8", "--layers", "1"]) == 0
     out = capsys.readouterr().out
-    for line in ("exporting with torch-mlir", "compiling for gc200...", "simulating...", "checking against PyTorch..."):
-        assert line in out
+    # docs/ipu-run.md's session: the same lines in the same order, times and values aside
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ipu-run.md").read_text()
+    session = re.search(r"```console\n\$ ipu-run --model alexnet\n(.*?)\n\.\.\.\n", doc, re.S).group(1)
+    assert _labels(out)[: len(_labels(session))] == _labels(session)
+    assert re.search(r"^export: +\d+\.\d\d s \(torch-mlir, linalg-on-tensors\)$", out, re.M)
     assert "check output 0: max abs error" in out and "(rtol 0.0001): ok" in out and "estimated time:" in out
     assert ipu_run.main(["--model", "bert", "--size", "8", "--layers", "1"]) == 0
     assert "(rtol 0.0001): ok" in capsys.readouterr().out
@@ -217,3 +221,8 @@ def test_ipu_run_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.M
     assert "ipu-run: error: 'resnet18' has a fixed layer structure" in capsys.readouterr().err
     assert ipu_run.main(["--model", "resnet18", "examples/relu.mlir"]) == 1
     assert "ipu-run: error: give a program FILE or --model NAME (one of them)" in capsys.readouterr().err
+
+
+def _labels(text: str) -> list[str]:
+    """What each line says, its figures aside: `export:`, `check output 0:`, `target:`."""
+    return [line.split(":")[0] for line in text.splitlines() if line.strip() and not line.startswith(("model:", "inputs:"))]
