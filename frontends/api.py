@@ -139,7 +139,7 @@ def cached_compile(
     """`compile_to_program` through the program cache, keyed by the module's content, the
     target's every figure, the entry, the memory fraction, the micro-batches and replicas."""
     target_figures = repr(target_of(module.operation, target))
-    key = cache.key("module", cache.module_digest(module), target_figures, entry, repr(memory_fraction), micro_batches, replicas)
+    key = cache.key("module", cache.module_digest(module), target_figures, entry, repr(memory_fraction), str(micro_batches), str(replicas))
     program, _ = cache.compiled(
         key, lambda: compile_to_program(module, target, entry, memory_fraction, micro_batches, replicas), module.context
     )
