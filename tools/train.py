@@ -7,7 +7,8 @@ next-token cross-entropy for GPT-2, the mean squared error to a random target of
 output otherwise), its dropout probabilities set to 0 (random masks cannot be compared), and
 is trained by `trainingModel` for `--steps` steps on fixed-seed batches; a copy is trained by
 PyTorch's own loop on the same batches from the same weights, and the parameters and buffers
-after the last step are compared (rtol 1e-4 of each tensor's largest magnitude).
+after the first step and after the last are compared (rtol 1e-4 of each tensor's largest
+magnitude; `_check` says where PyTorch's f64 loop widens it).
 """
 
 from __future__ import annotations
