@@ -18,7 +18,9 @@ The step is a pure function of the device variables and one micro-batch, written
 
 The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after two
 rewrites of ops its import refuses (`squeeze.dims`, `view_copy`: both become `aten.view` to
-the node's own shape).
+the node's own shape). Between the traces, three backward ops are rewritten as tensor math:
+adaptive average pooling's (no torch-mlir lowering), a grouped convolution's (an invalid
+lowering) and max-pool's (a scatter too large for a tile at full size).
 
 The program's arguments are the device variables then the micro-batch; its results the loss,
 the forward's other outputs, then each variable the step changes (`ipu.resident` on both
@@ -263,6 +265,8 @@ def _trace(step: Any, flat: list) -> Any:
                 _rewrite_adaptive_pool_backward(node)
             if node.op == "call_function" and node.target is torch.ops.aten.convolution_backward.default:
                 _rewrite_grouped_convolution_backward(node)
+            if node.op == "call_function" and node.target is torch.ops.aten.max_pool2d_with_indices_backward.default:
+                node.target = _max_pool_backward_by_windows
         first.recompile()
         graph = make_fx(
             torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
@@ -291,6 +295,56 @@ def _spread_over_windows(grad: Any, source: Any) -> Any:
     kernel_h, kernel_w = source.shape[-2] // out_h, source.shape[-1] // out_w
     spread = (grad / (kernel_h * kernel_w))[..., :, None, :, None].expand(*outer, out_h, kernel_h, out_w, kernel_w)
     return spread.reshape(source.shape)
+
+
+def _max_pool_backward_by_windows(
+    grad: Any, source: Any, kernel: Any, stride: Any, padding: Any, dilation: Any, _ceil_mode: bool, indices: Any
+) -> Any:
+    """`max_pool2d_with_indices_backward` as reads, not a scatter: torch-mlir's scatter of each
+    window's gradient to its arg-max holds the whole input gradient on one tile (410,152 bytes
+    at full-size ResNet-50, micro-batch 2). Input row `h = stride * i + r` (phase `r`) lies in
+    window `i + (r + padding - dilation * tap) / stride` of each tap where that divides, so each
+    phase's gradient is a sum, over those taps, of the output gradient shifted by a constant
+    where the window's arg-max is that position; the phases then interleave."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812 (torch's name)
+
+    def pair(values: Any) -> list[int]:  # ATen takes one value for both axes too
+        return [int(value) for value in values] * (2 if len(values) == 1 else 1)
+
+    kernel, stride, padding, dilation = pair(kernel), pair(stride or kernel), pair(padding), pair(dilation)
+    height, width = source.shape[-2:]
+    out_h, out_w = grad.shape[-2:]
+    rows, columns = -(-height // stride[0]), -(-width // stride[1])  # each phase's length, the last ones cropped
+
+    def shifts(phase: int, axis: int) -> list[int]:
+        """The window offsets `o` with input `stride * i + phase` in window `i + o`."""
+        starts = [phase + padding[axis] - dilation[axis] * tap for tap in range(kernel[axis])]
+        return [start // stride[axis] for start in starts if start % stride[axis] == 0]
+
+    def shifted(value: Any, offset_h: int, offset_w: int, fill: float) -> Any:
+        """value[..., i + offset_h, j + offset_w] for i < rows, j < columns; `fill` outside."""
+        low_h, low_w = max(0, -offset_h), max(0, -offset_w)
+        high_h, high_w = max(0, rows + offset_h - out_h), max(0, columns + offset_w - out_w)
+        padded = F.pad(value, [low_w, high_w, low_h, high_h], value=fill)
+        return padded[..., offset_h + low_h : offset_h + low_h + rows, offset_w + low_w : offset_w + low_w + columns]
+
+    phases = []
+    for phase_h in range(stride[0]):
+        row_phases = []
+        for phase_w in range(stride[1]):
+            i = torch.arange(rows, device=grad.device)[:, None]
+            j = torch.arange(columns, device=grad.device)[None, :]
+            position = (stride[0] * i + phase_h) * width + stride[1] * j + phase_w  # the flat index max-pool records
+            total = torch.zeros((*grad.shape[:-2], rows, columns), dtype=grad.dtype, device=grad.device)
+            for offset_h in shifts(phase_h, 0):
+                for offset_w in shifts(phase_w, 1):
+                    argmax = shifted(indices, offset_h, offset_w, -1)
+                    total = total + torch.where(argmax == position, shifted(grad, offset_h, offset_w, 0.0), 0.0)
+            row_phases.append(total)
+        phases.append(torch.stack(row_phases, dim=-1).flatten(-2))  # (..., rows, columns * stride_w)
+    spread = torch.stack(phases, dim=-2).flatten(-3, -2)  # (..., rows * stride_h, columns * stride_w)
+    return spread[..., :height, :width]
 
 
 def _rewrite_grouped_convolution_backward(node: Any) -> None:

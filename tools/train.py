@@ -7,7 +7,8 @@ next-token cross-entropy for GPT-2, the mean squared error to a random target of
 output otherwise), its dropout probabilities set to 0 (random masks cannot be compared), and
 is trained by `trainingModel` for `--steps` steps on fixed-seed batches; a copy is trained by
 PyTorch's own loop on the same batches from the same weights, and the parameters and buffers
-after the last step are compared (rtol 1e-4 of each tensor's largest magnitude).
+after the first step and after the last are compared (rtol 1e-4 of each tensor's largest
+magnitude; `_check` says where PyTorch's f64 loop widens it).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def train_zoo_model(
     print(f"training:          {steps} steps, batch {batch}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
     reference_seconds = 0.0
     exact_grads = {key: torch.zeros_like(p) for key, p in exact.named_parameters()}  # the largest |gradient| seen, per element
+    first_ok = True
     for step in range(steps):
         inputs = _batch(example, model, name, output_shape, step)
         loss = float(trained(*inputs).detach())
@@ -80,9 +82,12 @@ def train_zoo_model(
             if param.grad is not None:
                 torch.maximum(exact_grads[key], param.grad.abs(), out=exact_grads[key])
         print(f"step {step}: loss {loss:.6f} (PyTorch {reference_loss:.6f}), simulated in {trained.timings['run']:.2f} s", flush=True)
+        if step == 0 and steps > 1:  # the first update, before rounding differences grow through the steps
+            trained.copyWeightsToHost()
+            first_ok = _check(model, reference, exact, exact_grads, 1, tensor_wide=False)
     trained.copyWeightsToHost()
     print(f"PyTorch's loop:    {reference_seconds:.2f} s for {steps} steps")
-    ok = _check(model, reference, exact, exact_grads, steps)
+    ok = _check(model, reference, exact, exact_grads, steps, tensor_wide=steps > 1) and first_ok
     print(trained.profile.summary())
     return 0 if ok else 1
 
@@ -95,7 +100,7 @@ def _torch_step(model: Any, optimizer: Any, inputs: tuple) -> float:
     return loss.item()
 
 
-def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int) -> bool:
+def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int, tensor_wide: bool) -> bool:
     """Every parameter and buffer against PyTorch's f32 loop, within RTOL of the tensor's largest
     magnitude, except where rounding alone moves PyTorch's own f32 training:
 
@@ -104,7 +109,11 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
       side's rounding decides it (an attention's key bias, whose exact gradient is zero since
       softmax ignores it, has only rounding noise);
     - an element further than RTOL from PyTorch's f32 value passes within twice PyTorch's own
-      f32-f64 difference of the f64 value.
+      f32-f64 difference of the f64 value: that element's own difference after the first step;
+      after more (`tensor_wide`), the largest in its tensor. Rounding differences grow through
+      the steps where training is ill-conditioned (BatchNorm over one image), and which element
+      they reach first is chance: PyTorch's own f32 loop with oneDNN off fails the per-element
+      rule in 122 elements of full-size ResNet-50 after 2 steps at lr 1e-5, 25,048 after 5.
 
     The line says how many elements each rule took."""
     ours, theirs, exact_values = model.state_dict(), reference.state_dict(), exact.state_dict()
@@ -123,11 +132,13 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
         error = float((mine - f32).abs().max()) / scale
         worst_name, worst = (key, error) if error > worst else (worst_name, worst)
         outside = (mine - f32).abs() > RTOL * scale
-        within_rounding = (mine - f64).abs() <= RTOL * scale + 2 * (f32 - f64).abs()
+        rounding = (f32 - f64).abs()
+        within_rounding = (mine - f64).abs() <= RTOL * scale + 2 * (rounding.max() if tensor_wide else rounding)
         widened += int((outside & within_rounding).sum())
         failed += int((outside & ~within_rounding).sum())
     notes = [f"{noise} with a gradient below 1e-9 of the largest left out"] if noise else []
-    notes += [f"{widened} within twice PyTorch's own f32-f64 difference"] if widened else []
+    difference = "largest f32-f64 difference in their tensor" if tensor_wide else "own f32-f64 difference"
+    notes += [f"{widened} within twice PyTorch's {difference}"] if widened else []
     verdict = "ok" if not failed else f"FAILED ({failed} elements)"
     note = f"; elements: {', '.join(notes)}" if notes else ""
     print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}")

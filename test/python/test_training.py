@@ -262,6 +262,49 @@ def test_mobilenet_v2_reduced():
     np.testing.assert_allclose(losses, reference, rtol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "kernel, stride, padding, dilation, ceil_mode, size",
+    [
+        ([3, 3], [2, 2], [1, 1], [1, 1], False, (112, 112)),  # ResNet's first pool
+        ([3, 3], [2, 2], [1, 1], [1, 1], False, (9, 7)),  # odd sizes: the last phases shorter
+        ([2, 2], [2, 2], [0, 0], [1, 1], True, (7, 9)),
+        ([3, 3], [1, 1], [1, 1], [1, 1], False, (6, 5)),  # every window overlaps its neighbours
+        ([3, 3], [2, 2], [0, 0], [2, 2], True, (11, 10)),
+        ([3, 2], [2, 1], [1, 0], [1, 1], False, (9, 8)),
+    ],
+)
+def test_max_pool_backward_by_windows_is_atens(kernel, stride, padding, dilation, ceil_mode, size):
+    """The rewrite of max-pool's backward (reads of each window's arg-max, no scatter) against
+    ATen's own in f64, ties included (ATen's indices pick which tied input gets the gradient)."""
+    from ipu_mlir.frontends.joint import _max_pool_backward_by_windows
+
+    generator = torch.Generator().manual_seed(7)
+    source = torch.randn(2, 3, *size, generator=generator, dtype=torch.float64)
+    source[0, 0, :3, :3] = 1.0
+    pooled, indices = torch.ops.aten.max_pool2d_with_indices(source, kernel, stride, padding, dilation, ceil_mode)
+    grad = torch.randn(pooled.shape, generator=generator, dtype=torch.float64)
+    arguments = (kernel, stride, padding, dilation, ceil_mode)
+    expected = torch.ops.aten.max_pool2d_with_indices_backward(grad, source, *arguments, indices)
+    torch.testing.assert_close(_max_pool_backward_by_windows(grad, source, *arguments, indices), expected, rtol=0, atol=1e-14)
+
+
+def test_max_pool_backward_has_no_scatter():
+    """A scatter of the whole input's gradient does not fit one tile at full size (ResNet-50,
+    micro-batch 2): the joint step reads each window's arg-max instead."""
+    from ipu_mlir.frontends.joint import build_step
+    from ipu_mlir.frontends.optimizers import rule_of
+
+    class Pool(nn.Module):
+        def forward(self, x, target):
+            return nn.functional.mse_loss(nn.functional.max_pool2d(x * self.scale, 3, 2, 1), target)
+
+    model = Pool().train()
+    model.scale = nn.Parameter(torch.ones(()))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = build_step(model, optimizer, rule_of(optimizer), (torch.randn(2, 3, 8, 8), torch.randn(2, 3, 4, 4)))
+    assert "scatter" not in str(step.module)
+
+
 # Bad input: one clear error each.
 
 

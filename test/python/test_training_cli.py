@@ -23,7 +23,7 @@ def test_gpt2_reduced_trains_like_pytorch(capsys):
     assert status == 0, out
     seconds = re.compile(r"\d+\.\d+ s\b")
     assert seconds.sub("N.NN s", out) == seconds.sub("N.NN s", block[1])
-    assert "check parameters after 5 steps" in out and out.count(": ok") == 1
+    assert "check parameters after 5 steps" in out and out.count(": ok") == 2  # after the first step and the last
 
 
 @pytest.mark.parametrize(
@@ -47,3 +47,39 @@ def test_bad_training_command_lines(argv, message, capsys, tmp_path, monkeypatch
     captured = capsys.readouterr()
     assert captured.err.startswith(message) and captured.err.count("\n") == 1, captured.err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("tensor_wide", [False, True])
+def test_the_check_passes_rounding_and_fails_a_broken_gradient(tensor_wide, capsys):
+    """tools/train.py's rule, after 5 steps: a loop that sums in another order (the batch
+    reversed: the same gradient, other rounding) passes; one whose gradient is 1% off fails."""
+    import copy
+
+    import torch
+
+    from ipu_mlir.tools.train import _check
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+    data = [(torch.randn(64, 16), torch.randn(64, 4)) for _ in range(5)]
+
+    def train(model, reverse=False, scale=1.0):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        grads = {name: torch.zeros_like(p) for name, p in model.named_parameters()}
+        for x, y in data:
+            x, y = (x.flip(0), y.flip(0)) if reverse else (x, y)
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x.to(model[0].weight.dtype)), y.to(model[0].weight.dtype)).backward()
+            for name, p in model.named_parameters():
+                p.grad *= scale
+                torch.maximum(grads[name], p.grad.abs(), out=grads[name])
+            optimizer.step()
+        return model, grads
+
+    reference, _ = train(copy.deepcopy(net))
+    exact, exact_grads = train(copy.deepcopy(net).double())
+    reordered, _ = train(copy.deepcopy(net), reverse=True)
+    broken, _ = train(copy.deepcopy(net), scale=1.01)
+    assert _check(reordered, reference, exact, exact_grads, 5, tensor_wide)
+    assert not _check(broken, reference, exact, exact_grads, 5, tensor_wide)
+    assert "FAILED" in capsys.readouterr().out.splitlines()[-1]

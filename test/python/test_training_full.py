@@ -1,4 +1,4 @@
-"""Full-size ResNet-50 (224x224) trained on gc200 and checked against PyTorch's loop: the
+"""Full-size ResNet-50 (224x224, micro-batch 3, 5 steps) trained on gc200 and checked against PyTorch's loop: the
 console block of docs/training.md that runs `--model resnet50`, times aside. Minutes of
 compiling and simulating: `make train-full` runs it (IPU_TRAIN_FULL=1), `make test` skips it."""
 
@@ -25,4 +25,4 @@ def test_resnet50_full_size_trains_like_pytorch(capsys):
     assert status == 0, out
     seconds = re.compile(r"\d+\.\d+ s\b")
     assert seconds.sub("N.NN s", out) == seconds.sub("N.NN s", block[1])
-    assert out.count(": ok") == 1
+    assert out.count(": ok") == 2  # after the first step and the last
