@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ipu_mlir.dialects.ops import record_of
+from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 
 from .pass_registry import ModulePass, register_pass
@@ -331,9 +333,10 @@ def _read_along_batch(op: ir.OpView) -> list[int] | None:
     name, operands = op.operation.name, list(op.operands)
     if name == "linalg.generic":
         return _generic_batch_positions(op)
-    if name == "ipu.matmul":
-        return [0, 1] if len(_shape(operands[0])) >= 3 else [0]
-    if name in ("ipu.conv", "tensor.extract_slice", "tensor.pad", "tensor.expand_shape", "tensor.collapse_shape"):
+    record = record_of(op)
+    if record is not None:  # a compute op: its record's loops say which operands the batch runs through
+        return _record_batch_positions(record.space(op))
+    if name in ("tensor.extract_slice", "tensor.pad", "tensor.expand_shape", "tensor.collapse_shape"):
         return [0]
     if name == "tensor.insert_slice":
         return [0, 1]
@@ -351,6 +354,22 @@ def _read_along_batch_by_a_user(argument: ir.BlockArgument) -> bool:
         if positions not in (None, _UNSPLIT) and use.operand_number in positions:
             return True
     return False
+
+
+def _record_batch_positions(space: Space) -> list[int] | None:
+    """Inputs a compute op reads along its batch loop (the loop of its result's first
+    dimension, not summed), each indexing it first and once; None: no such loop."""
+    if not space.result or space.result[0] in space.reductions:
+        return None
+    batch, positions = space.result[0], []
+    for i, accesses in enumerate(space.operands):
+        along = [k for k, access in enumerate(accesses) if access.loop == batch]
+        if not along:
+            continue
+        if along != [0] or accesses[0].kind != "dim":
+            return None
+        positions.append(i)
+    return positions
 
 
 def _generic_batch_positions(op: ir.OpView) -> list[int] | None:
