@@ -16,9 +16,13 @@ The step is a pure function of the device variables and one micro-batch, written
 2. functionalized (`torch.func.functionalize`): every in-place update (the `copy_`s,
    BatchNorm's `num_batches_tracked += 1`) becomes a value.
 
-The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after two
+Between the two, the step's random ops (dropout's `bernoulli`, `rand`, ...) become
+frontends/random_ops.py's generator, computed on the device from the variables `random:seed`
+and `random:step` (dropped when the step draws nothing); the step advances `random:step`.
+
+The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after
 rewrites of ops its import refuses (`squeeze.dims`, `view_copy`: both become `aten.view` to
-the node's own shape).
+the node's own shape; `empty_permuted`, dropout's `empty_like`, becomes `aten.empty`).
 
 The program's arguments are the device variables then the micro-batch; its results the loss,
 the forward's other outputs, then each variable the step changes (`ipu.resident` on both
@@ -280,6 +284,8 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
     for node in graph.graph.nodes:
         if node.op == "call_function" and node.target in (torch.ops.aten.squeeze.dims, torch.ops.aten.view_copy.default):
             node.target, node.args, node.kwargs = torch.ops.aten.view.default, (node.args[0], list(node.meta["val"].shape)), {}
+        if node.op == "call_function" and node.target is torch.ops.aten.empty_permuted.default:  # dropout's `empty_like`
+            node.target, node.args, node.kwargs = torch.ops.aten.empty.memory_format, (node.args[0],), {"dtype": node.meta["val"].dtype}
     graph.recompile()
     return graph, draws
 

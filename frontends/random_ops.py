@@ -19,6 +19,8 @@ joint step advances the counter once per micro-batch, on the device.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from ipu_mlir.target.diagnostics import IpuError
@@ -86,7 +88,14 @@ def _numel(shape: Any) -> int:
 
 
 def _draw(op: str, offset: int, seed: Any, step: Any, args: tuple, kwargs: dict) -> Any:
-    """What random op `op` (one of RANDOM_OPS) returns for `args`, drawing from `offset`."""
+    """What random op `op` (one of RANDOM_OPS) returns for `args`, drawing from `offset`; an
+    in-place one (`bernoulli_`, `uniform_`) stays in place: functionalization then sees every
+    alias of its tensor change."""
+    result = _drawn_value(op, offset, seed, step, args, kwargs)
+    return args[0].copy_(result) if _in_place(op) else result
+
+
+def _drawn_value(op: str, offset: int, seed: Any, step: Any, args: tuple, kwargs: dict) -> Any:
     import torch
 
     if op == "aten.rand.default":
@@ -105,11 +114,12 @@ def _draw(op: str, offset: int, seed: Any, step: Any, args: tuple, kwargs: dict)
     if op in ("aten.uniform.default", "aten.uniform_.default"):
         low, high = (list(args[1:]) + [kwargs.get("from", 0.0), kwargs.get("to", 1.0)][len(args) - 1 :])[:2]
         return (low + (high - low) * u).to(source.dtype)
-    # native_dropout(input, p, train): torch's own decomposition, its `rand_like` ours
+    # native_dropout(input, p, train): torch's decomposition, its mask drawn as `dropout`'s
+    # `bernoulli_(1 - p)` draws it, so both forms keep the same elements
     p, train = args[1], args[2]
     if not train or p == 0:
         return source.clone(), torch.ones_like(source, dtype=torch.bool)
-    keep = u > p
+    keep = u < 1 - p
     return keep * source * float(1.0 / (1.0 - p)), keep
 
 
@@ -119,17 +129,16 @@ def _drawn(op: str, args: tuple) -> int:
 
 def rewrite_random_ops(graph: Any, seed: Any, step: Any) -> int:
     """Each random op of `graph` (a make_fx graph, before functionalization) computed by
-    `uniform` from the nodes `seed` and `step`; how many. An in-place one (`bernoulli_`) becomes
-    a value its later users read. Other random ops raise IpuError naming them."""
+    `uniform` from the nodes `seed` and `step`; how many. Other random ops raise IpuError
+    naming them."""
     offset, count = 0, 0
-    order = {node: index for index, node in enumerate(graph.graph.nodes)}
     for node in list(graph.graph.nodes):
         if node.op != "call_function":
             continue
         name = str(node.target)
         if name.startswith(_REFUSED_PREFIXES):
             raise IpuError(
-                f"training with random op {name} is not supported on the device"
+                f"training with random op {name}{_called_at(node)} is not supported on the device"
                 " (dropout, bernoulli, rand, rand_like and uniform are): remove it or compute it outside the model"
             )
         if name not in RANDOM_OPS:
@@ -139,47 +148,54 @@ def rewrite_random_ops(graph: Any, seed: Any, step: Any) -> int:
         node.args, node.kwargs = (name, offset, seed, step, node.args, node.kwargs), {}
         node.target = _draw
         offset, count = offset + drawn, count + 1
-        if _in_place(name):
-            mutated = node.args[4][0]
-            for user in list(mutated.users):
-                if user is not node and order[user] > order[node]:
-                    user.replace_input_with(mutated, node)
     if offset >= 1 << 31:
         raise IpuError(f"a training step draws {offset:,} random numbers: more than the generator's 2^31 a step")
     graph.recompile()
     return count
 
 
+def _called_at(node: Any) -> str:
+    """Where the model called `node`'s op: the layer joint.py marked it with, or the forward."""
+    layer = (node.meta.get("custom") or {}).get("layer")
+    return f" (in layer {layer})" if layer else " (in the model's forward)"
+
+
 def _in_place(op: str) -> bool:
     return op.split(".")[1].endswith("_")
 
 
-class same_random_ops:  # noqa: N801 (a context manager, named as one)
-    """PyTorch's eager random ops drawing what the device's step `step` draws with `seed`: the
-    reference loop's forward of micro-batch `step` runs inside it. Draws in call order, as the
-    step's trace does; an in-place op writes its draw into its tensor."""
+@contextlib.contextmanager
+def same_random_ops(seed: int, step: int) -> Iterator[None]:
+    """PyTorch's eager random ops drawing what the device's micro-batch `step` draws with
+    `seed`: the reference loop's forward of that micro-batch runs inside it. They draw in call
+    order, as the step's trace does; an in-place one writes its draw into its tensor.
+    Scaled-dot-product attention runs in its math form, whose dropout is `bernoulli_` (as in
+    the joint step), not the CPU flash kernel's own generator."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    def __new__(cls, seed: int, step: int) -> Any:
-        import torch
-        from torch.utils._python_dispatch import TorchDispatchMode
+    with sdpa_kernel([SDPBackend.MATH]), _eager_mode(seed, step):
+        yield
 
-        class SameRandomOps(TorchDispatchMode):
-            def __init__(self) -> None:
-                super().__init__()
-                self.offset = 0
-                self.seed, self.step = torch.tensor(seed, dtype=torch.int32), torch.tensor(step, dtype=torch.int32)
 
-            def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-                name, kwargs = str(func), kwargs or {}
-                if name.startswith(_REFUSED_PREFIXES):
-                    raise IpuError(f"random op {name} has no device generator")
-                if name not in RANDOM_OPS:
-                    return func(*args, **kwargs)
-                drawn = _numel(args[0]) if name == "aten.rand.default" else args[0].numel()
-                result = _draw(name, self.offset, self.seed, self.step, args, kwargs)
-                self.offset += drawn
-                if _in_place(name):
-                    return args[0].copy_(result)
-                return result
+def _eager_mode(seed: int, step: int) -> Any:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-        return SameRandomOps()
+    class SameRandomOps(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.offset = 0
+            self.seed, self.step = torch.tensor(seed, dtype=torch.int32), torch.tensor(step, dtype=torch.int32)
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            name, kwargs = str(func), kwargs or {}
+            if name.startswith(_REFUSED_PREFIXES):
+                raise IpuError(f"random op {name} has no device generator")
+            if name not in RANDOM_OPS:
+                return func(*args, **kwargs)
+            drawn = _drawn(name, args)
+            result = _draw(name, self.offset, self.seed, self.step, args, kwargs)
+            self.offset += drawn
+            return result
+
+    return SameRandomOps()
