@@ -20,6 +20,7 @@ joint step advances the counter once per micro-batch, on the device.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,9 +29,10 @@ from ipu_mlir.target.diagnostics import IpuError
 __all__ = ["RANDOM_OPS", "same_random_ops", "rewrite_random_ops", "uniform"]
 
 _MIX = (0x7FEB352D, 0x846CA68B - (1 << 32))  # lowbias32's multipliers, as signed i32
+_UNIT = 1 << 24  # uniform's resolution: the top 24 bits of a hash, exact in f32
 _SEED_SALT = 0x3C6EF372  # any constant: keeps seed 0 step 0 from hashing zero to zero
 
-# What the generator computes, by ATen op: (drawn from uniform numbers, how).
+# The ATen ops the generator draws (`_drawn_value` says how; docs/training.md has the table).
 # Every other random op of the step (normal, randint, randperm, multinomial, ...) is refused by name.
 RANDOM_OPS = (
     "aten.bernoulli.p",
@@ -74,10 +76,23 @@ def uniform(seed: Any, step: Any, offset: int, shape: Any) -> Any:
     offset + i). `seed` and `step`: i32 scalar tensors (traced or not)."""
     import torch
 
+    return _uniform_counts(seed, step, offset, shape).to(torch.float32) * (1.0 / _UNIT)
+
+
+def _uniform_counts(seed: Any, step: Any, offset: int, shape: Any) -> Any:
+    """`uniform` times 2^24: i32 in [0, 2^24)."""
+    import torch
+
     key = _mix(_mix(seed ^ _i32(_SEED_SALT)) + step)
     index = torch.arange(offset, offset + _numel(shape), dtype=torch.int32).reshape(tuple(shape))
-    bits = _mix(_mix(index ^ key) + key)
-    return _shift_right(bits, 8).to(torch.float32) * (1.0 / (1 << 24))
+    return _shift_right(_mix(_mix(index ^ key) + key), 8)
+
+
+def _below(counts: Any, probability: float) -> Any:
+    """`uniform < probability` in exact arithmetic, as an i32 comparison: a float one is done in
+    f32 by PyTorch and in f64 by torch-mlir's `aten.lt.Scalar`, which differ where the draw is
+    f32(probability) (0.9's f32 is below 0.9)."""
+    return counts < _i32(min(max(math.ceil(probability * _UNIT), 0), _UNIT))
 
 
 def _numel(shape: Any) -> int:
@@ -102,25 +117,24 @@ def _drawn_value(op: str, offset: int, seed: Any, step: Any, args: tuple, kwargs
         dtype = kwargs.get("dtype") or torch.get_default_dtype()
         return uniform(seed, step, offset, args[0]).to(dtype)
     source = args[0]
-    u = uniform(seed, step, offset, source.shape)
+    counts = _uniform_counts(seed, step, offset, source.shape)
     if op in ("aten.bernoulli.p", "aten.bernoulli_.float"):
         probability = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
-        return (u < probability).to(source.dtype)
+        return _below(counts, probability).to(source.dtype)
+    if op == "aten.native_dropout.default":  # torch's decomposition; the mask drawn as `dropout`'s `bernoulli_(1 - p)`
+        p, train = args[1], args[2]
+        if not train or p == 0:
+            return source.clone(), torch.ones_like(source, dtype=torch.bool)
+        keep = _below(counts, 1 - p)
+        return keep * source * float(1.0 / (1.0 - p)), keep
+    u = counts.to(torch.float32) * (1.0 / _UNIT)
     if op in ("aten.bernoulli.default", "aten.bernoulli_.Tensor"):
         probability = source if op == "aten.bernoulli.default" else args[1]
         return (u < probability.to(torch.float32)).to(source.dtype)
     if op == "aten.rand_like.default":
         return u.to(kwargs.get("dtype") or source.dtype)
-    if op in ("aten.uniform.default", "aten.uniform_.default"):
-        low, high = (list(args[1:]) + [kwargs.get("from", 0.0), kwargs.get("to", 1.0)][len(args) - 1 :])[:2]
-        return (low + (high - low) * u).to(source.dtype)
-    # native_dropout(input, p, train): torch's decomposition, its mask drawn as `dropout`'s
-    # `bernoulli_(1 - p)` draws it, so both forms keep the same elements
-    p, train = args[1], args[2]
-    if not train or p == 0:
-        return source.clone(), torch.ones_like(source, dtype=torch.bool)
-    keep = u < 1 - p
-    return keep * source * float(1.0 / (1.0 - p)), keep
+    low, high = (list(args[1:]) + [kwargs.get("from", 0.0), kwargs.get("to", 1.0)][len(args) - 1 :])[:2]  # uniform
+    return (low + (high - low) * u).to(source.dtype)
 
 
 def _drawn(op: str, args: tuple) -> int:

@@ -96,7 +96,7 @@ def test_transformer_encoder_layer_default_dropout_adamw():
 
 
 class Draws(nn.Module):
-    """Every random op the device draws: rand_like, rand, uniform_, bernoulli (p and tensor), bernoulli_."""
+    """Every random op the device draws: rand_like, rand, uniform_, bernoulli (p and tensor), bernoulli_, native_dropout."""
 
     def __init__(self):
         super().__init__()
@@ -109,7 +109,7 @@ class Draws(nn.Module):
         kept = torch.empty_like(y)
         alias = kept.view(-1)
         kept.bernoulli_(0.4)  # in place: read after it through a view taken before
-        gate = gate + alias.view_as(y)
+        gate = gate + alias.view_as(y) + torch.native_dropout(y, 0.3, True)[0]
         return y * noise * gate, (y * noise * gate).square().mean()
 
 
@@ -135,12 +135,12 @@ def test_every_random_op_matches_the_host_generator():
 class Masks(nn.Module):
     """Returns its dropout's mask (scaled): ones through dropout."""
 
-    def __init__(self, p):
+    def __init__(self, p, shape=(64, 64)):
         super().__init__()
-        self.fc, self.drop = nn.Linear(4, 4), nn.Dropout(p)
+        self.fc, self.drop, self.shape = nn.Linear(4, 4), nn.Dropout(p), shape
 
     def forward(self, x):
-        mask = self.drop(torch.ones(64, 64))
+        mask = self.drop(torch.ones(self.shape))
         return mask, self.fc(x).sum() * mask.mean()
 
 
@@ -157,6 +157,23 @@ def test_masks_keep_one_minus_p_and_differ_between_steps_and_micro_batches():
     # micro-batches within one call: the host generator's masks of steps 0, 1 and 2 differ
     steps = [uniform(torch.tensor(SEED), torch.tensor(step), 0, (64, 64)).numpy() < 0.75 for step in range(3)]
     assert all(abs((steps[0] == other).mean() - 0.625) < 0.03 for other in steps[1:])
+
+
+def test_a_draw_at_f32_of_the_keep_probability_is_dropped():
+    """Seed 301 draws f32(0.9) at element 1857 of step 0: 0.9's f32 is below 0.9, so it is kept
+    by a comparison in f32 and dropped by one in f64 (torch-mlir's `aten.lt.Scalar`). Exactly,
+    the draw is below 0.9: kept, on both sides."""
+    seed, step = torch.tensor(301, dtype=torch.int32), torch.tensor(0, dtype=torch.int32)
+    draws = uniform(seed, step, 0, (4096,)).numpy()
+    assert draws[1857] == np.float32(0.9)
+    model = Masks(0.1, (4096,))
+    options = ipu_torch.Options().randomSeed(301).target(TARGET)
+    trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.0))
+    np.testing.assert_array_equal(trained(torch.randn(1, 4))[0].numpy() != 0, draws.astype(np.float64) < 0.9)
+    host_model, x = Masks(0.1, (4096,)), torch.randn(1, 4)
+    with same_random_ops(301, 0):
+        host = host_model(x)[0].detach().numpy()
+    np.testing.assert_array_equal(host != 0, draws.astype(np.float64) < 0.9)
 
 
 def test_uniform_statistics_and_offsets():
