@@ -22,24 +22,27 @@ TARGET = "tiny"
 SEED = 1234
 
 
-def train_both(model, make_optimizer, batches, iterations=1, noise=None):
+def train_both(model, make_optimizer, batches, iterations=1, accumulation=1, noise=None):
     """(simulated losses, PyTorch's losses, largest relative difference of the parameters and
-    buffers) after `batches` calls of `iterations` micro-batches each, both drawing masks with
-    SEED; PyTorch's micro-batch k draws as the device's k-th run of the step."""
+    buffers) after `batches` calls of `iterations` x `accumulation` micro-batches each, both
+    drawing masks with SEED; PyTorch's micro-batch k draws as the device's k-th run of the step."""
     reference = copy.deepcopy(model).train()
     optimizer, reference_optimizer = make_optimizer(model), make_optimizer(reference)
     options = ipu_torch.Options().deviceIterations(iterations).randomSeed(SEED).target(TARGET)
+    options.Training.gradientAccumulation(accumulation)
     trained = ipu_torch.trainingModel(model, options=options, optimizer=optimizer)
     losses, reference_losses, micro_batch = [], [], 0
     for batch in batches:
         losses.append(float(trained(*batch).detach()))
-        for inputs in zip(*(value.chunk(iterations) for value in batch)):
+        micro = list(zip(*(value.chunk(iterations * accumulation) for value in batch)))
+        for first in range(0, len(micro), accumulation):
             reference_optimizer.zero_grad()
-            with same_random_ops(SEED, micro_batch):
-                loss = reference(*inputs)
-                loss.backward()
+            for inputs in micro[first : first + accumulation]:
+                with same_random_ops(SEED, micro_batch):
+                    loss = reference(*inputs)
+                    (loss / accumulation).backward()
+                micro_batch += 1
             reference_optimizer.step()
-            micro_batch += 1
         reference_losses.append(float(loss.detach()))
     trained.copyWeightsToHost()
     ours, theirs = dict(model.state_dict()), reference.state_dict()
@@ -81,6 +84,15 @@ def test_mlp_dropout_half_sgd_two_device_iterations():
     torch.manual_seed(0)
     data = batches(1, 5, (8, 8), (8, 4))
     losses, reference, worst = train_both(DropoutMLP(), lambda m: torch.optim.SGD(m.parameters(), lr=0.1), data, iterations=2)
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+
+
+def test_accumulated_micro_batches_draw_fresh_masks():
+    torch.manual_seed(0)
+    data = batches(2, 5, (12, 8), (12, 4))
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)  # noqa: E731
+    losses, reference, worst = train_both(DropoutMLP(), make, data, iterations=2, accumulation=3)
     assert worst < 1e-4
     np.testing.assert_allclose(losses, reference, rtol=1e-5)
 
