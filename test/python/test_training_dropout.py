@@ -128,7 +128,7 @@ class Draws(nn.Module):
 def test_every_random_op_matches_the_host_generator():
     torch.manual_seed(0)
     data = [(torch.randn(4, 8),) for _ in range(5)]
-    model, reference = Draws(), None
+    model = Draws()
     reference = copy.deepcopy(model)
     options = ipu_torch.Options().randomSeed(SEED).target(TARGET)
     trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.01))
