@@ -16,11 +16,16 @@ The step is a pure function of the device variables and one micro-batch, written
 2. functionalized (`torch.func.functionalize`): every in-place update (the `copy_`s,
    BatchNorm's `num_batches_tracked += 1`) becomes a value.
 
-The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after two
+Between the two, the step's random ops (dropout's `bernoulli`, `rand`, ...) become
+frontends/random_ops.py's generator, computed on the device from the variables `random:seed`
+and `random:step` (dropped when the step draws nothing); the step advances `random:step`.
+
+The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after
 rewrites of ops its import refuses (`squeeze.dims`, `view_copy`: both become `aten.view` to
-the node's own shape). Between the traces, three backward ops are rewritten as tensor math:
-adaptive average pooling's (no torch-mlir lowering), a grouped convolution's (an invalid
-lowering) and max-pool's (a scatter too large for a tile at full size).
+the node's own shape; `empty_permuted`, dropout's `empty_like`, becomes `aten.empty`). Between
+the traces, three backward ops are rewritten as tensor math: adaptive average pooling's (no
+torch-mlir lowering), a grouped convolution's (an invalid lowering) and max-pool's (a scatter
+too large for a tile at full size).
 
 The program's arguments are the device variables then the micro-batch; its results the loss,
 the forward's other outputs, then each variable the step changes (`ipu.resident` on both
@@ -45,12 +50,13 @@ from mlir import ir
 
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.optimizers import OptimizerRule
+from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["RESIDENT_ATTR", "JointStep", "Variable", "build_step", "split_result"]
 
 RESIDENT_ATTR = "ipu.resident"
-_RANDOM_OPS = ("aten.bernoulli", "aten.rand", "aten.randn", "aten.native_dropout", "aten.randint", "aten.uniform")
+_RANDOM_VARIABLES = ("random:seed", "random:step")  # frontends/random_ops.py's generator: kept only if the step draws
 
 
 @dataclass
@@ -98,18 +104,23 @@ def build_step(
     accumulation: int = 1,
     mean: bool = True,
     importer: type | None = None,
+    seed: int = 0,
 ) -> JointStep:
     """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
     `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
     sum when not `mean`) before each update. `importer`: torch-mlir's FxImporter or a subclass
-    (frontends.torch's names each op's location after its ATen op)."""
+    (frontends.torch's names each op's location after its ATen op). `seed`: the random ops'
+    (frontends/random_ops.py)."""
     import torch
 
-    layout = _Layout(model, optimizer, rule, accumulation)
+    layout = _Layout(model, optimizer, rule, accumulation, seed)
     batch = tuple(value.detach() for value in micro_batch)
     flat = [torch.from_numpy(np.array(variable.value)) for variable in layout.variables] + list(batch)
-    graph = _trace(layout.step_function(mean), flat)
+    names = [variable.name for variable in layout.variables]
+    graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
     returns = layout.returns
+    if not draws:
+        _drop_variables(graph, layout, _RANDOM_VARIABLES, returns.outputs + 1)
     results = _fold_unchanged(graph, len(layout.variables), returns.outputs + 1)
     for variable, changed in zip(layout.variables, results):
         variable.updated = changed
@@ -129,7 +140,7 @@ class _Returns:
 class _Layout:
     """The step's variables and the pure function over them."""
 
-    def __init__(self, model: Any, optimizer: Any, rule: OptimizerRule, accumulation: int) -> None:
+    def __init__(self, model: Any, optimizer: Any, rule: OptimizerRule, accumulation: int, seed: int) -> None:
         self.model, self.rule, self.accumulation = model, rule, accumulation
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
@@ -153,6 +164,7 @@ class _Layout:
                 Variable(f"accum:grad:{name}", np.zeros(self.params[name].shape, _numpy_dtype(self.params[name])))
                 for name in self.trainable
             ]
+        variables += [Variable("random:seed", np.array(seed, np.int32)), Variable("random:step", np.array(0, np.int32))]
         self.variables = variables
         self.returns = _Returns()
 
@@ -199,6 +211,7 @@ class _Layout:
                 updated = {f"param:{name}": param, **{f"opt:{kind}:{name}": value for kind, value in state.items()}}
                 for key, value in updated.items():
                     new[key] = value if apply is None else torch.where(apply, value, values[key])
+            new["random:step"] = values["random:step"] + 1  # fresh random numbers each micro-batch
             if step_count is not None:
                 new["opt:step"] = step_count + 1 if apply is None else step_count + apply.to(step_count.dtype)
             return [*outputs, loss, *(new.get(name, values[name]) for name in names)]
@@ -243,7 +256,9 @@ def _layer_names(model: Any) -> Any:
             handle.remove()
 
 
-def _trace(step: Any, flat: list) -> Any:
+def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int]:
+    """The functionalized graph of `step` on `flat`, and how many random ops it draws with
+    (computed from the arguments at `random_variables`, the seed and the step counter)."""
     import torch
     from torch._decomp import core_aten_decompositions, get_decompositions
     from torch.fx import traceback as fx_traceback
@@ -256,11 +271,9 @@ def _trace(step: Any, flat: list) -> Any:
     with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]), fx_traceback.preserve_node_meta():
         warnings.simplefilter("ignore", (FutureWarning, UserWarning))
         first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
+        placeholders = [node for node in first.graph.nodes if node.op == "placeholder"]
+        draws = rewrite_random_ops(first, *(placeholders[index] for index in random_variables))
         for node in first.graph.nodes:
-            if node.op == "call_function" and str(node.target).startswith(_RANDOM_OPS):
-                raise IpuError(
-                    f"training with random ops ({node.target}: dropout in train mode?) is not supported: set the dropout probability to 0"
-                )
             if node.op == "call_function" and node.target is torch.ops.aten._adaptive_avg_pool2d_backward.default:
                 _rewrite_adaptive_pool_backward(node)
             if node.op == "call_function" and node.target is torch.ops.aten.convolution_backward.default:
@@ -276,8 +289,24 @@ def _trace(step: Any, flat: list) -> Any:
     for node in graph.graph.nodes:
         if node.op == "call_function" and node.target in (torch.ops.aten.squeeze.dims, torch.ops.aten.view_copy.default):
             node.target, node.args, node.kwargs = torch.ops.aten.view.default, (node.args[0], list(node.meta["val"].shape)), {}
+        if node.op == "call_function" and node.target is torch.ops.aten.empty_permuted.default:  # dropout's `empty_like`
+            node.target, node.args, node.kwargs = torch.ops.aten.empty.memory_format, (node.args[0],), {"dtype": node.meta["val"].dtype}
     graph.recompile()
-    return graph
+    return graph, draws
+
+
+def _drop_variables(graph: Any, layout: _Layout, names: tuple[str, ...], streamed: int) -> None:
+    """`names` out of the step: their arguments (unused), their results and their Variables."""
+    indices = [index for index, variable in enumerate(layout.variables) if variable.name in names]
+    placeholders = [node for node in graph.graph.nodes if node.op == "placeholder"]
+    output = next(node for node in graph.graph.nodes if node.op == "output")
+    results = list(output.args[0])
+    output.args = ([result for index, result in enumerate(results) if index - streamed not in indices],)
+    graph.graph.eliminate_dead_code()
+    for index in indices:
+        graph.graph.erase_node(placeholders[index])
+    graph.recompile()
+    layout.variables = [variable for variable in layout.variables if variable.name not in names]
 
 
 def _rewrite_adaptive_pool_backward(node: Any) -> None:

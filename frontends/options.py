@@ -67,6 +67,7 @@ class Options:
         self.device_iterations = 1
         self.target_name = "gc200"
         self.available_memory_proportion: dict[str, float] = {}
+        self.random_seed: int | None = None  # None: torch.initial_seed()'s low 31 bits, at compilation
         self.Training = _TrainingOptions(self)  # noqa: N815 (PopTorch's attribute)
         self.execution_strategy: ShardedExecution = ShardedExecution()
         self.replication_factor = 1
@@ -97,6 +98,14 @@ class Options:
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise IpuError(f"setAvailableMemoryProportion: {ipu_name} must be in (0, 1], got {value!r}")
         self.available_memory_proportion = dict(proportions)
+        return self
+
+    def randomSeed(self, seed: int) -> Options:  # noqa: N802 (PopTorch's name)
+        """The seed of the random ops (dropout) of a training step on the device
+        (frontends/random_ops.py): the same seed draws the same masks."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 31:
+            raise IpuError(f"randomSeed takes an integer in [0, 2^31), got {seed!r}")
+        self.random_seed = seed
         return self
 
     def target(self, name: str) -> Options:

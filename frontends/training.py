@@ -87,6 +87,14 @@ class TrainingModel:
                     tensors[variable.name].copy_(torch.from_numpy(self.device.read_variable(variable.name)))
 
     @property
+    def random_seed(self) -> int:
+        """The seed of the step's random ops: `Options.randomSeed`'s, else torch.initial_seed()'s low 31 bits."""
+        import torch
+
+        seed = self.options.random_seed
+        return seed if seed is not None else torch.initial_seed() % (1 << 31)
+
+    @property
     def profile(self) -> Any:
         return self.device.profile
 
@@ -101,6 +109,7 @@ class TrainingModel:
             training.gradient_accumulation,
             training.reduction is ReductionType.Mean,
             self._importer,
+            self.random_seed,
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction

@@ -4,11 +4,11 @@
 
 The zoo model gets a loss (cross-entropy on random labels for the vision models, the
 next-token cross-entropy for GPT-2, the mean squared error to a random target of its first
-output otherwise), its dropout probabilities set to 0 (random masks cannot be compared), and
-is trained by `trainingModel` for `--steps` steps on fixed-seed batches; a copy is trained by
-PyTorch's own loop on the same batches from the same weights, and the parameters and buffers
-after the first step and after the last are compared (rtol 1e-4 of each tensor's largest
-magnitude; `_check` says where PyTorch's f64 loop widens it).
+output otherwise), and is trained by `trainingModel` for `--steps` steps on fixed-seed batches,
+its dropout drawn on the device with a fixed seed; a copy is trained by PyTorch's own loop on
+the same batches from the same weights, drawing the same masks (`same_random_ops`), and the
+parameters and buffers after the first step and after the last are compared (rtol 1e-4 of
+each tensor's largest magnitude; `_check` says where PyTorch's f64 loop widens it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from ipu_mlir.frontends import zoo
 from ipu_mlir.frontends.options import Options
+from ipu_mlir.frontends.random_ops import same_random_ops
 from ipu_mlir.frontends.torch import trainingModel
 from ipu_mlir.target.diagnostics import IpuError
 
@@ -26,6 +27,7 @@ __all__ = ["OPTIMIZERS", "train_zoo_model"]
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
 RTOL = 1e-4  # the issue's tolerance for f32 parameters after N steps
+RANDOM_SEED = 0  # the device's dropout masks, and PyTorch's loop's
 
 
 def train_zoo_model(
@@ -48,9 +50,6 @@ def train_zoo_model(
         net, example = zoo.build(name, batch=batch, size=size, layers=layers, **options)
     except ValueError as error:
         raise IpuError(str(error)) from None
-    for layer in net.modules():
-        if isinstance(layer, torch.nn.Dropout):
-            layer.p = 0.0
     # The loss target's shape: the first output's, run on a copy (BatchNorm in train mode would update its statistics).
     with torch.no_grad():
         probe = copy.deepcopy(net).eval()(*example)
@@ -59,7 +58,7 @@ def train_zoo_model(
     exact = copy.deepcopy(model).train().double()  # PyTorch's loop in f64: how far rounding alone moves f32 training
     reference = copy.deepcopy(model).train()
     make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
-    trained = trainingModel(model, Options().target(target), make(model.parameters(), lr=lr))
+    trained = trainingModel(model, Options().target(target).randomSeed(RANDOM_SEED), make(model.parameters(), lr=lr))
     loops = [(reference, make(reference.parameters(), lr=lr)), (exact, make(exact.parameters(), lr=lr))]
     configuration = "reduced configuration of " if reduced else ""
     print(f"model:             {name} ({configuration}{zoo.MODELS[name].summary})")
@@ -75,9 +74,9 @@ def train_zoo_model(
             timings = trained.timings
             print(f"joint step:        exported in {timings['export']:.2f} s, compiled and loaded in {timings['compile_and_load']:.2f} s")
         start = time.perf_counter()
-        reference_loss = _torch_step(*loops[0], inputs)
+        reference_loss = _torch_step(*loops[0], inputs, step)
         reference_seconds += time.perf_counter() - start
-        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs))
+        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs), step)
         for key, param in exact.named_parameters():
             if param.grad is not None:
                 torch.maximum(exact_grads[key], param.grad.abs(), out=exact_grads[key])
@@ -92,10 +91,11 @@ def train_zoo_model(
     return 0 if ok else 1
 
 
-def _torch_step(model: Any, optimizer: Any, inputs: tuple) -> float:
+def _torch_step(model: Any, optimizer: Any, inputs: tuple, step: int) -> float:
     optimizer.zero_grad()
-    loss = model(*inputs)
-    loss.backward()
+    with same_random_ops(RANDOM_SEED, step):  # the device's masks of this step
+        loss = model(*inputs)
+        loss.backward()
     optimizer.step()
     return loss.item()
 
