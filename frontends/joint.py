@@ -20,6 +20,10 @@ Between the two, the step's random ops (dropout's `bernoulli`, `rand`, ...) beco
 frontends/random_ops.py's generator, computed on the device from the variables `random:seed`
 and `random:step` (dropped when the step draws nothing); the step advances `random:step`.
 
+Then, when the model marks recomputation checkpoints (`recomputationCheckpoint`), the forward
+activations between them are recomputed in the backward pass rather than kept
+(frontends/recompute.py).
+
 The result is imported by torch-mlir (`stateless_fx_import`, linalg-on-tensors), after
 rewrites of ops its import refuses (`squeeze.dims`, `view_copy`: both become `aten.view` to
 the node's own shape; `empty_permuted`, dropout's `empty_like`, becomes `aten.empty`). Between
@@ -51,6 +55,7 @@ from mlir import ir
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.optimizers import OptimizerRule
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
+from ipu_mlir.frontends.recompute import recompute
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["RESIDENT_ATTR", "JointStep", "Variable", "build_step", "split_result"]
@@ -119,6 +124,7 @@ def build_step(
     names = [variable.name for variable in layout.variables]
     graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
     returns = layout.returns
+    recompute(graph, len(batch))
     if not draws:
         _drop_variables(graph, layout, _RANDOM_VARIABLES, returns.outputs + 1)
     results = _fold_unchanged(graph, len(layout.variables), returns.outputs + 1)

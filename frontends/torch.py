@@ -39,6 +39,7 @@ from ipu_mlir.dialects import make_context
 from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
+from ipu_mlir.frontends.recompute import recomputationCheckpoint
 from ipu_mlir.frontends.training import TrainingModel, micro_batches
 from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
@@ -57,6 +58,7 @@ __all__ = [
     "compile_program",
     "export",
     "inferenceModel",
+    "recomputationCheckpoint",
     "run_eager",
     "torch_origin",
     "trainingModel",
