@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ipu_mlir.target.diagnostics import IpuError
+
 __all__ = ["CHECKPOINT_OP", "recomputationCheckpoint", "recompute"]
 
 CHECKPOINT_OP = "ipu_mlir::recomputation_checkpoint"
@@ -66,8 +68,6 @@ def recomputationCheckpoint(*tensors: Any) -> Any:  # noqa: N802 (PopTorch's nam
     tuple of them), unchanged, marked as kept for the backward pass; the forward activations
     between checkpoints are recomputed in the backward pass. An identity in PyTorch's own loop."""
     import torch
-
-    from ipu_mlir.target.diagnostics import IpuError
 
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         return type(tensors[0])(recomputationCheckpoint(*tensors[0]))
