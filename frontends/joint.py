@@ -55,7 +55,7 @@ from mlir import ir
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.optimizers import OptimizerRule
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
-from ipu_mlir.frontends.recompute import recompute
+from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["RESIDENT_ATTR", "JointStep", "Variable", "build_step", "split_result"]
@@ -274,7 +274,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
     decompositions = {**core_aten_decompositions(), **get_decompositions([torch.ops.aten.native_batch_norm])}
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
-    with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]), fx_traceback.preserve_node_meta():
+    with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]), fx_traceback.preserve_node_meta(), marking_checkpoints():
         warnings.simplefilter("ignore", (FutureWarning, UserWarning))
         first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
         placeholders = [node for node in first.graph.nodes if node.op == "placeholder"]

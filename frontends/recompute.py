@@ -21,16 +21,30 @@ where the step is), and computed only once that gradient exists, which keeps the
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["CHECKPOINT_OP", "recomputationCheckpoint", "recompute"]
+__all__ = ["CHECKPOINT_OP", "marking_checkpoints", "recomputationCheckpoint", "recompute"]
 
 CHECKPOINT_OP = "ipu_mlir::recomputation_checkpoint"
 
 
 _library: list[Any] = []  # the op's torch.library.Library, kept alive once defined
+_marking: list[bool] = []  # non-empty while build_step traces the joint step
+
+
+@contextlib.contextmanager
+def marking_checkpoints() -> Any:
+    """While the joint step is traced, `recomputationCheckpoint` leaves its op in the graph;
+    elsewhere (PyTorch's own loop, inference) it is the identity, as PopTorch's is without
+    recomputation."""
+    _marking.append(True)
+    try:
+        yield
+    finally:
+        _marking.pop()
 
 
 def _checkpoint_op() -> Any:
@@ -66,7 +80,8 @@ def _checkpoint_op() -> Any:
 def recomputationCheckpoint(*tensors: Any) -> Any:  # noqa: N802 (PopTorch's name)
     """PopTorch's `poptorch.recomputationCheckpoint`: the tensors (one, several, or one list or
     tuple of them), unchanged, marked as kept for the backward pass; the forward activations
-    between checkpoints are recomputed in the backward pass. An identity in PyTorch's own loop."""
+    between checkpoints are recomputed in the backward pass. An identity in PyTorch's own loop
+    and in inference."""
     import torch
 
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
@@ -74,7 +89,7 @@ def recomputationCheckpoint(*tensors: Any) -> Any:  # noqa: N802 (PopTorch's nam
     for tensor in tensors:
         if not isinstance(tensor, torch.Tensor):
             raise IpuError(f"recomputationCheckpoint takes tensors, got {type(tensor).__name__}")
-    op = _checkpoint_op()
+    op = _checkpoint_op() if _marking else (lambda tensor: tensor)
     marked = [op(tensor) for tensor in tensors]
     return marked[0] if len(marked) == 1 else tuple(marked)
 

@@ -99,6 +99,21 @@ def test_recomputation_checkpoint_is_an_identity_in_pytorch():
         ipu_torch.recomputationCheckpoint(3)
 
 
+def test_checkpoints_in_inference_are_identities():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first, self.second = nn.Linear(8, 8), nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.second(ipu_torch.recomputationCheckpoint(torch.relu(self.first(x))))
+
+    torch.manual_seed(0)
+    net, x = Net().eval(), torch.randn(4, 8)
+    model = ipu_torch.inferenceModel(net, ipu_torch.Options().target(TARGET))
+    assert torch.allclose(model(x), net(x), rtol=1e-5, atol=1e-6)
+
+
 def test_available_memory_proportion_is_read_by_the_planner():
     default, default_worst = train(checkpoints=False, batch=256, steps=5)
     smaller, smaller_worst = train(checkpoints=False, batch=256, steps=5, proportion=0.1)
