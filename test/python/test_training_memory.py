@@ -79,6 +79,62 @@ def test_checkpoints_let_a_step_that_does_not_fit_run():
     assert profile.peak_memory_per_tile == 55_748 and worst < 1e-4  # docs/training.md's table
 
 
+class CheckpointedCNN(nn.Module):
+    """Conv, BatchNorm in train mode (its running statistics updated in forward), max-pool, a
+    second conv, a checkpoint after each block."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn, self.pool = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.MaxPool2d(2)
+        self.conv2, self.fc = nn.Conv2d(8, 8, 3, padding=1), nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x, labels):
+        h = ipu_torch.recomputationCheckpoint(self.pool(torch.relu(self.bn(self.conv(x)))))
+        h = ipu_torch.recomputationCheckpoint(torch.relu(self.conv2(h)))
+        return nn.functional.cross_entropy(self.fc(self.pool(h).flatten(1)), labels)
+
+
+class CheckpointedEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = (nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True) for _ in range(2))
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x, target):
+        y = self.head(self.second(ipu_torch.recomputationCheckpoint(self.first(x))))
+        return y, nn.functional.mse_loss(y, target)
+
+
+@pytest.mark.parametrize(
+    "make, inputs",
+    [
+        (CheckpointedCNN, lambda g: (torch.randn(4, 3, 16, 16, generator=g), torch.randint(0, 10, (4,), generator=g))),
+        (CheckpointedEncoder, lambda g: (torch.randn(2, 6, 16, generator=g), torch.randn(2, 6, 4, generator=g))),
+    ],
+    ids=["cnn-batchnorm-maxpool", "transformer-encoder"],
+)
+def test_checkpointed_models_match_pytorch(make, inputs):
+    torch.manual_seed(0)
+    net = make()
+    reference = copy.deepcopy(net)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    model = ipu_torch.trainingModel(net, options=ipu_torch.Options().target(TARGET), optimizer=optimizer)
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=0.9)
+    generator = torch.Generator().manual_seed(2)
+    for _ in range(5):
+        batch = inputs(generator)
+        model(*batch)
+        reference_optimizer.zero_grad()
+        result = reference(*batch)
+        (result[-1] if isinstance(result, tuple) else result).backward()
+        reference_optimizer.step()
+    model.copyWeightsToHost()
+    theirs = reference.state_dict()
+    for name, ours in net.state_dict().items():
+        scale = max(float(theirs[name].double().abs().max()), 1e-12)
+        assert float((ours.double() - theirs[name].double()).abs().max()) / scale < 1e-4, name
+
+
 def test_without_checkpoints_the_graph_is_left_as_it_is():
     from torch.fx.experimental.proxy_tensor import make_fx
 
