@@ -113,7 +113,12 @@ class TrainingModel:
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction
-        program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction)
+        try:
+            program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction)
+        except IpuError as error:  # the planner's refusal names its option: say which of ours set it
+            if fraction is not None and "memory-fraction)" in error.message:
+                error.message = error.message.replace("memory-fraction)", f"memory-fraction: setAvailableMemoryProportion {fraction!r})")
+            raise
         self.device = api.load_simulator(program, target, verified=True)  # the default pipeline ends in ipu-verify
         self.timings.update(export=middle - start, compile_and_load=time.perf_counter() - middle)
         for variable in self.step.variables:
