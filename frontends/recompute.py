@@ -119,6 +119,9 @@ def recompute(graph: Any, batch_inputs: int) -> int:
 
     def copy_of(node: Any, before: Any, gradient: Any) -> Any:
         if node in anchors:
+            value = node.meta["val"]
+            if not (value.dtype.is_floating_point and value.dim() > 0):
+                return node  # a float 0-d `zero` would change its dtype: labels, a step count
             if node not in barriers:
                 with graph.graph.inserting_before(before):
                     first = gradient

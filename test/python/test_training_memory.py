@@ -105,13 +105,27 @@ class CheckpointedEncoder(nn.Module):
         return y, nn.functional.mse_loss(y, target)
 
 
+class CheckpointedEmbedding(nn.Module):
+    """An embedding looked up at an index computed from the integer input: the backward reads
+    that index, recomputed from the input, which must stay an integer."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding, self.head = nn.Embedding(12, 8), nn.Linear(8, 4)
+
+    def forward(self, tokens, target):
+        y = self.head(torch.tanh(ipu_torch.recomputationCheckpoint(self.embedding(tokens + 1))))
+        return y, nn.functional.mse_loss(y, target)
+
+
 @pytest.mark.parametrize(
     "make, inputs",
     [
         (CheckpointedCNN, lambda g: (torch.randn(4, 3, 16, 16, generator=g), torch.randint(0, 10, (4,), generator=g))),
         (CheckpointedEncoder, lambda g: (torch.randn(2, 6, 16, generator=g), torch.randn(2, 6, 4, generator=g))),
+        (CheckpointedEmbedding, lambda g: (torch.randint(0, 10, (2, 5), generator=g), torch.randn(2, 5, 4, generator=g))),
     ],
-    ids=["cnn-batchnorm-maxpool", "transformer-encoder"],
+    ids=["cnn-batchnorm-maxpool", "transformer-encoder", "embedding-of-a-computed-index"],
 )
 def test_checkpointed_models_match_pytorch(make, inputs):
     torch.manual_seed(0)
