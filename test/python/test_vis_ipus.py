@@ -167,3 +167,28 @@ def test_no_pipeline_on_one_ipu_or_stages_in_turn(one_ipu) -> None:
     data = report_data(profile, "small.json")
     assert data["num_ipus"] == 1 and data["pipeline"] is None and "num_ipus" not in profile["target"]
     assert not any("ipus" in step.get("compute", {}) for step in profile["supersteps"])
+
+
+def test_graph_command_pipelines(tmp_path, capsys) -> None:
+    """`ipu-vis graph FILE --micro-batches 4` compiles the pipeline and draws a region per IPU;
+    --micro-batches on an L3 program or with --train: one line, exit 1, nothing written."""
+    from ipu_mlir.tools import ipu_vis
+
+    source = tmp_path / "stages.mlir"
+    source.write_text(STAGES)
+    assert ipu_vis.main(["graph", str(source), "--micro-batches", "4", "-o", str(tmp_path / "stages.svg")]) == 0
+    assert (tmp_path / "stages.svg").read_text().count('class="ipu-region"') == 4
+    capsys.readouterr()
+    program = tmp_path / "stages.l3.mlir"
+    program.write_text(str(compiled(4)))
+    for argv, message in (
+        (
+            ["graph", str(program), "--micro-batches", "4"],
+            "micro-batches=4 pipelines while compiling, but the program is already an L3 ipu program",
+        ),
+        (["graph", "--model", "alexnet", "--train", "--micro-batches", "4"], "--micro-batches pipelines inference"),
+    ):
+        assert ipu_vis.main([*argv, "-o", str(tmp_path / "bad.png")]) == 1
+        lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[")]  # not the progress
+        assert len(lines) == 1 and message in lines[0] and "internal error" not in lines[0], lines
+        assert not (tmp_path / "bad.png").exists()
