@@ -192,3 +192,21 @@ def test_graph_command_pipelines(tmp_path, capsys) -> None:
         lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[")]  # not the progress
         assert len(lines) == 1 and message in lines[0] and "internal error" not in lines[0], lines
         assert not (tmp_path / "bad.png").exists()
+
+
+def test_static_trace_has_a_lane_per_ipu(pipelined, tmp_path) -> None:
+    """`ipu-vis report --png-dir`'s execution trace: the three phase lanes, then IPU 0..3, each
+    a bar per superstep whose compute the profile puts on that IPU."""
+    import matplotlib.pyplot as plt
+
+    from ipu_mlir.vis.report import Views
+
+    profile = profile_of(pipelined)
+    (tmp_path / "stages.json").write_text(json.dumps(profile))
+    figure = Views.load(str(tmp_path / "stages.json")).execution_trace()
+    trace = figure.axes[0]
+    assert [t.get_text() for t in trace.get_yticklabels()] == ["compute", "exchange", "sync", "IPU 0", "IPU 1", "IPU 2", "IPU 3"]
+    for ipu, lane in enumerate(trace.collections[3:]):
+        expected = sum(ipu in s["compute"]["ipus"] for s in profile["supersteps"] if s.get("compute"))
+        assert len(lane.get_paths()) == expected > 0, ipu
+    plt.close(figure)
