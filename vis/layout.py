@@ -9,10 +9,10 @@ it talks to, so the bundles between layers show. On ResNet-50 (138,664 vertices)
 seconds, where igraph's DrL on the vertex graph itself did not finish in 15 minutes
 (docs/pictures.md has the measurements).
 
-A program spanning several IPUs gets a region per IPU: a square cell of a grid (IPU 0 top left,
-row by row), its groups' places scaled into it, and the smoothing pulls a vertex only towards
-the vertices it talks to on its own IPU, so that each IPU's vertices stay in its cell
-(`ipu_cells`).
+A program spanning several IPUs gets a region per IPU: a square cell of a grid (the IPUs it
+uses in order, row by row: `ipu_cells`), its groups' places scaled into it; the smoothing pulls
+a vertex only towards the vertices it talks to on its own IPU, so each IPU's vertices stay in
+its cell.
 """
 
 from __future__ import annotations
