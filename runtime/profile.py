@@ -153,11 +153,15 @@ class Superstep:
         sync = cost_model.global_sync_cycles if self.sync == "global" else cost_model.sync_cycles
         self.sync_cycles = sync(target) if self.sync else 0
 
-    def to_dict(self, index: int) -> dict:
+    def to_dict(self, index: int, tiles_per_ipu: int = 0) -> dict:
+        """The superstep's record; with `tiles_per_ipu` (a multi-IPU target), its compute names
+        the IPUs whose tiles work (the report's lane per IPU)."""
         record = {"index": index, "kind": self.kind, "repeat": self.repeat, "ops": self.ops, "cycles": self.cycles}
         if self.compute_cycles_per_tile is not None:
             per_tile = self.compute_cycles_per_tile
             record["compute"] = {"cycles": self.compute_cycles, "mean_cycles": float(per_tile.mean()), "cycles_per_tile": per_tile.tolist()}
+            if tiles_per_ipu:
+                record["compute"]["ipus"] = np.unique(np.flatnonzero(per_tile) // tiles_per_ipu).tolist()
         if self.bytes_received_per_tile is not None:
             record["exchange"] = {
                 "cycles": self.exchange_cycles,
@@ -313,6 +317,7 @@ class Profile:
     load_seconds: float = 0.0
     link_bytes: int = 0  # between IPUs, over the IPU-Links
     global_syncs: int = 0
+    num_ipus: int = 1
     program: dict = field(default_factory=dict, repr=False)  # `program_summary`: layers, FLOPs, vertex groups
 
     @staticmethod
@@ -357,6 +362,7 @@ class Profile:
             load_seconds=cost_model.host_seconds(load_bytes, target),
             link_bytes=total(lambda s: s.link_bytes),
             global_syncs=total(lambda s: s.sync == "global"),
+            num_ipus=target.num_ipus,
         )
 
     def repeated(self, iterations: int) -> Profile:
@@ -404,13 +410,16 @@ class Profile:
                 "clock_hz": self.clock_hz,
                 "num_tiles": self.num_tiles,
                 "tile_memory_bytes": self.tile_memory_bytes,
+                **({"num_ipus": self.num_ipus} if self.num_ipus > 1 else {}),
             },
             "memory": {
                 "peak_bytes": self.peak_memory_per_tile,
                 "mean_bytes": self.mean_memory_per_tile,
                 "bytes_per_tile": self.memory_per_tile.tolist(),
             },
-            "supersteps": [step.to_dict(index) for index, step in enumerate(self.steps)],
+            "supersteps": [
+                step.to_dict(index, self.num_tiles // self.num_ipus if self.num_ipus > 1 else 0) for index, step in enumerate(self.steps)
+            ],
             **self._memory_views(),
             **({"program": self.program} if self.program else {}),
         }

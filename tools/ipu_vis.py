@@ -4,6 +4,7 @@
     ipu-vis graph --model resnet50 -o resnet50.png                # a zoo model, exported and compiled
     ipu-vis graph --model alexnet --train -o alexnet-train.png    # its training step, coloured by phase
     ipu-vis graph small.mlir -o small.html                        # SVG / HTML for small programs
+    ipu-vis graph examples/cnn.mlir --target m2000 --micro-batches 4 -o cnn-m2000.png   # a region per IPU
     ipu-vis report profile.json -o report.html --png-dir report   # ipu-run --profile's views
 
 Progress goes to stderr, line by line; nothing is written when anything fails.
@@ -54,16 +55,20 @@ def _graph(args: argparse.Namespace) -> int:
     say = _progress()
     if args.train and args.model is None:
         raise IpuError("--train draws a zoo model's training step: give --model NAME")
+    if args.train and args.micro_batches > 1:
+        raise IpuError("--micro-batches pipelines inference: a training step over pipeline stages is not implemented")
     if args.model is not None and args.train:
         source = _training_program(args, say)
         title = args.title or f"{args.model}{' (reduced)' if args.reduced else ''} training step, batch {args.batch}"
     elif args.model is not None:
-        source = api.zoo_program(args.model, args.target or DEFAULT_TARGET, say, size=args.size, layers=args.layers)
+        source = api.zoo_program(
+            args.model, args.target or DEFAULT_TARGET, say, args.micro_batches, size=args.size, layers=args.layers, batch=args.batch
+        )
         title = args.title or args.model
     else:
         source, title = Path(args.file), args.title or Path(args.file).stem
         say(f"reading {args.file}...")
-    graph = api.graph_of(source, args.target, args.entry, args.layer_depth)
+    graph = api.graph_of(source, args.target, args.entry, args.layer_depth, args.micro_batches if args.file else 1)
     say(f"{graph.num_vertices:,} vertices, {graph.num_edges:,} edges ({graph.sources.size:,} drawn), {len(graph.layers)} layers")
     api.draw(graph, args.output, title, args.pixels, progress=say)
     say(f"wrote {args.output}")
@@ -117,7 +122,14 @@ def _argument_parser() -> argparse.ArgumentParser:
     graph.add_argument("--size", type=positive, help="--model's image side or sequence length")
     graph.add_argument("--layers", type=positive, help="--model's layer count (transformers)")
     graph.add_argument("--train", action="store_true", help="--model's training step (forward, backward, SGD update), coloured by phase")
-    graph.add_argument("--batch", type=positive, default=1, help="--train's micro-batch (default 1)")
+    graph.add_argument("--batch", type=positive, default=1, help="--model's batch (--train: its micro-batch; default 1)")
+    graph.add_argument(
+        "--micro-batches",
+        type=positive,
+        default=1,
+        metavar="M",
+        help="pipeline the sharded program over M micro-batches of the batch (ipu-pipeline; a multi-IPU target): a region per IPU",
+    )
     graph.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration (the tests')")
     graph.add_argument("-o", "--output", required=True, help="the picture: .png, .svg or .html (the last two for small programs)")
     graph.add_argument("--target", help=f"{', '.join(builtin_targets())} or a target .toml (default: the module's, else {DEFAULT_TARGET})")

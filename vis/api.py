@@ -3,6 +3,7 @@
 from ipu_mlir.vis import api
 graph = api.graph_of("model.mlir", target="gc200")       # L0 is compiled first, L3 taken as it is
 api.draw(graph, "graph.png", title="my model")           # .png at any size; .svg / .html for small programs
+api.graph_of("model.mlir", target="m2000", micro_batches=4)  # pipelined over 4 IPUs: a region each
 api.draw(api.graph_of(api.zoo_program("resnet50")), "resnet50.png", title="ResNet-50")
 api.draw(api.graph_of(api.training_program(net, (x, y), optimizer)), "step.png", title="a training step")
 api.report("profile.json", "report.html", png_dir="report")
@@ -37,19 +38,30 @@ Progress = Callable[[str], None] | None
 
 
 def graph_of(
-    source: Source | ir.Module, target: str | None = None, entry: str | None = None, layer_depth: int | None = None
+    source: Source | ir.Module,
+    target: str | None = None,
+    entry: str | None = None,
+    layer_depth: int | None = None,
+    micro_batches: int = 1,
 ) -> ComputeGraph:
-    """The vertex graph of a program: an L3 module as it is, anything else compiled for `target` first."""
+    """The vertex graph of a program: an L3 module as it is, anything else compiled for `target`
+    first (pipelined over `micro_batches` > 1 on a multi-IPU target: ipu-pipeline)."""
     module = frontend_api.load_module(source)
     with module.context:
         if not frontend_api.is_program(module):
-            module = frontend_api.compile_to_program(module, target, entry)
+            module = frontend_api.compile_to_program(module, target, entry, micro_batches=micro_batches)
             entry = None
+        elif micro_batches > 1:
+            raise IpuError(
+                f"micro-batches={micro_batches} pipelines while compiling, but the program is already an L3 ipu program",
+                module.operation.location,
+            )
         return ComputeGraph.of(module, entry, layer_depth)
 
 
-def zoo_program(name: str, target: str = DEFAULT_TARGET, progress: Progress = None, **options) -> ir.Module:
-    """Zoo model `name` (frontends/zoo.py; `options` as for zoo.build) exported and compiled to L3."""
+def zoo_program(name: str, target: str = DEFAULT_TARGET, progress: Progress = None, micro_batches: int = 1, **options) -> ir.Module:
+    """Zoo model `name` (frontends/zoo.py; `options` as for zoo.build) exported and compiled to
+    L3, pipelined over `micro_batches` > 1."""
     say = progress or (lambda line: None)
     try:
         module, inputs = zoo.build(name, **options)
@@ -58,7 +70,7 @@ def zoo_program(name: str, target: str = DEFAULT_TARGET, progress: Progress = No
     say(f"exporting {name} with torch-mlir...")
     imported = torch_frontend.export(module, *inputs)
     say(f"compiling for {target}...")
-    return torch_frontend.compile_program(imported, target, module)
+    return torch_frontend.compile_program(imported, target, module, micro_batches=micro_batches)
 
 
 def training_program(model, inputs: tuple, optimizer, target: str = DEFAULT_TARGET, progress: Progress = None) -> ir.Module:

@@ -5,6 +5,7 @@ a tile, an edge for the data one vertex hands another.
     graph.num_vertices, graph.num_edges     # Poplar's counts: vertex per instance, edge per connection
     graph.sources, graph.targets            # the drawn edges, vertex to vertex
     graph.layers[graph.group_layer[graph.vertex_group]]   # each vertex's layer
+    graph.vertex_ipu, graph.link            # on a multi-IPU target: each vertex's IPU; edges over IPU-Links
 
 Counts follow Poplar's profile: a vertex group on a grid of N tiles is N vertices, and each
 vertex has one edge per buffer (tensor region) it connects to, input or output; they equal the
@@ -82,10 +83,33 @@ class ComputeGraph:
     sources: np.ndarray  # drawn edges
     targets: np.ndarray
     exchange: np.ndarray  # per drawn edge: whether it crosses tiles
+    tiles_per_ipu: int  # the target's (global tile numbering: tile t is on IPU t // tiles_per_ipu)
 
     @property
     def num_vertices(self) -> int:
         return int(self.vertex_group.size)
+
+    @property
+    def vertex_ipu(self) -> np.ndarray:
+        return self.vertex_tile // self.tiles_per_ipu
+
+    @property
+    def group_ipu(self) -> np.ndarray:
+        """The IPU of each vertex group (that of its first tile: `ipu-shard` places a group on one IPU)."""
+        ipus = np.zeros(len(self.groups), np.int64)
+        ipus[self.vertex_group[::-1]] = self.vertex_ipu[::-1]  # the first vertex's, written last
+        return ipus
+
+    @property
+    def ipus(self) -> np.ndarray:
+        """The IPUs some vertex is on, ascending."""
+        return np.unique(self.vertex_ipu)
+
+    @property
+    def link(self) -> np.ndarray:
+        """Per drawn edge: whether it crosses IPUs (an IPU-Link copy, not on-chip exchange)."""
+        ipu = self.vertex_ipu
+        return ipu[self.sources] != ipu[self.targets]
 
     @staticmethod
     def of(module: ir.Module | ir.Operation, entry: str | None = None, layer_depth: int | None = None) -> ComputeGraph:
@@ -122,7 +146,7 @@ class _Builder:
             raise IpuError(f"no ipu.program function '{entry}' (found: {', '.join(names) or 'none'})", module.location)
         self.function = programs[0] if entry is None else programs[names.index(entry)]
         target = target_of(module)
-        self.target, self.num_tiles = target.name, target.num_tiles
+        self.target, self.num_tiles, self.tiles_per_ipu = target.name, target.num_tiles, target.tiles_per_ipu
         self.layer_depth = layer_depth
         self.groups: list[str] = []
         self.group_layer: list[int] = []
@@ -155,6 +179,7 @@ class _Builder:
             sources=sources,
             targets=targets,
             exchange=vertex_tile[sources] != vertex_tile[targets] if sources.size else np.zeros(0, bool),
+            tiles_per_ipu=self.tiles_per_ipu,
         )
 
     def _block(self, block: ir.Block) -> None:

@@ -5,7 +5,8 @@ in the browser from the profile by the script beside this file (`report.js`, inl
     auto_report(compiled.profile, "reports", "cnn")               # reports/cnn.json and reports/cnn.html
 
 Views: a summary in units; operations per PyTorch layer (sortable); the program tree
-(supersteps grouped by layer and repeat); the execution trace (hover, zoom, select a step);
+(supersteps grouped by layer and repeat); the execution trace (hover, zoom, select a step;
+on a multi-IPU target a lane per IPU, a pipeline's fill, steady state and flush marked);
 the tile map (hover, select a tile: its compute sets, vertices, exchanges per superstep);
 liveness by buffer with layer names; for a training step, its phases, the activations kept
 for backward and the device variables; with a `baseline`, the two profiles compared.
@@ -57,6 +58,7 @@ def report_data(profile: dict, name: str) -> dict:
                 "flops": flops,
                 "sets": executes,
                 "ops": [_op_text(o) for o in step["ops"]],
+                "ipus": compute.get("ipus", []) if compute else [],
                 "tile_cycles": _value_runs(compute["cycles_per_tile"]) if compute else None,
                 "tile_received": _value_runs(exchange["bytes_received_per_tile"]) if exchange else None,
                 "tile_sent": _value_runs(exchange["bytes_sent_per_tile"]) if exchange else None,
@@ -89,6 +91,28 @@ def report_data(profile: dict, name: str) -> dict:
         "liveness": profile.get("liveness"),
         "sets": sets,
         "training": training_view(steps, buffers),
+        "num_ipus": profile["target"].get("num_ipus", 1),
+        "pipeline": pipeline_view(steps),
+    }
+
+
+def pipeline_view(steps: list[dict]) -> dict | None:
+    """A pipelined run's fill, steady state and flush, as [first, last] superstep indices: the
+    steady state runs from the first to the last superstep in which every IPU the program uses
+    computes (all stages at once); fill and flush are the computing supersteps before and after
+    it. None when no superstep computes on two IPUs or more (one IPU, or stages one after another)."""
+    used = sorted({ipu for step in steps for ipu in step["ipus"]})
+    if max((len(step["ipus"]) for step in steps), default=0) < 2:
+        return None
+    computing = [index for index, step in enumerate(steps) if step["ipus"]]
+    full = [index for index in computing if len(steps[index]["ipus"]) == len(used)]
+    if not full:
+        return None
+    return {
+        "ipus": used,
+        "fill": [computing[0], full[0] - 1] if computing[0] < full[0] else None,
+        "steady": [full[0], full[-1]],
+        "flush": [full[-1] + 1, computing[-1]] if full[-1] < computing[-1] else None,
     }
 
 

@@ -8,6 +8,11 @@ vertex count); a few smoothing steps on the vertex edges pull each vertex toward
 it talks to, so the bundles between layers show. On ResNet-50 (138,664 vertices) this takes
 seconds, where igraph's DrL on the vertex graph itself did not finish in 15 minutes
 (docs/pictures.md has the measurements).
+
+A program spanning several IPUs gets a region per IPU: a square cell of a grid (the IPUs it
+uses in order, row by row: `ipu_cells`), its groups' places scaled into it; the smoothing pulls
+a vertex only towards the vertices it talks to on its own IPU, so each IPU's vertices stay in
+its cell.
 """
 
 from __future__ import annotations
@@ -30,15 +35,20 @@ def layout(graph: ComputeGraph, seed: int = 0, smoothing: int = 3, progress: Cal
     centres = group_layout(graph, sizes, seed)
     say(f"laid out {len(graph.groups):,} vertex groups")
     radii = 0.5 * np.sqrt(sizes / max(1.0, sizes.sum())) * _spread(centres)
+    sources, targets = graph.sources, graph.targets
+    if graph.ipus.size > 1:
+        centres, radii = _in_cells(graph, sizes, centres)
+        keep = ~graph.link
+        sources, targets = sources[keep], targets[keep]
     positions = _sunflower(graph.vertex_group, sizes, centres, radii)
     anchor = positions.copy()
-    degree = np.bincount(graph.sources, minlength=graph.num_vertices) + np.bincount(graph.targets, minlength=graph.num_vertices)
+    degree = np.bincount(sources, minlength=graph.num_vertices) + np.bincount(targets, minlength=graph.num_vertices)
     linked = degree > 0
     for _ in range(smoothing):  # halfway towards the mean of the neighbours, tied to the disc
         total = np.zeros_like(positions)
         for axis in range(2):
-            total[:, axis] = np.bincount(graph.sources, positions[graph.targets, axis], graph.num_vertices) + np.bincount(
-                graph.targets, positions[graph.sources, axis], graph.num_vertices
+            total[:, axis] = np.bincount(sources, positions[targets, axis], graph.num_vertices) + np.bincount(
+                targets, positions[sources, axis], graph.num_vertices
             )
         mean = total[linked] / degree[linked, None]
         positions[linked] = 0.5 * anchor[linked] + 0.25 * positions[linked] + 0.25 * mean
@@ -62,6 +72,32 @@ def group_layout(graph: ComputeGraph, sizes: np.ndarray, seed: int = 0) -> np.nd
     random.seed(seed)  # igraph draws DrL's moves from Python's generator: the same picture each run
     coords = group_graph.layout_drl(weights=weights or None)
     return np.array(coords.coords, float).reshape(-1, 2)
+
+
+def ipu_cells(graph: ComputeGraph) -> dict[int, tuple[int, int]]:
+    """Each IPU the program uses -> its (column, row) in a grid as square as the IPUs allow."""
+    ipus = graph.ipus.tolist()
+    columns = int(np.ceil(np.sqrt(len(ipus))))
+    return {ipu: (index % columns, index // columns) for index, ipu in enumerate(ipus)}
+
+
+# Of a cell's side of 1, the span of its groups' centres and the scale of their discs: a vertex
+# is at most 0.2 + 0.2 from its cell's middle, so a fifth of a cell at least separates two regions.
+_CELL_SCALE = 0.4
+
+
+def _in_cells(graph: ComputeGraph, sizes: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The group centres of each IPU scaled into its cell (side 1), and the discs' radii as
+    one IPU's picture would have them, scaled alike."""
+    group_ipu = graph.group_ipu
+    placed, radii = np.zeros_like(centres), np.zeros(len(sizes))
+    for ipu, (column, row) in ipu_cells(graph).items():
+        mine = group_ipu == ipu
+        low, span = centres[mine].min(axis=0), _spread(centres[mine])
+        offset = (centres[mine] - low - np.ptp(centres[mine], axis=0) / 2) / span
+        placed[mine] = np.array([column, row]) + 0.5 + offset * _CELL_SCALE
+        radii[mine] = 0.5 * np.sqrt(sizes[mine] / max(1.0, sizes[mine].sum())) * _CELL_SCALE
+    return placed, radii
 
 
 def _spread(centres: np.ndarray) -> float:

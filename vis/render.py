@@ -42,8 +42,37 @@ def vertex_colours(graph: ComputeGraph) -> np.ndarray:
     return layer_colours(len(graph.layers))[graph.group_layer[graph.vertex_group]]
 
 
+# Edges crossing IPUs (copies over the IPU-Links): a colour the turbo map of the layers never takes.
+LINK_COLOUR = (1.0, 0.25, 0.85)
+REGION_COLOUR = (150, 156, 180)
+
+
+def edge_colours(graph: ComputeGraph, colours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(edges, 3) RGB at each drawn edge's source and target: its vertices' colours, or the
+    IPU-Link colour for an edge crossing IPUs."""
+    start, end = colours[graph.sources], colours[graph.targets]
+    link = graph.link
+    start[link] = end[link] = LINK_COLOUR
+    return start, end
+
+
+def ipu_regions(graph: ComputeGraph, pixels: np.ndarray, pad: float) -> list[tuple[int, float, float, float, float]]:
+    """(IPU, left, top, right, bottom) around each IPU's vertices, on a program spanning IPUs."""
+    if graph.ipus.size < 2:
+        return []
+    vertex_ipu = graph.vertex_ipu
+    regions = []
+    for ipu in graph.ipus.tolist():
+        where = pixels[vertex_ipu == ipu]
+        (left, top), (right, bottom) = where.min(axis=0) - pad, where.max(axis=0) + pad
+        regions.append((ipu, float(left), float(top), float(right), float(bottom)))
+    return regions
+
+
 def caption(graph: ComputeGraph, title: str) -> str:
     text = f"{title}  ·  {graph.num_vertices:,} vertices  ·  {graph.num_edges:,} edges  ·  target {graph.target}"
+    if graph.ipus.size > 1:
+        text += f"\n{graph.ipus.size} IPUs  ·  {int(graph.link.sum()):,} drawn edges over the IPU-Links (magenta)"
     phases = graph.phase_vertices()
     if phases:
         text += "\n" + "  ·  ".join(f"{phase} {count:,}" for phase, count in phases.items())
@@ -55,13 +84,14 @@ def render_png(
 ) -> None:
     say = progress or (lambda line: None)
     margin = size // 20
-    pixels = np.rint(margin + positions * (size - 2 * margin - 1)).astype(np.int64)
+    top = 2 * margin if graph.ipus.size > 1 else margin  # room for the caption's line of IPUs above the regions
+    pixels = np.rint([margin, top] + positions * [size - 2 * margin - 1, size - top - margin - 1]).astype(np.int64)
     colours = vertex_colours(graph)
+    starts, ends = edge_colours(graph, colours)
     light, count = np.zeros((3, size * size)), np.zeros(size * size)
     for start in range(0, graph.sources.size, _EDGE_CHUNK):
-        _add_edges(
-            pixels, colours, graph.sources[start : start + _EDGE_CHUNK], graph.targets[start : start + _EDGE_CHUNK], size, light, count
-        )
+        chunk = slice(start, start + _EDGE_CHUNK)
+        _add_edges(pixels, graph.sources[chunk], graph.targets[chunk], starts[chunk], ends[chunk], size, light, count)
         say(f"drew {min(start + _EDGE_CHUNK, graph.sources.size):,} of {graph.sources.size:,} edges")
     image = _tone_map(light, count, size)
     glow = _blur(image, max(2, size // 250))
@@ -72,7 +102,7 @@ def render_png(
     picture.save(path)
 
 
-def _add_edges(pixels, colours, sources, targets, size, light, count) -> None:
+def _add_edges(pixels, sources, targets, start_colours, end_colours, size, light, count) -> None:
     a, b = pixels[sources], pixels[targets]
     steps = np.clip(np.abs(b - a).max(axis=1), 1, 4 * size).astype(np.int64)
     edge = np.repeat(np.arange(sources.size), steps)
@@ -80,7 +110,7 @@ def _add_edges(pixels, colours, sources, targets, size, light, count) -> None:
     points = a[edge] + (b[edge] - a[edge]) * t[:, None]
     index = np.rint(points[:, 1]).astype(np.int64) * size + np.rint(points[:, 0]).astype(np.int64)
     # an edge is drawn in the colour of its source, fading towards the colour of its target
-    colour = colours[sources][edge] * (1 - t[:, None]) + colours[targets][edge] * t[:, None]
+    colour = start_colours[edge] * (1 - t[:, None]) + end_colours[edge] * t[:, None]
     for channel in range(3):
         light[channel] += np.bincount(index, colour[:, channel], size * size)
     count += np.bincount(index, minlength=size * size)
@@ -131,6 +161,11 @@ def _label(picture: Image.Image, graph: ComputeGraph, pixels: np.ndarray, title:
     colours = np.zeros((len(graph.layers), 3))
     colours[vertex_layer] = vertex_colours(graph)  # a layer's label in (one of) its vertices' colour
     taken: list[tuple[float, float, float, float]] = []
+    for ipu, left, top, right, bottom in ipu_regions(graph, pixels, size / 80):
+        draw.rectangle((left, top, right, bottom), outline=REGION_COLOUR, width=max(1, size // 800))
+        box = draw.textbbox((left + 6, top + 4), f"IPU {ipu}", font=font)
+        draw.text((left + 6, top + 4), f"IPU {ipu}", fill=REGION_COLOUR, font=font)
+        taken.append(box)
     for layer in np.argsort(-np.bincount(vertex_layer, minlength=len(graph.layers))):
         where = pixels[vertex_layer == layer]
         if not where.size:
@@ -160,9 +195,18 @@ def svg(graph: ComputeGraph, positions: np.ndarray, title: str, size: int = 900)
         f'<rect width="100%" height="100%" fill="rgb{BACKGROUND}"/>',
         '<g stroke-width="0.6" stroke-opacity="0.45">',
     ]
-    for s, t in zip(graph.sources.tolist(), graph.targets.tolist()):
-        parts.append(f'<line x1="{xy[s, 0]:.1f}" y1="{xy[s, 1]:.1f}" x2="{xy[t, 0]:.1f}" y2="{xy[t, 1]:.1f}" stroke="{vertex_hex[s]}"/>')
+    link_hex = "#" + "".join(f"{int(255 * c):02x}" for c in LINK_COLOUR)
+    for s, t, link in zip(graph.sources.tolist(), graph.targets.tolist(), graph.link.tolist()):
+        line = f'<line x1="{xy[s, 0]:.1f}" y1="{xy[s, 1]:.1f}" x2="{xy[t, 0]:.1f}" y2="{xy[t, 1]:.1f}"'
+        parts.append(f'{line} class="link" stroke="{link_hex}"/>' if link else f'{line} stroke="{vertex_hex[s]}"/>')
     parts.append("</g><g>")
+    rgb = "rgb({},{},{})".format(*REGION_COLOUR)
+    for ipu, left, top, right, bottom in ipu_regions(graph, xy, size / 80):
+        parts.append(
+            f'<rect class="ipu-region" x="{left:.1f}" y="{top:.1f}" width="{right - left:.1f}" height="{bottom - top:.1f}" '
+            f'fill="none" stroke="{rgb}"/><text x="{left + 4:.1f}" y="{top + 14:.1f}" fill="{rgb}" font-family="sans-serif" '
+            f'font-size="13">IPU {ipu}</text>'
+        )
     for v in range(graph.num_vertices):
         group = graph.vertex_group[v]
         phase = f" ({graph.group_phase[group]})" if graph.group_phase[group] else ""

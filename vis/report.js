@@ -118,16 +118,30 @@ function tree() {
 }
 
 // --- Execution trace: supersteps along the estimated time; wheel zooms, click selects -----
+// On a multi-IPU target a lane per IPU below the phases: a superstep's compute drawn on the
+// lanes of the IPUs whose tiles work in it, a pipeline's fill, steady state and flush shaded.
+const PIPELINE = { fill: "#4e9af1", steady: "#7ed321", flush: "#f5a623" };
 function trace() {
-  const width = 1100, lane = 26, height = 3 * lane + 30, left = 70;
+  const ipus = D.num_ipus > 1 ? [...new Set(D.steps.flatMap((s) => s.ipus))].sort((a, b) => a - b) : [];
+  const width = 1100, lane = 26, height = (3 + ipus.length) * lane + 30 + (D.pipeline ? 16 : 0), left = 70;
   const svg = el("svg:svg", { id: "trace-svg", viewBox: `0 0 ${width} ${height}`, width: "100%" });
   const total = D.steps.reduce((sum, s) => sum + (s.compute + s.exchange + s.sync) * s.repeat, 0) || 1;
   const bars = el("svg:g", { transform: `translate(${left},0)` });
   Object.keys(PHASES).forEach((phase, row) => svg.append(el("svg:text", { x: 2, y: row * lane + 20, class: "axis" }, phase)));
+  ipus.forEach((ipu, i) => svg.append(el("svg:text", { x: 2, y: (3 + i) * lane + 20, class: "axis" }, `IPU ${ipu}`)));
   svg.append(bars);
+  const starts = [0]; // each superstep's first cycle, and the end
+  D.steps.forEach((s) => starts.push(starts[starts.length - 1] + (s.compute + s.exchange + s.sync) * s.repeat));
   const draw = () => {
     bars.replaceChildren();
     const scale = ((width - left) * state.zoom) / total;
+    for (const [part, span] of Object.entries(D.pipeline || {})) { // behind the IPU lanes
+      if (!PIPELINE[part] || !span) continue;
+      const x = (starts[span[0]] - state.offset) * scale, w = (starts[span[1] + 1] - starts[span[0]]) * scale;
+      bars.append(el("svg:rect", { x, y: 3 * lane, width: Math.max(w, 0.5), height: ipus.length * lane, fill: PIPELINE[part], opacity: 0.15,
+        class: `pipeline-${part}` }));
+      bars.append(el("svg:text", { x: Math.max(x, 0) + 3, y: (3 + ipus.length) * lane + 14, class: "axis" }, part === "steady" ? "steady state" : part));
+    }
     let at = 0;
     D.steps.forEach((step, index) => {
       Object.keys(PHASES).forEach((phase, row) => {
@@ -140,6 +154,13 @@ function trace() {
           class: index === state.step ? "chosen" : "", onclick: () => selectStep(index) });
         hover(bar, `#${index} ${step.layer} ${step.op} ${phase}: ${us(cycles)}${step.repeat > 1 ? ` (x${step.repeat})` : ""}`);
         bars.append(bar);
+        if (phase === "compute") step.ipus.forEach((ipu) => { // the same span on each working IPU's lane
+          const onIpu = el("svg:rect", { x, y: (3 + ipus.indexOf(ipu)) * lane + 4, width: Math.max(cycles * scale, 0.5), height: lane - 6,
+            fill: PHASES.compute, class: `ipu-lane${index === state.step ? " chosen" : ""}`, "data-ipu": ipu, "data-step": index,
+            onclick: () => selectStep(index) });
+          hover(onIpu, `#${index} IPU ${ipu} ${step.layer} ${step.op}: ${us(cycles)}`);
+          bars.append(onIpu);
+        });
         const shown = Math.min(x + cycles * scale, width - left) - Math.max(x, 0);
         if (phase === "compute" && shown > 7 * step.layer.length) { // named where the name fits (zoom in for more)
           bars.append(el("svg:text", { x: Math.max(x, 0) + 3, y: row * lane + 19, class: "label" }, step.layer));
@@ -177,7 +198,7 @@ function selectStep(index) {
   const step = D.steps[index];
   const rows = [["layer", step.layer], ["ATen op", step.op || "-"], ["kind", step.kind], ["repeat", step.repeat],
     ["compute", us(step.compute)], ["exchange", `${us(step.exchange)}, ${bytes(step.bytes)}`], ["sync", us(step.sync)],
-    ["FLOPs", flops(step.flops)], ["ops", step.ops.join("\n")]];
+    ["FLOPs", flops(step.flops)], ...(D.num_ipus > 1 ? [["IPUs computing", step.ipus.join(", ") || "-"]] : []), ["ops", step.ops.join("\n")]];
   document.getElementById("step-detail").replaceChildren(el("h3", {}, `superstep ${index}`),
     table([["", ""], ["", ""]], rows.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", { class: "pre" }, v)))));
   state.redrawTrace();

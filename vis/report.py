@@ -149,11 +149,13 @@ class Views:
         return figure
 
     def execution_trace(self) -> plt.Figure:
-        """Supersteps along the estimated time: compute, exchange and sync lanes; below, each
-        compute phase's load balance (mean over slowest tile), its slowest tile named for the worst."""
+        """Supersteps along the estimated time: compute, exchange and sync lanes (on a multi-IPU
+        target then a lane per IPU: the compute of the supersteps its tiles work in); below,
+        each compute phase's load balance (mean over slowest tile), its slowest tile named for the worst."""
         steps = self.profile["supersteps"]
         start = 0
         lanes: dict[str, list[tuple[int, int]]] = {phase: [] for phase in PHASE_COLOURS}
+        ipu_lanes: dict[int, list[tuple[int, int]]] = {}
         balance = []  # (time, mean / max, slowest tile, step index)
         for step in steps:
             compute = step.get("compute")
@@ -166,15 +168,20 @@ class Views:
                 if cycles:
                     lanes[phase].append((at, cycles * step["repeat"]))
                     if phase == "compute":
+                        for ipu in compute.get("ipus", []):
+                            ipu_lanes.setdefault(ipu, []).append((at, cycles * step["repeat"]))
                         per_tile = np.asarray(compute["cycles_per_tile"])
                         balance.append((at, compute["mean_cycles"] / max(1, compute["cycles"]), int(per_tile.argmax()), step["index"]))
                 at += cycles * step["repeat"]
             start = at
         clock = self.profile["target"]["clock_hz"]
-        figure, (trace, loads) = plt.subplots(2, 1, figsize=(12, 5.5), sharex=True, gridspec_kw={"height_ratios": [1, 1.3]})
-        for row, (phase, spans) in enumerate(lanes.items()):
-            trace.broken_barh([(a / clock * 1e6, c / clock * 1e6) for a, c in spans], (row - 0.4, 0.8), color=PHASE_COLOURS[phase])
-        trace.set_yticks(range(len(lanes)), list(lanes))
+        extra = 0.3 * len(ipu_lanes)  # the IPU lanes' height, above the phases'
+        figure, (trace, loads) = plt.subplots(2, 1, figsize=(12, 5.5 + extra), sharex=True, gridspec_kw={"height_ratios": [1 + extra, 1.3]})
+        rows = [(phase, spans, PHASE_COLOURS[phase]) for phase, spans in lanes.items()]
+        rows += [(f"IPU {ipu}", ipu_lanes[ipu], PHASE_COLOURS["compute"]) for ipu in sorted(ipu_lanes)]
+        for row, (_, spans, colour) in enumerate(rows):
+            trace.broken_barh([(a / clock * 1e6, c / clock * 1e6) for a, c in spans], (row - 0.4, 0.8), color=colour)
+        trace.set_yticks(range(len(rows)), [name for name, _, _ in rows])
         trace.set_title(f"execution trace: {len(steps)} supersteps, {start:,} cycles = {start / clock * 1e6:.2f} us")
         if balance:
             times, ratios = np.asarray([b[0] for b in balance]) / clock * 1e6, np.asarray([b[1] for b in balance])

@@ -102,3 +102,24 @@ def test_comparison_of_two_profiles(report: Path, tmp_path: Path) -> None:
     for label in ("estimated time", "compute", "exchange", "sync"):
         assert rows[label][2] == "-50.0%", (label, rows[label])
     assert rows["exchanged"][2] == "0.0%" and rows["vertices"][0] == rows["vertices"][1]
+
+
+def test_a_lane_per_ipu_shows_the_pipeline(tmp_path: Path) -> None:
+    """A 4-stage pipeline on an m2000 (test_vis_ipus.py): a lane per IPU, a superstep's compute
+    on the lane of each IPU the profile names for it, the fill, steady state and flush shaded."""
+    from test_vis_ipus import compiled, profile_of
+
+    profile = profile_of(compiled(4))
+    (tmp_path / "stages.json").write_text(json.dumps(profile))
+    api.report(str(tmp_path / "stages.json"), str(tmp_path / "stages.html"))
+    dom = subprocess.run(
+        [*BROWSER, "--dump-dom", f"{(tmp_path / 'stages.html').as_uri()}#step=1"], check=True, capture_output=True, text=True, timeout=120
+    ).stdout
+    trace = re.search(r'<svg id="trace-svg".*?</svg>', dom, re.S).group(0)
+    assert [f">IPU {i}<" in trace for i in range(4)] == [True] * 4
+    drawn = sorted((int(step), int(ipu)) for ipu, step in re.findall(r'class="ipu-lane[^"]*" data-ipu="(\d+)" data-step="(\d+)"', trace))
+    expected = sorted((s["index"], ipu) for s in profile["supersteps"] if s.get("compute") for ipu in s["compute"]["ipus"])
+    assert drawn == expected and len({ipu for _, ipu in drawn}) == 4
+    for part, label in (("fill", "fill"), ("steady", "steady state"), ("flush", "flush")):
+        assert f'class="pipeline-{part}"' in trace and f">{label}<" in trace, part
+    assert re.search(r"<td[^>]*>IPUs computing</td><td[^>]*>0</td>", dom)  # superstep 1: stage 0 alone
