@@ -43,8 +43,15 @@ def launch(ranks: int, argv: list[str]) -> int:
     """Runs `ipu-run argv` on `ranks` MPI ranks; its exit status (1 if a rank died)."""
     command = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "ipu_mlir.tools.ipu_run", *argv]
     with tempfile.TemporaryDirectory(prefix="ipu-run-ranks-") as folder:
+        # stdin a pipe held open and never written: Hydra then has no stdin to forward (fed the
+        # caller's, it once failed a CI run, "process reading stdin too slowly; can't keep up").
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, RANKS_ENV: folder}
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, RANKS_ENV: folder},
         )
         died: dict[str, str] = {}
         printed: set[str] = set()
@@ -78,6 +85,7 @@ def launch(ranks: int, argv: list[str]) -> int:
         for thread in threads:
             thread.start()
         status = process.wait()
+        process.stdin.close()
         for thread in threads:
             thread.join()
         if "pid" in died:

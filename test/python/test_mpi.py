@@ -30,7 +30,9 @@ def program(tmp_path_factory) -> Path:
 
 
 def _ipu_run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*RUN, *args], capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=300, env={**os.environ, **(env or {})}
+    )
 
 
 def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
@@ -39,7 +41,11 @@ def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
     one = _ipu_run(*run, str(tmp_path / "one"))
     two = _ipu_run(*run, str(tmp_path / "two"), "--ipus", "2")
     plain = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "2", *RUN, *run, str(tmp_path / "plain")], capture_output=True, text=True, timeout=300
+        [str(BIN / "mpiexec"), "-n", "2", *RUN, *run, str(tmp_path / "plain")],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=300,
     )
     expected = one.stdout.replace(str(tmp_path / "one"), "DIR")
     assert "estimated time:" in expected and "IPU-Link bytes:" in expected
@@ -77,8 +83,14 @@ open(f"{sys.argv[2]}.{rank}", "w").write(f"{held} {total} {digest} {messages == 
 
 def test_later_runs_match_and_each_rank_holds_its_ipus(program: Path, tmp_path: Path) -> None:
     script = [sys.executable, "-c", _RANK_SCRIPT, str(program)]
-    one = subprocess.run([*script, str(tmp_path / "one.npz")], capture_output=True, text=True, timeout=300)
-    two = subprocess.run([str(BIN / "mpiexec"), "-n", "2", *script, str(tmp_path / "two.npz")], capture_output=True, text=True, timeout=300)
+    one = subprocess.run([*script, str(tmp_path / "one.npz")], capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=300)
+    two = subprocess.run(
+        [str(BIN / "mpiexec"), "-n", "2", *script, str(tmp_path / "two.npz")],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=300,
+    )
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     expected, got = np.load(tmp_path / "one.npz"), np.load(tmp_path / "two.npz")
     assert len(got.files) == len(expected.files) == 2
@@ -120,6 +132,8 @@ def test_docs_console_block() -> None:
     (block,) = re.findall(r"```console\n\$ (.*?)\n(.*?)```", doc, re.S)
     command, expected = block
     words = command.split()
-    done = subprocess.run([str(BIN / words[0]), *words[1:]], capture_output=True, text=True, timeout=300, cwd=REPO)
+    done = subprocess.run(
+        [str(BIN / words[0]), *words[1:]], capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=300, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected
