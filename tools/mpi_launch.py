@@ -88,10 +88,13 @@ def launch(ranks: int, argv: list[str]) -> int:
         process.stdin.close()
         for thread in threads:
             thread.join()
+        errors = sorted(Path(folder).glob("error.*"), key=lambda path: int(path.suffix[1:]))
         if "pid" in died:
             rank = (Path(folder) / died["pid"]).read_text() if (Path(folder) / died["pid"]).exists() else "?"
             sys.stderr.write(f"ipu-run: rank {rank} died ({died.get('how', 'no exit string')}); mpiexec stopped the other ranks\n")
-        elif status and not printed & {line for line in printed if line}:
+        elif status and errors and not any(line.strip() for line in printed):  # the rank's line, lost by Hydra's abort
+            sys.stderr.write(errors[0].read_text() + "\n")
+        elif status and not any(line.strip() for line in printed):
             sys.stderr.write(f"ipu-run: mpiexec ended with exit status {status}\n")
     return 1 if status else 0
 
@@ -117,5 +120,8 @@ def run_rank(ipus: int | None, run: Callable[[], int], message: Callable[[IpuErr
         return 1
     if world.rank:  # an error every rank meets (an input's) is rank 0's to print: its abort ends this one first
         time.sleep(1)
+    folder = os.environ.get(RANKS_ENV)
+    if folder:  # for the launcher too: Hydra may end a run before it forwards the aborting rank's stderr
+        (Path(folder) / f"error.{world.rank}").write_text(text)
     world.fail(text)
     return 1

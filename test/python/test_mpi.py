@@ -29,10 +29,20 @@ def program(tmp_path_factory) -> Path:
     return folder / "mlp.l3.mlir"
 
 
+def _run(command: list[str], **options) -> subprocess.CompletedProcess:  # noqa: ANN003 (subprocess.run's)
+    """`command` with stdin a pipe held open and never written, as tools/mpi_launch.py gives
+    mpiexec: MPICH's Hydra, fed /dev/null, fails now and then under load ("process reading
+    stdin too slowly; can't keep up", seen in CI)."""
+    read_end, write_end = os.pipe()
+    try:
+        return subprocess.run(command, stdin=read_end, capture_output=True, text=True, timeout=300, **options)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
 def _ipu_run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*RUN, *args], capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=300, env={**os.environ, **(env or {})}
-    )
+    return _run([*RUN, *args], env={**os.environ, **(env or {})})
 
 
 def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
@@ -40,13 +50,7 @@ def test_two_ranks_match_one_process(program: Path, tmp_path: Path) -> None:
     run = [str(program), "--random-inputs", "0", "--output-dir"]
     one = _ipu_run(*run, str(tmp_path / "one"))
     two = _ipu_run(*run, str(tmp_path / "two"), "--ipus", "2")
-    plain = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "2", *RUN, *run, str(tmp_path / "plain")],
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        timeout=300,
-    )
+    plain = _run([str(BIN / "mpiexec"), "-n", "2", *RUN, *run, str(tmp_path / "plain")])
     expected = one.stdout.replace(str(tmp_path / "one"), "DIR")
     assert "estimated time:" in expected and "IPU-Link bytes:" in expected
     for side, name in ((two, "two"), (plain, "plain")):
@@ -83,14 +87,8 @@ open(f"{sys.argv[2]}.{rank}", "w").write(f"{held} {total} {digest} {messages == 
 
 def test_later_runs_match_and_each_rank_holds_its_ipus(program: Path, tmp_path: Path) -> None:
     script = [sys.executable, "-c", _RANK_SCRIPT, str(program)]
-    one = subprocess.run([*script, str(tmp_path / "one.npz")], capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=300)
-    two = subprocess.run(
-        [str(BIN / "mpiexec"), "-n", "2", *script, str(tmp_path / "two.npz")],
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        timeout=300,
-    )
+    one = _run([*script, str(tmp_path / "one.npz")])
+    two = _run([str(BIN / "mpiexec"), "-n", "2", *script, str(tmp_path / "two.npz")])
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     expected, got = np.load(tmp_path / "one.npz"), np.load(tmp_path / "two.npz")
     assert len(got.files) == len(expected.files) == 2
@@ -132,8 +130,6 @@ def test_docs_console_block() -> None:
     (block,) = re.findall(r"```console\n\$ (.*?)\n(.*?)```", doc, re.S)
     command, expected = block
     words = command.split()
-    done = subprocess.run(
-        [str(BIN / words[0]), *words[1:]], capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=300, cwd=REPO
-    )
+    done = _run([str(BIN / words[0]), *words[1:]], cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected
