@@ -180,6 +180,12 @@ class Predicate:
         return int(self.buffer.read(self.region, self.site, check).reshape(-1)[0])
 
 
+def _steps_of(predicate: Predicate, blocks) -> list:  # noqa: ANN001 (a tuple or list of blocks)
+    """The steps of a control-flow node: its predicate's read (when it reads a buffer), then
+    every block's, as the planner walks them."""
+    return [predicate] * (predicate.buffer is not None) + [step for block in blocks for step in block]
+
+
 @dataclass
 class If:
     """`scf.if`: Poplar's If, one block or the other on a device scalar."""
@@ -190,7 +196,7 @@ class If:
 
     @property
     def steps(self) -> list:
-        return [self.predicate] * (self.predicate.buffer is not None) + [*self.blocks[0], *self.blocks[1]]
+        return _steps_of(self.predicate, self.blocks)
 
     def run(self, values: list, check: bool) -> None:
         taken = 0 if self.predicate(check) else 1
@@ -210,7 +216,7 @@ class Switch:
 
     @property
     def steps(self) -> list:
-        return [self.predicate] * (self.predicate.buffer is not None) + [s for block in self.blocks for s in block]
+        return _steps_of(self.predicate, self.blocks)
 
     def run(self, values: list, check: bool) -> None:
         taken = self.cases.get(self.predicate.value(check), 0)
@@ -229,7 +235,7 @@ class While:
 
     @property
     def steps(self) -> list:
-        return [self.predicate] * (self.predicate.buffer is not None) + [*self.blocks[0], *self.blocks[1]]
+        return _steps_of(self.predicate, self.blocks)
 
     def run(self, values: list, check: bool) -> None:
         before, body = self.blocks
