@@ -310,7 +310,7 @@ def execution_engine(text: str) -> tuple[Callable[[list[np.ndarray]], list[np.nd
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         for passes in (reference.TO_BUFFERS, reference.TO_LOOPS, reference.TO_LLVM):
             reference._run_passes(module, passes)
-        engine = ExecutionEngine(module, opt_level=2, shared_libs=list(reference.SHARED_LIBS), enable_object_dump=False)
+        engine = ExecutionEngine(module, opt_level=2, shared_libs=reference.shared_libs(), enable_object_dump=False)
     return (lambda inputs: reference._invoke(engine, "main", inputs, results, fill=0)), time.perf_counter() - start
 
 

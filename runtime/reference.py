@@ -68,6 +68,8 @@ process exit cleanly (measured), so no subprocess is needed.
 from __future__ import annotations
 
 import ctypes
+import importlib
+import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -128,6 +130,17 @@ DTYPES = {
 _LIB = Path(list(mlir.__path__)[0]) / "lib"
 SHARED_LIBS = (str(_LIB / "libmlir_c_runner_utils.so"), str(_LIB / "libmlir_runner_utils.so"))
 
+
+def shared_libs() -> list[str]:
+    """The runner utilities register LLVM's command-line options when loaded; torch-mlir's
+    extension, imported after them, registers its own copy again and aborts the process
+    (docs/mlir-notes.md). Loading its native module first (0.3 s, no torch) makes either
+    order safe, so a `--check` run may be followed by the torch front end."""
+    if importlib.util.find_spec("torch_mlir") is not None:
+        importlib.import_module("torch_mlir._mlir_libs._mlir")
+    return list(SHARED_LIBS)
+
+
 Source = str | os.PathLike | ir.Module
 Signature = list[tuple[tuple[int, ...], np.dtype]]
 
@@ -179,7 +192,7 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
         _store_booleans_as_bytes(clone)
         _run_passes(clone, TO_LLVM)
         try:
-            engine = ExecutionEngine(clone, opt_level=2, shared_libs=list(SHARED_LIBS), enable_object_dump=False)
+            engine = ExecutionEngine(clone, opt_level=2, shared_libs=shared_libs(), enable_object_dump=False)
             first = _invoke(engine, entry, arrays, results, fill=0x00)
         except RuntimeError as error:
             raise ReferenceRunError(f"the JIT cannot compile or link @{entry}: {error} (unresolved symbols are on stderr)") from None

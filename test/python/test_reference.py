@@ -887,3 +887,24 @@ func.func @main() -> tensor<4xf32> {
 }""",
             [],
         )
+
+
+def test_torch_mlir_imports_after_the_reference_ran():
+    """Loading the runner utilities registers LLVM's options; torch-mlir, imported after, used to
+    register them again and abort the process (docs/mlir-notes.md). A fresh process, so the
+    suite's own import order cannot hide it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np\n"
+        "from ipu_mlir.runtime.reference import run_reference\n"
+        "src = 'func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> { return %a : tensor<2xf32> }'\n"
+        "from mlir import ir\n"
+        "with ir.Context():\n"
+        "    print(run_reference(ir.Module.parse(src), [np.ones(2, np.float32)])[0])\n"
+        "import torch_mlir.fx\n"
+        "print('imported')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "imported" in done.stdout, done.stderr[-500:]
