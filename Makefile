@@ -21,16 +21,20 @@ demo: $(STAMP)
 
 test: lint lit pytest
 
+# pytest's workers (pytest-xdist): one per core of the 2-core machine the project is sized for;
+# `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 2
+
 # The edit loop: ruff, the lit tests of a few passes and the unit-level pytest files (the
 # dialect, targets, codelets, simulator, verifier, planner pieces; 1,166 tests), about 2
-# minutes on two cores. `make test` (7-9 minutes) is what a merge needs: it alone runs the
-# tools, the differential and conformance tests, the PyTorch models and the bench driver.
+# minutes on two cores. `make test` is what a merge needs: it alone runs the tools, the
+# differential and conformance tests, the PyTorch models and the bench driver.
 QUICK_LIT := dialect fold-constants merge-supersteps select-entry fuse-compute-sets index-to-iota
 QUICK_PYTEST := attrs builders target pass_registry verifier layers oracle ops_registry cost_model codelet \
 	simulator program steps serialize select_entry races replicas phases dialect_doc resources exchange memory_plan
 test-quick: lint $(STAMP)
 	$(BIN)/lit -s $(addprefix test/lit/,$(QUICK_LIT))
-	$(BIN)/pytest -q $(patsubst %,test/python/test_%.py,$(QUICK_PYTEST))
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) $(patsubst %,test/python/test_%.py,$(QUICK_PYTEST))
 
 # ruff (configured in pyproject.toml): the tree is formatted and lint-clean, or the test fails.
 lint: $(STAMP)
@@ -41,7 +45,7 @@ lit: $(STAMP)
 	$(BIN)/lit -sv test/lit
 
 pytest: $(STAMP) browser
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 # Debian's chromium, for the test that opens ipu-vis's report in a real headless browser
 # (test/python/test_vis_browser.py). Tried, never required: without it that test is skipped
