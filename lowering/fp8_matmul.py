@@ -34,7 +34,7 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import LOG2_SCALES, QUARTER_ATTR, QuarterAttr
+from ipu_mlir.dialects.attrs import LOG2_SCALES, QUARTER_ATTR, QUARTER_FORMATS, QuarterAttr
 from ipu_mlir.target.element_types import FLOAT_DTYPES
 
 from .pass_registry import ModulePass, register_pass
@@ -42,6 +42,7 @@ from .pass_registry import ModulePass, register_pass
 # Each named product's operand and result loops, as linalg's default indexing maps give them.
 _PRODUCTS = {"linalg.matmul": ([0, 2], [2, 1], [0, 1]), "linalg.batch_matmul": ([0, 1, 3], [0, 3, 2], [0, 1, 2])}
 _WIDE = ("f16", "bf16", "f32", "f64")  # types a dequantizing multiply may run in
+_NARROW = ("f16", "bf16", *QUARTER_FORMATS.values())  # types whose products are exact in f32
 
 
 @register_pass
@@ -75,10 +76,10 @@ class FP8Matmul(ModulePass):
 class _Dequantized:
     """An operand that is `transpose(q, permutation) * 2^log2_scale`, `q` an FP8 tensor."""
 
-    fp8: ir.Value
+    narrow: ir.Value
     log2_scale: int
     permutation: list[int] | None
-    ops: list[ir.Operation]  # the transpose and generics computing the operand from `fp8`
+    ops: list[ir.Operation]  # the transpose and generics computing the operand from `narrow`
 
 
 def _rewrite(product: ir.Operation) -> None:
@@ -87,21 +88,24 @@ def _rewrite(product: ir.Operation) -> None:
     if str(result_type.element_type) not in ("f16", "f32") or not _is_zero_fill(init) or not _default_maps(product):
         return
     a, b = _dequantized(lhs), _dequantized(rhs)
-    if a is None or b is None or _element(a.fp8) != _element(b.fp8) or a.log2_scale + b.log2_scale not in LOG2_SCALES:
+    if a is None or b is None or _element(a.narrow) != _element(b.narrow) or a.log2_scale + b.log2_scale not in LOG2_SCALES:
         return
     log2_scale = a.log2_scale + b.log2_scale
-    quarter = QuarterAttr(QuarterAttr.format_of(_element(a.fp8)), log2_scale)
+    fmt = QuarterAttr.format_of(_element(a.narrow))
+    if fmt is None and log2_scale != 0:
+        return  # f16 and bf16 have no metadata to carry a scale
     with product.location, ir.InsertionPoint(product):
-        operands = [_transposed(x.fp8, x.permutation) for x in (a, b)]
+        operands = [_transposed(x.narrow, x.permutation) for x in (a, b)]
         scaled = ipu.matmul(*operands, element_type=result_type.element_type)
-        scaled.attributes[QUARTER_ATTR] = quarter.encode()
+        if fmt is not None:
+            scaled.attributes[QUARTER_ATTR] = QuarterAttr(fmt, log2_scale).encode()
     product.results[0].replace_all_uses_with(scaled.result)
     product.erase()
     _erase_unused([init.owner.operation, *a.ops, *b.ops])
 
 
 def _dequantized(value: ir.Value) -> _Dequantized | None:
-    """`value` as a scaled, maybe transposed FP8 tensor, or None."""
+    """`value` as a scaled, maybe transposed, widened FP8 (or f16, bf16) tensor, or None."""
     ops: list[ir.Operation] = []
     permutation = None
     owner = _owner(value)
@@ -109,20 +113,18 @@ def _dequantized(value: ir.Value) -> _Dequantized | None:
         permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
         ops.append(owner)
         value = owner.operands[0]
-    steps: list[tuple[str, ir.Type, int]] = []  # from the operand back to the FP8 tensor
-    while QuarterAttr.format_of(_element(value)) is None:
-        owner = _owner(value)
-        body = _elementwise_steps(owner) if owner is not None else None
-        if body is None:
-            return None
+    steps: list[tuple[str, ir.Type, int]] = []  # from the operand back to the narrow tensor
+    while (owner := _owner(value)) is not None and (body := _elementwise_steps(owner)) is not None:
         ops.append(owner)
         steps += body
         value = owner.operands[0]
-    fp8 = ml_dtypes.finfo(FLOAT_DTYPES[str(_element(value))])
+    if str(_element(value)) not in _NARROW:
+        return None
+    narrow = ml_dtypes.finfo(FLOAT_DTYPES[str(_element(value))])
     log2_scale = 0
     for kind, type_, k in reversed(steps):  # from the FP8 tensor on
         log2_scale += k
-        if kind == "scale" and (str(type_) not in _WIDE or not _exact(fp8, log2_scale, type_)):
+        if kind == "scale" and (str(type_) not in _WIDE or not _exact(narrow, log2_scale, type_)):
             return None
     widened = any(kind == "extf" for kind, _, _ in steps)
     return _Dequantized(value, log2_scale, permutation, ops) if widened else None
@@ -173,13 +175,14 @@ def _log2_constant(value: ir.Value) -> int | None:
     return exponent - 1 if mantissa == 0.5 else None
 
 
-def _exact(fp8: ml_dtypes.finfo, log2_scale: int, type_: ir.Type) -> bool:
-    """Whether every FP8 value times 2^log2_scale is exact in `type_`: its smallest subnormal
-    stays on or above the type's, its largest value within the type's range (the type has
-    more mantissa bits than any FP8 format)."""
+def _exact(narrow: ml_dtypes.finfo, log2_scale: int, type_: ir.Type) -> bool:
+    """Whether every value of the narrow type times 2^log2_scale is exact in `type_`: as many
+    mantissa bits, its smallest subnormal on or above the type's, its largest value within
+    the type's range."""
     wide = ml_dtypes.finfo(FLOAT_DTYPES[str(type_)])
     scale = 2.0**log2_scale
-    return float(fp8.smallest_subnormal) * scale >= float(wide.smallest_subnormal) and float(fp8.max) * scale <= float(wide.max)
+    in_range = float(narrow.smallest_subnormal) * scale >= float(wide.smallest_subnormal) and float(narrow.max) * scale <= float(wide.max)
+    return wide.nmant >= narrow.nmant and in_range
 
 
 def _transposed(value: ir.Value, permutation: list[int] | None) -> ir.Value:

@@ -78,3 +78,35 @@ func.func @batched_f16(%aq: tensor<2x4x8xf8E4M3FNUZ>, %bq: tensor<2x8x3xf8E4M3FN
   %y = linalg.batch_matmul ins(%a, %b : tensor<2x4x8xf16>, tensor<2x8x3xf16>) outs(%acc : tensor<2x4x3xf16>) -> tensor<2x4x3xf16>
   return %y : tensor<2x4x3xf16>
 }
+
+// -----
+
+// PyTorch's f16 linear layer on the CPU: both operands widened to f32 for an f32 product
+// (its decomposition upcasts). Products of f16 values are exact in f32, so it is an f16
+// product into f32, priced at the f16 rate; no scale, no metadata.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @f16_widened
+// CHECK: %[[P:.*]] = "ipu.matmul"(%arg0, %arg1) : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf32>
+// CHECK-NOT: ipu.quarter
+// CHECK: return %[[P]]
+func.func @f16_widened(%a16: tensor<4x8xf16>, %b16: tensor<8x3xf16>) -> tensor<4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a16 : tensor<4x8xf16>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<8x3xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b16 : tensor<8x3xf16>) outs(%e1 : tensor<8x3xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<8x3xf32>
+  %e2 = tensor.empty() : tensor<4x3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

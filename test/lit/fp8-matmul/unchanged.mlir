@@ -157,3 +157,35 @@ func.func @accumulating(%aq: tensor<4x8xf8E4M3FN>, %bq: tensor<8x3xf8E4M3FN>, %c
   %y = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
 }
+
+// -----
+
+// An f16 operand scaled: f16 has no metadata to carry the scale.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @scaled_f16
+// CHECK: linalg.matmul
+func.func @scaled_f16(%aq: tensor<4x8xf16>, %bq: tensor<8x3xf16>) -> tensor<4x3xf32> {
+  %sa = arith.constant 0.5 : f32
+  %sb = arith.constant 0.25 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%aq : tensor<4x8xf16>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.mulf %0, %sa : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<8x3xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%bq : tensor<8x3xf16>) outs(%e1 : tensor<8x3xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.mulf %0, %sb : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4x3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
