@@ -143,6 +143,9 @@ class Matmul(ComputeOp):
         return Product(dtype_of(op, op.operands[0]), dtype_of(op, op.results[0]), quarter.log2_scale if quarter else 0)
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
+        """At the operands' rate (FP8's on a target with FP8 arithmetic). A QUARTER scale adds
+        no cycles: the AMP applies the power of two as it writes the result (assumption: no
+        source prices it)."""
         *batch, m, n, k = extents
         return cost_model.matmul_work(math.prod(batch), m, n, k, ir.ShapedType(op.operands[0].type).element_type, target)
 
