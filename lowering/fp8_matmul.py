@@ -22,6 +22,10 @@ So the product equals the original bit for bit (summed in the same order: the si
 np.matmul, and within f32's order tolerance the reference's). Anything else stays: a run-time
 or non-power-of-two scale (PyTorch's usual amax / 448), a sum into bf16, a total scale outside
 Poplar's [-32, 32), an accumulating `outs`, other contractions and convolutions.
+
+The same pattern without a scale on f16 or bf16 tensors (PyTorch's CPU decomposition of an
+f16 `linear` widens both operands to f32) becomes an f16 (bf16) product into f32, with no
+metadata: their products are exact in f32 too.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ class FP8Matmul(ModulePass):
     A `linalg.matmul` or `linalg.batch_matmul` into a zero fill whose two operands are each,
     maybe through a `linalg.transpose`, element-wise generics computing `extf(q) * 2^k` (or
     `/ 2^k`) of an FP8 tensor `q` becomes `ipu.matmul(q_a, q_b)` with
-    `ipu.quarter = {format, log2_scale = k_a + k_b}`, bit for bit the same result. The
+    `ipu.quarter = {format, log2_scale = k_a + k_b}`, bit for bit the same result; f16 or
+    bf16 tensors widened without a scale give an f16 (bf16) product into f32. The
     dequantizing generics and transposes left unused are erased.
     """
 
