@@ -44,6 +44,9 @@ Sections (issue 13):
 - solvers: conjugate gradient and Newton's iteration run to convergence (scf.while, scalar step
   sizes): iterations, cycles per iteration, the share of sync and exchange, the error against
   numpy (bench/solvers.py; issue 29).
+- precision: a BERT-base layer and a GPT-2 block in f32, f16 and power-of-two-scaled FP8 on
+  gc200 and c600: simulated time and error against the f32 PyTorch output; FP8 also compiled
+  without ipu-fp8-matmul (bench/precision.py; issue 30).
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ import mpi_scaling
 import numpy as np
 import numpy_models
 import pipeline
+import precision
 import simulator_vs_numpy
 import solvers
 import tm_tensor
@@ -114,6 +118,7 @@ SECTIONS = (
     "mpi",
     "pipeline",
     "solvers",
+    "precision",
 )
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
@@ -575,6 +580,7 @@ SECTION_ROWS = {
     "mpi": mpi_rows,
     "pipeline": pipeline_rows,
     "solvers": solvers_rows,
+    "precision": lambda args: precision.rows(args.quick, row),
 }
 
 

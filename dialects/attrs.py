@@ -374,3 +374,50 @@ class PartitionAttr:
                 f"expected '{TILES_ATTR}' grid sizes {list(counts)} (ceil(extent / block) for extents {list(extents)} "
                 f"and blocks {list(self.blocks)}), got {list(self.tiles.sizes)}"
             )
+
+
+# --- Poplar's QUARTER metadata on FP8 products ----------------------------------------------------
+
+QUARTER_ATTR = "ipu.quarter"
+# QuarterMetadata::Format's two formats (Poplar, PopXL's float8_143 / float8_152) and the two
+# OCP formats PyTorch writes (not Poplar's: what an exported model computes in), by element type.
+QUARTER_FORMATS = {"f143": "f8E4M3FNUZ", "f152": "f8E5M2FNUZ", "e4m3fn": "f8E4M3FN", "e5m2": "f8E5M2"}
+# PopXL's `matmul_pow2scaled`: "log2_scale ... in the range [-32, 32)" (popxl/ops/matmul.py);
+# popart asserts the same range on the device (createAssertLog2ScaleInRangeProg(..., -32, 32)).
+LOG2_SCALES = range(-32, 32)
+
+
+@dataclass(frozen=True)
+class QuarterAttr:
+    """`ipu.quarter = {format = "f143", log2_scale = -6 : i32}` on an `ipu.matmul` of FP8
+    operands: Poplar's QUARTER metadata, the operands' format and a power-of-two scale. The op
+    computes `(lhs @ rhs) * 2^log2_scale`, summed in f32 and rounded once into its f16 or f32
+    result, as PopXL's `matmul_pow2scaled` does."""
+
+    format: str
+    log2_scale: int
+
+    @staticmethod
+    def decode(attr: ir.Attribute) -> QuarterAttr:
+        if not isinstance(attr, ir.DictAttr) or sorted(attr[i].name for i in range(len(attr))) != ["format", "log2_scale"]:
+            raise MalformedAttribute(f"expected a dictionary of 'format' and 'log2_scale', got {attr}")
+        fmt = _string(attr["format"], "format")
+        if fmt not in QUARTER_FORMATS:
+            raise MalformedAttribute(f"format '{fmt}' is none of {', '.join(QUARTER_FORMATS)}")
+        scale = attr["log2_scale"]
+        if not isinstance(scale, ir.IntegerAttr) or ir.IntegerType(scale.type).width != 32:
+            raise MalformedAttribute(f"expected log2_scale to be an i32 integer, got {scale}")
+        if scale.value not in LOG2_SCALES:
+            raise MalformedAttribute(f"log2_scale {scale.value} is outside [{LOG2_SCALES.start}, {LOG2_SCALES.stop})")
+        return QuarterAttr(fmt, scale.value)
+
+    def encode(self) -> ir.Attribute:
+        return ir.DictAttr.get({
+            "format": ir.StringAttr.get(self.format),
+            "log2_scale": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), self.log2_scale),
+        })  # fmt: skip
+
+    @staticmethod
+    def format_of(element_type: ir.Type) -> str | None:
+        """The format name of FP8 element type `element_type`, None for any other type."""
+        return {v: k for k, v in QUARTER_FORMATS.items()}.get(str(element_type))

@@ -99,12 +99,21 @@ irdl.dialect @ipu {
   // accumulated in the result's element type (e.g. `i8 x i8 -> i32`). Matrix-vector products
   // are matmuls with a unit dimension.
   //
+  // FP8 operands may carry Poplar's QUARTER metadata, `ipu.quarter = {format = "f143",
+  // log2_scale = -6 : i32}`: their format (`f143`, `f152`: Poplar's, `f8E4M3FNUZ`,
+  // `f8E5M2FNUZ`; `e4m3fn`, `e5m2`: the OCP ones PyTorch writes) and a power of two scaling
+  // the product, `result = (lhs x rhs) * 2^log2_scale`, summed in f32 and rounded once (PopXL's
+  // `matmul_pow2scaled`).
+  //
   // **Verified in Python:** operands and result have the same rank, at least 2; batch
   // dimensions agree; `lhs` and `rhs` agree on K; the result is `M x N`; `lhs` and `rhs`
-  // have the same element type.
+  // have the same element type. With `ipu.quarter`: its two fields only, `log2_scale` an i32
+  // in [-32, 32), the format that of the operands' element type, an f16 or f32 result.
   //
   // ```mlir
   // %c = "ipu.matmul"(%a, %b) : (tensor<128x64xf32>, tensor<64x32xf32>) -> tensor<128x32xf32>
+  // %s = "ipu.matmul"(%qa, %qb) {ipu.quarter = {format = "f143", log2_scale = -6 : i32}}
+  //        : (tensor<128x64xf8E4M3FNUZ>, tensor<64x32xf8E4M3FNUZ>) -> tensor<128x32xf16>
   // ```
   irdl.operation @matmul {
     %lhs = irdl.base "!builtin.tensor"

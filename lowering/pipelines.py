@@ -33,6 +33,7 @@ STEPS = (
     "symbol-dce",
     "ipu-import-tosa",
     "ipu-index-to-iota",
+    "ipu-fp8-matmul",
     "ipu-fold-constants",
     "ipu-fold-batch-norm",
     "ipu-convert-to-ipu",

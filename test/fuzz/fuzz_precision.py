@@ -53,6 +53,9 @@ class _Gen:
         self.values: list[tuple[str, tuple[int, ...], str]] = []  # (name, shape, element type)
         self.kinds: list[str] = []
         self.count = 0
+        # Choices added later draw from a stream of their own, so that each seed keeps the
+        # shapes, types and steps it had.
+        self.side = random.Random(seed * 7919 + 1)
 
     def fresh(self) -> str:
         self.count += 1
@@ -121,19 +124,44 @@ class _Gen:
         return self.result(name, shape, t)
 
     def matmul(self, m: int) -> str:
+        """A product of two narrow values; into f32, half the time of the two dequantized
+        (`extf(q) * s`, as PyTorch writes a scaled FP8 product: ipu-fp8-matmul's pattern)."""
         k, n = self.rng.choice(DIMS), self.rng.choice(DIMS)
         result = self.rng.choice((self.dtype, "f32"))
         a, b = self.operand((m, k), self.dtype), self.operand((k, n), self.dtype)
+        operand = self.dtype
+        kind = f"matmul-into-{'f32' if result == 'f32' else 'narrow'}"
+        if result == "f32" and self.side.random() < 0.5:
+            a, b, operand, kind = self.dequantized(a, (m, k)), self.dequantized(b, (k, n)), "f32", "dequantized-matmul"
         zero, filled, name = self.fresh(), self.fresh(), self.fresh()
         out = self.empty((m, n), result)
         self.lines.append(f"  {zero} = arith.constant 0.0 : {result}")
         self.lines.append(f"  {filled} = linalg.fill ins({zero} : {result}) outs({out} : {_ty((m, n), result)}) -> {_ty((m, n), result)}")
         self.lines.append(
-            f"  {name} = linalg.matmul ins({a}, {b} : {_ty((m, k), self.dtype)}, {_ty((k, n), self.dtype)}) "
+            f"  {name} = linalg.matmul ins({a}, {b} : {_ty((m, k), operand)}, {_ty((k, n), operand)}) "
             f"outs({filled} : {_ty((m, n), result)}) -> {_ty((m, n), result)}"
         )
-        self.kinds.append(f"matmul-into-{'f32' if result == 'f32' else 'narrow'}")
+        self.kinds.append(kind)
         return self.result(name, (m, n), result)
+
+    def dequantized(self, q: str, shape: tuple[int, ...]) -> str:
+        """extf(q) * s in f32: s mostly a power of two, now and then not (left alone)."""
+        t, rank = self.dtype, len(shape)
+        out, name = self.empty(shape, "f32"), self.fresh()
+        scale = self.side.choice(("0.25", "0.5", "1.0", "2.0", "8.0", "0.0625", "0.03"))
+        self.lines.append(
+            f"  {name} = linalg.generic {{indexing_maps = [{_identity(rank)}, {_identity(rank)}], "
+            f"iterator_types = [{_parallel(rank)}]}} ins({q} : {_ty(shape, t)}) outs({out} : {_ty(shape, 'f32')}) {{"
+        )
+        self.lines += [
+            f"  ^bb0(%x: {t}, %o: f32):",
+            "    %s = arith.constant " + scale + " : f32",
+            f"    %w = arith.extf %x : {t} to f32",
+            "    %d = arith.mulf %w, %s : f32",
+            "    linalg.yield %d : f32",
+            f"  }} -> {_ty(shape, 'f32')}",
+        ]
+        return name
 
     def quantize(self, shape: tuple[int, ...]) -> str:
         """truncf(x / s) of an f32 value, and now and then back: extf(q) * s."""

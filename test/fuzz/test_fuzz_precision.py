@@ -24,4 +24,4 @@ def test_generator_covers_every_type_and_step() -> None:
         api.load_module(program.text)  # parses and verifies
     assert {program.dtype for program in programs} == set(NARROW_TYPES)
     kinds = {kind for program in programs for kind in program.kinds}
-    assert kinds == {"elementwise", "matmul-into-f32", "matmul-into-narrow", "quantize", "widened-sum"}
+    assert kinds == {"elementwise", "matmul-into-f32", "matmul-into-narrow", "dequantized-matmul", "quantize", "widened-sum"}

@@ -9,6 +9,62 @@ func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x2xf32>) -> tensor<2xf32> 
 
 // -----
 
+func.func @quarter_scale_range(%a: tensor<4x8xf8E4M3FNUZ>, %b: tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ipu.matmul' op 'ipu.quarter': log2_scale 32 is outside [-32, 32)}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f143", log2_scale = 32 : i32}} : (tensor<4x8xf8E4M3FNUZ>, tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @quarter_scale_type(%a: tensor<4x8xf8E4M3FNUZ>, %b: tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ipu.matmul' op 'ipu.quarter': expected log2_scale to be an i32 integer, got -3 : i64}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f143", log2_scale = -3}} : (tensor<4x8xf8E4M3FNUZ>, tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @quarter_format_name(%a: tensor<4x8xf8E4M3FNUZ>, %b: tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ipu.matmul' op 'ipu.quarter': format 'f134' is none of f143, f152, e4m3fn, e5m2}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f134", log2_scale = 0 : i32}} : (tensor<4x8xf8E4M3FNUZ>, tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @quarter_fields(%a: tensor<4x8xf8E4M3FNUZ>, %b: tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ipu.matmul' op 'ipu.quarter': expected a dictionary of 'format' and 'log2_scale', got {format = "f143"}}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f143"}} : (tensor<4x8xf8E4M3FNUZ>, tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @quarter_format_mismatch(%a: tensor<4x8xf8E5M2FNUZ>, %b: tensor<8x2xf8E5M2FNUZ>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ipu.matmul' op 'ipu.quarter' format 'f143' does not match the operands' element type f8E5M2FNUZ}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f143", log2_scale = 0 : i32}} : (tensor<4x8xf8E5M2FNUZ>, tensor<8x2xf8E5M2FNUZ>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @quarter_not_fp8(%a: tensor<4x8xf16>, %b: tensor<8x2xf16>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ipu.matmul' op 'ipu.quarter' format 'f143' does not match the operands' element type f16}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f143", log2_scale = 0 : i32}} : (tensor<4x8xf16>, tensor<8x2xf16>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @quarter_result(%a: tensor<4x8xf8E4M3FN>, %b: tensor<8x2xf8E4M3FN>) -> tensor<4x2xbf16> {
+  // expected-error @+1 {{'ipu.matmul' op with 'ipu.quarter' expects an f16 or f32 result, got bf16}}
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "e4m3fn", log2_scale = 0 : i32}} : (tensor<4x8xf8E4M3FN>, tensor<8x2xf8E4M3FN>) -> tensor<4x2xbf16>
+  return %c : tensor<4x2xbf16>
+}
+
+// -----
+
 func.func @matmul_dynamic(%a: tensor<?x8xf32>, %b: tensor<8x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'ipu.matmul' op expects a statically shaped lhs, got tensor<?x8xf32>}}
   %c = "ipu.matmul"(%a, %b) : (tensor<?x8xf32>, tensor<8x2xf32>) -> tensor<?x2xf32>

@@ -11,6 +11,14 @@ func.func @l1_matmul(%a: tensor<2x128x64xf32>, %b: tensor<2x64x32xf32>) -> tenso
   return %c : tensor<2x128x32xf32>
 }
 
+// Poplar's QUARTER metadata: the operands' FP8 format and a power-of-two scale of the product.
+// CHECK-LABEL: func.func @l1_matmul_quarter
+func.func @l1_matmul_quarter(%a: tensor<4x8xf8E4M3FNUZ>, %b: tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf16> {
+  // CHECK: "ipu.matmul"(%{{.*}}, %{{.*}}) {ipu.quarter = {format = "f143", log2_scale = -6 : i32}} : (tensor<4x8xf8E4M3FNUZ>, tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf16>
+  %c = "ipu.matmul"(%a, %b) {ipu.quarter = {format = "f143", log2_scale = -6 : i32}} : (tensor<4x8xf8E4M3FNUZ>, tensor<8x2xf8E4M3FNUZ>) -> tensor<4x2xf16>
+  return %c : tensor<4x2xf16>
+}
+
 // CHECK-LABEL: func.func @l1_matmul_i8
 func.func @l1_matmul_i8(%a: tensor<4x8xi8>, %b: tensor<8x2xi8>) -> tensor<4x2xi32> {
   // CHECK: "ipu.matmul"(%{{.*}}, %{{.*}}) : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi32>
