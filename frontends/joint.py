@@ -53,7 +53,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.frontends.optimizers import OptimizerRule
+from ipu_mlir.frontends.optimizers import OptimizerRule, host_state, steps_taken
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
 from ipu_mlir.target.diagnostics import IpuError
@@ -157,13 +157,11 @@ class _Layout:
         variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
         variables += [Variable(name, np.array(group["lr"], np.float32)) for name, group in zip(self.lr_names, optimizer.param_groups)]
         if rule.counts_steps:
-            variables.append(Variable("opt:step", np.array(_steps_taken(optimizer), np.float32)))
+            variables.append(Variable("opt:step", np.array(steps_taken(optimizer), np.float32)))
         for name, group in self.trainable.items():
-            state = optimizer.state.get(self.params[name], {})
-            for kind in rule.state_names(group):
-                initial = state.get(kind)
-                value = _array(initial) if initial is not None else np.zeros(self.params[name].shape, _numpy_dtype(self.params[name]))
-                variables.append(Variable(f"opt:{kind}:{name}", value))
+            variables += [
+                Variable(f"opt:{kind}:{name}", host_state(optimizer, self.params[name], kind)) for kind in rule.state_names(group)
+            ]
         if accumulation > 1:
             variables.append(Variable("accum:count", np.array(0, np.float32)))
             variables += [
@@ -483,15 +481,6 @@ def _mark_resident(module: ir.Module, arguments: list[str], results: list[str]) 
         inputs, outputs = len(function_type.inputs), len(function_type.results)
         main.attributes["arg_attrs"] = ir.ArrayAttr.get([marked(n) for n in arguments] + [empty] * (inputs - len(arguments)))
         main.attributes["res_attrs"] = ir.ArrayAttr.get([empty] * (outputs - len(results)) + [marked(n) for n in results])
-
-
-def _steps_taken(optimizer: Any) -> float:
-    for state in optimizer.state.values():
-        if "step" in state:
-            return float(state["step"])
-        if state.get("momentum_buffer") is not None:
-            return 1.0  # SGD keeps no count; a buffer means at least one step was taken
-    return 0.0
 
 
 def _array(tensor: Any) -> np.ndarray:
