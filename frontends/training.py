@@ -16,8 +16,8 @@ before the next call: no recompilation.
 The host side follows the device as PopTorch's does (poptorch `_poplar_executor.py`):
 `copyWeightsToHost()` writes the parameters and buffers into the model and the optimizer's
 state (momentum buffers; Adam's step, exp_avg, exp_avg_sq) into the torch optimizer, and
-`optimizer.state_dict()` after a call reads that state from the device first, so a checkpoint
-holds what the device trained. The other way, `copyWeightsToDevice()` (and `load_state_dict`,
+`model.state_dict()` and `optimizer.state_dict()` after a call read the device first, so a
+checkpoint holds what the device trained. The other way, `copyWeightsToDevice()` (and `load_state_dict`,
 which calls it) writes the host model's parameters and buffers to the device, and
 `optimizer.load_state_dict(...)` marks the optimizer's state to be written before the next call.
 
@@ -58,6 +58,9 @@ class TrainingModel:
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._lrs: list[float] = []
         self._host_state_stale = False  # the device updated the optimizer state since the host last read it
+        self._host_weights_stale = False  # the device updated the parameters since copyWeightsToHost
+        # model.state_dict() copies the weights to the host first, as PopTorch's wrapped model does
+        model.register_state_dict_pre_hook(lambda *_: self._host_weights_stale and self.copyWeightsToHost())
         self._device_state_stale = False  # the host loaded an optimizer state the device has not seen
         self._hooks: list[Any] = []
         self._follow(optimizer)
@@ -75,7 +78,7 @@ class TrainingModel:
         start = time.perf_counter()
         results = self.device.run(arrays, iterations=self.options.micro_batches_per_call)
         self.timings["run"] = time.perf_counter() - start
-        self._host_state_stale = True
+        self._host_state_stale = self._host_weights_stale = True
         last = [torch.from_numpy(np.ascontiguousarray(result[-1])) for result in results]
         return tuple(last) if self.step.output_is_tuple else last[0]
 
@@ -101,6 +104,7 @@ class TrainingModel:
 
         if self.device is None:
             return
+        self._host_weights_stale = False
         tensors = self._host_tensors()
         with torch.no_grad():
             for variable in self.step.variables:
@@ -110,10 +114,11 @@ class TrainingModel:
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
         """The host model's parameters and buffers onto the device (before the first call the
-        first call writes them). The host's copy is the device's only after copyWeightsToHost():
-        change a parameter on the host after that, not before."""
+        first call writes them). The host's parameters are the device's only after
+        copyWeightsToHost() (or model.state_dict()): change them after that, not before."""
         if self.device is None:
             return
+        self._host_weights_stale = False  # the host's are now the device's
         tensors = self._host_tensors()
         for variable in self.step.variables:
             if variable.name in tensors:

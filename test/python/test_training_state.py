@@ -143,3 +143,18 @@ def test_set_optimizer_hands_the_state_over():
     trained.copyWeightsToHost()
     assert worst(model, fresh, reference, reference_optimizer) < 1e-4
     assert float(optimizer.state_dict()["state"][0]["step"]) == 2.0  # the old one no longer follows the device
+
+
+def test_model_state_dict_reads_the_device():
+    """model.state_dict() after a call is the device's weights without copyWeightsToHost, as
+    PopTorch's wrapped model's; the parameters themselves are not copied until then."""
+    model, optimizer, trained, reference, reference_optimizer = compiled(OPTIMIZERS["sgd-nesterov"])
+    calls = data(2)
+    before = model.fc1.weight.detach().clone()
+    for call in calls:
+        trained(*call)
+    host_steps(reference, reference_optimizer, calls)
+    assert torch.equal(model.fc1.weight, before)
+    saved = model.state_dict()
+    assert max(relative_difference(saved[name], value) for name, value in reference.state_dict().items()) < 1e-4
+    assert not torch.equal(model.fc1.weight, before)
