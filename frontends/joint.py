@@ -12,7 +12,9 @@ The step is a pure function of the device variables and one micro-batch, written
    backward has no torch-mlir import; the math form's backward is plain matmuls and softmax),
    and `native_batch_norm` decomposed: its schema does not mark the running statistics it
    updates in place, so functionalization cannot see that update; decomposed, the update is a
-   `copy_` into the running-stat tensors;
+   `copy_` into the running-stat tensors; an adaptive average pool whose output does not
+   divide its input becomes products with averaging matrices (torch-mlir's lowering of those
+   sizes fails in the joint step);
 2. functionalized (`torch.func.functionalize`): every in-place update (the `copy_`s,
    BatchNorm's `num_batches_tracked += 1`) becomes a value.
 
@@ -53,7 +55,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.frontends.optimizers import OptimizerRule
+from ipu_mlir.frontends.optimizers import OptimizerRule, host_state, steps_taken
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
 from ipu_mlir.target.diagnostics import IpuError
@@ -157,13 +159,11 @@ class _Layout:
         variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
         variables += [Variable(name, np.array(group["lr"], np.float32)) for name, group in zip(self.lr_names, optimizer.param_groups)]
         if rule.counts_steps:
-            variables.append(Variable("opt:step", np.array(_steps_taken(optimizer), np.float32)))
+            variables.append(Variable("opt:step", np.array(steps_taken(optimizer), np.float32)))
         for name, group in self.trainable.items():
-            state = optimizer.state.get(self.params[name], {})
-            for kind in rule.state_names(group):
-                initial = state.get(kind)
-                value = _array(initial) if initial is not None else np.zeros(self.params[name].shape, _numpy_dtype(self.params[name]))
-                variables.append(Variable(f"opt:{kind}:{name}", value))
+            variables += [
+                Variable(f"opt:{kind}:{name}", host_state(optimizer, self.params[name], kind)) for kind in rule.state_names(group)
+            ]
         if accumulation > 1:
             variables.append(Variable("accum:count", np.array(0, np.float32)))
             variables += [
@@ -271,7 +271,11 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    decompositions = {**core_aten_decompositions(), **get_decompositions([torch.ops.aten.native_batch_norm])}
+    decompositions = {
+        **core_aten_decompositions(),
+        **get_decompositions([torch.ops.aten.native_batch_norm]),
+        torch.ops.aten._adaptive_avg_pool2d.default: _adaptive_pool_by_averaging_matrices,
+    }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
     with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]), fx_traceback.preserve_node_meta(), marking_checkpoints():
@@ -316,13 +320,13 @@ def _drop_variables(graph: Any, layout: _Layout, names: tuple[str, ...], streame
 
 
 def _rewrite_adaptive_pool_backward(node: Any) -> None:
-    """`_adaptive_avg_pool2d_backward` (torch-mlir has no lowering for it) as tensor math, when
-    the output divides the input (AlexNet's and ResNet's pools): each output's gradient spread
-    evenly over its window. Other sizes are left to torch-mlir, which refuses them by name."""
+    """`_adaptive_avg_pool2d_backward` (torch-mlir has no lowering for it) as tensor math: when
+    the output divides the input (AlexNet's and ResNet's pools) each output's gradient spread
+    evenly over its window; otherwise (VGG's 7x7 pool of a smaller map: windows of unequal
+    sizes, overlapping) two products with the windows' averaging matrices."""
     grad, source = (argument.meta["val"] for argument in node.args)
     (in_h, in_w), (out_h, out_w) = source.shape[-2:], grad.shape[-2:]
-    if in_h % out_h == 0 and in_w % out_w == 0:
-        node.target = _spread_over_windows
+    node.target = _spread_over_windows if in_h % out_h == 0 and in_w % out_w == 0 else _spread_by_averaging_matrices
 
 
 def _spread_over_windows(grad: Any, source: Any) -> Any:
@@ -330,6 +334,41 @@ def _spread_over_windows(grad: Any, source: Any) -> Any:
     kernel_h, kernel_w = source.shape[-2] // out_h, source.shape[-1] // out_w
     spread = (grad / (kernel_h * kernel_w))[..., :, None, :, None].expand(*outer, out_h, kernel_h, out_w, kernel_w)
     return spread.reshape(source.shape)
+
+
+def _averaging_matrix(outputs: int, inputs: int, like: Any) -> Any:
+    """`A` with the adaptive average pool of a row `x` = `A x`: row `i` is 1 / its window's length
+    over inputs [floor(i H / OH), ceil((i + 1) H / OH)), ATen's windows
+    (aten/src/ATen/native/AdaptiveAveragePooling.cpp, start_index / end_index)."""
+    import torch
+
+    i = torch.arange(outputs, device=like.device)[:, None]
+    h = torch.arange(inputs, device=like.device)[None, :]
+    start, end = (i * inputs) // outputs, ((i + 1) * inputs + outputs - 1) // outputs
+    return torch.where((h >= start) & (h < end), 1.0 / (end - start).to(like.dtype), torch.zeros((), dtype=like.dtype))
+
+
+def _adaptive_pool_by_averaging_matrices(source: Any, output_size: Any) -> Any:
+    """`_adaptive_avg_pool2d` as `A_h x A_w^T` where the output does not divide the input:
+    torch-mlir's lowering of those sizes in the joint step fails ("unexpected loop dimension for
+    convolution op" for VGG's 7x7 pool of a 2x2 map, an invalid `tensor.cast` for 5x5 to 3x3).
+    Dividing sizes are left as they are (NotImplemented: make_fx keeps the op)."""
+    import torch
+
+    (in_h, in_w), (out_h, out_w) = source.shape[-2:], output_size
+    if in_h % out_h == 0 and in_w % out_w == 0:
+        return NotImplemented
+    rows, columns = _averaging_matrix(out_h, in_h, source), _averaging_matrix(out_w, in_w, source)
+    return torch.matmul(torch.matmul(rows, source), columns.transpose(0, 1))
+
+
+def _spread_by_averaging_matrices(grad: Any, source: Any) -> Any:
+    """The input's gradient `A_h^T grad A_w` of the pool `A_h x A_w^T` (_averaging_matrix)."""
+    import torch
+
+    rows = _averaging_matrix(grad.shape[-2], source.shape[-2], grad)
+    columns = _averaging_matrix(grad.shape[-1], source.shape[-1], grad)
+    return torch.matmul(torch.matmul(rows.transpose(0, 1), grad), columns)
 
 
 def _max_pool_backward_by_windows(
@@ -483,15 +522,6 @@ def _mark_resident(module: ir.Module, arguments: list[str], results: list[str]) 
         inputs, outputs = len(function_type.inputs), len(function_type.results)
         main.attributes["arg_attrs"] = ir.ArrayAttr.get([marked(n) for n in arguments] + [empty] * (inputs - len(arguments)))
         main.attributes["res_attrs"] = ir.ArrayAttr.get([empty] * (outputs - len(results)) + [marked(n) for n in results])
-
-
-def _steps_taken(optimizer: Any) -> float:
-    for state in optimizer.state.values():
-        if "step" in state:
-            return float(state["step"])
-        if state.get("momentum_buffer") is not None:
-            return 1.0  # SGD keeps no count; a buffer means at least one step was taken
-    return 0.0
 
 
 def _array(tensor: Any) -> np.ndarray:

@@ -9,6 +9,10 @@ scheduler changes it; the others are constants of the program. One step counter
 (`opt:step`, the count of updates made) serves Adam's bias correction and SGD's first momentum
 step (torch starts the buffer as a copy of the gradient).
 
+`host_state` and `load_host_state` translate between those device variables and torch's own
+`optimizer.state` (`momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq`), so that the host
+optimizer can carry on from where the device left it, and the device from a loaded checkpoint.
+
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
 
@@ -17,9 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["OptimizerRule", "rule_of"]
+__all__ = ["OptimizerRule", "host_state", "load_host_state", "rule_of", "steps_taken"]
 
 _SUPPORTED = {"SGD": "sgd", "Adam": "adam", "AdamW": "adamw"}
 _STATE = {"sgd": ("momentum_buffer",), "adam": ("exp_avg", "exp_avg_sq"), "adamw": ("exp_avg", "exp_avg_sq")}
@@ -74,6 +80,41 @@ def rule_of(optimizer: Any) -> OptimizerRule:
         if isinstance(group["lr"], torch.Tensor) or any(isinstance(value, torch.Tensor) for value in group.get("betas", ())):
             raise IpuError(f"{name}: tensor hyper-parameters (lr or betas as tensors) are not supported; give floats")
     return OptimizerRule(kind, groups)
+
+
+def steps_taken(optimizer: Any) -> float:
+    """The updates `optimizer` has made, as its state records them (0 for a fresh one)."""
+    for state in optimizer.state.values():
+        if "step" in state:
+            return float(state["step"])
+        if state.get("momentum_buffer") is not None:
+            return 1.0  # SGD keeps no count; a buffer means at least one step was taken
+    return 0.0
+
+
+def host_state(optimizer: Any, param: Any, kind: str) -> np.ndarray:
+    """`param`'s state `kind` (exp_avg, momentum_buffer, ...) in `optimizer` as the device's
+    initial value: zeros while torch has none (before its first step)."""
+    value = optimizer.state.get(param, {}).get(kind)
+    if value is None:
+        return np.zeros(tuple(param.shape), param.detach().cpu().numpy().dtype)
+    return np.array(value.detach().cpu().numpy(), copy=True)
+
+
+def load_host_state(optimizer: Any, rule: OptimizerRule, steps: float, states: dict[Any, dict[str, np.ndarray]]) -> None:
+    """Writes into torch's `optimizer.state` what the device holds after `steps` updates:
+    `states` maps each trained parameter to its state arrays by kind. Before the first update
+    torch has no state, and none is written (an SGD buffer then means nothing)."""
+    import torch
+    from torch.optim.optimizer import _get_scalar_dtype
+
+    if steps == 0:
+        return
+    for param, arrays in states.items():
+        entry = optimizer.state[param]
+        entry.update({kind: torch.from_numpy(np.array(value, copy=True)) for kind, value in arrays.items()})
+        if rule.kind != "sgd":  # torch's Adam: a scalar tensor per parameter (_get_scalar_dtype, not capturable)
+            entry["step"] = torch.tensor(steps, dtype=_get_scalar_dtype())
 
 
 def _sgd(param, grad, state, lr, step, momentum, dampening, nesterov, weight_decay, maximize):  # noqa: ANN001, ANN202

@@ -3,7 +3,7 @@
     opts = Options().deviceIterations(2)
     model = ipu_torch.trainingModel(net, options=opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
     loss = model(x, labels)        # 2 micro-batches: x's first axis is 2 x the micro-batch
-    model.copyWeightsToHost()      # parameters and buffers back into `net`
+    model.copyWeightsToHost()      # parameters, buffers and the optimizer's state back to the host
 
 As in PopTorch, the model's forward returns the loss, or `(output, loss)`; the first call
 compiles (frontends/joint.py builds the joint step) and writes the parameters, buffers and
@@ -12,6 +12,14 @@ gradientAccumulation` micro-batches on the device and returns what forward retur
 last of them (PopTorch's default output mode for training, `OutputMode.Final`). A learning rate
 changed between calls (by a scheduler, or `setOptimizer`) is written to its device variable
 before the next call: no recompilation.
+
+The host side follows the device as PopTorch's does (poptorch `_poplar_executor.py`):
+`copyWeightsToHost()` writes the parameters and buffers into the model and the optimizer's
+state (momentum buffers; Adam's step, exp_avg, exp_avg_sq) into the torch optimizer, and
+`model.state_dict()` and `optimizer.state_dict()` after a call read the device first, so a
+checkpoint holds what the device trained. The other way, `copyWeightsToDevice()` (and `load_state_dict`,
+which calls it) writes the host model's parameters and buffers to the device, and
+`optimizer.load_state_dict(...)` marks the optimizer's state to be written before the next call.
 
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
@@ -26,7 +34,7 @@ import numpy as np
 
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
-from ipu_mlir.frontends.optimizers import rule_of
+from ipu_mlir.frontends.optimizers import host_state, load_host_state, rule_of, steps_taken
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target.diagnostics import IpuError
@@ -45,11 +53,17 @@ class TrainingModel:
         self.model, self.options = model.train(), options
         self._compile_program, self._importer = compile_program, importer
         self.rule = rule_of(optimizer)
-        self.optimizer = optimizer
         self.step: JointStep | None = None  # built by the first call
         self.device: Simulator | None = None  # holds the device variables between calls
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._lrs: list[float] = []
+        self._host_state_stale = False  # the device updated the optimizer state since the host last read it
+        self._host_weights_stale = False  # the device updated the parameters since copyWeightsToHost
+        # model.state_dict() copies the weights to the host first, as PopTorch's wrapped model does
+        model.register_state_dict_pre_hook(lambda *_: self._host_weights_stale and self.copyWeightsToHost())
+        self._device_state_stale = False  # the host loaded an optimizer state the device has not seen
+        self._hooks: list[Any] = []
+        self._follow(optimizer)
 
     def __call__(self, *inputs: Any) -> Any:
         import torch
@@ -59,32 +73,113 @@ class TrainingModel:
             self._compile(tuple(torch.from_numpy(array[0]) for array in arrays))
         self._check_batch(arrays)
         self._write_learning_rates()
+        if self._device_state_stale:
+            self._write_optimizer_state()
         start = time.perf_counter()
         results = self.device.run(arrays, iterations=self.options.micro_batches_per_call)
         self.timings["run"] = time.perf_counter() - start
+        self._host_state_stale = self._host_weights_stale = True
         last = [torch.from_numpy(np.ascontiguousarray(result[-1])) for result in results]
         return tuple(last) if self.step.output_is_tuple else last[0]
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)
         """A new optimizer of the same kind and constants: its learning rates take effect at the
-        next call. Other changes need a new trainingModel (they are constants of the program)."""
+        next call. Other changes need a new trainingModel (they are constants of the program).
+        As PopTorch's: the old optimizer gets the device's state first; a new one that carries
+        a state (loaded from a checkpoint) has it written before the next call, one without
+        keeps the device's."""
         rule = rule_of(optimizer)
         if rule != self.rule:
             raise IpuError("setOptimizer: only the learning rate may change after compilation (the others are compiled in)")
-        self.optimizer = optimizer
+        if optimizer is self.optimizer:
+            return
+        self._read_optimizer_state()
+        self._follow(optimizer)
+        self._device_state_stale = self.device is not None and bool(optimizer.state)
 
     def copyWeightsToHost(self) -> None:  # noqa: N802 (PopTorch's name)
-        """The device's parameters and buffers (BatchNorm running statistics) into the host model."""
+        """The device's parameters and buffers (BatchNorm running statistics) into the host
+        model, and its optimizer state into the torch optimizer."""
         import torch
 
         if self.device is None:
             return
-        tensors = {f"param:{name}": p for name, p in self.model.named_parameters()}
-        tensors.update({f"buffer:{name}": b for name, b in self.model.named_buffers()})
+        self._host_weights_stale = False
+        tensors = self._host_tensors()
         with torch.no_grad():
             for variable in self.step.variables:
                 if variable.updated and variable.name in tensors:
                     tensors[variable.name].copy_(torch.from_numpy(self.device.read_variable(variable.name)))
+        self._read_optimizer_state()
+
+    def copyWeightsToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        """The host model's parameters and buffers onto the device (before the first call the
+        first call writes them). The host's parameters are the device's only after
+        copyWeightsToHost() (or model.state_dict()): change them after that, not before."""
+        if self.device is None:
+            return
+        self._host_weights_stale = False  # the host's are now the device's
+        tensors = self._host_tensors()
+        for variable in self.step.variables:
+            if variable.name in tensors:
+                self.device.write_variable(variable.name, np.array(tensors[variable.name].detach().cpu().numpy(), copy=True))
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> Any:
+        """The host model's `load_state_dict`, then copyWeightsToDevice(), as PopTorch's."""
+        result = self.model.load_state_dict(state_dict, strict)
+        self.copyWeightsToDevice()
+        return result
+
+    def _host_tensors(self) -> dict[str, Any]:
+        tensors = {f"param:{name}": p for name, p in self.model.named_parameters()}
+        tensors.update({f"buffer:{name}": b for name, b in self.model.named_buffers()})
+        return tensors
+
+    def _follow(self, optimizer: Any) -> None:
+        """Hooks on `optimizer` (and off the previous one): its state_dict() reads the device's
+        state first; its load_state_dict() marks the loaded state for the device."""
+        for hook in self._hooks:
+            hook.remove()
+        self.optimizer = optimizer
+        self._hooks = [
+            optimizer.register_state_dict_pre_hook(lambda _: self._read_optimizer_state()),
+            optimizer.register_load_state_dict_post_hook(lambda _: self._loaded_on_host()),
+        ]
+
+    def _loaded_on_host(self) -> None:
+        self._host_state_stale = False  # the loaded state replaces what the device had
+        self._device_state_stale = self.device is not None
+
+    def _optimizer_variables(self) -> list[tuple[str, Any, str]]:
+        """(variable, parameter, state kind) of each optimizer state variable."""
+        params = dict(self.model.named_parameters())
+        found = []
+        for variable in self.step.variables:
+            if variable.name.startswith("opt:") and variable.name != "opt:step":
+                _, kind, name = variable.name.split(":", 2)
+                found.append((variable.name, params[name], kind))
+        return found
+
+    def _read_optimizer_state(self) -> None:
+        """The device's optimizer state into the torch optimizer, when the device is ahead."""
+        if self.device is None or not self._host_state_stale:
+            return
+        self._host_state_stale = False
+        if not self.rule.counts_steps:
+            return  # plain SGD keeps no state
+        states: dict[Any, dict[str, np.ndarray]] = {}
+        for name, param, kind in self._optimizer_variables():
+            states.setdefault(param, {})[kind] = self.device.read_variable(name)
+        load_host_state(self.optimizer, self.rule, float(self.device.read_variable("opt:step")), states)
+
+    def _write_optimizer_state(self) -> None:
+        """The torch optimizer's state (loaded on the host) onto the device."""
+        self._device_state_stale = False
+        if not self.rule.counts_steps:
+            return
+        self.device.write_variable("opt:step", np.array(steps_taken(self.optimizer), np.float32))
+        for name, param, kind in self._optimizer_variables():
+            self.device.write_variable(name, host_state(self.optimizer, param, kind))
 
     @property
     def random_seed(self) -> int:

@@ -14,6 +14,7 @@ each tensor's largest magnitude; `_check` says where PyTorch's f64 loop widens i
 from __future__ import annotations
 
 import copy
+import math
 import time
 from typing import Any
 
@@ -41,6 +42,8 @@ def train_zoo_model(
         raise IpuError(f"unsupported optimizer '{optimizer}': --optimizer takes {', '.join(OPTIMIZERS)}")
     if steps < 1 or batch < 1:
         raise IpuError(f"--steps and --batch take positive integers, got {steps} and {batch}")
+    if not 0 <= lr < math.inf:  # torch.optim refuses a negative one, and takes nan
+        raise IpuError(f"--lr takes a finite learning rate >= 0, got {lr:g}")
     try:
         options = dict(zoo.MODELS[name].reduced) if reduced else {}
         reduced_size = options.pop("size", options.pop("seq", None))  # build's own arguments, as --size and --layers
@@ -50,9 +53,13 @@ def train_zoo_model(
         net, example = zoo.build(name, batch=batch, size=size, layers=layers, **options)
     except ValueError as error:
         raise IpuError(str(error)) from None
-    # The loss target's shape: the first output's, run on a copy (BatchNorm in train mode would update its statistics).
+    # The loss target's shape: the first output's, run in train mode on a copy (BatchNorm updates its
+    # statistics), which also refuses, before any output, a batch the model cannot train on.
     with torch.no_grad():
-        probe = copy.deepcopy(net).eval()(*example)
+        try:
+            probe = copy.deepcopy(net).train()(*example)
+        except (ValueError, RuntimeError) as error:
+            raise IpuError(f"{name} cannot train on a batch of {batch}: {str(error).splitlines()[0]}") from None
     output_shape = tuple((probe[0] if isinstance(probe, tuple) else probe).shape)
     model = _WithLoss(net, name)
     exact = copy.deepcopy(model).train().double()  # PyTorch's loop in f64: how far rounding alone moves f32 training

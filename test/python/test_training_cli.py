@@ -35,6 +35,12 @@ def test_gpt2_reduced_trains_like_pytorch(capsys):
         ),
         (["--model", "resnet18", "--train", "--batch", "0"], "ipu-run: error: argument --batch: invalid value '0': a positive integer\n"),
         (["--model", "resnet19", "--train"], "ipu-run: error: argument --model: invalid choice: 'resnet19'"),
+        (["--model", "resnet18", "--train", "--lr", "-1"], "ipu-run: error: --lr takes a finite learning rate >= 0, got -1\n"),
+        (["--model", "resnet18", "--train", "--lr", "nan"], "ipu-run: error: --lr takes a finite learning rate >= 0, got nan\n"),
+        (
+            ["--model", "resnet18", "--reduced", "--train", "--batch", "1"],
+            "ipu-run: error: resnet18 cannot train on a batch of 1: Expected more than 1 value per channel when training",
+        ),
         (
             ["--model", "resnet18", "--train", "--profile", "p.json"],
             "ipu-run: error: --train takes --model NAME and its own options: drop FILE,",
@@ -46,6 +52,7 @@ def test_bad_training_command_lines(argv, message, capsys, tmp_path, monkeypatch
     assert main(argv) == 1
     captured = capsys.readouterr()
     assert captured.err.startswith(message) and captured.err.count("\n") == 1, captured.err
+    assert captured.out == ""  # refused before any output
     assert list(tmp_path.iterdir()) == []
 
 
