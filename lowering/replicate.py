@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ipu_mlir.dialects import ipu
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
@@ -68,9 +69,11 @@ class Replicate(ModulePass):
         for function in public_functions(module):
             if self.replicas & (self.replicas - 1):
                 raise op_error(function, f"ipu-replicate: replicas={self.replicas} is not a power of two (GCL's ring all-reduce needs one)")
-            if resident_names(function)[0]:
+            reductions = [op for op in function.regions[0].blocks[0].operations if op.operation.name == "ipu.all_reduce"]
+            if resident_names(function)[0] and not reductions:
                 raise op_error(
-                    function, "ipu-replicate: device variables (training): the gradient all-reduce over the replicas is not implemented"
+                    function,
+                    "ipu-replicate: device variables (training) but no ipu.all_reduce: the replicas' updates would drift apart",
                 )
             ipus = 1 + max((_ipu_of(op) for op in function.regions[0].blocks[0].operations), default=0)
             if self.replicas * ipus > target.num_ipus:
@@ -79,6 +82,14 @@ class Replicate(ModulePass):
                     f"ipu-replicate: {self.replicas} replicas of {ipus} IPU(s) need {self.replicas * ipus} IPUs, "
                     f"but target '{target.name}' has {target.num_ipus}",
                 )
+            for op in reductions:  # training: the program is each replica's (SPMD), kept as it is
+                count = ipu.AllReduceOp(op.operation).replicas
+                if count != self.replicas:
+                    raise op_error(op, f"ipu-replicate: all-reduces over {count} replicas, not {self.replicas}")
+            if reductions:
+                if ipus > 1:
+                    raise op_error(function, "ipu-replicate: replicas of a sharded training step are not implemented (one IPU each)")
+                continue
             _Replicator(function, self.replicas, self.inputs, ipus).run()
 
 
