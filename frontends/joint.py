@@ -516,6 +516,9 @@ def _all_reduced(module: ir.Module, count: int, replicas: int, reduction: str) -
             where = ir.InsertionPoint.at_block_begin(block) if isinstance(owner, ir.Block) else ir.InsertionPoint.after(owner)
             with argument.location:
                 reduced = ipu.all_reduce(local, replicas, reduction, ip=where)
+            # a replica is one IPU, its first (ipu-shard follows the annotation; unannotated,
+            # it would balance each replica over its share of the target's IPUs)
+            reduced.attributes["ipu.ipu_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
             argument.replace_all_uses_with(reduced.result)
         with ret.location:
             ir.Operation.create("func.return", operands=values[: len(values) - count], ip=ir.InsertionPoint(ret))
