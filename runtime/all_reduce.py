@@ -22,7 +22,7 @@ from .memory import SimulationError, Site
 from .profile import Superstep
 from .streams import DeviceToHost, HostToDevice
 
-__all__ = ["Group", "ReplicaStopped", "RingAllReduce", "member", "plan_ring_all_reduce", "price_ring_all_reduce"]
+__all__ = ["Group", "ReplicaStopped", "RingAllReduce", "member", "plan_ring_all_reduce", "price_ring_all_reduce", "site_record"]
 
 member = threading.local()  # the replica group and index of the thread running a replica
 
@@ -56,24 +56,21 @@ def plan_ring_all_reduce(op: ipu.RingAllReduceOp, site: Site, buffers: tuple, sl
 
 
 def price_ring_all_reduce(
-    op: ipu.RingAllReduceOp, elements_per_tile: np.ndarray, element_bytes: int, repeat: int, target: Target
+    record: dict[str, str], replicas: int, dtype: ir.Type, elements_per_tile: np.ndarray, element_bytes: int, repeat: int, target: Target
 ) -> tuple[Superstep, Superstep]:
     """GCL's ring as two supersteps, each `replicas - 1` times (`repeat` x): reduce-scatter
     (each IPU sends 1 / R of the tensor to the ring's next IPU over the IPU-Links, and its
     tiles add the chunk they received) then all-gather (the reduced chunks passed on). Each
     ring step is an exchange phase over the links (target.cost_model.link_cycles, poplibs'
     IPU model's figures) after a global sync. Assumption: the tiles' own exchange of the
-    chunks overlaps the links' (as `Superstep.finish` assumes for any link phase)."""
-    replicas = op.replicas
+    chunks overlaps the links' (as `Superstep.finish` assumes for any link phase).
+    `elements_per_tile`: the tensor's elements on each tile of the target."""
     num_bytes = int(elements_per_tile.sum()) * element_bytes
     flows = cost_model.ring_step_flows(num_bytes, replicas)
-    record = site_record(op)
     scatter = Superstep(ops=[{**record, "phase": "reduce-scatter"}], repeat=repeat * (replicas - 1), link_flows=dict(flows))
-    chunks = -(-elements_per_tile // replicas)  # each tile adds its share of the received chunk
-    dtype = ir.RankedTensorType(op.type).element_type
-    scatter.compute_cycles_per_tile = np.where(
-        elements_per_tile > 0, [cost_model.elementwise_cycles(int(n), 1, dtype, target) for n in chunks], 0
-    ).astype(np.int64)
+    sizes, which = np.unique(-(-elements_per_tile // replicas), return_inverse=True)  # each tile adds its share of a chunk
+    adds = np.array([cost_model.elementwise_cycles(int(n), 1, dtype, target) if n else 0 for n in sizes], np.int64)
+    scatter.compute_cycles_per_tile = adds[which.reshape(-1)]
     gather = Superstep(ops=[{**record, "phase": "all-gather"}], repeat=repeat * (replicas - 1), link_flows=dict(flows))
     for step in (scatter, gather):
         step.sync = "global"

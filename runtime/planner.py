@@ -19,7 +19,7 @@ from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target
 
 from . import control_flow
-from .all_reduce import RingAllReduce, plan_ring_all_reduce, price_ring_all_reduce
+from .all_reduce import RingAllReduce, plan_ring_all_reduce, price_ring_all_reduce, site_record
 from .codelet import CodeletError, body_key, compile_codelet
 from .memory import (
     Buffer,
@@ -443,7 +443,9 @@ class Planner:
             for tile, count in elements_per_tile(op.mapping, step.gather.shape).items():
                 counts[tile] = count
             self._close(None)
-            for superstep in price_ring_all_reduce(op, counts, dest.element_bytes, self.repeat, self.target):
+            element_type = ir.RankedTensorType(op.type).element_type
+            priced = price_ring_all_reduce(site_record(op), op.replicas, element_type, counts, dest.element_bytes, self.repeat, self.target)
+            for superstep in priced:
                 self.supersteps.append(superstep)
         return step
 
