@@ -136,6 +136,7 @@ def rows(quick: bool, row, batch: int = 0) -> list[dict]:  # noqa: ANN001 (bench
         # PopART merges the gradients' all-reduces into one (an assumption about its default):
         # one ring over all the gradients' bytes, its syncs paid once
         merged = REPLICAS * batch / (f["step_seconds"] + f["merged_all_reduce_seconds"])
+        bound = REPLICAS * batch / f["step_seconds"]  # the all-reduce amortized away (gradientAccumulation -> infinity)
         out.append(
             row(
                 "replicas",
@@ -143,13 +144,14 @@ def rows(quick: bool, row, batch: int = 0) -> list[dict]:  # noqa: ANN001 (bench
                 f"{label} on {target}",
                 f"{rate:,.0f} img/s ({f['seconds'] * 1e3:.2f} ms a step; all-reduce {share:.1%} of it, "
                 f"{f['gradient_bytes'] / 1e6:.1f} MB of gradients in {f['gradient_tensors']} rings; "
-                f"{merged:,.0f} img/s with one merged ring) vs {published:,} img/s",
+                f"{merged:,.0f} img/s with one merged ring; {bound:,.0f} img/s the step alone) vs {published:,} img/s",
                 None if quick else rate / published,
                 f"{system}, {published:,} img/s (FP16, its own micro-batch)",
                 "-",
                 None,
                 images_per_second=rate,
                 merged_images_per_second=merged,
+                step_bound_images_per_second=bound,
                 all_reduce_share=share,
                 **f,
             )
