@@ -84,6 +84,30 @@ def test_mlp_over_four_replicas_equals_the_step_on_the_four_fold_batch(reduction
             assert all(np.array_equal(held[0], other) for other in held[1:]), variable.name
 
 
+def test_device_iterations_and_accumulation_split_each_micro_batch_over_the_replicas():
+    """deviceIterations 2 x gradientAccumulation 2 x 2 replicas: the host batch holds 4
+    micro-batches of 2 x the micro-batch, each split over the replicas; the Mean of the
+    accumulated and replicated gradients is the accumulated mean over whole micro-batches."""
+    torch.manual_seed(0)
+    model = MLP()
+    reference = copy.deepcopy(model)
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    options = ipu_torch.Options().deviceIterations(2).replicationFactor(2).target("m2000")
+    options.Training.gradientAccumulation(2)
+    trained = ipu_torch.trainingModel(model, options=options, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    per_call, rows = 4, 2 * MICRO_BATCH
+    for x, y in batches(lambda g: (torch.randn(per_call * rows, 16, generator=g), torch.randn(per_call * rows, 8, generator=g)), 2):
+        trained(x, y)
+        for group in range(2):  # an update per 2 micro-batches
+            reference_optimizer.zero_grad()
+            for micro in range(2 * group, 2 * group + 2):
+                part = slice(micro * rows, (micro + 1) * rows)
+                (reference(x[part], y[part])[1] / 2).backward()
+            reference_optimizer.step()
+    trained.copyWeightsToHost()
+    assert largest_difference(dict(model.state_dict()), reference.state_dict()) < 1e-4
+
+
 def test_batch_norm_statistics_are_each_replicas_own():
     """PopTorch computes BatchNorm's batch statistics per replica: the reference runs each
     replica's slice through the model apart (gradients summed, as the all-reduce does) and
