@@ -216,8 +216,7 @@ class _Layout:
                 new["accum:count"] = torch.where(apply, torch.zeros_like(count), count)
                 new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
             if self.replicas > 1:  # the update's gradients, the same on every replica
-                reduce = _all_reduce_marker()
-                grads = {name: reduce(grad) for name, grad in grads.items()}
+                grads = _reduced_together(grads)
             step_count = values.get("opt:step")
             for name, group in self.trainable.items():
                 state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
@@ -475,6 +474,23 @@ def _all_reduce_marker() -> Any:
         all_reduce.register_fake(lambda gradient: torch.empty_like(gradient))
         _MARKER.append(torch.ops.ipu_mlir.all_reduce.default)
     return _MARKER[0]
+
+
+def _reduced_together(grads: dict) -> dict:
+    """The gradients through one all-reduce per element type, flattened and joined, then split
+    again: one ring for all of them, its 2 (R - 1) global syncs paid once, as PopART merges
+    the gradients' collectives (ResNet-50's 161 rings were 4,830 syncs)."""
+    import torch
+
+    reduce, by_type = _all_reduce_marker(), {}
+    for name, grad in grads.items():
+        by_type.setdefault(grad.dtype, []).append(name)
+    reduced = {}
+    for names in by_type.values():
+        joined = reduce(torch.cat([grads[name].reshape(-1) for name in names]))
+        for name, part in zip(names, torch.split(joined, [grads[name].numel() for name in names])):
+            reduced[name] = part.view(grads[name].shape)
+    return reduced
 
 
 def _cut_at_all_reduces(graph: Any) -> int:
