@@ -31,9 +31,15 @@ class Replicate(ModulePass):
     replica's IPU (over the IPU-Links: the one transfer between replicas). The replicas' ops are
     emitted side by side, so ipu-merge-supersteps runs them in the same supersteps.
 
+    Training form: a function with `ipu.all_reduce`s (the training front end's, on the
+    gradients) is each replica's program already (SPMD): it is kept as it is, its size
+    independent of the count; the simulator runs one copy per replica (runtime/replicated.py)
+    and `ipu-schedule` lowers the all-reduces to rings over the IPU-Links.
+
     Refused at the function: a replica count not a power of two (GCL's ring), more IPUs than the
-    target has, a batch not divisible by the count, and device variables (training: the
-    gradient all-reduce over the ring is not implemented).
+    target has, a batch not divisible by the count, device variables without any
+    `ipu.all_reduce` (the replicas' updates would drift apart), a sharded training step; at the
+    op, an all-reduce over another count.
 
     Before (`ipu-replicate{replicas=2}`, m2000):
 
