@@ -41,6 +41,10 @@ Sections (issue 13):
 - pipeline: a BERT encoder stack on an m2000 pipelined over 4 stages (ipu-pipeline): the bubble
   (fill and flush as a fraction of the run) beside the ideal (S-1)/(M+S-1), the speed-up over
   the sharded run; 4 data-parallel replicas of it (ipu-replicate) (bench/pipeline.py; issue 26).
+- replicas: ResNet-50 data-parallel training on a POD16 (16 replicas, f32, micro-batch 1; one
+  replica's step planned with the gradients' ring all-reduce priced, not 16 simulators run)
+  beside Graphcore's published 42,029 img/s (Bow Pod16) and about 30,000 img/s (MLPerf v1.1,
+  GC200) (bench/replicated_training.py; issue 26; `--quick`: ResNet-50 width 1/8 on 32x32).
 - solvers: conjugate gradient and Newton's iteration run to convergence (scf.while, scalar step
   sizes): iterations, cycles per iteration, the share of sync and exchange, the error against
   numpy (bench/solvers.py; issue 29).
@@ -82,6 +86,7 @@ import numpy as np
 import numpy_models
 import pipeline
 import precision
+import replicated_training
 import simulator_vs_numpy
 import solvers
 import tm_tensor
@@ -117,6 +122,7 @@ SECTIONS = (
     "training",
     "mpi",
     "pipeline",
+    "replicas",
     "solvers",
     "precision",
 )
@@ -561,6 +567,10 @@ def pipeline_rows(args) -> list[dict]:
     return pipeline.bench_rows(args.quick, row)
 
 
+def replicas_rows(args) -> list[dict]:
+    return replicated_training.rows(args.quick, row)
+
+
 def solvers_rows(args) -> list[dict]:
     return solvers.rows(args.quick, row)
 
@@ -579,6 +589,7 @@ SECTION_ROWS = {
     "training": training_rows,
     "mpi": mpi_rows,
     "pipeline": pipeline_rows,
+    "replicas": replicas_rows,
     "solvers": solvers_rows,
     "precision": lambda args: precision.rows(args.quick, row),
 }

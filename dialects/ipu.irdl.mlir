@@ -213,6 +213,33 @@ irdl.dialect @ipu {
     irdl.attributes { "combiner" = %combiner }
   }
 
+  // The sum (or mean) of a tensor over the data-parallel replicas: GCL's all-reduce.
+  //
+  // Each of `replicas` replicas runs the same program on its own IPU and its own slice of the
+  // batch (PopTorch's `replicationFactor`); every replica's result is the elementwise sum of
+  // all replicas' operands, divided by `replicas` when `reduction` is `"mean"`. The training
+  // front end puts one on each gradient, between the backward pass and the optimizer update,
+  // so every replica makes the same update. The program holds one replica's ops: its size
+  // does not grow with the replica count.
+  //
+  // **Verified in Python:** the result has the operand's type; `replicas` is a power of two
+  // of at least 2 (GCL's ring) and at most the target's IPUs; `reduction` is `"sum"` or `"mean"`.
+  //
+  // ```mlir
+  // %g = "ipu.all_reduce"(%grad) {replicas = 4 : i64, reduction = "mean"} : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  // ```
+  irdl.operation @all_reduce {
+    %source = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %replicas = irdl.base "#builtin.integer"
+    %sum = irdl.is "sum"
+    %mean = irdl.is "mean"
+    %reduction = irdl.any_of(%sum, %mean)
+    irdl.operands(source: %source)
+    irdl.results(result: %result)
+    irdl.attributes { "replicas" = %replicas, "reduction" = %reduction }
+  }
+
   //## L2: tile mappings and exchange
 
   // Redistributes a tensor to a new tile mapping.
@@ -371,6 +398,44 @@ irdl.dialect @ipu {
       "dst_tiles" = %dst_tiles,
       "src_offset" = %src_offset,
       "dst_offset" = %dst_offset
+    }
+  }
+
+  // The all-reduce of `source` over the replicas into `dest`, over the IPU-Links (L3).
+  //
+  // `ipu.all_reduce` scheduled: `source` and `dest` hold a tensor of type `type` laid out by
+  // `mapping` (as for `ipu.host_to_device`), the same on every replica's IPU. GCL's ring: the
+  // replicas' IPUs in a ring over the links, reduce-scatter then all-gather, 2 x (replicas - 1)
+  // steps, each moving 1 / replicas of the tensor to the ring's next IPU in one exchange
+  // phase over the IPU-Links after a global sync. Every replica's `dest` then holds the sum
+  // (or, for `"mean"`, the mean) of all replicas' `source`.
+  //
+  // **Verified in Python:** `source` and `dest` name `ipu.buffer`s with the element type of
+  // `type`; `mapping` is valid for `type`'s shape and fits both (as a stream's would);
+  // `replicas` is a power of two of at least 2 and at most the target's IPUs; `reduction` is
+  // `"sum"` or `"mean"`.
+  //
+  // ```mlir
+  // "ipu.ring_all_reduce"() {source = @matmul3, dest = @all_reduce0, type = tensor<64x32xf32>,
+  //     mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 16, 1>},
+  //     replicas = 4 : i64, reduction = "mean"} : () -> ()
+  // ```
+  irdl.operation @ring_all_reduce {
+    %source = irdl.base "#builtin.symbol_ref"
+    %dest = irdl.base "#builtin.symbol_ref"
+    %type = irdl.base "#builtin.type"
+    %mapping = irdl.base "#builtin.dictionary"
+    %replicas = irdl.base "#builtin.integer"
+    %sum = irdl.is "sum"
+    %mean = irdl.is "mean"
+    %reduction = irdl.any_of(%sum, %mean)
+    irdl.attributes {
+      "source" = %source,
+      "dest" = %dest,
+      "type" = %type,
+      "mapping" = %mapping,
+      "replicas" = %replicas,
+      "reduction" = %reduction
     }
   }
 

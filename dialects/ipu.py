@@ -359,6 +359,64 @@ def copy(
     return _create("ipu.copy", attributes=attributes, loc=loc, ip=ip)
 
 
+REDUCTIONS = ("sum", "mean")  # of `ipu.all_reduce` and `ipu.ring_all_reduce`: PopTorch's ReductionType
+
+
+def _reduction(op: ir.OpView, name: str) -> str:
+    return ir.StringAttr(op.attributes[name]).value
+
+
+@_register
+class AllReduceOp(ir.OpView):
+    """The sum (or mean) of a tensor over the data-parallel replicas (L1)."""
+
+    OPERATION_NAME = "ipu.all_reduce"
+
+    source = _operand(0)
+    result = _result(0)
+    replicas = _attribute("replicas", _int)
+    reduction = _attribute("reduction", _reduction)
+
+
+def all_reduce(source: ir.Value, replicas: int, reduction: str, *, loc=None, ip=None) -> AllReduceOp:
+    attributes = {"replicas": ir.IntegerAttr.get(_I64(), replicas), "reduction": ir.StringAttr.get(reduction)}
+    return _create("ipu.all_reduce", results=[source.type], operands=[source], attributes=attributes, loc=loc, ip=ip)
+
+
+@_register
+class RingAllReduceOp(ir.OpView):
+    """`ipu.all_reduce` on buffers (L3): GCL's ring over the replicas' IPUs."""
+
+    OPERATION_NAME = "ipu.ring_all_reduce"
+
+    source = _attribute("source", _symbol)
+    dest = _attribute("dest", _symbol)
+    mapping = _attribute("mapping", _mapping)
+    replicas = _attribute("replicas", _int)
+    reduction = _attribute("reduction", _reduction)
+
+    @property
+    def type(self) -> ir.Type:
+        try:
+            return ir.TypeAttr(self.attributes["type"]).value
+        except (ValueError, TypeError):
+            raise MalformedAttribute(f"expected 'type' to be a type, got {self.attributes['type']}") from None
+
+
+def ring_all_reduce(
+    source: str, dest: str, type: ir.RankedTensorType, mapping: TileMapping, replicas: int, reduction: str, *, loc=None, ip=None
+) -> RingAllReduceOp:
+    attributes = {
+        "source": _ref(source),
+        "dest": _ref(dest),
+        "type": ir.TypeAttr.get(type),
+        "mapping": mapping.encode(),
+        "replicas": ir.IntegerAttr.get(_I64(), replicas),
+        "reduction": ir.StringAttr.get(reduction),
+    }
+    return _create("ipu.ring_all_reduce", attributes=attributes, loc=loc, ip=ip)
+
+
 @_register
 class SyncOp(ir.OpView):
     OPERATION_NAME = "ipu.sync"

@@ -22,6 +22,7 @@ Reads and writes by op (symbols of `ipu.buffer`s):
 | `ipu.vertex_group`   | `inputs`                    | `outputs`       |
 | `ipu.execute`        | its compute set's groups' inputs | their outputs |
 | `ipu.variable`       | `buffer` (the host's read)  | `buffer` (the host's write) |
+| `ipu.ring_all_reduce` | `source`                   | `dest`          |
 
 Passes that rewrite the module keep the analysis in step through `insert` and `forget`
 (`OpOrder` keeps the order of a block's ops the same way).
@@ -199,7 +200,15 @@ class Superstep:
     other: list[ir.OpView] = field(default_factory=list)
 
 
-_DIRECT = ("ipu.host_to_device", "ipu.device_to_host", "ipu.copy", "ipu.vertex_group", "ipu.variable", "ipu.predicate")
+_DIRECT = (
+    "ipu.host_to_device",
+    "ipu.device_to_host",
+    "ipu.copy",
+    "ipu.vertex_group",
+    "ipu.variable",
+    "ipu.predicate",
+    "ipu.ring_all_reduce",
+)
 
 
 def direct_accesses(op: ir.OpView) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -207,7 +216,7 @@ def direct_accesses(op: ir.OpView) -> tuple[tuple[str, ...], tuple[str, ...]]:
     name = op.operation.name
     if name == "ipu.vertex_group":
         return tuple(op.inputs), tuple(op.outputs)
-    if name == "ipu.copy":
+    if name in ("ipu.copy", "ipu.ring_all_reduce"):
         return (op.source,), (op.dest,)
     if name == "ipu.host_to_device":
         return (), (op.buffer,)

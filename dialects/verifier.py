@@ -302,11 +302,13 @@ def _check_held(op: ir.OpView, verb: str, grid: TileGrid, buffer: _Buffer, scope
     raise op_error(op, f"{verb} tile {missing[0]}, which holds no copy of @{buffer.sym_name}")
 
 
-def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
+def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope, attribute: str = "buffer") -> None:
+    """The tensor laid out by the op's `mapping` fits the buffer its `attribute` names."""
+    name = getattr(op, attribute)
     tensor = static_tensor(op, tensor_type, "tensor")
-    buffer = scope.buffer(op, "buffer", op.buffer)
+    buffer = scope.buffer(op, attribute, name)
     if buffer.element_type != tensor.element_type:
-        raise op_error(op, f"expects @{op.buffer}'s element type {buffer.element_type}, got {tensor.element_type}")
+        raise op_error(op, f"expects @{name}'s element type {buffer.element_type}, got {tensor.element_type}")
     key = (op.attributes["mapping"], tensor_type, buffer.tiles, buffer.capacity)
     if key in scope.passed:
         return
@@ -315,15 +317,15 @@ def _check_stream(op: ir.OpView, tensor_type: ir.Type, scope: _Scope) -> None:
     capacity = buffer.capacity
     numel = math.prod(tensor.shape)
     if numel > buffer.tiles.count * capacity:  # before counting the elements, which could be very many
-        raise op_error(op, f"streams {numel} elements, more than the {buffer.tiles.count} x {capacity} that @{op.buffer} holds")
+        raise op_error(op, f"streams {numel} elements, more than the {buffer.tiles.count} x {capacity} that @{name} holds")
     per_tile = elements_per_tile(mapping, tuple(tensor.shape))
     tiles, counts = np.fromiter(per_tile, np.int64, len(per_tile)), np.fromiter(per_tile.values(), np.int64, len(per_tile))
     wrong = np.flatnonzero(~buffer.holders[tiles] | (counts > capacity))  # a weight maps to a thousand tiles: no loop over them
     if wrong.size:
         tile, count = int(tiles[wrong[0]]), int(counts[wrong[0]])
         if not buffer.holders[tile]:
-            raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{op.buffer}")
-        raise op_error(op, f"maps {count} elements to tile {tile}, but @{op.buffer} holds {capacity} per tile: the stream overflows it")
+            raise op_error(op, f"maps elements to tile {tile}, which holds no copy of @{name}")
+        raise op_error(op, f"maps {count} elements to tile {tile}, but @{name} holds {capacity} per tile: the stream overflows it")
     scope.passed.add(key)
 
 
@@ -334,6 +336,30 @@ def _verify_host_to_device(op: ipu.HostToDeviceOp, scope: _Scope) -> None:
 
 def _verify_device_to_host(op: ipu.DeviceToHostOp, scope: _Scope) -> None:
     _check_stream(op, op.result.type, scope)  # of a variable's buffer too: a result asking for its value back
+
+
+def _check_replicas(op: ir.OpView, scope: _Scope | None) -> None:
+    """A power of two (GCL's ring); at L3 (`scope`: the program's target), one IPU per replica."""
+    replicas = op.replicas
+    if replicas < 2 or replicas & (replicas - 1):
+        raise op_error(op, f"expects replicas to be a power of two of at least 2 (GCL's ring all-reduce), got {replicas}")
+    if scope is not None and replicas > scope.target.num_ipus:
+        raise op_error(
+            op, f"all-reduces over {replicas} replicas, one IPU each, but target '{scope.target.name}' has {scope.target.num_ipus}"
+        )
+
+
+def _verify_all_reduce(op: ipu.AllReduceOp, scope: _Scope) -> None:
+    if op.source.type != op.result.type:
+        raise op_error(op, f"expects the result to have the operand's type {op.source.type}, got {op.result.type}")
+    _check_replicas(op, None)  # the target may be set later in the pipeline
+
+
+def _verify_ring_all_reduce(op: ipu.RingAllReduceOp, scope: _Scope) -> None:
+    _check_replicas(op, scope)
+    tensor_type = op.type
+    for attribute in ("source", "dest"):  # each tile of the mapping reduces its own elements
+        _check_stream(op, tensor_type, scope, attribute)
 
 
 def _verify_predicate(op: ipu.PredicateOp, scope: _Scope) -> None:
@@ -565,6 +591,8 @@ _RULES: dict[str, Callable[[ir.OpView, _Scope], None]] = {
     "ipu.host_to_device": _verify_host_to_device,
     "ipu.device_to_host": _verify_device_to_host,
     "ipu.predicate": _verify_predicate,
+    "ipu.all_reduce": _verify_all_reduce,
+    "ipu.ring_all_reduce": _verify_ring_all_reduce,
     "ipu.copy": _verify_copy,
     "ipu.execute": _verify_execute,
     "ipu.vertex_group": _verify_vertex_group,

@@ -134,8 +134,6 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
     or AdamW (default: SGD, lr 0.01, as PopTorch)."""
     import torch
 
-    if options is not None and options.replication_factor > 1:
-        raise IpuError("trainingModel: replicationFactor is for inference only here: the replicas' gradient all-reduce is not implemented")
     if options is not None and options.execution_strategy.pipelined:
         raise IpuError(
             "trainingModel: PipelinedExecution is for inference only here: training over pipeline stages "

@@ -36,7 +36,9 @@ from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
 from ipu_mlir.frontends.optimizers import host_state, load_host_state, rule_of, steps_taken
 from ipu_mlir.frontends.options import Options, ReductionType
+from ipu_mlir.runtime.replicated import ReplicatedSimulator
 from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["TrainingModel", "micro_batches"]
@@ -57,6 +59,7 @@ class TrainingModel:
         self.device: Simulator | None = None  # holds the device variables between calls
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._lrs: list[float] = []
+        self.replicas = options.replication_factor  # data-parallel replicas, one IPU and simulator each
         self._host_state_stale = False  # the device updated the optimizer state since the host last read it
         self._host_weights_stale = False  # the device updated the parameters since copyWeightsToHost
         # model.state_dict() copies the weights to the host first, as PopTorch's wrapped model does
@@ -68,18 +71,26 @@ class TrainingModel:
     def __call__(self, *inputs: Any) -> Any:
         import torch
 
-        arrays = micro_batches(inputs, self.options.micro_batches_per_call)
+        arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
+        shards = replica_slices(arrays, self.replicas)
         if self.device is None:
-            self._compile(tuple(torch.from_numpy(array[0]) for array in arrays))
-        self._check_batch(arrays)
+            self._compile(tuple(torch.from_numpy(array[0]) for array in shards[0]))
+        self._check_batch(shards[0])
         self._write_learning_rates()
         if self._device_state_stale:
             self._write_optimizer_state()
         start = time.perf_counter()
-        results = self.device.run(arrays, iterations=self.options.micro_batches_per_call)
+        iterations = self.options.micro_batches_per_call
+        if self.replicas > 1:
+            # each output as PopTorch returns it: the replicas' along the first axis (a scalar: one per replica)
+            per_replica = self.device.run(shards, iterations=iterations)
+            results = [np.stack([r[k][-1] for r in per_replica]) for k in range(len(per_replica[0]))]
+            results = [a if a.ndim == 1 else a.reshape(-1, *a.shape[2:]) for a in results]
+        else:
+            results = [result[-1] for result in self.device.run(arrays, iterations=iterations)]
         self.timings["run"] = time.perf_counter() - start
         self._host_state_stale = self._host_weights_stale = True
-        last = [torch.from_numpy(np.ascontiguousarray(result[-1])) for result in results]
+        last = [torch.from_numpy(np.ascontiguousarray(result)) for result in results]
         return tuple(last) if self.step.output_is_tuple else last[0]
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)
@@ -205,16 +216,20 @@ class TrainingModel:
             training.reduction is ReductionType.Mean,
             self._importer,
             self.random_seed,
+            self.replicas,
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction
         try:
-            program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction)
+            program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction, replicas=self.replicas)
         except IpuError as error:  # the planner's refusal names its option: say which of ours set it
             if fraction is not None and "memory-fraction)" in error.message:
                 error.message = error.message.replace("memory-fraction)", f"memory-fraction: setAvailableMemoryProportion {fraction!r})")
             raise
-        self.device = api.load_simulator(program, target, verified=True)  # the default pipeline ends in ipu-verify
+        if self.replicas > 1:  # one simulator per replica, their all-reduces in lockstep
+            self.device = ReplicatedSimulator(program, load_target(target), self.replicas, verified=True)
+        else:
+            self.device = api.load_simulator(program, target, verified=True)  # the default pipeline ends in ipu-verify
         self.timings.update(export=middle - start, compile_and_load=time.perf_counter() - middle)
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
@@ -242,26 +257,34 @@ class TrainingModel:
         self._lrs = lrs
 
 
-def micro_batches(inputs: tuple, count: int) -> list[np.ndarray]:
-    """Each input (a tensor whose first axis holds `count` micro-batches) as an array of shape
-    (count, micro-batch, ...)."""
+def micro_batches(inputs: tuple, count: int, replicas: int = 1) -> list[np.ndarray]:
+    """Each input (a tensor whose first axis holds `count` micro-batches of each of `replicas`)
+    as an array of shape (count, replicas x micro-batch, ...)."""
     arrays = []
     for index, value in enumerate(inputs):
         if not type(value).__module__.startswith("torch"):
             raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__}")
         array = value.detach().cpu().numpy()
-        if array.ndim == 0 or array.shape[0] % count:
+        if array.ndim == 0 or array.shape[0] % (count * replicas):
             raise IpuError(
-                f"input #{index}: its first axis ({_describe(array.shape, array.dtype)}) must hold {count} micro-batches"
-                " (deviceIterations x gradientAccumulation)"
+                f"input #{index}: its first axis ({_describe(array.shape, array.dtype)}) must hold {count * replicas} micro-batches"
+                " (deviceIterations x gradientAccumulation" + (" x replicationFactor)" if replicas > 1 else ")")
             )
         arrays.append(np.ascontiguousarray(array.reshape(count, array.shape[0] // count, *array.shape[1:])))
     return arrays
+
+
+def replica_slices(arrays: list[np.ndarray], replicas: int) -> list[list[np.ndarray]]:
+    """Each replica's inputs: the r-th of `replicas` equal slices of every micro-batch (axis
+    1), as PopTorch splits each step's batch over the replicas."""
+    if replicas == 1:
+        return [arrays]
+    return [[np.ascontiguousarray(np.split(array, replicas, axis=1)[r]) for array in arrays] for r in range(replicas)]
 
 
 def _describe(shape: tuple, dtype: Any) -> str:
     return f"{'x'.join(map(str, shape)) or 'scalar'} {np.dtype(dtype)}"
 
 
-def _compile(module: Any, target: str, memory_fraction: float | None = None) -> Any:
-    return api.compile_to_program(module, target, memory_fraction=memory_fraction)
+def _compile(module: Any, target: str, memory_fraction: float | None = None, replicas: int = 1) -> Any:
+    return api.compile_to_program(module, target, memory_fraction=memory_fraction, replicas=replicas)

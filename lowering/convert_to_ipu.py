@@ -68,7 +68,7 @@ _L0_DIALECTS = frozenset({"arith", "math", "linalg", "tensor", "func", "ipu"})
 # With the compute ops of the registry (`REGISTRY`: the built-in records and any a plugin adds).
 _L1_DATA_OPS = frozenset({
     "arith.constant", "func.return", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
-    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat",
+    "tensor.expand_shape", "tensor.collapse_shape", "tensor.concat", "ipu.all_reduce",
 })  # fmt: skip
 _ASSERT = f"cf.assert outside a linalg.generic, a scalar run-time check ({PASS_NAME}{{drop-asserts}} erases it)"
 

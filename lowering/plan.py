@@ -192,6 +192,8 @@ class _Planner:
                 self.set_layout(op, self.slice_layout(op))
             elif name in TENSOR_OPS:
                 self.set_layout(op, self.default_layout(_shape(op.results[0])))
+            elif name == "ipu.all_reduce":  # each tile reduces its own elements: the operand's layout
+                self.set_layout(op, self.layouts.get(op.operands[0]) or self.default_layout(_shape(op.results[0])))
             elif name == "scf.for":
                 self.plan_loop(op)
             elif name in ("scf.if", "scf.while", "scf.index_switch"):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ipu_mlir.dialects import ipu
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
@@ -30,9 +31,15 @@ class Replicate(ModulePass):
     replica's IPU (over the IPU-Links: the one transfer between replicas). The replicas' ops are
     emitted side by side, so ipu-merge-supersteps runs them in the same supersteps.
 
+    Training form: a function with `ipu.all_reduce`s (the training front end's, on the
+    gradients) is each replica's program already (SPMD): it is kept as it is, its size
+    independent of the count; the simulator runs one copy per replica (runtime/replicated.py)
+    and `ipu-schedule` lowers the all-reduces to rings over the IPU-Links.
+
     Refused at the function: a replica count not a power of two (GCL's ring), more IPUs than the
-    target has, a batch not divisible by the count, and device variables (training: the
-    gradient all-reduce over the ring is not implemented).
+    target has, a batch not divisible by the count, device variables without any
+    `ipu.all_reduce` (the replicas' updates would drift apart), a sharded training step; at the
+    op, an all-reduce over another count.
 
     Before (`ipu-replicate{replicas=2}`, m2000):
 
@@ -68,9 +75,11 @@ class Replicate(ModulePass):
         for function in public_functions(module):
             if self.replicas & (self.replicas - 1):
                 raise op_error(function, f"ipu-replicate: replicas={self.replicas} is not a power of two (GCL's ring all-reduce needs one)")
-            if resident_names(function)[0]:
+            reductions = [op for op in function.regions[0].blocks[0].operations if op.operation.name == "ipu.all_reduce"]
+            if resident_names(function)[0] and not reductions:
                 raise op_error(
-                    function, "ipu-replicate: device variables (training): the gradient all-reduce over the replicas is not implemented"
+                    function,
+                    "ipu-replicate: device variables (training) but no ipu.all_reduce: the replicas' updates would drift apart",
                 )
             ipus = 1 + max((_ipu_of(op) for op in function.regions[0].blocks[0].operations), default=0)
             if self.replicas * ipus > target.num_ipus:
@@ -79,6 +88,14 @@ class Replicate(ModulePass):
                     f"ipu-replicate: {self.replicas} replicas of {ipus} IPU(s) need {self.replicas * ipus} IPUs, "
                     f"but target '{target.name}' has {target.num_ipus}",
                 )
+            for op in reductions:  # training: the program is each replica's (SPMD), kept as it is
+                count = ipu.AllReduceOp(op.operation).replicas
+                if count != self.replicas:
+                    raise op_error(op, f"ipu-replicate: all-reduces over {count} replicas, not {self.replicas}")
+            if reductions:
+                if ipus > 1:
+                    raise op_error(function, "ipu-replicate: replicas of a sharded training step are not implemented (one IPU each)")
+                continue
             _Replicator(function, self.replicas, self.inputs, ipus).run()
 
 

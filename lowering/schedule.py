@@ -182,6 +182,8 @@ class _Scheduler:
                 self.reshape(op)
             elif name in ("tensor.extract_slice", "tensor.insert_slice", "tensor.concat", "tensor.pad"):
                 self.move(op)
+            elif name == "ipu.all_reduce":
+                self.all_reduce(op)
             elif name == "scf.for":
                 self.loop(op)
             elif name == "scf.if":
@@ -479,6 +481,17 @@ class _Scheduler:
         self.stored[op.results[0]] = Stored(result, final)
 
     # --- data movement ----------------------------------------------------------------------------
+
+    def all_reduce(self, op: ir.OpView) -> None:
+        """`ipu.ring_all_reduce` between global syncs: the ring's steps cross the IPU-Links."""
+        result = result_mapping(op)
+        source = self.bring(op, op.operands[0], result, "all_reduce_in")
+        dest = self.buffer("all_reduce", result, ir.RankedTensorType(op.results[0].type).element_type, op.location)
+        ipu.sync("global", ip=self.ip)
+        reduce = ipu.AllReduceOp(op.operation)
+        ipu.ring_all_reduce(source, dest, op.results[0].type, result.mapping(), reduce.replicas, reduce.reduction, ip=self.ip)
+        ipu.sync("global", ip=self.ip)
+        self.stored[op.results[0]] = Stored(dest, result)
 
     def reshape(self, op: ir.OpView) -> None:
         result = result_mapping(op)

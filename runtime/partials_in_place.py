@@ -185,6 +185,8 @@ def _touched(step) -> set[str]:
         return {buffer.name for group in step.groups for buffer, _ in group.inputs + group.outputs}
     if hasattr(step, "steps"):  # a Repeat
         return {name for inner in step.steps for name in _touched(inner)}
+    if hasattr(step, "buffers"):  # an all-reduce (runtime/replicated.py)
+        return {buffer.name for buffer in step.buffers}
     return {step.buffer.name}  # a host stream
 
 

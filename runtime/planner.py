@@ -12,13 +12,14 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.attrs import TileGrid, i64_value
+from ipu_mlir.dialects.attrs import TileGrid, elements_per_tile, i64_value
 from ipu_mlir.dialects.ops import codelet_cycles
 from ipu_mlir.dialects.program import Program
 from ipu_mlir.dialects.resources import dense_array
 from ipu_mlir.target import Target
 
 from . import control_flow
+from .all_reduce import RingAllReduce, plan_ring_all_reduce, price_ring_all_reduce, site_record
 from .codelet import CodeletError, body_key, compile_codelet
 from .memory import (
     Buffer,
@@ -54,6 +55,7 @@ PROGRAM_OPS = (
     "ipu.sync",
     "ipu.copy",
     "ipu.execute",
+    "ipu.ring_all_reduce",
     "scf.for",
     "scf.if",
     "scf.while",
@@ -429,6 +431,23 @@ class Planner:
         pieces = strided_pieces(*sides, size, sizes) or [tuple(copy_region(side.rows, side.tiles, side.starts, size) for side in sides)]
         self.planned[key] = pieces
         return pieces
+
+    def _ipu_ring_all_reduce(self, op: ipu.RingAllReduceOp, site: Site) -> RingAllReduce:
+        """Between global syncs (ipu-schedule puts them there): its ring steps are supersteps of their own."""
+        source, dest = self._buffer(op.source, site), self._buffer(op.dest, site)
+        self._written(dest.name)
+        step = plan_ring_all_reduce(op, site, (source, dest), self._slot(op.operation), self.target)
+        self.writes.append(StreamWrite(dest.name, step.scatter.tiles))  # as a stream from the host: each tile apart
+        if self.checks:  # the profile is the checked plan's
+            counts = np.zeros(self.target.num_tiles, np.int64)
+            for tile, count in elements_per_tile(op.mapping, step.gather.shape).items():
+                counts[tile] = count
+            self._close(None)
+            element_type = ir.RankedTensorType(op.type).element_type
+            priced = price_ring_all_reduce(site_record(op), op.replicas, element_type, counts, dest.element_bytes, self.repeat, self.target)
+            for superstep in priced:
+                self.supersteps.append(superstep)
+        return step
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> Execute:
         name = op.compute_set

@@ -14,7 +14,7 @@ module attributes {ipu.target = "m2000"} {
 // -----
 
 // EIGHT: error: 'func.func' op ipu-replicate: 8 replicas of 2 IPU(s) need 16 IPUs, but target 'm2000' has 4
-// EIGHT: error: 'func.func' op ipu-replicate: device variables (training): the gradient all-reduce over the replicas is not implemented
+// EIGHT: error: 'func.func' op ipu-replicate: device variables (training) but no ipu.all_reduce: the replicas' updates would drift apart
 // EIGHT: error: 'func.func' op ipu-replicate: input %arg0 of type tensor<4x64xf32> has no batch dimension divisible by replicas=8
 module attributes {ipu.target = "m2000"} {
   // expected-error @+1 {{'func.func' op ipu-replicate: replicas=3 is not a power of two}}

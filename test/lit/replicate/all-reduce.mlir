@@ -1,0 +1,33 @@
+// A replicated training step: ipu-replicate keeps the program one replica's (its size does not
+// grow with the replicas); ipu.all_reduce becomes ipu.ring_all_reduce between global syncs.
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-replicate{replicas=4})' | FileCheck %s
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-replicate{replicas=4},ipu-plan,ipu-schedule,ipu-verify)' | FileCheck %s --check-prefix=L3
+
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @sgd_step
+  // L3-LABEL: func.func @sgd_step
+  func.func @sgd_step(%w: tensor<64x32xf32> {ipu.resident = "param:w"}, %x: tensor<8x64xf32>, %dy: tensor<8x32xf32>)
+      -> (tensor<64x32xf32> {ipu.resident = "param:w"}) {
+    %xt = arith.constant dense<0.25> : tensor<64x8xf32>
+    // CHECK: %[[G:.*]] = "ipu.matmul"
+    // CHECK-NOT: "ipu.matmul"
+    // CHECK: "ipu.all_reduce"(%[[G]]) {reduction = "mean", replicas = 4 : i64} : (tensor<64x32xf32>) -> tensor<64x32xf32>
+    // CHECK-NOT: "ipu.all_reduce"
+    // L3: "ipu.sync"() {kind = "global"}
+    // L3-NEXT: "ipu.ring_all_reduce"() {dest = @all_reduce0, mapping = {{.*}}, reduction = "mean", replicas = 4 : i64, source = @{{.*}}, type = tensor<64x32xf32>}
+    // L3-NEXT: "ipu.sync"() {kind = "global"}
+    %g = "ipu.matmul"(%xt, %dy) : (tensor<64x8xf32>, tensor<8x32xf32>) -> tensor<64x32xf32>
+    %r = "ipu.all_reduce"(%g) {replicas = 4 : i64, reduction = "mean"} : (tensor<64x32xf32>) -> tensor<64x32xf32>
+    %e = tensor.empty() : tensor<64x32xf32>
+    %new = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+        ins(%w, %r : tensor<64x32xf32>, tensor<64x32xf32>) outs(%e : tensor<64x32xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %lr = arith.constant 0.1 : f32
+      %s = arith.mulf %b, %lr : f32
+      %d = arith.subf %a, %s : f32
+      linalg.yield %d : f32
+    } -> tensor<64x32xf32>
+    return %new : tensor<64x32xf32>
+  }
+}
