@@ -26,6 +26,7 @@ import numpy as np
 
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
+from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep
 from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.runtime.simulator import Simulator
@@ -110,6 +111,7 @@ class TrainingModel:
             training.reduction is ReductionType.Mean,
             self._importer,
             self.random_seed,
+            self._mixed_precision(),
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction
@@ -124,6 +126,24 @@ class TrainingModel:
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
         self._lrs = [float(group["lr"]) for group in self.optimizer.param_groups]
+
+    def _mixed_precision(self) -> MixedPrecisionStep | None:
+        """The master weights, loss scaling and stochastic rounding the options ask for, if any."""
+        precision, scaling = self.options.Precision, self.options.Training.loss_scaling
+        if not (precision.master_weights or precision.stochastic_rounding or scaling is not None):
+            return None
+        return MixedPrecisionStep(precision, scaling, dict(self.model.named_parameters()))
+
+    @property
+    def loss_scale(self) -> float | None:
+        """The device's loss scale now (dynamic loss scaling changes it), None without loss scaling."""
+        has_scale = self.step is not None and any(v.name == "scale:loss" for v in self.step.variables)
+        return float(self.device.read_variable("scale:loss")) if has_scale else None
+
+    def masterWeights(self) -> dict[str, np.ndarray]:  # noqa: N802 (PopTorch's style)
+        """The f32 master copies of the f16 / bf16 weights on the device, by parameter name."""
+        names = [v.name for v in self.step.variables if v.name.startswith("master:")] if self.step else []
+        return {name.removeprefix("master:"): self.device.read_variable(name) for name in names}
 
     def _check_batch(self, arrays: list[np.ndarray]) -> None:
         if len(arrays) != len(self.step.batch):
