@@ -53,7 +53,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.frontends import api
-from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep
+from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
 from ipu_mlir.frontends.optimizers import OptimizerRule
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
@@ -119,11 +119,10 @@ def build_step(
     (frontends.torch's names each op's location after its ATen op). `seed`: the random ops'
     (frontends/random_ops.py). `mixed`: the master weights, loss scaling and stochastic
     rounding of an f16 / bf16 model (frontends/mixed_precision.py)."""
-    import torch
 
     layout = _Layout(model, optimizer, rule, accumulation, seed, mixed)
     batch = tuple(value.detach() for value in micro_batch)
-    flat = [torch.from_numpy(np.array(variable.value)) for variable in layout.variables] + list(batch)
+    flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
     graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
     returns = layout.returns
@@ -515,8 +514,8 @@ def _steps_taken(optimizer: Any) -> float:
 
 
 def _array(tensor: Any) -> np.ndarray:
-    return np.array(tensor.detach().cpu().numpy(), copy=True)
+    return np.array(to_numpy(tensor), copy=True)
 
 
 def _numpy_dtype(tensor: Any) -> np.dtype:
-    return tensor.detach().cpu().numpy().dtype
+    return to_numpy(tensor).dtype

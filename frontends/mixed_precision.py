@@ -44,9 +44,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ipu_mlir.frontends.random_ops import _i32, _shift_right, _uniform_counts  # its generator, drawn with our salt
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
-__all__ = ["LossScaling", "MixedPrecisionStep", "PrecisionOptions", "stochastic_round"]
+__all__ = ["LossScaling", "MixedPrecisionStep", "PrecisionOptions", "stochastic_round", "to_numpy", "to_torch"]
 
 _ROUNDING_SALT = 0x5BD1E995  # any constant: the rounding draws are a stream apart from dropout's
 # (mantissa bits, smallest normal exponent) of the narrow types stochastic rounding targets; bf16's
@@ -177,8 +179,6 @@ def stochastic_round(x: Any, dtype: Any, seed: Any, step: Any, offset: int = 0) 
     `seed` and `step` are i32 scalar tensors (traced or not). Infinities and NaN pass through."""
     import torch
 
-    from ipu_mlir.frontends.random_ops import _i32, _shift_right, _uniform_counts
-
     mantissa, smallest = _FORMATS[str(dtype)]
     dropped = 23 - mantissa  # f32's mantissa bits the narrow type lacks: the draw's resolution
     draws = _shift_right(_uniform_counts(seed ^ _i32(_ROUNDING_SALT), step, offset, x.shape), 24 - dropped)
@@ -192,6 +192,29 @@ def stochastic_round(x: Any, dtype: Any, seed: Any, step: Any, offset: int = 0) 
     spacing = exponent - mantissa  # log2 of the narrow type's ulp at x
     rounded = torch.floor(x * torch.exp2(-spacing) + u) * torch.exp2(spacing)  # exact: at most 24 significant bits
     return torch.where(magnitude < float("inf"), rounded, x).to(dtype)  # inf and NaN (not below inf) kept
+
+
+def to_numpy(tensor: Any) -> Any:
+    """A torch tensor as a numpy array (a copy-free view where torch allows); bf16 and FP8 ones,
+    which `Tensor.numpy()` refuses, through their bits as the ml_dtypes type of the same name."""
+    import torch
+
+    tensor = tensor.detach().cpu()
+    narrow = numpy_float(str(tensor.dtype).removeprefix("torch."))  # torch and ml_dtypes share the names
+    if narrow is None:
+        return tensor.numpy()
+    return tensor.view(torch.int16 if tensor.element_size() == 2 else torch.uint8).numpy().view(narrow)
+
+
+def to_torch(array: Any) -> Any:
+    """A numpy array as a torch tensor, ml_dtypes' bf16 and FP8 types as torch's of the same name."""
+    import numpy as np
+    import torch
+
+    if array.dtype in NARROW_FLOATS:
+        bits = np.ascontiguousarray(array).view(np.int16 if array.dtype.itemsize == 2 else np.uint8)
+        return torch.from_numpy(bits).view(getattr(torch, array.dtype.name))
+    return torch.from_numpy(array)
 
 
 def _flag(name: str, value: Any) -> bool:

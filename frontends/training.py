@@ -26,7 +26,7 @@ import numpy as np
 
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
-from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep
+from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
 from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.runtime.simulator import Simulator
@@ -53,17 +53,16 @@ class TrainingModel:
         self._lrs: list[float] = []
 
     def __call__(self, *inputs: Any) -> Any:
-        import torch
 
         arrays = micro_batches(inputs, self.options.micro_batches_per_call)
         if self.device is None:
-            self._compile(tuple(torch.from_numpy(array[0]) for array in arrays))
+            self._compile(tuple(to_torch(array[0]) for array in arrays))
         self._check_batch(arrays)
         self._write_learning_rates()
         start = time.perf_counter()
         results = self.device.run(arrays, iterations=self.options.micro_batches_per_call)
         self.timings["run"] = time.perf_counter() - start
-        last = [torch.from_numpy(np.ascontiguousarray(result[-1])) for result in results]
+        last = [to_torch(np.ascontiguousarray(result[-1])) for result in results]
         return tuple(last) if self.step.output_is_tuple else last[0]
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)
@@ -85,7 +84,7 @@ class TrainingModel:
         with torch.no_grad():
             for variable in self.step.variables:
                 if variable.updated and variable.name in tensors:
-                    tensors[variable.name].copy_(torch.from_numpy(self.device.read_variable(variable.name)))
+                    tensors[variable.name].copy_(to_torch(self.device.read_variable(variable.name)))
 
     @property
     def random_seed(self) -> int:
@@ -174,7 +173,7 @@ def micro_batches(inputs: tuple, count: int) -> list[np.ndarray]:
     for index, value in enumerate(inputs):
         if not type(value).__module__.startswith("torch"):
             raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__}")
-        array = value.detach().cpu().numpy()
+        array = to_numpy(value)
         if array.ndim == 0 or array.shape[0] % count:
             raise IpuError(
                 f"input #{index}: its first axis ({_describe(array.shape, array.dtype)}) must hold {count} micro-batches"

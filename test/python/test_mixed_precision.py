@@ -110,7 +110,7 @@ class MLP(nn.Module):
 
 
 def reference_loop(model, make_optimizer, batches, scale, growth_interval=None, rounding=None):
-    """PyTorch's f16 loop with f32 master weights and loss scaling (torch.amp.GradScaler's rule
+    """PyTorch's f16 / bf16 loop with f32 master weights and loss scaling (torch.amp.GradScaler's rule
     when `growth_interval` is given): (losses, master weights, loss scales after each step)."""
     params = dict(model.named_parameters())
     masters = {name: p.detach().float().clone() for name, p in params.items()}
@@ -129,7 +129,7 @@ def reference_loop(model, make_optimizer, batches, scale, growth_interval=None, 
             with torch.no_grad():
                 offset = 0
                 for name, p in params.items():
-                    p.copy_(rounding(masters[name], step, offset) if rounding else masters[name].half())
+                    p.copy_(rounding(masters[name], step, offset) if rounding else masters[name].to(p.dtype))
                     offset += p.numel()
         if growth_interval is not None:
             good = good + 1 if finite else 0
@@ -140,9 +140,9 @@ def reference_loop(model, make_optimizer, batches, scale, growth_interval=None, 
     return losses, masters, scales
 
 
-def f16_spread(model, make_optimizer, batches):
-    """Per tensor, the largest difference between PyTorch's f16 loop (f32 master weights) and
-    its f32 loop on the same f16 initial weights, relative to the tensor's largest magnitude:
+def spread(model, make_optimizer, batches):
+    """Per tensor, the largest difference between PyTorch's f16 (bf16) loop (f32 master weights)
+    and its f32 loop on the same initial weights, relative to the tensor's largest magnitude:
     how far f16 arithmetic alone moves training, the scale a simulated f16 step is judged on."""
     _, f16, _ = reference_loop(copy.deepcopy(model), make_optimizer, batches, 1.0)
     f32 = copy.deepcopy(model).float()
@@ -168,7 +168,7 @@ def test_f16_master_weights_static_loss_scaling_momentum():
     model, data = MLP().half(), batches(5, (8, 8), (8, 4))
     make = lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9)  # noqa: E731
     reference_losses, masters, _ = reference_loop(copy.deepcopy(model), make, data, 1024.0)
-    spread = f16_spread(model, make, data)
+    spread_of = spread(model, make, data)
     options = ipu_torch.Options().target(TARGET)
     options.Precision.setMasterWeights(True)
     options.Training.setLossScaling(1024.0)
@@ -176,7 +176,7 @@ def test_f16_master_weights_static_loss_scaling_momentum():
     losses = [float(trained(*batch)) for batch in data]
     ours = trained.masterWeights()
     worst = worst_relative(ours, masters)
-    assert all(worst[name] <= TIMES_SPREAD * spread[name] for name in worst), (worst, spread)
+    assert all(worst[name] <= TIMES_SPREAD * spread_of[name] for name in worst), (worst, spread_of)
     np.testing.assert_allclose(losses, reference_losses, rtol=2**-10)
     trained.copyWeightsToHost()  # the f16 weights are the master weights rounded to nearest
     for name, p in model.named_parameters():
@@ -193,7 +193,7 @@ def test_dynamic_loss_scaling_skips_overflowing_steps_and_grows():
     data = [(x * 4, t * 4) for x, t in batches(8, (8, 8), (8, 4))]
     make = lambda params: torch.optim.SGD(params, lr=1e-4)  # noqa: E731
     _, masters, reference_scales = reference_loop(copy.deepcopy(model), make, data, 2.0**15, growth_interval=2)
-    spread = f16_spread(model, make, data)
+    spread_of = spread(model, make, data)
     options = ipu_torch.Options().target(TARGET)
     options.Precision.setMasterWeights(True)
     options.Training.setAutomaticLossScaling(True, growth_interval=2)
@@ -205,7 +205,27 @@ def test_dynamic_loss_scaling_skips_overflowing_steps_and_grows():
     assert scales == reference_scales
     assert min(scales) < 2.0**15 and any(b > a for a, b in zip(scales, scales[1:]))  # skipped, then grew
     worst = worst_relative(trained.masterWeights(), masters)
-    assert all(worst[name] <= TIMES_SPREAD * spread[name] for name in worst), (worst, spread)
+    assert all(worst[name] <= TIMES_SPREAD * spread_of[name] for name in worst), (worst, spread_of)
+
+
+def test_bf16_master_weights_stochastic_rounding_adam():
+    """A bf16 MLP, f32 master weights rounded stochastically to bf16, Adam: 5 steps against
+    PyTorch's bf16 loop drawing the same roundings (`stochastic_round`), master weights within
+    TIMES_SPREAD x bf16's own spread."""
+    torch.manual_seed(0)
+    model = MLP().to(torch.bfloat16)
+    data = [tuple(value.to(torch.bfloat16) for value in batch) for batch in batches(5, (8, 8), (8, 4))]
+    make = lambda params: torch.optim.Adam(params, lr=1e-3)  # noqa: E731
+    rounding = lambda master, step, offset: stochastic_round(master, torch.bfloat16, i32(SEED), i32(step), offset)  # noqa: E731
+    _, masters, _ = reference_loop(copy.deepcopy(model), make, data, 1.0, rounding=rounding)
+    spread_of = spread(model, make, data)
+    options = ipu_torch.Options().target(TARGET).randomSeed(SEED)
+    options.Precision.setMasterWeights(True).enableStochasticRounding(True)
+    trained = ipu_torch.trainingModel(model, options, make(model.parameters()))
+    for batch in data:
+        trained(*batch)
+    worst = worst_relative(trained.masterWeights(), masters)
+    assert all(worst[name] <= TIMES_SPREAD * spread_of[name] for name in worst), (worst, spread_of)
 
 
 def test_mixed_precision_options_refuse_bad_input():
