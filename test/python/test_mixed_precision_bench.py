@@ -32,3 +32,18 @@ def test_rounding_to_nearest_loses_the_updates_stochastic_rounding_keeps_them(mo
         assert r["raw"]["device_s"] > 0 and r["ratio"] == r["raw"]["weight_drift"]
     assert nearest["raw"]["movement_made"] < 0.2, nearest["raw"]
     assert 0.7 < stochastic["raw"]["movement_made"] < 1.3, stochastic["raw"]
+
+
+def test_unit_scaled_example_trains_in_f16_as_in_f32():
+    """examples/unit_scaling.py: the unit-scaled MLP in f16 with no loss scaling, 5 steps on the
+    simulated gc200, within 0.5% of f32's losses (measured: 0.06% over 20 steps); its forward
+    scale is exact (`scaled`'s rounding would put the first loss 2.7% off, as it did)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    import unit_scaling
+
+    torch.manual_seed(0)
+    model, batches = unit_scaling.UnitScaledMLP(), unit_scaling.data(5)
+    f32 = unit_scaling.train(model, batches, torch.float32, 2e-3)
+    f16 = unit_scaling.train(model, batches, torch.float16, 2e-3, stochastic_rounding=True)
+    assert all(abs(a - b) <= 5e-3 * a for a, b in zip(f32, f16)), (f32, f16)
+    assert f32[-1] < f32[0]
