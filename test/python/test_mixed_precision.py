@@ -109,18 +109,23 @@ class MLP(nn.Module):
         return nn.functional.mse_loss(self.fc2(torch.relu(self.fc1(x))), target)
 
 
-def reference_loop(model, make_optimizer, batches, scale, growth_interval=None, rounding=None):
+def reference_loop(model, make_optimizer, batches, scale, growth_interval=None, rounding=None, accumulation=1):
     """PyTorch's f16 / bf16 loop with f32 master weights and loss scaling (torch.amp.GradScaler's rule
-    when `growth_interval` is given): (losses, master weights, loss scales after each step)."""
+    when `growth_interval` is given), the mean of `accumulation` micro-batches' gradients per
+    update: (losses, master weights, loss scales after each update)."""
     params = dict(model.named_parameters())
     masters = {name: p.detach().float().clone() for name, p in params.items()}
     optimizer = make_optimizer(list(masters.values()))
-    losses, scales, good = [], [], 0
+    losses, scales, good, sums = [], [], 0, {}
     for step, batch in enumerate(batches):
         model.zero_grad()
         loss = model(*batch)
         (loss.float() * scale).backward()
-        grads = {name: p.grad.float() / scale for name, p in params.items()}
+        for name, p in params.items():
+            sums[name] = sums.get(name, 0) + p.grad.float() / scale
+        if (step + 1) % accumulation:
+            continue
+        grads, sums = {name: total / accumulation for name, total in sums.items()}, {}
         finite = all(bool(g.isfinite().all()) for g in grads.values())
         if finite:
             for name, grad in grads.items():
@@ -140,14 +145,14 @@ def reference_loop(model, make_optimizer, batches, scale, growth_interval=None, 
     return losses, masters, scales
 
 
-def spread(model, make_optimizer, batches):
+def spread(model, make_optimizer, batches, accumulation=1):
     """Per tensor, the largest difference between PyTorch's f16 (bf16) loop (f32 master weights)
     and its f32 loop on the same initial weights, relative to the tensor's largest magnitude:
     how far f16 arithmetic alone moves training, the scale a simulated f16 step is judged on."""
-    _, f16, _ = reference_loop(copy.deepcopy(model), make_optimizer, batches, 1.0)
+    _, f16, _ = reference_loop(copy.deepcopy(model), make_optimizer, batches, 1.0, accumulation=accumulation)
     f32 = copy.deepcopy(model).float()
     wide = [tuple(value.float() for value in batch) for batch in batches]
-    _, exact, _ = reference_loop(f32, make_optimizer, wide, 1.0, rounding=lambda master, *_: master)
+    _, exact, _ = reference_loop(f32, make_optimizer, wide, 1.0, rounding=lambda master, *_: master, accumulation=accumulation)
     return {name: float((f16[name] - exact[name]).abs().max() / exact[name].abs().max()) for name in f16}
 
 
@@ -204,6 +209,26 @@ def test_dynamic_loss_scaling_skips_overflowing_steps_and_grows():
         scales.append(trained.loss_scale)
     assert scales == reference_scales
     assert min(scales) < 2.0**15 and any(b > a for a, b in zip(scales, scales[1:]))  # skipped, then grew
+    worst = worst_relative(trained.masterWeights(), masters)
+    assert all(worst[name] <= TIMES_SPREAD * spread_of[name] for name in worst), (worst, spread_of)
+
+
+def test_accumulated_gradients_with_master_weights_loss_scaling_and_stochastic_rounding():
+    """2 calls of 2 device iterations x 2 accumulated micro-batches: the f32 gradients of each
+    pair, unscaled, averaged before one update of the f32 master weights, rounded
+    stochastically with the draws of the pair's last micro-batch; against PyTorch's loop."""
+    torch.manual_seed(0)
+    model, data = MLP().half(), batches(8, (8, 8), (8, 4))
+    make = lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9)  # noqa: E731
+    rounding = lambda master, step, offset: stochastic_round(master, torch.float16, i32(SEED), i32(step), offset)  # noqa: E731
+    _, masters, _ = reference_loop(copy.deepcopy(model), make, data, 256.0, rounding=rounding, accumulation=2)
+    spread_of = spread(model, make, data, accumulation=2)
+    options = ipu_torch.Options().target(TARGET).randomSeed(SEED).deviceIterations(2)
+    options.Training.gradientAccumulation(2).setLossScaling(256.0)
+    options.Precision.setMasterWeights(True).enableStochasticRounding(True)
+    trained = ipu_torch.trainingModel(model, options, make(model.parameters()))
+    for first in range(0, 8, 4):
+        trained(*(torch.cat(values) for values in zip(*data[first : first + 4])))
     worst = worst_relative(trained.masterWeights(), masters)
     assert all(worst[name] <= TIMES_SPREAD * spread_of[name] for name in worst), (worst, spread_of)
 
