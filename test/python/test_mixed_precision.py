@@ -69,19 +69,21 @@ def test_stochastic_rounding_is_reproducible_and_keyed_by_seed_step_and_offset()
 
 
 class Drift(nn.Module):
-    """An f16 weight whose loss gradient is the input: each step moves it by lr x input."""
+    """Two f16 weights whose loss gradient is the input: each step moves them by lr x input."""
 
     def __init__(self, size):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(size, dtype=torch.float16))
+        self.other = nn.Parameter(torch.ones(size, dtype=torch.float16))
 
     def forward(self, x):
-        return (self.weight * x).float().sum()
+        return (self.weight * x).float().sum() + (self.other * x).float().sum()
 
 
 def test_device_rounds_stochastically_as_the_host_and_without_bias():
     """No master weights: each step's f32 update, 0.3 of an ulp, is rounded to f16 on the
-    device. The weights equal the host's `stochastic_round` of the same update bit for bit, and
+    device. The weights equal the host's `stochastic_round` of the same update bit for bit (the
+    second weight with the draws after the first's), and
     their mean moved by 8 x 0.3 ulp within 4 standard errors (each step's rounding error has a
     standard deviation of at most ulp / 2): to nearest, they would not move at all."""
     size, steps, lr = 4096, 8, 0.5
@@ -90,12 +92,14 @@ def test_device_rounds_stochastically_as_the_host_and_without_bias():
     options.Precision.enableStochasticRounding(True)
     trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=lr))
     x = torch.full((size,), 0.3 * 2**-11 / lr).half()  # below 1.0, f16's ulp is 2^-11
-    weight = model.weight.detach().clone()
+    weight, other = model.weight.detach().clone(), model.other.detach().clone()
     for step in range(steps):
         trained(x)
         weight = stochastic_round(weight.float() - lr * x.float(), torch.float16, i32(SEED), i32(step))
+        other = stochastic_round(other.float() - lr * x.float(), torch.float16, i32(SEED), i32(step), size)  # the draws after weight's
     trained.copyWeightsToHost()
-    assert torch.equal(model.weight.detach(), weight)
+    assert torch.equal(model.weight.detach(), weight) and torch.equal(model.other.detach(), other)
+    assert not torch.equal(weight, other)
     moved = (1.0 - weight.double().mean()) / 2**-11
     assert abs(moved - steps * 0.3) < 4 * (steps**0.5 / 2) / size**0.5, moved
 
