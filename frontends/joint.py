@@ -119,7 +119,6 @@ def build_step(
     (frontends.torch's names each op's location after its ATen op). `seed`: the random ops'
     (frontends/random_ops.py). `mixed`: the master weights, loss scaling and stochastic
     rounding of an f16 / bf16 model (frontends/mixed_precision.py)."""
-
     layout = _Layout(model, optimizer, rule, accumulation, seed, mixed)
     batch = tuple(value.detach() for value in micro_batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
@@ -148,7 +147,9 @@ class _Returns:
 class _Layout:
     """The step's variables and the pure function over them."""
 
-    def __init__(self, model: Any, optimizer: Any, rule: OptimizerRule, accumulation: int, seed: int, mixed: Any) -> None:
+    def __init__(
+        self, model: Any, optimizer: Any, rule: OptimizerRule, accumulation: int, seed: int, mixed: MixedPrecisionStep | None
+    ) -> None:
         self.model, self.rule, self.accumulation, self.mixed = model, rule, accumulation, mixed
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
@@ -218,20 +219,22 @@ class _Layout:
                 grads = {name: total / accumulation if mean else total for name, total in sums.items()}
                 new["accum:count"] = torch.where(apply, torch.zeros_like(count), count)
                 new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
-            if mixed is not None:  # an inf or NaN gradient skips the update (dynamic loss scaling)
+            if mixed is not None:  # an inf or NaN gradient skips the update; dynamic scaling moves the scale
                 finite = mixed.all_finite(grads)
-                apply = finite if apply is None else apply & finite
                 scale = mixed.next_scale(values, finite)
-                new.update(scale if accumulation == 1 else {k: torch.where(count == accumulation, v, values[k]) for k, v in scale.items()})
+                if apply is not None:  # the scale moves with the update: on the last micro-batch of each group
+                    scale = {key: torch.where(apply, value, values[key]) for key, value in scale.items()}
+                new.update(scale)
+                apply = finite if apply is None else apply & finite
             step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
                 state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
                 weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
                 param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
                 updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
-                if mixed is not None and f"master:{name}" in values:
-                    updated[f"master:{name}"] = param
-                if mixed is not None:
+                if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
+                    if f"master:{name}" in values:
+                        updated[f"master:{name}"] = param
                     param, offset = mixed.narrowed(name, param, values, offset), offset + param.numel()
                 updated[f"param:{name}"] = param
                 for key, value in updated.items():

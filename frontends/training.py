@@ -53,7 +53,6 @@ class TrainingModel:
         self._lrs: list[float] = []
 
     def __call__(self, *inputs: Any) -> Any:
-
         arrays = micro_batches(inputs, self.options.micro_batches_per_call)
         if self.device is None:
             self._compile(tuple(to_torch(array[0]) for array in arrays))
