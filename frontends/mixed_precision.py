@@ -29,12 +29,15 @@ Stochastic rounding rounds an f32 value `x` to one of its two neighbours in the 
 up with probability (x - below) / (below's ulp): the rounding error is zero on average, so
 updates far below half an ulp still move an f16 weight in expectation. As `floor(x / ulp + u) *
 ulp` with `u` uniform in [0, 1) at the resolution of the dropped bits (f16: 2^-13, bf16: 2^-16),
-`ulp` the narrow type's spacing at `x` (a power of two from x's exponent: no bit cast, which
-torch-mlir does not lower); exact in f32 where x is a normal number of the narrow type; below
-its smallest normal the draw's bits approximate the dropped bits. `u` is frontends/random_ops.py's counter-based generator, keyed
-by the seed (`Options.randomSeed`) mixed with a salt of its own, the micro-batch counter and
-the element's offset: reproducible across runs, and `stochastic_round` gives the same values
-eagerly on the host for PyTorch's reference loop.
+`ulp` the narrow type's spacing at `x`, a power of two from x's exponent (log2's, corrected by
+comparisons: torch-mlir does not lower the bit cast that would read it); exact in f32 where x
+is a normal number of the narrow type; below its smallest normal the draw's bits approximate
+the dropped bits. `u` is frontends/random_ops.py's counter-based generator, keyed by the seed
+(`Options.randomSeed`) mixed with a salt of its own, the micro-batch counter and the element's
+offset: reproducible across runs, and `stochastic_round` gives the same values eagerly on the
+host for PyTorch's reference loop.
+
+With any of the options, a step whose gradients hold an inf or NaN is skipped.
 
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
