@@ -35,6 +35,10 @@ Sections (issue 13):
 - training: a simulated training step against PyTorch eager's on one thread, the joint step's
   compile time, host bytes per step and simulated ResNet-50 images/s per IPU beside Graphcore's
   published figures (bench/training.py; issue 25).
+- precision_training: loss and weight drift against f32 over N simulated training steps of f16 (update
+  to nearest, stochastic rounding, f32 master weights, dynamic loss scaling), bf16 and the
+  unit-scaled example MLP, and the step's simulated time against f32's
+  (bench/precision_training.py; issue 30).
 - mpi: the simulator's wall time on 1 process and on 2 MPI ranks for an MLP sharded over 2 IPUs
   of an m2000, 1 and 8 device iterations (`--quick`: a small MLP, 1 and 4), outputs compared
   byte for byte (bench/mpi_scaling.py; issue 26).
@@ -86,6 +90,7 @@ import numpy as np
 import numpy_models
 import pipeline
 import precision
+import precision_training
 import replicated_training
 import simulator_vs_numpy
 import solvers
@@ -120,6 +125,7 @@ SECTIONS = (
     "tm_tensor",
     "fidelity",
     "training",
+    "precision_training",
     "mpi",
     "pipeline",
     "replicas",
@@ -559,6 +565,10 @@ def training_rows(args) -> list[dict]:
     return training.rows(args.quick, args.repeat, row)
 
 
+def precision_training_rows(args) -> list[dict]:
+    return precision_training.rows(args.quick, row)
+
+
 def mpi_rows(args) -> list[dict]:
     return mpi_scaling.rows(args.quick, args.repeat, row)
 
@@ -587,6 +597,7 @@ SECTION_ROWS = {
     "tm_tensor": tm_tensor_rows,
     "fidelity": fidelity_rows,
     "training": training_rows,
+    "precision_training": precision_training_rows,
     "mpi": mpi_rows,
     "pipeline": pipeline_rows,
     "replicas": replicas_rows,

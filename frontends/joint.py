@@ -56,6 +56,7 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
 from ipu_mlir.frontends.optimizers import OptimizerRule, host_state, steps_taken
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
@@ -114,23 +115,24 @@ def build_step(
     importer: type | None = None,
     seed: int = 0,
     replicas: int = 1,
+    mixed: MixedPrecisionStep | None = None,
 ) -> JointStep:
     """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
     `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
     sum when not `mean`) before each update. `importer`: torch-mlir's FxImporter or a subclass
     (frontends.torch's names each op's location after its ATen op). `seed`: the random ops'
     (frontends/random_ops.py). `replicas` > 1: each gradient, before the update, goes through
-    an `ipu.all_reduce` over the replicas (their mean, or sum when not `mean`: `_all_reduced`)."""
-    import torch
-
-    layout = _Layout(model, optimizer, rule, accumulation, seed, replicas)
+    an `ipu.all_reduce` over the replicas (their mean, or sum when not `mean`: `_all_reduced`).
+    `mixed`: the master weights, loss scaling and stochastic rounding of an f16 / bf16 model
+    (frontends/mixed_precision.py)."""
+    layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
     batch = tuple(value.detach() for value in micro_batch)
-    flat = [torch.from_numpy(np.array(variable.value)) for variable in layout.variables] + list(batch)
+    flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
     graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
     returns = layout.returns
     recompute(graph, len(batch))
-    if not draws:
+    if not draws and not (mixed and mixed.precision.stochastic_rounding):
         _drop_variables(graph, layout, _RANDOM_VARIABLES, returns.outputs + 1)
     results = _fold_unchanged(graph, len(layout.variables), returns.outputs + 1)
     for variable, changed in zip(layout.variables, results):
@@ -153,8 +155,17 @@ class _Returns:
 class _Layout:
     """The step's variables and the pure function over them."""
 
-    def __init__(self, model: Any, optimizer: Any, rule: OptimizerRule, accumulation: int, seed: int, replicas: int = 1) -> None:
-        self.model, self.rule, self.accumulation, self.replicas = model, rule, accumulation, replicas
+    def __init__(
+        self,
+        model: Any,
+        optimizer: Any,
+        rule: OptimizerRule,
+        accumulation: int,
+        seed: int,
+        replicas: int = 1,
+        mixed: MixedPrecisionStep | None = None,
+    ) -> None:
+        self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
@@ -163,17 +174,20 @@ class _Layout:
         variables = [Variable(f"param:{name}", _array(p)) for name, p in self.params.items()]
         variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
         variables += [Variable(name, np.array(group["lr"], np.float32)) for name, group in zip(self.lr_names, optimizer.param_groups)]
+        if mixed is not None:
+            variables += [Variable(name, value) for name, value in mixed.variables(self.params)]
+        state_dtype = (lambda p: np.dtype(np.float32)) if mixed is not None else _numpy_dtype  # PopTorch's accum_type f32
         if rule.counts_steps:
             variables.append(Variable("opt:step", np.array(steps_taken(optimizer), np.float32)))
         for name, group in self.trainable.items():
+            param = self.params[name]
             variables += [
-                Variable(f"opt:{kind}:{name}", host_state(optimizer, self.params[name], kind)) for kind in rule.state_names(group)
+                Variable(f"opt:{kind}:{name}", host_state(optimizer, param, kind, state_dtype(param))) for kind in rule.state_names(group)
             ]
         if accumulation > 1:
             variables.append(Variable("accum:count", np.array(0, np.float32)))
             variables += [
-                Variable(f"accum:grad:{name}", np.zeros(self.params[name].shape, _numpy_dtype(self.params[name])))
-                for name in self.trainable
+                Variable(f"accum:grad:{name}", np.zeros(self.params[name].shape, state_dtype(self.params[name]))) for name in self.trainable
             ]
         variables += [Variable("random:seed", np.array(seed, np.int32)), Variable("random:step", np.array(0, np.int32))]
         self.variables = variables
@@ -184,7 +198,7 @@ class _Layout:
         from torch.func import functional_call, grad_and_value
 
         names = [variable.name for variable in self.variables]
-        model, rule, returns, accumulation = self.model, self.rule, self.returns, self.accumulation
+        model, rule, returns, accumulation, mixed = self.model, self.rule, self.returns, self.accumulation, self.mixed
 
         def step(*flat: Any) -> list[Any]:
             values = dict(zip(names, flat))
@@ -198,16 +212,20 @@ class _Layout:
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
                 returns.outputs = len(outputs)
-                return loss, (outputs, buffers)
+                if mixed is not None:  # the backward pass differentiates the scaled loss, in f32
+                    return mixed.scaled(loss, values), (loss, outputs, buffers)
+                return loss, (loss, outputs, buffers)
 
             with _phase("backward"):
-                grads, (loss, (outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
+                grads, (_, (loss, outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
             with _phase("update"):
                 return update(values, trainable, grads, loss, outputs, new_buffers)
 
         def update(values: dict, trainable: dict, grads: dict, loss: Any, outputs: list, new_buffers: dict) -> list[Any]:
             new = {f"buffer:{name}": value for name, value in new_buffers.items()}
             apply = None
+            if mixed is not None:
+                grads = mixed.unscaled(grads, values)
             if accumulation > 1:
                 count = values["accum:count"] + 1
                 apply = count == accumulation
@@ -217,11 +235,24 @@ class _Layout:
                 new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
             if self.replicas > 1:  # the update's gradients, the same on every replica
                 grads = _reduced_together(grads)
-            step_count = values.get("opt:step")
+            if mixed is not None:  # an inf or NaN gradient skips the update; dynamic scaling moves the scale
+                finite = mixed.all_finite(grads)
+                scale = mixed.next_scale(values, finite)
+                if apply is not None:  # the scale moves with the update: on the last micro-batch of each group
+                    scale = {key: torch.where(apply, value, values[key]) for key, value in scale.items()}
+                new.update(scale)
+                apply = finite if apply is None else apply & finite
+            step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
                 state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
-                param, state = rule.update(group, trainable[name], grads[name], state, values[self.lr_names[group]], step_count)
-                updated = {f"param:{name}": param, **{f"opt:{kind}:{name}": value for kind, value in state.items()}}
+                weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
+                param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
+                updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
+                if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
+                    if f"master:{name}" in values:
+                        updated[f"master:{name}"] = param
+                    param, offset = mixed.narrowed(name, param, values, offset), offset + param.numel()
+                updated[f"param:{name}"] = param
                 for key, value in updated.items():
                     new[key] = value if apply is None else torch.where(apply, value, values[key])
             new["random:step"] = values["random:step"] + 1  # fresh random numbers each micro-batch
@@ -621,8 +652,8 @@ def _mark_resident(module: ir.Module, arguments: list[str], results: list[str]) 
 
 
 def _array(tensor: Any) -> np.ndarray:
-    return np.array(tensor.detach().cpu().numpy(), copy=True)
+    return np.array(to_numpy(tensor), copy=True)
 
 
 def _numpy_dtype(tensor: Any) -> np.dtype:
-    return tensor.detach().cpu().numpy().dtype
+    return to_numpy(tensor).dtype

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_mlir.frontends.mixed_precision import to_numpy, to_torch
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["OptimizerRule", "host_state", "load_host_state", "rule_of", "steps_taken"]
@@ -92,13 +93,13 @@ def steps_taken(optimizer: Any) -> float:
     return 0.0
 
 
-def host_state(optimizer: Any, param: Any, kind: str) -> np.ndarray:
+def host_state(optimizer: Any, param: Any, kind: str, dtype: np.dtype) -> np.ndarray:
     """`param`'s state `kind` (exp_avg, momentum_buffer, ...) in `optimizer` as the device's
-    initial value: zeros while torch has none (before its first step)."""
+    initial value, in `dtype`: zeros while torch has none (before its first step)."""
     value = optimizer.state.get(param, {}).get(kind)
     if value is None:
-        return np.zeros(tuple(param.shape), param.detach().cpu().numpy().dtype)
-    return np.array(value.detach().cpu().numpy(), copy=True)
+        return np.zeros(tuple(param.shape), dtype)
+    return np.array(to_numpy(value), dtype=dtype, copy=True)
 
 
 def load_host_state(optimizer: Any, rule: OptimizerRule, steps: float, states: dict[Any, dict[str, np.ndarray]]) -> None:
@@ -112,7 +113,7 @@ def load_host_state(optimizer: Any, rule: OptimizerRule, steps: float, states: d
         return
     for param, arrays in states.items():
         entry = optimizer.state[param]
-        entry.update({kind: torch.from_numpy(np.array(value, copy=True)) for kind, value in arrays.items()})
+        entry.update({kind: to_torch(np.array(value, copy=True)) for kind, value in arrays.items()})
         if rule.kind != "sgd":  # torch's Adam: a scalar tensor per parameter (_get_scalar_dtype, not capturable)
             entry["step"] = torch.tensor(steps, dtype=_get_scalar_dtype())
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 
+from ipu_mlir.frontends.mixed_precision import LossScaling, PrecisionOptions, training_loss_scaling
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["Options", "PipelinedExecution", "ReductionType", "ShardedExecution"]
@@ -31,6 +32,8 @@ class _TrainingOptions:
         # PopTorch's default: "Mean (default): Reduce gradients by calculating the mean of them"
         # (poptorch/options.py, _TrainingOptions.accumulationAndReplicationReductionType).
         self.reduction = ReductionType.Mean
+        self.loss_scale: float | None = None
+        self.automatic_loss_scaling: dict | None = None
 
     def gradientAccumulation(self, count: int) -> _TrainingOptions:  # noqa: N802 (PopTorch's name)
         """Micro-batches whose gradients are combined before one optimizer step."""
@@ -42,6 +45,27 @@ class _TrainingOptions:
             raise IpuError(f"accumulationAndReplicationReductionType takes ReductionType.Mean or ReductionType.Sum, got {reduction!r}")
         self.reduction = reduction
         return self
+
+    def setLossScaling(self, scale: float) -> _TrainingOptions:  # noqa: N802 (PopTorch: the optimizer's loss_scaling)
+        """Static loss scaling of an f16 / bf16 model (frontends/mixed_precision.py); with
+        `setAutomaticLossScaling`, the initial scale."""
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+            raise IpuError(f"setLossScaling takes a positive finite number, got {scale!r}")
+        self.loss_scale = float(scale)
+        return self
+
+    def setAutomaticLossScaling(self, enabled: bool, growth_interval: int = 2000) -> _TrainingOptions:  # noqa: N802 (PopTorch's)
+        """Dynamic loss scaling as torch.amp.GradScaler: halve the scale and skip the step on an
+        inf or NaN gradient, double it after `growth_interval` good steps."""
+        if not isinstance(enabled, bool):
+            raise IpuError(f"setAutomaticLossScaling takes True or False, got {enabled!r}")
+        self.automatic_loss_scaling = {"growth_interval": _positive("growth_interval", growth_interval)} if enabled else None
+        return self
+
+    @property
+    def loss_scaling(self) -> LossScaling | None:
+        dynamic = self.automatic_loss_scaling
+        return training_loss_scaling(self.loss_scale, dynamic is not None, **(dynamic or {}))
 
 
 class ShardedExecution:
@@ -69,6 +93,7 @@ class Options:
         self.available_memory_proportion: dict[str, float] = {}
         self.random_seed: int | None = None  # None: torch.initial_seed()'s low 31 bits, at compilation
         self.Training = _TrainingOptions(self)  # noqa: N815 (PopTorch's attribute)
+        self.Precision = PrecisionOptions()  # noqa: N815 (PopTorch's attribute)
         self.execution_strategy: ShardedExecution = ShardedExecution()
         self.replication_factor = 1
 

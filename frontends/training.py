@@ -34,6 +34,7 @@ import numpy as np
 
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
+from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
 from ipu_mlir.frontends.optimizers import host_state, load_host_state, rule_of, steps_taken
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.runtime.replicated import ReplicatedSimulator
@@ -69,12 +70,10 @@ class TrainingModel:
         self._follow(optimizer)
 
     def __call__(self, *inputs: Any) -> Any:
-        import torch
-
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
         shards = replica_slices(arrays, self.replicas)
         if self.device is None:
-            self._compile(tuple(torch.from_numpy(array[0]) for array in shards[0]))
+            self._compile(tuple(to_torch(array[0]) for array in shards[0]))
         self._check_batch(shards[0])
         self._write_learning_rates()
         if self._device_state_stale:
@@ -90,7 +89,7 @@ class TrainingModel:
             results = [result[-1] for result in self.device.run(arrays, iterations=iterations)]
         self.timings["run"] = time.perf_counter() - start
         self._host_state_stale = self._host_weights_stale = True
-        last = [torch.from_numpy(np.ascontiguousarray(result)) for result in results]
+        last = [to_torch(np.ascontiguousarray(result)) for result in results]
         return tuple(last) if self.step.output_is_tuple else last[0]
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)
@@ -120,7 +119,7 @@ class TrainingModel:
         with torch.no_grad():
             for variable in self.step.variables:
                 if variable.updated and variable.name in tensors:
-                    tensors[variable.name].copy_(torch.from_numpy(self.device.read_variable(variable.name)))
+                    tensors[variable.name].copy_(to_torch(self.device.read_variable(variable.name)))
         self._read_optimizer_state()
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
@@ -133,7 +132,7 @@ class TrainingModel:
         tensors = self._host_tensors()
         for variable in self.step.variables:
             if variable.name in tensors:
-                self.device.write_variable(variable.name, np.array(tensors[variable.name].detach().cpu().numpy(), copy=True))
+                self.device.write_variable(variable.name, np.array(to_numpy(tensors[variable.name]), copy=True))
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> Any:
         """The host model's `load_state_dict`, then copyWeightsToDevice(), as PopTorch's."""
@@ -190,7 +189,7 @@ class TrainingModel:
             return
         self.device.write_variable("opt:step", np.array(steps_taken(self.optimizer), np.float32))
         for name, param, kind in self._optimizer_variables():
-            self.device.write_variable(name, host_state(self.optimizer, param, kind))
+            self.device.write_variable(name, host_state(self.optimizer, param, kind, self.device.read_variable(name).dtype))
 
     @property
     def random_seed(self) -> int:
@@ -217,6 +216,7 @@ class TrainingModel:
             self._importer,
             self.random_seed,
             self.replicas,
+            self._mixed_precision(),
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction
@@ -234,6 +234,24 @@ class TrainingModel:
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
         self._lrs = [float(group["lr"]) for group in self.optimizer.param_groups]
+
+    def _mixed_precision(self) -> MixedPrecisionStep | None:
+        """The master weights, loss scaling and stochastic rounding the options ask for, if any."""
+        precision, scaling = self.options.Precision, self.options.Training.loss_scaling
+        if not (precision.master_weights or precision.stochastic_rounding or scaling is not None):
+            return None
+        return MixedPrecisionStep(precision, scaling, dict(self.model.named_parameters()))
+
+    @property
+    def loss_scale(self) -> float | None:
+        """The device's loss scale now (dynamic loss scaling changes it), None without loss scaling."""
+        has_scale = self.step is not None and any(v.name == "scale:loss" for v in self.step.variables)
+        return float(self.device.read_variable("scale:loss")) if has_scale else None
+
+    def masterWeights(self) -> dict[str, np.ndarray]:  # noqa: N802 (PopTorch's style)
+        """The f32 master copies of the f16 / bf16 weights on the device, by parameter name."""
+        names = [v.name for v in self.step.variables if v.name.startswith("master:")] if self.step else []
+        return {name.removeprefix("master:"): self.device.read_variable(name) for name in names}
 
     def _check_batch(self, arrays: list[np.ndarray]) -> None:
         if len(arrays) != len(self.step.batch):
@@ -264,7 +282,7 @@ def micro_batches(inputs: tuple, count: int, replicas: int = 1) -> list[np.ndarr
     for index, value in enumerate(inputs):
         if not type(value).__module__.startswith("torch"):
             raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__}")
-        array = value.detach().cpu().numpy()
+        array = to_numpy(value)
         if array.ndim == 0 or array.shape[0] % (count * replicas):
             raise IpuError(
                 f"input #{index}: its first axis ({_describe(array.shape, array.dtype)}) must hold {count * replicas} micro-batches"
