@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, TileGrid
 
 
@@ -125,6 +127,23 @@ class Layout:
             strides = [d.stride for d in self.dims] + [s for _, s in self.replicate]
             result.append((TileGrid(first, tuple(counts) or (1,), tuple(strides) or (0,)), tuple(j0 for j0, _ in combo)))
         return result
+
+
+def least_loaded_replica(layout: Layout, load: np.ndarray) -> Layout:
+    """One copy of `layout`'s boxes, a block layout: the replica (a choice of index along each
+    `replicate` grid dimension) whose tiles hold the fewest bytes in `load` (per tile), the first
+    on ties. A weight stored there is as far from its reader's tiles as in any other replica (each
+    other replica gets it by exchange), and the layers of a deep model, cut alike, take turns:
+    as Poplar's `mapTensorLinearly` starts each tensor at another tile offset, so the weights of
+    12 BERT layers do not all sit on the first replica's half of the tiles."""
+    block = Layout(layout.shape, layout.first_tile, layout.dims)
+    if not layout.replicate:
+        return block
+    counts = tuple(c for c, _ in layout.replicate)
+    heaviest = load[layout.grid().tiles()].reshape(-1, math.prod(counts)).max(axis=0)  # replicas innermost
+    chosen = np.unravel_index(int(np.argmin(heaviest)), counts)
+    first = layout.first_tile + sum(int(r) * s for r, (_, s) in zip(chosen, layout.replicate))
+    return Layout(layout.shape, first, layout.dims)
 
 
 def _runs(signature: list) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ import heapq
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
@@ -22,7 +23,7 @@ from ipu_mlir.target import DEFAULT_TARGET, Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from .control_flow import plan_branches
-from .layout import Layout, Parts, balanced_block
+from .layout import Layout, Parts, balanced_block, least_loaded_replica
 from .layout_algebra import (
     Partition,
     aligned_source,
@@ -127,6 +128,9 @@ class _Planner:
         self.cheapest_cuts: dict[tuple, tuple[int, tuple[int, ...]] | None] = {}
         self.offset = 0
         self.argument_offsets: dict[ir.Value, int] = {}
+        # Bytes of weights (constants and device variables, resident for the whole program)
+        # placed so far on each tile of the system: where the next one goes (`least_loaded_replica`).
+        self.resident_load = np.zeros(num_ipus * target.num_tiles, dtype=np.int64)
 
     def enter(self, op: ir.OpView) -> None:
         """Plans what follows on the IPU `op` names, if it names one."""
@@ -224,17 +228,24 @@ class _Planner:
                 self.place_unplaced(init, self.layouts[carried])
                 self.layouts[result] = self.layouts[carried]
 
+    def resident(self, value: ir.Value) -> bool:
+        """Whether unplaced `value` is a weight: a constant or a device variable."""
+        return self.unplaced.get(value) is not None or value in self.variables
+
     def crowded(self, value: ir.Value, block: Layout) -> bool:
         """Whether a weight (a constant or a device variable, resident for the whole program) would sit on few tiles
         in its first user's layout: more than 4x the elements per tile of a layout over every
         tile. Layers alike cut alike, so their weights would pile up on the same tiles (a full
         ResNet-50 put 1.3 MB on tile 0); spread, each layer's pieces are exchanged to it."""
-        if self.unplaced.get(value) is None and value not in self.variables:
+        if not self.resident(value):
             return False
         spread = max(self.grain, -(-math.prod(block.shape) // self.target.num_tiles))
         return math.prod(block.buffer_shape) > 4 * spread
 
     def place_unplaced(self, value: ir.Value, layout: Layout) -> None:
+        if self.resident(value):  # its bytes stay on these tiles for the whole program
+            element_bytes = ipu.element_bytes(ir.RankedTensorType(value.type).element_type)
+            self.resident_load[self.shifted(layout).grid().tiles()] += math.prod(layout.buffer_shape) * element_bytes
         owner = self.unplaced.pop(value)
         if owner is not None:
             self.set_layout(owner, layout)
@@ -328,7 +339,10 @@ class _Planner:
         for value, accesses in zip(op.operands, space.operands):
             if value in self.unplaced:
                 wanted = operand_layout(space, partition, accesses)
-                block = Layout(wanted.shape, wanted.first_tile, wanted.dims)
+                if self.resident(value):  # one of the replicas its readers need, on the tiles holding fewest weights
+                    block = self.shifted(least_loaded_replica(self.shifted(wanted), self.resident_load), -self.offset)
+                else:
+                    block = Layout(wanted.shape, wanted.first_tile, wanted.dims)
                 self.place_unplaced(
                     value, block if block.is_block and not self.crowded(value, block) else self.default_layout(_shape(value))
                 )

@@ -8,6 +8,7 @@ The runtime takes L3 only; `ipu_mlir.frontends.api.run` compiles L0/L1 input fir
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -35,9 +36,13 @@ def load_simulator(module_or_path: Source, target: str | None = None, entry: str
     if not is_program(module, entry):
         raise IpuError(f"not an L3 program: no function @{entry} marked '{ipu.PROGRAM_ATTR}' (compile it first: ipu-compile)")
     simulator = Simulator(module, target_of(module.operation, target), entry, verified)  # verifies it first unless verified
-    with module.context:
-        simulator.profile.program = program_summary(module)  # the report's layers, FLOPs and vertex groups
+    simulator.profile.summarize = functools.partial(_summary, module)  # the report's layers, FLOPs and vertex groups, when asked
     return simulator
+
+
+def _summary(module: ir.Module) -> dict:
+    with module.context:
+        return program_summary(module)
 
 
 def load_module(source: Source) -> ir.Module:

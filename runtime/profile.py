@@ -15,7 +15,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -318,7 +318,10 @@ class Profile:
     link_bytes: int = 0  # between IPUs, over the IPU-Links
     global_syncs: int = 0
     num_ipus: int = 1
-    program: dict = field(default_factory=dict, repr=False)  # `program_summary`: layers, FLOPs, vertex groups
+    # `program_summary` (layers, FLOPs, vertex groups): what only a report reads, so made when
+    # first asked (`summary_of_program`) from `summarize`, not at load (1.6 of BERT-base's 8 s).
+    program: dict = field(default_factory=dict, repr=False)
+    summarize: Callable[[], dict] | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def build(
@@ -421,8 +424,14 @@ class Profile:
                 step.to_dict(index, self.num_tiles // self.num_ipus if self.num_ipus > 1 else 0) for index, step in enumerate(self.steps)
             ],
             **self._memory_views(),
-            **({"program": self.program} if self.program else {}),
+            **({"program": self.summary_of_program()} if self.program or self.summarize else {}),
         }
+
+    def summary_of_program(self) -> dict:
+        """`program`, made from `summarize` the first time it is asked for."""
+        if not self.program and self.summarize is not None:
+            self.program = self.summarize()
+        return self.program
 
     def _memory_views(self) -> dict:
         """`buffers` and `liveness`, when the profile was built with the program's buffers."""
@@ -632,4 +641,4 @@ def _runs(tiles: np.ndarray) -> list[list[int]]:
         return []
     breaks = np.flatnonzero(np.diff(tiles) != 1) + 1
     starts, ends = np.r_[tiles[:1], tiles[breaks]], np.r_[tiles[breaks - 1] + 1, tiles[-1:] + 1]
-    return [[int(a), int(b)] for a, b in zip(starts, ends)]
+    return np.stack((starts, ends), axis=1).tolist()  # Python ints, made in C: a grid of stride 60 has 720 runs
