@@ -41,8 +41,10 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+import fuzz_control
+import fuzz_gen
 import numpy as np
-from fuzz_gen import Program, generate
+from fuzz_gen import Program
 
 from ipu_mlir.frontends import api
 from ipu_mlir.lowering.pass_registry import build_pass_manager
@@ -50,6 +52,8 @@ from ipu_mlir.runtime import reference
 from ipu_mlir.target.diagnostics import IpuError
 
 F32_RTOL = 1e-4
+# The program generators `check` draws from, by the name run_fuzz.py's --generator takes.
+GENERATORS = {"tensor": fuzz_gen.generate, "control": fuzz_control.generate}
 
 
 @dataclass
@@ -70,15 +74,15 @@ def refusal_kind(message: str) -> str:
     return first[:160]
 
 
-def check(seed: int, reproducer_dir: Path | None = None) -> Outcome:
+def check(seed: int, reproducer_dir: Path | None = None, generator: str = "tensor") -> Outcome:
     try:
-        program = generate(seed)
+        program = GENERATORS[generator](seed)
     except Exception as error:  # noqa: BLE001  (a generator bug is reported, as a crash)
         return Outcome(seed, "crash", f"generator: {type(error).__name__}: {_first(error)}", _trace(error), Program(seed, "-", "-", ""))
     outcome = _check(program)
     outcome.program = program
     if outcome.status in ("wrong", "crash") and reproducer_dir is not None:
-        outcome.reproducer = write_reproducer(outcome, reproducer_dir)
+        outcome.reproducer = write_reproducer(outcome, reproducer_dir, generator)
     return outcome
 
 
@@ -108,12 +112,12 @@ def check_file(path: Path) -> Outcome:
     return outcome
 
 
-def write_reproducer(outcome: Outcome, directory: Path) -> Path:
+def write_reproducer(outcome: Outcome, directory: Path, generator: str = "tensor") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"seed-{outcome.seed}.mlir"
+    path = directory / (f"seed-{outcome.seed}.mlir" if generator == "tensor" else f"{generator}-seed-{outcome.seed}.mlir")
     header = [
         f"// fuzz seed {outcome.seed}: {outcome.status}: {outcome.reason}",
-        f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --start {outcome.seed} --seeds 1",
+        f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --generator {generator} --start {outcome.seed} --seeds 1",
         f"// inputs: ipu_mlir.frontends.api.random_inputs(arguments, seed={outcome.seed})",
         f"// index-ranges: {outcome.program.index_ranges}",
     ]

@@ -15,6 +15,7 @@ accepting part of it.
 """
 
 KNOWN: dict[int, str] = {}
+KNOWN_CONTROL: dict[int, str] = {}  # the same for fuzz_control.py's seeds
 KNOWN_FILES: dict[str, str] = {}
 
 KNOWN_REFUSALS: dict[str, str] = {
