@@ -183,9 +183,38 @@ def program_inputs(program: Program, arguments) -> list[np.ndarray]:
     return inputs
 
 
+# math's float classes and clampf, which MLIR 22 cannot lower to LLVM (the reference refuses
+# them), in the arith the reference runs: their definitions (LLVM's class tests; clampf as
+# MathToLLVM lowers it, see dialects/ops/semantics.py), written independently of the simulator.
+SMALLEST_NORMAL = {"f32": "0x00800000", "f64": "0x0010000000000000"}
+INFINITY = {"f32": "0x7F800000", "f64": "0x7FF0000000000000"}
+_CLASS = re.compile(r"^(\s*)(%[\w.]+) = math\.(isinf|isnormal) (%[\w.]+) : (f32|f64)$", re.M)
+_CLAMP = re.compile(r"^(\s*)(%[\w.]+) = math\.clampf (%[\w.]+) to \[(%[\w.]+), (%[\w.]+)\] : (f32|f64)$", re.M)
+
+
+def _float_class(match: re.Match) -> str:
+    pad, r, op, x, t = match.groups()
+    lines = [f"{r}_abs = math.absf {x} : {t}", f"{r}_inf = arith.constant {INFINITY[t]} : {t}"]
+    if op == "isinf":
+        lines.append(f"{r} = arith.cmpf oeq, {r}_abs, {r}_inf : {t}")
+    else:
+        lines.append(f"{r}_min = arith.constant {SMALLEST_NORMAL[t]} : {t}")
+        lines.append(f"{r}_big = arith.cmpf oge, {r}_abs, {r}_min : {t}")
+        lines.append(f"{r}_fin = arith.cmpf olt, {r}_abs, {r}_inf : {t}")
+        lines.append(f"{r} = arith.andi {r}_big, {r}_fin : i1")
+    return "\n".join(pad + line for line in lines)
+
+
+def _clamp(match: re.Match) -> str:
+    pad, r, x, low, high, t = match.groups()
+    return f"{pad}{r}_high = arith.minimumf {x}, {high} : {t}\n{pad}{r} = arith.maximumf {r}_high, {low} : {t}"
+
+
 def reference_text(text: str) -> str:
     """The program as the reference runs it: TOSA lowered by upstream's passes, TMTensor ops in
-    their plain-linalg form (frontends.api.reference_outputs does the same for --check)."""
+    their plain-linalg form (frontends.api.reference_outputs does the same for --check), math's
+    isinf / isnormal / clampf in arith."""
+    text = _CLAMP.sub(_clamp, _CLASS.sub(_float_class, text))
     if "tosa." not in text and "tm_tensor." not in text:
         return text
     module = api.load_module(text)

@@ -118,14 +118,14 @@ class ControlGen(Gen):
         return last
 
     def shrink(self, value):
-        """A value squashed toward 0: floats 0.5 * tanh(x), integers x >> 1 (so repeated, data
+        """A value squashed toward 0: floats c * tanh(x) (c < 1), integers x >> 1 (so repeated, data
         decides when a threshold is passed)."""
         t, shape, name = self.dtype, value.shape, self.fresh()
         if self.is_float:
             half = self.fresh()
             self.emit(f"{half} = math.tanh {value.name} : {_ty(shape, t)}")
             scale = self.fresh("d")
-            self.emit(f"{scale} = arith.constant dense<0.5> : {_ty(shape, t)}")
+            self.emit(f"{scale} = arith.constant dense<{self.rng.choice(['0.5', '0.8', '0.95'])}> : {_ty(shape, t)}")
             self.emit(f"{name} = arith.mulf {half}, {scale} : {_ty(shape, t)}")
         else:
             one = self.fresh("d")
@@ -166,15 +166,22 @@ class ControlGen(Gen):
         self.emit(f"{s} = tensor.extract {name}[] : {_ty((), out_t)}")
         return s, out_t
 
-    def threshold(self, scalar, scalar_t, how):
-        """An i1: the scalar above a threshold its kind makes meaningful."""
-        go = self.fresh("go")
-        if scalar_t.startswith("f"):
-            level = self.const(self.rng.choice(["0.01", "0.1", "0.3", "0.0"]) if how == "absmax" else self.scalar(), scalar_t)
-            self.emit(f"{go} = arith.cmpf {self.rng.choice(['ogt', 'oge', 'ult'])}, {scalar}, {level} : {scalar_t}")
+    def threshold(self, scalar, scalar_t, how, size):
+        """An i1: the scalar of a `size`-element tensor against a level that splits the data
+        (random inputs lie in [-1, 1) or [-8, 8)): max |x| near the top of the range, half the
+        elements positive, a sum near 0 (a level nothing reaches only now and then)."""
+        rng, go = self.rng, self.fresh("go")
+        if how == "count":
+            level = str(rng.choice([size // 2, size // 3, 0, size]))
+        elif how == "absmax":
+            level = rng.choice(["0.9", "0.97", "0.5", "0.05"] if scalar_t.startswith("f") else ["7", "6", "2", "0"])
         else:
-            level = self.const(str(self.rng.choice([0, 1, 2, 3, -1, 5])), scalar_t)
-            self.emit(f"{go} = arith.cmpi {self.rng.choice(['sgt', 'sge', 'slt', 'ne'])}, {scalar}, {level} : {scalar_t}")
+            level = rng.choice(["0.0", "1.0", "-1.0"] if scalar_t.startswith("f") else ["0", "2", "-3"])
+        level = self.const(level, scalar_t)
+        if scalar_t.startswith("f"):
+            self.emit(f"{go} = arith.cmpf {rng.choice(['ogt', 'oge', 'ult'])}, {scalar}, {level} : {scalar_t}")
+        else:
+            self.emit(f"{go} = arith.cmpi {rng.choice(['sgt', 'sge', 'slt', 'ne'])}, {scalar}, {level} : {scalar_t}")
         return go
 
     def scalar_tensor(self, scalar, scalar_t):
@@ -188,13 +195,13 @@ class ControlGen(Gen):
         init = self.source((1, 2))
         shape, ty = init.shape, _ty(init.shape, init.dtype)
         how = rng.choice(["absmax", "absmax", "count", "sum"])
-        cap = self.const(str(rng.randint(0, 6)), "i32")
+        cap = self.const(str(rng.choice([0, 1, 3, 5, 8, 12])), "i32")
         k0, one = self.const("0", "i32"), self.const("1", "i32")
         name, y, k, y2, k2 = self.fresh(), self.fresh("y"), self.fresh("k"), self.fresh("y"), self.fresh("k")
         types = f"{ty}, i32"
         self.emit(f"{name}:2 = scf.while ({y} = {init.name}, {k} = {k0}) : ({types}) -> ({types}) {{")
         scalar, scalar_t = self.reduce_to_scalar(Value(y, shape, t), how)
-        above = self.threshold(scalar, scalar_t, how)
+        above = self.threshold(scalar, scalar_t, how, _numel(shape))
         more, go = self.fresh("go"), self.fresh("go")
         self.emit(f"{more} = arith.cmpi slt, {k}, {cap} : i32")
         self.emit(f"{go} = arith.andi {above}, {more} : i1")
@@ -218,30 +225,41 @@ class ControlGen(Gen):
     def if_data(self):
         rng, t = self.rng, self.dtype
         src = self.source((1, 2, 3))
-        scalar, scalar_t = self.reduce_to_scalar(src, rng.choice(["absmax", "count", "sum"]))
-        cond = self.threshold(scalar, scalar_t, "sum")
+        how = rng.choice(["absmax", "count", "sum"])
+        scalar, scalar_t = self.reduce_to_scalar(src, how)
+        cond = self.threshold(scalar, scalar_t, how, _numel(src.shape))
         target = self.source((1, 2)) if rng.random() < 0.5 else src
         shape, ty = target.shape, _ty(target.shape, t)
         name = self.fresh()
-        self.emit(f"{name} = scf.if {cond} -> ({ty}) {{")
+        with_scalar = rng.random() < 0.4  # a scalar result too: reduced in one branch, passed by the other
+        types = f"{ty}, {t}" if with_scalar else ty
+        self.emit(f"{name}{':2' if with_scalar else ''} = scf.if {cond} -> ({types}) {{")
         then = self.block(shape, [target])
-        self.emit(f"scf.yield {then.name} : {ty}")
+        yields = [then.name]
+        if with_scalar:
+            yields.append(self.reduce_to_scalar(then, rng.choice(["absmax", "sum"]))[0])
+        self.emit(f"scf.yield {', '.join(yields)} : {types}")
         self.emit("} else {")
         other = self.block(shape, [target], count=rng.randint(0, 2)) if rng.random() < 0.8 else target
-        self.emit(f"scf.yield {other.name} : {ty}")
+        yields = [other.name] + ([scalar if scalar_t == t else self.const(self.scalar(), t)] if with_scalar else [])
+        self.emit(f"scf.yield {', '.join(yields)} : {types}")
         self.emit("}")
-        self.kinds.append("if-data")
+        self.kinds.append("if-data" + ("-scalar" if with_scalar else ""))
+        if with_scalar:
+            self.result(self.scalar_tensor(f"{name}#1", t), ())
+            return self.result(f"{name}#0", shape)
         return self.result(name, shape)
 
     def switch_data(self):
         rng, t = self.rng, self.dtype
         src = self.source((1, 2))
-        scalar, _ = self.reduce_to_scalar(src, "count")
+        # a count of positives, or for integers a sum (a negative remainder: the default)
+        scalar, scalar_t = self.reduce_to_scalar(src, "sum" if not self.is_float and rng.random() < 0.4 else "count")
         cases = rng.randint(1, 4)
-        modulus = self.const(str(rng.choice([cases, cases + 1, 3])), "i32")
+        modulus = self.const(str(rng.choice([cases, cases + 1, 3])), scalar_t)
         rem, index = self.fresh("k"), self.fresh("k")
-        self.emit(f"{rem} = arith.remsi {scalar}, {modulus} : i32")
-        self.emit(f"{index} = arith.index_cast {rem} : i32 to index")
+        self.emit(f"{rem} = arith.remsi {scalar}, {modulus} : {scalar_t}")
+        self.emit(f"{index} = arith.index_cast {rem} : {scalar_t} to index")
         target = self.source((1, 2)) if rng.random() < 0.4 else src
         shape, ty = target.shape, _ty(target.shape, t)
         name = self.fresh()
@@ -462,7 +480,7 @@ class ControlGen(Gen):
             if self.is_float:
                 op = rng.choice(["erfc", "floor", "ceil", "round", "roundeven", "trunc", "sqrt", "log", "absf", "negf",
                                  "maximumf", "minimumf", "maxnumf", "minnumf", "mulinf", "divzero", "isnan", "isfinite",
-                                 "cmp", "copysign", "bf16", "tanh", "exp"])  # fmt: skip
+                                 "cmp", "copysign", "bf16", "tanh", "exp", "clampf", "isinf", "isnormal"])  # fmt: skip
                 if op in ("erfc", "floor", "ceil", "round", "roundeven", "trunc", "sqrt", "log", "absf", "tanh", "exp"):
                     lines.append(f"    {r} = math.{op} {out} : {t}")
                 elif op == "negf":
@@ -477,6 +495,11 @@ class ControlGen(Gen):
                 elif op == "divzero":
                     lines.append(f"    %k{i} = arith.constant {rng.choice(['0.0', '-0.0'])} : {t}")
                     lines.append(f"    {r} = arith.divf {out}, %k{i} : {t}")
+                elif op == "clampf":
+                    low, high = sorted(rng.sample(["-1.0", "-0.0", "0.0", "0.5", "2.0"], 2), key=float)
+                    lines.append(f"    %lo{i} = arith.constant {low} : {t}")
+                    lines.append(f"    %hi{i} = arith.constant {high} : {t}")
+                    lines.append(f"    {r} = math.clampf {out} to [%lo{i}, %hi{i}] : {t}")
                 elif op == "bf16":
                     lines.append(f"    %h{i} = arith.truncf {out} : {t} to bf16")
                     lines.append(f"    {r} = arith.extf %h{i} : bf16 to {t}")
