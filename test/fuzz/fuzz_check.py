@@ -43,6 +43,7 @@ from pathlib import Path
 
 import fuzz_control
 import fuzz_gen
+import fuzz_special
 import numpy as np
 from fuzz_gen import Program
 
@@ -53,7 +54,7 @@ from ipu_mlir.target.diagnostics import IpuError
 
 F32_RTOL = 1e-4
 # The program generators `check` draws from, by the name run_fuzz.py's --generator takes.
-GENERATORS = {"tensor": fuzz_gen.generate, "control": fuzz_control.generate}
+GENERATORS = {"tensor": fuzz_gen.generate, "control": fuzz_control.generate, "special": fuzz_special.generate}
 
 
 @dataclass

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     counts, refusals, kinds, types = collections.Counter(), collections.Counter(), collections.Counter(), collections.Counter()
     new_failures, fixed, first_seed = [], [], {}
     begin = time.time()
-    known_seeds = KNOWN if options.generator == "tensor" else KNOWN_CONTROL
+    known_seeds = {"tensor": KNOWN, "control": KNOWN_CONTROL}.get(options.generator, {})
     work = [(seed, options.out, options.generator) for seed in seeds]
     for done, (seed, status, reason, repro, op_kinds, dtype, target) in enumerate(_results(work, options.jobs), 1):
         counts[status] += 1

@@ -1,5 +1,6 @@
 """The control-flow fuzzer's share of `make test`: a few seeds of fuzz_control.py (`make
-fuzz-control` runs thousands), checked as test_fuzz.py checks fuzz_gen.py's."""
+fuzz-control` runs thousands) and of the special-value sweep fuzz_special.py (`make
+fuzz-special` runs all of it), checked as test_fuzz.py checks fuzz_gen.py's."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from test_fuzz import _report
 from ipu_mlir.frontends import api
 
 REPRODUCERS = Path(__file__).resolve().parents[2] / "build" / "fuzz"
-SEEDS = 8  # about 15 s
+SEEDS = 6  # about 12 s unloaded
 
 
 def _params():
@@ -29,6 +30,12 @@ def test_seed(seed: int) -> None:
     outcome = check(seed, REPRODUCERS, "control")
     assert outcome.status in ("ok", "refused"), _report(outcome)
     assert outcome.status == "ok" or known_refusal(outcome.reason), f"a refusal known_failures.py does not list: {_report(outcome)}"
+
+
+@pytest.mark.parametrize("seed", [5, 121, 165])  # f32 maximumf, f64 isnormal, i32 ceildivui
+def test_special_values(seed: int) -> None:
+    outcome = check(seed, REPRODUCERS, "special")
+    assert outcome.status == "ok", _report(outcome)
 
 
 def test_generator_is_deterministic_and_covers_its_families() -> None:
