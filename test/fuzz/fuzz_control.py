@@ -394,14 +394,17 @@ class ControlGen(Gen):
 
     def scatter_duplicates(self):
         """tm_tensor.scatter of rows onto a destination at ids drawn from a few rows (so
-        repeated), combined by add / max / min."""
+        repeated) or from [-rows - 1, rows + 1), combined by add / max / min."""
         rng, t = self.rng, self.dtype
         dest = self.source((2,), lambda s: s[0] >= 1)
         rows, width = dest.shape
         count = rng.choice([2, 4, 7, 16])
         combiner = rng.choice(["addf", "maximumf", "minimumf"] if self.is_float else ["addi", "maxsi", "minsi"])
         attrs = " <{fastmath = #arith.fastmath<none>}>" if self.is_float else ""
-        ids = self.index_arg((count, 1), 0, min(rows, rng.choice([1, 2, 3])))
+        if rng.random() < 0.7:  # a few rows, so repeated
+            ids = self.index_arg((count, 1), 0, min(rows, rng.choice([1, 2, 3])))
+        else:  # also negative (from the end) and one past each end (nothing written)
+            ids = self.index_arg((count, 1), -rows - 1, rows + 1)
         updates = self.operand((count, 1, width))
         name = self.fresh()
         self.emit(
