@@ -347,8 +347,17 @@ class ControlGen(Gen):
         if use == "splat":
             self.emit(f"{name} = tensor.splat {out} : {_ty(target.shape, t)}")
             return self.result(name, target.shape)
-        if use == "insert":
-            coordinates = [self.const(str(rng.choice([0, d - 1])), "index") for d in target.shape]
+        if use == "insert":  # at the corners, or at coordinates computed from data
+            if rng.random() < 0.5:
+                coordinates = [self.const(str(rng.choice([0, d - 1])), "index") for d in target.shape]
+            else:
+                count = self.reduce_to_scalar(target, "count")[0]
+                coordinates = []
+                for d in target.shape:
+                    rem, at = self.fresh("k"), self.fresh("k")
+                    self.emit(f"{rem} = arith.remui {count}, {self.const(str(d), 'i32')} : i32")
+                    self.emit(f"{at} = arith.index_cast {rem} : i32 to index")
+                    coordinates.append(at)
             self.emit(f"{name} = tensor.insert {out} into {target.name}[{', '.join(coordinates)}] : {_ty(target.shape, t)}")
             return self.result(name, target.shape)
         return self.result(self._scaled(target, out, target.shape).name, target.shape)
