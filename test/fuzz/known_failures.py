@@ -16,11 +16,11 @@ accepting part of it.
 
 KNOWN: dict[int, str] = {}
 KNOWN_CONTROL: dict[int, str] = {  # the same for fuzz_control.py's seeds
-    1662: "regressions/if-switch-default-yields-input.mlir: wrong numbers, not yet understood",
+    1662: "regressions/if-switch-default-yields-input.mlir: the reference looks wrong (numpy sides with the simulator)",
 }
 KNOWN_FILES: dict[str, str] = {
-    "if-switch-default-yields-input": "a wrong number (fuzz_control seed 1662): an if whose else block's switch yields "
-    "a value from before the if, with a while loop in the then block; not yet understood (memory plan?)",
+    "if-switch-default-yields-input": "fuzz_control seed 1662: the simulator and the reference differ; numpy (a count "
+    "of positives, 31, picks the else block) sides with the simulator: the reference looks wrong, not yet understood",
 }
 
 KNOWN_REFUSALS: dict[str, str] = {
