@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-quick lint lit pytest browser conformance fuzz bench docs docs-check pictures clean train-full
+.PHONY: demo test test-quick lint lit pytest browser conformance fuzz fuzz-control fuzz-special bench docs docs-check pictures clean train-full
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,18 @@ FUZZ_SEEDS ?= 2000
 FUZZ_START ?= 0
 fuzz: $(STAMP)
 	$(BIN)/python test/fuzz/run_fuzz.py --seeds $(FUZZ_SEEDS) --start $(FUZZ_START)
+
+# The control-flow fuzzer (test/fuzz/fuzz_control.py): scf.while with data-dependent trip counts,
+# scf.if / index_switch on reduced scalars, scf.for carrying scalars, nesting, scalars outside
+# generics, wrapped and clamped gathers, scatters with duplicate indices, pack / unpack, math
+# at special values; the same checks and options, e.g. `make fuzz-control FUZZ_SEEDS=500`.
+fuzz-control: $(STAMP)
+	$(BIN)/python test/fuzz/run_fuzz.py --generator control --seeds $(FUZZ_SEEDS) --start $(FUZZ_START)
+
+# Every element-wise arith / math op on every pair of special values (test/fuzz/fuzz_special.py:
+# seed N is op N; 224 seeds sweep them all).
+fuzz-special: $(STAMP)
+	$(BIN)/python test/fuzz/run_fuzz.py --generator special --seeds 224
 
 # Every benchmark (bench/run.py) into bench/results.md and bench/results.json, with xDSL (the
 # `bench` extra) for its interpreter rows; `make bench BENCH_ARGS=--quick` for a short run.

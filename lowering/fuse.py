@@ -127,8 +127,8 @@ class _Fuser:
                 return None
             if set(b.outputs) & (read_by_a | {produced}):
                 return None
-            if self.box_type(a, None) != self.box_type(b, b.inputs.index(produced)):
-                return None  # B reads X through a reshape (a view: same bytes, another shape)
+            if any(self.box_type(b, i) != self.box_type(a, None) for i, name in enumerate(b.inputs) if name == produced):
+                return None  # B reads X through a reshape (a view: same bytes, another shape), maybe beside X itself
         for copy in copies:
             (source,), (dest,) = self.program.accesses(copy)
             if produced in (source, dest) or dest in read_by_a:

@@ -227,6 +227,10 @@ class _Planner:
                     self.place_unplaced(carried, self.default_layout(_shape(carried)))
                 self.place_unplaced(init, self.layouts[carried])
                 self.layouts[result] = self.layouts[carried]
+            elif result not in self.layouts:  # the body read the initial value itself and placed it
+                if carried in self.unplaced:
+                    self.place_unplaced(carried, self.layouts[init])
+                self.layouts[result] = self.layouts[init]  # ipu-schedule's carried buffer: in the init's layout
 
     def resident(self, value: ir.Value) -> bool:
         """Whether unplaced `value` is a weight: a constant or a device variable."""

@@ -42,7 +42,9 @@ pass, the message):
 - `convert-linalg-to-loops` (also the `linalg.map` that `tensor.pad` bufferizes into): plain
   loops in iteration order, so reductions accumulate sequentially.
 - `lower-affine`, `convert-scf-to-cf`, `expand-strided-metadata` (subviews and reshapes as
-  pointer arithmetic).
+  pointer arithmetic), `lower-affine` again: the offset of a subview of a buffer whose offset
+  is only known at run time (an `scf.index_switch` result) is an `affine.apply`, which no later
+  pass lowers (the JIT then failed on an unrealized cast; fuzz_control seeds 48, 62).
 - `_store_booleans_as_bytes`: this LLVM 22 build *aborts the process* when
   finalize-memref-to-llvm meets a load or store of `i1` (assertion `integralElementType.
   getWidth() >= 8`), so boolean buffers become `i8` ones holding 0 / 1 (numpy's bool layout).
@@ -105,6 +107,7 @@ TO_LOOPS = (
     "lower-affine",
     "convert-scf-to-cf",
     "expand-strided-metadata",
+    "lower-affine",
 )
 TO_LLVM = (
     "arith-expand",

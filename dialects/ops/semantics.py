@@ -151,6 +151,7 @@ _INT_BINARY: dict[str, tuple[Kernel, str]] = {
     "arith.remui": (np.remainder, "u"),
     "arith.floordivsi": (np.floor_divide, "s"),
     "arith.ceildivsi": (_ceil_div, "s"),
+    "arith.ceildivui": (_ceil_div, "u"),
     "math.ipowi": (_ipowi, "s"),
 }
 

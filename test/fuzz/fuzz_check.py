@@ -41,8 +41,11 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+import fuzz_control
+import fuzz_gen
+import fuzz_special
 import numpy as np
-from fuzz_gen import Program, generate
+from fuzz_gen import Program
 
 from ipu_mlir.frontends import api
 from ipu_mlir.lowering.pass_registry import build_pass_manager
@@ -50,6 +53,8 @@ from ipu_mlir.runtime import reference
 from ipu_mlir.target.diagnostics import IpuError
 
 F32_RTOL = 1e-4
+# The program generators `check` draws from, by the name run_fuzz.py's --generator takes.
+GENERATORS = {"tensor": fuzz_gen.generate, "control": fuzz_control.generate, "special": fuzz_special.generate}
 
 
 @dataclass
@@ -70,15 +75,15 @@ def refusal_kind(message: str) -> str:
     return first[:160]
 
 
-def check(seed: int, reproducer_dir: Path | None = None) -> Outcome:
+def check(seed: int, reproducer_dir: Path | None = None, generator: str = "tensor") -> Outcome:
     try:
-        program = generate(seed)
+        program = GENERATORS[generator](seed)
     except Exception as error:  # noqa: BLE001  (a generator bug is reported, as a crash)
         return Outcome(seed, "crash", f"generator: {type(error).__name__}: {_first(error)}", _trace(error), Program(seed, "-", "-", ""))
     outcome = _check(program)
     outcome.program = program
     if outcome.status in ("wrong", "crash") and reproducer_dir is not None:
-        outcome.reproducer = write_reproducer(outcome, reproducer_dir)
+        outcome.reproducer = write_reproducer(outcome, reproducer_dir, generator)
     return outcome
 
 
@@ -108,12 +113,12 @@ def check_file(path: Path) -> Outcome:
     return outcome
 
 
-def write_reproducer(outcome: Outcome, directory: Path) -> Path:
+def write_reproducer(outcome: Outcome, directory: Path, generator: str = "tensor") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"seed-{outcome.seed}.mlir"
+    path = directory / (f"seed-{outcome.seed}.mlir" if generator == "tensor" else f"{generator}-seed-{outcome.seed}.mlir")
     header = [
         f"// fuzz seed {outcome.seed}: {outcome.status}: {outcome.reason}",
-        f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --start {outcome.seed} --seeds 1",
+        f"// rerun: .venv/bin/python test/fuzz/run_fuzz.py --generator {generator} --start {outcome.seed} --seeds 1",
         f"// inputs: ipu_mlir.frontends.api.random_inputs(arguments, seed={outcome.seed})",
         f"// index-ranges: {outcome.program.index_ranges}",
     ]
@@ -179,9 +184,38 @@ def program_inputs(program: Program, arguments) -> list[np.ndarray]:
     return inputs
 
 
+# math's float classes and clampf, which MLIR 22 cannot lower to LLVM (the reference refuses
+# them), in the arith the reference runs: their definitions (LLVM's class tests; clampf as
+# MathToLLVM lowers it, see dialects/ops/semantics.py), written independently of the simulator.
+SMALLEST_NORMAL = {"f32": "0x00800000", "f64": "0x0010000000000000"}
+INFINITY = {"f32": "0x7F800000", "f64": "0x7FF0000000000000"}
+_CLASS = re.compile(r"^(\s*)(%[\w.]+) = math\.(isinf|isnormal) (%[\w.]+) : (f32|f64)$", re.M)
+_CLAMP = re.compile(r"^(\s*)(%[\w.]+) = math\.clampf (%[\w.]+) to \[(%[\w.]+), (%[\w.]+)\] : (f32|f64)$", re.M)
+
+
+def _float_class(match: re.Match) -> str:
+    pad, r, op, x, t = match.groups()
+    lines = [f"{r}_abs = math.absf {x} : {t}", f"{r}_inf = arith.constant {INFINITY[t]} : {t}"]
+    if op == "isinf":
+        lines.append(f"{r} = arith.cmpf oeq, {r}_abs, {r}_inf : {t}")
+    else:
+        lines.append(f"{r}_min = arith.constant {SMALLEST_NORMAL[t]} : {t}")
+        lines.append(f"{r}_big = arith.cmpf oge, {r}_abs, {r}_min : {t}")
+        lines.append(f"{r}_fin = arith.cmpf olt, {r}_abs, {r}_inf : {t}")
+        lines.append(f"{r} = arith.andi {r}_big, {r}_fin : i1")
+    return "\n".join(pad + line for line in lines)
+
+
+def _clamp(match: re.Match) -> str:
+    pad, r, x, low, high, t = match.groups()
+    return f"{pad}{r}_high = arith.minimumf {x}, {high} : {t}\n{pad}{r} = arith.maximumf {r}_high, {low} : {t}"
+
+
 def reference_text(text: str) -> str:
     """The program as the reference runs it: TOSA lowered by upstream's passes, TMTensor ops in
-    their plain-linalg form (frontends.api.reference_outputs does the same for --check)."""
+    their plain-linalg form (frontends.api.reference_outputs does the same for --check), math's
+    isinf / isnormal / clampf in arith."""
+    text = _CLAMP.sub(_clamp, _CLASS.sub(_float_class, text))
     if "tosa." not in text and "tm_tensor." not in text:
         return text
     module = api.load_module(text)

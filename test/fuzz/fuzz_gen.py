@@ -882,9 +882,9 @@ class Gen(Families, TorchFamilies):
         return self.result(name, out, sums=max(src.sums, weight.sums) * c * kh * kw + 1)
 
     # -- the program -----------------------------------------------------------------------
-    def program(self) -> Program:
-        rng = self.rng
-        makers = [
+    def makers(self) -> list[tuple]:
+        """The families a program mixes, with their weights (fuzz_control.py adds its own)."""
+        return [
             (self.elementwise, 5),
             (self.reduction, 4),
             (self.matmul, 3),
@@ -918,13 +918,21 @@ class Gen(Families, TorchFamilies):
             (self.arg_reduction, 1),
             (self.mask, 1),
         ]
+
+    def results(self) -> list[Value]:
+        """What @main returns: the newest value, sometimes another."""
+        results = [self.values[-1]]
+        others = [v for v in self.values[:-1] if v not in results]
+        if others and self.rng.random() < 0.3:
+            results.append(self.rng.choice(others))
+        return results
+
+    def program(self) -> Program:
+        rng, makers = self.rng, self.makers()
         for _ in range(rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6])):
             maker = rng.choices([m for m, _ in makers], [w for _, w in makers])[0]
             maker()
-        results = [self.values[-1]]
-        others = [v for v in self.values[:-1] if v not in results]
-        if others and rng.random() < 0.3:
-            results.append(rng.choice(others))
+        results = self.results()
         odd = rng.random()
         if odd < 0.04:
             results.append(results[0])  # the same value returned twice

@@ -24,14 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_check import Outcome, check, write_reproducer  # noqa: E402
-from fuzz_gen import generate  # noqa: E402
-from known_failures import KNOWN, KNOWN_REFUSALS  # noqa: E402
+from fuzz_check import GENERATORS, Outcome, check, write_reproducer  # noqa: E402
+from known_failures import KNOWN, KNOWN_CONTROL, KNOWN_REFUSALS  # noqa: E402
 
 
 def _one(args):
-    seed, out = args
-    outcome = check(seed, Path(out))
+    seed, out, generator = args
+    outcome = check(seed, Path(out), generator)
     return (
         outcome.seed,
         outcome.status,
@@ -70,10 +69,11 @@ def _results(work, jobs):
                     yield _died(*item)
 
 
-def _died(seed, out):
-    program = generate(seed)
+def _died(seed, out, generator):
+    program = GENERATORS[generator](seed)
     outcome = Outcome(seed, "crash", "the process died (a signal: segfault or abort in MLIR)", "", program)
-    return (seed, outcome.status, outcome.reason, str(write_reproducer(outcome, Path(out))), program.kinds, program.dtype, program.target)
+    repro = write_reproducer(outcome, Path(out), generator)
+    return (seed, outcome.status, outcome.reason, str(repro), program.kinds, program.dtype, program.target)
 
 
 def main(argv=None) -> int:
@@ -81,13 +81,17 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=1000, help="how many seeds (default 1000)")
     parser.add_argument("--start", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--out", default="build/fuzz", help="directory for reproducers (default build/fuzz)")
+    parser.add_argument(
+        "--generator", choices=sorted(GENERATORS), default="tensor", help="tensor (fuzz_gen.py, the default) or control (fuzz_control.py)"
+    )
     parser.add_argument("--jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)), help="worker processes")
     options = parser.parse_args(argv)
     seeds = range(options.start, options.start + options.seeds)
     counts, refusals, kinds, types = collections.Counter(), collections.Counter(), collections.Counter(), collections.Counter()
     new_failures, fixed, first_seed = [], [], {}
     begin = time.time()
-    work = [(seed, options.out) for seed in seeds]
+    known_seeds = {"tensor": KNOWN, "control": KNOWN_CONTROL}.get(options.generator, {})
+    work = [(seed, options.out, options.generator) for seed in seeds]
     for done, (seed, status, reason, repro, op_kinds, dtype, target) in enumerate(_results(work, options.jobs), 1):
         counts[status] += 1
         kinds.update(op_kinds)
@@ -96,11 +100,12 @@ def main(argv=None) -> int:
             refusals[reason] += 1
             first_seed.setdefault(reason, seed)
         elif status in ("wrong", "crash"):
-            listed = " (known: xfail)" if seed in KNOWN else ""
+            known = known_seeds.get(seed)
+            listed = " (known: xfail)" if known else ""
             print(f"\nseed {seed}: {status}: {reason}{listed}\n  reproducer: {repro}", flush=True)
-            if seed not in KNOWN:
+            if not known:
                 new_failures.append(seed)
-        elif seed in KNOWN:
+        elif seed in known_seeds:
             fixed.append(seed)
         if done % 10 == 0 or done == len(work):
             rate = done / max(time.time() - begin, 1e-9)
