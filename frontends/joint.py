@@ -151,7 +151,7 @@ class _Layout:
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
-        self.buffers = dict(model.named_buffers())
+        self.buffers = {**dict(model.named_buffers()), **_tensor_attributes(model)}
         self.lr_names = ["hyper:lr" if index == 0 else f"hyper:lr:{index}" for index in range(len(optimizer.param_groups))]
         variables = [Variable(f"param:{name}", _array(p)) for name, p in self.params.items()]
         variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
@@ -492,6 +492,20 @@ def _steps_taken(optimizer: Any) -> float:
         if state.get("momentum_buffer") is not None:
             return 1.0  # SGD keeps no count; a buffer means at least one step was taken
     return 0.0
+
+
+def _tensor_attributes(model: Any) -> dict[str, Any]:
+    """The tensors a module keeps as plain attributes, neither parameters nor buffers (a causal
+    mask as `self.mask = torch.triu(...)`): variables of the step as buffers are, since the fake
+    tracing refuses a real tensor (`functional_call` swaps plain attributes too)."""
+    import torch
+
+    return {
+        f"{prefix}.{name}" if prefix else name: value
+        for prefix, module in model.named_modules()
+        for name, value in vars(module).items()
+        if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)
+    }
 
 
 def _array(tensor: Any) -> np.ndarray:

@@ -264,7 +264,7 @@ class CompiledModule:
         arrays = [_to_numpy(value) for value in inputs]
         outputs = self.simulator.run(arrays)
         if as_torch:
-            outputs = [_to_torch(np.ascontiguousarray(output)) for output in outputs]
+            outputs = [_to_torch(np.asarray(output, order="C")) for output in outputs]  # 0-d stays 0-d
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -319,7 +319,7 @@ def _to_torch(value: Any) -> Any:
 
         if value.dtype in NARROW_FLOATS:
             bits = np.int16 if value.dtype.itemsize == 2 else np.uint8
-            return torch.from_numpy(np.ascontiguousarray(value).view(bits)).view(getattr(torch, value.dtype.name))
+            return torch.from_numpy(np.asarray(value, order="C").view(bits)).view(getattr(torch, value.dtype.name))
         return torch.from_numpy(value)
     return value
 

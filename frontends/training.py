@@ -62,7 +62,7 @@ class TrainingModel:
         start = time.perf_counter()
         results = self.device.run(arrays, iterations=self.options.micro_batches_per_call)
         self.timings["run"] = time.perf_counter() - start
-        last = [torch.from_numpy(np.ascontiguousarray(result[-1])) for result in results]
+        last = [torch.from_numpy(np.asarray(result[-1], order="C")) for result in results]  # a 0-d loss stays 0-d
         return tuple(last) if self.step.output_is_tuple else last[0]
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)

@@ -1,0 +1,76 @@
+"""Wrong numbers and crashes the PyTorch-level fuzzer (test/fuzz/fuzz_pytorch.py) found, each
+the minimized model checked against PyTorch eager, and a fixed-seed run of the fuzzer itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from ipu_mlir.frontends import torch as ipu_torch  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+import fuzz_pytorch  # noqa: E402
+
+TARGET = "tiny"
+
+
+class Lambda(nn.Module):
+    def __init__(self, function) -> None:  # noqa: ANN001
+        super().__init__()
+        self.function = function
+
+    def forward(self, *inputs):  # noqa: ANN002, ANN201
+        return self.function(*inputs)
+
+
+def test_a_0d_output_stays_0d() -> None:
+    """Fuzzer seed 6: `x.sum()` came back of shape (1,), PyTorch's is (): np.ascontiguousarray
+    makes a 0-d array 1-d."""
+    model, x = Lambda(lambda x: x.sum()), torch.randn(2, 4)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    assert got.shape == torch.Size([])
+    torch.testing.assert_close(got, model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_training_models_0d_loss_stays_0d() -> None:
+    """The same for trainingModel's loss, a 0-d tensor in PyTorch."""
+    net = nn.Linear(3, 2)
+    model = Lambda(lambda x, t: nn.functional.mse_loss(net(x), t))
+    model.net = net
+    trained = ipu_torch.trainingModel(model, ipu_torch.Options().target(TARGET), torch.optim.SGD(model.parameters(), lr=0.1))
+    x, t = torch.randn(4, 3), torch.randn(4, 2)
+    assert trained(x, t).shape == torch.Size([])
+
+
+class MaskedAttention(nn.Module):
+    """Fuzzer seed 65, minimized: a causal mask kept as a plain tensor attribute (not a buffer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention = nn.MultiheadAttention(4, 2)
+        self.mask = torch.triu(torch.ones(3, 3, dtype=torch.bool), 1)
+
+    def forward(self, x, target):  # noqa: ANN001, ANN201
+        y = self.attention(x, x, x, attn_mask=self.mask, need_weights=False)[0]
+        return y, nn.functional.mse_loss(y, target)
+
+
+def test_training_with_a_tensor_attribute() -> None:
+    """make_fx's fake tracing refused the real tensor (an AssertionError and a traceback); it
+    is now a constant of the step, and the parameters match PyTorch's loop."""
+    torch.manual_seed(0)
+    batches = [(torch.randn(3, 2, 4), torch.randn(3, 2, 4)) for _ in range(2)]
+    options = {"device_iterations": 1, "accumulation": 1, "optimizer": {"kind": "SGD", "lr": 0.05, "groups": False, "momentum": 0.9}}
+    assert fuzz_pytorch.check_training(MaskedAttention(), batches, options, TARGET) == ("ok", "")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fuzz_seeds(seed) -> None:  # noqa: ANN001
+    """A fixed-seed run of the fuzzer: each case matches PyTorch or is refused with a clean error."""
+    record = fuzz_pytorch.run_case(seed)
+    assert record["outcome"] in ("ok", "refused"), record
