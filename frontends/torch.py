@@ -372,7 +372,11 @@ def _importer_class() -> type:
     - weights read as arrays: its literal import reads each tensor through `tensor.tolist()`
       (it may see FakeTensors elsewhere), 30 of the 40 CPU seconds of ResNet-50's export; the
       frozen program's weights are real tensors, so their attributes are made here from their
-      bytes and handed to its tracker of Python values, where it looks before converting."""
+      bytes and handed to its tracker of Python values, where it looks before converting;
+    - a weight, buffer or constant inside a list operand (`x[:, self.index]`, aten.index.Tensor's
+      list of indices): its frozen import puts the tensor itself in the list, which its list
+      import refuses ("Heterogeneous lists are not supported"); it is made an attribute read
+      by a `get_attr` node, which that import takes as a literal."""
     from torch_mlir import ir as torch_ir
     from torch_mlir.extras.fx_importer import ContextCache, FxImporter
 
@@ -407,9 +411,33 @@ def _importer_class() -> type:
                     prog.state_dict.setdefault(name, prog.constants[name])
             for tensor in (*prog.state_dict.values(), *getattr(prog, "constants", {}).values()):
                 _track_weight(tensor, self._py_attr_tracker, self._c)
+            _list_operands_as_attributes(prog)
             return super().import_frozen_program(prog, *args, **options)
 
     return Importer
+
+
+def _list_operands_as_attributes(prog: Any) -> None:
+    """Each placeholder of a weight, buffer or constant that some node takes inside a list
+    operand replaced by a `get_attr` of the tensor (the docstring of `_importer_class`)."""
+    signature = prog.graph_signature
+    sources = {**signature.inputs_to_parameters, **signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}
+    values = {**prog.state_dict, **getattr(prog, "constants", {})}
+    graph = prog.graph
+    for node in list(graph.nodes):
+        if node.op != "placeholder" or sources.get(node.name) not in values:
+            continue
+        in_lists = (
+            item for user in node.users for arg in (*user.args, *user.kwargs.values()) if isinstance(arg, (list, tuple)) for item in arg
+        )
+        if node not in in_lists:
+            continue
+        attribute = f"_ipu_literal_{node.name}"
+        prog.graph_module.register_buffer(attribute, values[sources[node.name]])
+        with graph.inserting_after(node):
+            getter = graph.get_attr(attribute)
+        node.replace_all_uses_with(getter)
+        graph.erase_node(node)
 
 
 def _own_frame(node: Any, context: Any) -> Any:

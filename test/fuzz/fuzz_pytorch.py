@@ -27,6 +27,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 import traceback
 import warnings
 
@@ -148,6 +149,7 @@ def run_case(seed: int, show: bool = False) -> dict:
     """One seed's verdict: {seed, outcome, kind, model, detail}."""
     from ipu_mlir.target.diagnostics import IpuError
 
+    began = time.perf_counter()
     rng = random.Random(seed)
     torch.manual_seed(seed)
     target = rng.choice(TARGETS)
@@ -177,7 +179,7 @@ def run_case(seed: int, show: bool = False) -> dict:
         detail = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         if show:
             traceback.print_exc()
-    record.update(outcome=outcome, detail=detail[:400])
+    record.update(outcome=outcome, detail=detail[:400], seconds=round(time.perf_counter() - began, 1))
     return record
 
 

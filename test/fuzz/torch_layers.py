@@ -445,12 +445,16 @@ def attention(rng, shape):  # noqa: ANN001, ANN201
     seq = shape[1] if batch_first else shape[0]
     causal = rng.random() < 0.5
     mask = torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1) if causal else None
+    if rng.random() < 0.3 and causal:  # an additive float mask
+        mask = torch.zeros(seq, seq).masked_fill(mask, float("-inf"))
     if rng.random() < 0.5:
         body = nn.MultiheadAttention(width, heads, batch_first=batch_first, bias=rng.random() < 0.8)
         weights = rng.random() < 0.5
 
+        _keep_mask(body, mask)
+
         def attend(attention, x):  # noqa: ANN001, ANN202
-            out, attn = attention(x, x, x, attn_mask=mask, need_weights=weights)
+            out, attn = attention(x, x, x, attn_mask=attention.causal_mask, need_weights=weights)
             return (out, attn) if weights else out
 
         name = f"MultiheadAttention({width}, {heads}, batch_first={batch_first}, causal={causal}, need_weights={weights})"
@@ -464,7 +468,16 @@ def attention(rng, shape):  # noqa: ANN001, ANN201
     }
     body = nn.TransformerEncoderLayer(width, heads, **options)
     name = f"TransformerEncoderLayer({width}, {heads}, {options}, causal={causal})"
-    return made(name, lambda encoder, x: encoder(x, src_mask=mask), shape, inner=body)
+    _keep_mask(body, mask)
+    return made(name, lambda encoder, x: encoder(x, src_mask=encoder.causal_mask), shape, inner=body)
+
+
+def _keep_mask(module: nn.Module, mask: torch.Tensor | None) -> None:
+    """A float mask as a buffer (`.double()` converts it), a bool one as a plain attribute."""
+    if mask is not None and mask.is_floating_point():
+        module.register_buffer("causal_mask", mask)
+    else:
+        module.causal_mask = mask
 
 
 def recurrent(rng, shape):  # noqa: ANN001, ANN201

@@ -69,6 +69,30 @@ def test_training_with_a_tensor_attribute() -> None:
     assert fuzz_pytorch.check_training(MaskedAttention(), batches, options, TARGET) == ("ok", "")
 
 
+class IndexedByBuffer(nn.Module):
+    """Fuzzer seed 111, minimized: advanced indexing by a buffer (Swin's relative position
+    index), or by a tensor kept as a plain attribute (a lifted constant)."""
+
+    def __init__(self, as_buffer: bool) -> None:
+        super().__init__()
+        if as_buffer:
+            self.register_buffer("index", torch.tensor([-1, 2, 1]))
+        else:
+            self.index = torch.tensor([-1, 2, 1])
+
+    def forward(self, x):  # noqa: ANN001, ANN201
+        return x[:, self.index] * 2
+
+
+@pytest.mark.parametrize("as_buffer", [True, False])
+def test_indexing_by_a_buffer(as_buffer) -> None:  # noqa: ANN001
+    """torch-mlir's frozen import refused the tensor in aten.index.Tensor's list of indices
+    ("Heterogeneous lists are not supported"); frontends.torch reads it with a get_attr."""
+    model, x = IndexedByBuffer(as_buffer), torch.randn(2, 4, 3)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_fuzz_seeds(seed) -> None:  # noqa: ANN001
     """A fixed-seed run of the fuzzer: each case matches PyTorch or is refused with a clean error."""
