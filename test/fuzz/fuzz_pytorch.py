@@ -15,7 +15,9 @@ Tolerances: an inference output element passes within 1e-4 of the output's large
 of PyTorch's f32 result, or within that plus twice PyTorch's own f32-f64 difference of its f64
 result (rounding alone moves PyTorch's f32); non-finite elements must match exactly, integer
 outputs exactly. Training: the rule of test/python/test_training.py (rtol 1e-4 of each
-tensor's largest magnitude), with the same f64 widening per element.
+tensor's largest magnitude), with the same f64 widening per element; under Adam/AdamW, elements
+whose gradient PyTorch's own f32 loop gets to no better than 1e-3 at some step are left out
+and counted (`_rounding_decides`: Adam's step is then decided by rounding noise).
 """
 
 from __future__ import annotations
@@ -125,6 +127,7 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
     trained = ipu_torch.trainingModel(model, options=opts, optimizer=make(model))
     per_call, accumulation = opts.micro_batches_per_call, options["accumulation"]
     loops = [(reference, make(reference), torch.float32), (exact, make(exact), torch.float64)]
+    grads: dict = {torch.float32: [], torch.float64: []}  # each update's gradients
     for batch in batches:
         trained(*batch)
         micro = [tuple(value.chunk(per_call)[index] for value in batch) for index in range(per_call)]
@@ -135,14 +138,31 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
                     inputs = tuple(value.to(dtype) if value.is_floating_point() else value for value in inputs)
                     result = net(*inputs)
                     (_loss_of(result) / accumulation).backward()
+                grads[dtype].append({name: p.grad.double().clone() for name, p in net.named_parameters() if p.grad is not None})
                 optimizer.step()
     trained.copyWeightsToHost()
+    noisy = _rounding_decides(grads[torch.float32], grads[torch.float64]) if options["optimizer"]["kind"] != "SGD" else {}
     ours, theirs, f64 = model.state_dict(), reference.state_dict(), exact.state_dict()
     for name in theirs:
-        problem = _compare(ours[name], theirs[name], f64[name])
+        keep = ~noisy[name] if name in noisy else torch.ones(theirs[name].shape, dtype=torch.bool)
+        problem = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
         if problem:
             return "wrong", f"{name}: {problem}"
-    return "ok", ""
+    left_out = sum(int(mask.sum()) for mask in noisy.values())
+    return "ok", f"{left_out} elements whose f32 gradient rounding decides left out" if left_out else ""
+
+
+def _rounding_decides(f32: list[dict], f64: list[dict]) -> dict:
+    """Per parameter, the elements whose gradient PyTorch's own f32 loop has to no better than
+    1e-3 at some step (the difference of nearly equal terms: a gradient that is zero in exact
+    arithmetic, or near it). Adam divides a gradient by its own magnitude, so there the noise of
+    the rounding decides the step, on our side as on PyTorch's: left out, and counted."""
+    noisy: dict = {}
+    for ours, exact in zip(f32, f64):
+        for name, grad in ours.items():
+            bad = (grad - exact[name]).abs() > 1e-3 * exact[name].abs()
+            noisy[name] = noisy.get(name, torch.zeros_like(bad)) | bad
+    return noisy
 
 
 def run_case(seed: int, show: bool = False) -> dict:

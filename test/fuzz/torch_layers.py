@@ -289,7 +289,11 @@ def select(rng, shape):  # noqa: ANN001, ANN201
     if kind == "masked_fill":
         return made(f"masked_fill(x < {threshold}, 2.5)", lambda x: x.masked_fill(x < threshold, 2.5), shape)
     if kind == "masked_fill_inf":
-        return made(f"masked_fill(x < {threshold}, -inf)", lambda x: x.masked_fill(x < threshold, float("-inf")), shape)
+        # then softmax, as attention does (interpolating -inf gives nan in torch-mlir's lowering, -inf in ATen's)
+        dim = _dim(rng, shape) if shape else 0
+        return made(
+            f"masked_fill(x < {threshold}, -inf).softmax({dim})", lambda x: x.masked_fill(x < threshold, float("-inf")).softmax(dim), shape
+        )
     if kind == "clamp":
         return made("clamp(-1, 0.7)", lambda x: x.clamp(-1.0, 0.7), shape)
     if kind == "divide_by_mask":  # +-inf where the mask is 0, nan at 0 / 0
