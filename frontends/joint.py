@@ -383,12 +383,36 @@ def _max_pool_backward_by_windows(
 
 
 def _rewrite_grouped_convolution_backward(node: Any) -> None:
-    """`convolution_backward` of a grouped 2-d convolution (MobileNetV2's depthwise ones) as
-    grouped forward convolutions: torch-mlir's own lowering of it with groups builds an invalid
-    `tensor.collapse_shape` / `expand_shape`. Others are left to torch-mlir."""
+    """`convolution_backward` of a grouped 2-d convolution (MobileNetV2's depthwise ones) or a
+    transposed one as forward convolutions: torch-mlir's own lowering of the first builds an
+    invalid `tensor.collapse_shape` / `expand_shape`, and it has none of the second. Others are
+    left to torch-mlir."""
     *_, stride, _padding, _dilation, transposed, _output_padding, groups, _mask = node.args
-    if groups > 1 and not transposed and len(stride) == 2:
+    if len(stride) == 2 and transposed:
+        node.target = _transposed_convolution_backward
+    elif len(stride) == 2 and groups > 1:
         node.target = _grouped_convolution_backward
+
+
+def _transposed_convolution_backward(
+    grad: Any, source: Any, weight: Any, bias_sizes: Any, stride: Any, padding: Any, dilation: Any, _t: Any, _o: Any, groups: int, mask: Any
+) -> tuple:
+    """(input, weight, bias) gradients of `conv_transpose2d(source, weight, stride, padding,
+    output_padding, groups, dilation)`, each None unless `mask` asks for it. The transposed
+    convolution is the input gradient of the forward one with the same weight: its input
+    gradient is that forward convolution of `grad` (output_padding only adds rows the forward
+    one's floor drops), its weight gradient the forward one's with `grad` as the input and
+    `source` as the output gradient (the weight layouts agree: in x out/groups x kernel)."""
+    import torch.nn.functional as F  # noqa: N812 (torch's name)
+
+    grad_input = F.conv2d(grad, weight, None, tuple(stride), tuple(padding), tuple(dilation), groups) if mask[0] else None
+    grad_weight = None
+    if mask[1]:
+        grad_weight = _grouped_convolution_backward(
+            source, grad, weight, None, stride, padding, dilation, False, None, groups, [False, True, False]
+        )[1]
+    grad_bias = grad.sum((0, 2, 3)) if mask[2] and bias_sizes else None
+    return grad_input, grad_weight, grad_bias
 
 
 def _grouped_convolution_backward(

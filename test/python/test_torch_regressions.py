@@ -93,6 +93,32 @@ def test_indexing_by_a_buffer(as_buffer) -> None:  # noqa: ANN001
     torch.testing.assert_close(got, model(x), rtol=0, atol=0)
 
 
+class Upsample(nn.Module):
+    def __init__(self, layer: nn.Module) -> None:
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x, target):  # noqa: ANN001, ANN201
+        y = self.layer(x)
+        return y, nn.functional.mse_loss(y, target)
+
+
+@pytest.mark.parametrize(
+    "options", [{"stride": 2, "output_padding": 1}, {"stride": 3, "padding": 1, "dilation": 2, "groups": 2}, {"kernel_size": (1, 2)}]
+)
+def test_training_a_transposed_convolution(options) -> None:  # noqa: ANN001
+    """Fuzzer seeds 121 and 229: trainingModel refused ConvTranspose2d (torch-mlir has no
+    lowering of its convolution_backward); joint.py now writes that backward as forward
+    convolutions, and the parameters match PyTorch's loop."""
+    torch.manual_seed(0)
+    model = Upsample(nn.ConvTranspose2d(4, 2, **{"kernel_size": 3, **options}))
+    x = torch.randn(2, 4, 3, 5)
+    t = torch.randn(model.layer(x).shape)
+    batches = [(x, t), (torch.randn(x.shape), torch.randn(t.shape))]
+    spec = {"device_iterations": 1, "accumulation": 1, "optimizer": {"kind": "SGD", "lr": 0.05, "groups": False, "momentum": 0.9}}
+    assert fuzz_pytorch.check_training(model, batches, spec, TARGET) == ("ok", "")
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_fuzz_seeds(seed) -> None:  # noqa: ANN001
     """A fixed-seed run of the fuzzer: each case matches PyTorch or is refused with a clean error."""
