@@ -128,8 +128,10 @@ def test_training_a_transposed_convolution(options) -> None:  # noqa: ANN001
     assert fuzz_pytorch.check_training(model, batches, spec, TARGET) == ("ok", "")
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", [108, 109, 133, 285])
 def test_fuzz_seeds(seed) -> None:  # noqa: ANN001
-    """A fixed-seed run of the fuzzer: each case matches PyTorch or is refused with a clean error."""
+    """A fixed-seed run of the fuzzer (`make fuzz-torch` runs many), a few seconds a seed:
+    inference (108: Embedding, 133: Linear and SiLU, 285: a residual Linear and GELU's tanh
+    form) and training (109: LayerNorm, Adam, gradient accumulation) cases that match PyTorch."""
     record = fuzz_pytorch.run_case(seed)
     assert record["outcome"] in ("ok", "refused"), record
