@@ -385,13 +385,46 @@ def _max_pool_backward_by_windows(
 def _rewrite_grouped_convolution_backward(node: Any) -> None:
     """`convolution_backward` of a grouped 2-d convolution (MobileNetV2's depthwise ones) or a
     transposed one as forward convolutions: torch-mlir's own lowering of the first builds an
-    invalid `tensor.collapse_shape` / `expand_shape`, and it has none of the second. Others are
-    left to torch-mlir."""
+    invalid `tensor.collapse_shape` / `expand_shape`, and it has none of the second. A grouped
+    1-d one (which it refuses too) as the 2-d one of height 1. Others are left to torch-mlir."""
     *_, stride, _padding, _dilation, transposed, _output_padding, groups, _mask = node.args
-    if len(stride) == 2 and transposed:
+    if len(stride) == 1 and groups > 1:
+        node.target = _one_dimensional_convolution_backward
+    elif len(stride) == 2 and transposed:
         node.target = _transposed_convolution_backward
     elif len(stride) == 2 and groups > 1:
         node.target = _grouped_convolution_backward
+
+
+def _one_dimensional_convolution_backward(
+    grad: Any,
+    source: Any,
+    weight: Any,
+    bias_sizes: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+    mask: Any,
+) -> tuple:
+    """(input, weight, bias) gradients of a grouped 1-d convolution, from the 2-d one of height 1."""
+    import torch
+
+    args = (grad.unsqueeze(2), source.unsqueeze(2), weight.unsqueeze(2), bias_sizes, [1, *stride], [0, *padding], [1, *dilation])
+    args += (transposed, [0, *output_padding], groups, mask)
+    if transposed:
+        grad_input, grad_weight, grad_bias = _transposed_convolution_backward(*args)
+    elif groups > 1:
+        grad_input, grad_weight, grad_bias = _grouped_convolution_backward(*args)
+    else:
+        grad_input, grad_weight, grad_bias = torch.ops.aten.convolution_backward.default(*args)
+    return (
+        grad_input.squeeze(2) if mask[0] else None,
+        grad_weight.squeeze(2) if mask[1] else None,
+        grad_bias if mask[2] and bias_sizes else None,
+    )
 
 
 def _transposed_convolution_backward(

@@ -128,6 +128,26 @@ def test_training_a_transposed_convolution(options) -> None:  # noqa: ANN001
     assert fuzz_pytorch.check_training(model, batches, spec, TARGET) == ("ok", "")
 
 
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: nn.Conv1d(4, 4, 3, stride=2, padding=1, groups=2),
+        lambda: nn.Conv1d(4, 4, 1, stride=3, padding=1, dilation=2, groups=4),
+        lambda: nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1, groups=2),
+    ],
+)
+def test_training_a_1d_convolution(layer) -> None:  # noqa: ANN001
+    """Fuzzer seed 413: trainingModel refused a grouped Conv1d (torch-mlir cannot lower its
+    convolution_backward); joint.py now computes it as the 2-d one of height 1."""
+    torch.manual_seed(0)
+    model = Upsample(layer())
+    x = torch.randn(2, 4, 7)
+    t = torch.randn(model.layer(x).shape)
+    batches = [(x, t), (torch.randn(x.shape), torch.randn(t.shape))]
+    spec = {"device_iterations": 1, "accumulation": 1, "optimizer": {"kind": "SGD", "lr": 0.05, "groups": False, "momentum": 0.9}}
+    assert fuzz_pytorch.check_training(model, batches, spec, TARGET) == ("ok", "")
+
+
 @pytest.mark.parametrize("seed", [108, 109, 133, 285])
 def test_fuzz_seeds(seed) -> None:  # noqa: ANN001
     """A fixed-seed run of the fuzzer (`make fuzz-torch` runs many), a few seconds a seed:
