@@ -429,11 +429,12 @@ def _importer_class() -> type:
 def _decompositions() -> dict:
     """torch-mlir's decompositions for `export_and_import`, and GELU's tanh form as ATen
     computes it: torch-mlir's own lowering of it takes sqrt(2/pi) as 0.797724 (0.7978846), off by
-    up to 5e-5 at |x| near 1 (fuzz seed 285). Its exact form is left to torch-mlir (erf)."""
+    up to 5e-5 at |x| near 1 (fuzz seed 285). Its exact form is left to torch-mlir (erf). And
+    `fmod(x, 1.5)` as `fmod(x, tensor(1.5))`: torch-mlir lowers only the second (seed 25)."""
     import torch
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
-    return {**get_decomposition_table(), torch.ops.aten.gelu.default: _gelu}
+    return {**get_decomposition_table(), torch.ops.aten.gelu.default: _gelu, torch.ops.aten.fmod.Scalar: _fmod_scalar}
 
 
 def _gelu(x: Any, approximate: str = "none") -> Any:
@@ -442,6 +443,12 @@ def _gelu(x: Any, approximate: str = "none") -> Any:
     if approximate != "tanh":
         return NotImplemented  # torch-mlir's lowering
     return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)))
+
+
+def _fmod_scalar(x: Any, divisor: Any) -> Any:
+    import torch
+
+    return torch.fmod(x, torch.full((), divisor, dtype=x.dtype))
 
 
 def _list_operands_as_attributes(prog: Any) -> None:

@@ -56,6 +56,14 @@ def test_gelu_matches_aten(approximate) -> None:  # noqa: ANN001
     torch.testing.assert_close(got, model(x), rtol=0, atol=2e-6)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_fmod_by_a_number(dtype) -> None:  # noqa: ANN001
+    """Fuzzer seed 25: torch.fmod(x, 1.5) was refused (torch-mlir lowers fmod only by a tensor)."""
+    model, x = Lambda(lambda x: torch.fmod(x, 3 if dtype == torch.int32 else 1.5)), (torch.randn(3, 5) * 8).to(dtype)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=0, atol=0)
+
+
 class MaskedAttention(nn.Module):
     """Fuzzer seed 65, minimized: a causal mask kept as a plain tensor attribute (not a buffer)."""
 
