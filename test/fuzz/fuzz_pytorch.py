@@ -12,10 +12,11 @@ Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismat
 (any other exception; a worker that dies is restarted after the seed it died on).
 
 Tolerances: an inference output element passes within 1e-4 of the output's largest magnitude
-of PyTorch's f32 result, or within that plus twice PyTorch's own f32-f64 difference of its f64
-result (rounding alone moves PyTorch's f32); non-finite elements must match exactly, integer
-outputs exactly. Training: the rule of test/python/test_training.py (rtol 1e-4 of each
-tensor's largest magnitude), with the same f64 widening per element; under Adam/AdamW, elements
+of PyTorch's f32 result, or within that plus twice PyTorch's own largest f32-f64 difference in
+the tensor of its f64 result (rounding alone moves PyTorch's f32 that far: LayerNorm over nearly
+equal values, seed 529, as tools/train.py's rule after several steps); non-finite elements must
+match exactly, integer outputs exactly. Training: the rule of test/python/test_training.py
+(rtol 1e-4 of each tensor's largest magnitude), with the same f64 widening; under Adam/AdamW, elements
 whose gradient PyTorch's own f32 loop gets to no better than 1e-3 at some step are left out
 and counted (`_rounding_decides`: Adam's step is then decided by rounding noise), and with
 them the buffers (BatchNorm's running statistics are computed from them).
@@ -226,7 +227,7 @@ def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str
     ours, theirs, f64 = ours[finite], theirs[finite], f64[finite]
     scale = max(float(theirs.abs().max()), 1e-30)
     error = (ours - theirs).abs()
-    bad = (error > RTOL * scale) & ((ours - f64).abs() > RTOL * scale + 2 * (theirs - f64).abs())
+    bad = (error > RTOL * scale) & ((ours - f64).abs() > RTOL * scale + 2 * float((theirs - f64).abs().max()))
     if bad.any():
         return f"{int(bad.sum())} of {theirs.numel()} elements off, max rel error {float(error.max()) / scale:.3g}"
     return ""
