@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-quick lint lit pytest browser conformance fuzz fuzz-control fuzz-special bench docs docs-check pictures clean train-full
+.PHONY: demo test test-quick lint lit pytest browser conformance fuzz fuzz-control fuzz-special fuzz-torch bench docs docs-check pictures clean train-full
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,14 @@ fuzz-control: $(STAMP)
 # seed N is op N; 224 seeds sweep them all).
 fuzz-special: $(STAMP)
 	$(BIN)/python test/fuzz/run_fuzz.py --generator special --seeds 224
+
+# The PyTorch-level fuzzer (test/fuzz/fuzz_pytorch.py): random small nn.Modules (layers,
+# activations, indexing, reductions, attention, odd layouts and magnitudes) through
+# frontends.torch.compile, and small models with a loss and an optimizer through trainingModel,
+# checked against PyTorch eager and PyTorch's own loop: ok / refused / wrong / crash, each
+# verdict in build/fuzz-torch/results.jsonl. About 4 seconds a seed on a quiet core.
+fuzz-torch: $(STAMP)
+	$(BIN)/python test/fuzz/fuzz_pytorch.py --seeds $(FUZZ_SEEDS) --start $(FUZZ_START)
 
 # Every benchmark (bench/run.py) into bench/results.md and bench/results.json, with xDSL (the
 # `bench` extra) for its interpreter rows; `make bench BENCH_ARGS=--quick` for a short run.

@@ -169,7 +169,7 @@ class _Layout:
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
-        self.buffers = dict(model.named_buffers())
+        self.buffers = {**dict(model.named_buffers()), **_tensor_attributes(model)}
         self.lr_names = ["hyper:lr" if index == 0 else f"hyper:lr:{index}" for index in range(len(optimizer.param_groups))]
         variables = [Variable(f"param:{name}", _array(p)) for name, p in self.params.items()]
         variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
@@ -460,12 +460,69 @@ def _max_pool_backward_by_windows(
 
 
 def _rewrite_grouped_convolution_backward(node: Any) -> None:
-    """`convolution_backward` of a grouped 2-d convolution (MobileNetV2's depthwise ones) as
-    grouped forward convolutions: torch-mlir's own lowering of it with groups builds an invalid
-    `tensor.collapse_shape` / `expand_shape`. Others are left to torch-mlir."""
+    """`convolution_backward` of a grouped 2-d convolution (MobileNetV2's depthwise ones) or a
+    transposed one as forward convolutions: torch-mlir's own lowering of the first builds an
+    invalid `tensor.collapse_shape` / `expand_shape`, and it has none of the second. A grouped
+    1-d one (which it refuses too) as the 2-d one of height 1. Others are left to torch-mlir."""
     *_, stride, _padding, _dilation, transposed, _output_padding, groups, _mask = node.args
-    if groups > 1 and not transposed and len(stride) == 2:
+    if len(stride) == 1 and groups > 1:
+        node.target = _one_dimensional_convolution_backward
+    elif len(stride) == 2 and transposed:
+        node.target = _transposed_convolution_backward
+    elif len(stride) == 2 and groups > 1:
         node.target = _grouped_convolution_backward
+
+
+def _one_dimensional_convolution_backward(
+    grad: Any,
+    source: Any,
+    weight: Any,
+    bias_sizes: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+    mask: Any,
+) -> tuple:
+    """(input, weight, bias) gradients of a grouped 1-d convolution, from the 2-d one of height 1."""
+    import torch
+
+    args = (grad.unsqueeze(2), source.unsqueeze(2), weight.unsqueeze(2), bias_sizes, [1, *stride], [0, *padding], [1, *dilation])
+    args += (transposed, [0, *output_padding], groups, mask)
+    if transposed:
+        grad_input, grad_weight, grad_bias = _transposed_convolution_backward(*args)
+    elif groups > 1:
+        grad_input, grad_weight, grad_bias = _grouped_convolution_backward(*args)
+    else:
+        grad_input, grad_weight, grad_bias = torch.ops.aten.convolution_backward.default(*args)
+    return (
+        grad_input.squeeze(2) if mask[0] else None,
+        grad_weight.squeeze(2) if mask[1] else None,
+        grad_bias if mask[2] and bias_sizes else None,
+    )
+
+
+def _transposed_convolution_backward(
+    grad: Any, source: Any, weight: Any, bias_sizes: Any, stride: Any, padding: Any, dilation: Any, _t: Any, _o: Any, groups: int, mask: Any
+) -> tuple:
+    """(input, weight, bias) gradients of `conv_transpose2d(source, weight, stride, padding,
+    output_padding, groups, dilation)`, each None unless `mask` asks for it. The transposed
+    convolution is the input gradient of the forward one with the same weight: its input
+    gradient is that forward convolution of `grad` (output_padding only adds rows the forward
+    one's floor drops), its weight gradient the forward one's with `grad` as the input and
+    `source` as the output gradient (the weight layouts agree: in x out/groups x kernel)."""
+    import torch.nn.functional as F  # noqa: N812 (torch's name)
+
+    grad_input = F.conv2d(grad, weight, None, tuple(stride), tuple(padding), tuple(dilation), groups) if mask[0] else None
+    grad_weight = None
+    if mask[1]:
+        grad_weight = _grouped_convolution_backward(
+            source, grad, weight, None, stride, padding, dilation, False, None, groups, [False, True, False]
+        )[1]
+    grad_bias = grad.sum((0, 2, 3)) if mask[2] and bias_sizes else None
+    return grad_input, grad_weight, grad_bias
 
 
 def _grouped_convolution_backward(
@@ -649,6 +706,20 @@ def _mark_resident(module: ir.Module, arguments: list[str], results: list[str]) 
         inputs, outputs = len(function_type.inputs), len(function_type.results)
         main.attributes["arg_attrs"] = ir.ArrayAttr.get([marked(n) for n in arguments] + [empty] * (inputs - len(arguments)))
         main.attributes["res_attrs"] = ir.ArrayAttr.get([empty] * (outputs - len(results)) + [marked(n) for n in results])
+
+
+def _tensor_attributes(model: Any) -> dict[str, Any]:
+    """The tensors a module keeps as plain attributes, neither parameters nor buffers (a causal
+    mask as `self.mask = torch.triu(...)`): variables of the step as buffers are, since the fake
+    tracing refuses a real tensor (`functional_call` swaps plain attributes too)."""
+    import torch
+
+    return {
+        f"{prefix}.{name}" if prefix else name: value
+        for prefix, module in model.named_modules()
+        for name, value in vars(module).items()
+        if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)
+    }
 
 
 def _array(tensor: Any) -> np.ndarray:

@@ -89,7 +89,7 @@ class TrainingModel:
             results = [result[-1] for result in self.device.run(arrays, iterations=iterations)]
         self.timings["run"] = time.perf_counter() - start
         self._host_state_stale = self._host_weights_stale = True
-        last = [to_torch(np.ascontiguousarray(result)) for result in results]
+        last = [to_torch(np.asarray(result, order="C")) for result in results]  # a 0-d loss stays 0-d
         return tuple(last) if self.step.output_is_tuple else last[0]
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)

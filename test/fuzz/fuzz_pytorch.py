@@ -1,0 +1,376 @@
+"""The PyTorch-level fuzzer: random small `nn.Module`s through the PyTorch front end, checked
+against PyTorch eager.
+
+    python test/fuzz/fuzz_pytorch.py --seeds 200 --start 0       # or `make fuzz-torch`
+    python test/fuzz/fuzz_pytorch.py --seed 17 --show             # one case: its model and verdict
+
+Each seed is a case: an inference model (a chain of layers drawn from `LAYERS` by the shape at
+hand, some side outputs) through `frontends.torch.compile`, or a training model (a few layers,
+a loss, an optimizer, deviceIterations / gradientAccumulation, frozen parameters, parameter
+groups) through `trainingModel`, its parameters after two calls against PyTorch's own loop.
+Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismatch), crash
+(any other exception; a worker that dies is restarted after the seed it died on).
+
+Tolerances: an inference output element passes within 1e-4 of the output's largest magnitude
+of PyTorch's f32 result, or within that plus twice PyTorch's own largest f32-f64 difference in
+the tensor of its f64 result (rounding alone moves PyTorch's f32 that far: LayerNorm over nearly
+equal values, seed 529, as tools/train.py's rule after several steps); non-finite elements must
+match exactly, integer outputs exactly. Training: the rule of test/python/test_training.py
+(rtol 1e-4 of each tensor's largest magnitude), with the same f64 widening; under Adam/AdamW, elements
+whose gradient PyTorch's own f32 loop gets to no better than 1e-3 at some step are left out
+and counted (`_rounding_decides`: Adam's step is then decided by rounding noise), and with
+them the buffers (BatchNorm's running statistics are computed from them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+
+import torch
+from torch import nn
+from torch_layers import LAYERS, Chain, Layer, linear, training_layers
+
+RTOL = 1e-4
+TARGETS = ("tiny", "gc2")
+
+
+def make_inference(rng: random.Random) -> tuple[nn.Module, tuple, str]:
+    """(model, inputs, description): a chain of 2-6 layers on a random input."""
+    if rng.random() < 0.15:  # token ids first: an Embedding
+        batch, length, vocab, width = rng.choice([1, 2, 3]), rng.randint(1, 6), rng.randint(3, 12), rng.choice([4, 6, 8])
+        padding = rng.choice([None, 0, vocab - 1])
+        ids = torch.randint(0, vocab, (batch, length), generator=_gen(rng))
+        head = Layer(f"Embedding({vocab}, {width}, padding_idx={padding})", nn.Embedding(vocab, width, padding_idx=padding))
+        layers, shape, inputs = [head], (batch, length, width), (ids,)
+    else:
+        rank = rng.choice([1, 2, 3, 3, 4, 4, 4]) if rng.random() > 0.03 else 0
+        shape = _shape(rng, rank)
+        x = _values(rng, shape)
+        layers, inputs = [], (x,)
+    for _ in range(rng.randint(2, 6)):
+        layer = _draw(rng, shape, LAYERS)
+        if layer is None:
+            break
+        layers.append(layer)
+        shape = layer.shape
+    model = Chain(layers).eval()
+    _randomize_buffers(model, rng)
+    inputs = tuple(_odd_layout(rng, value) for value in inputs)
+    return model, inputs, " -> ".join(layer.name for layer in layers) + f"  on {_describe(inputs)}"
+
+
+def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:
+    """(model with its loss, batches, description, options): a few layers, a loss, an optimizer."""
+    from torch_layers import LOSSES
+
+    per_call_options = {"device_iterations": rng.choice([1, 1, 2]), "accumulation": rng.choice([1, 1, 2])}
+    micro = rng.choice([1, 2, 3])
+    rank = rng.choice([2, 3, 4])
+    start = shape = (micro, *_shape(rng, rank)[1:])
+    layers = []
+    for _ in range(rng.randint(1, 4)):
+        layer = _draw(rng, shape, training_layers())
+        if layer is None:
+            break
+        layers.append(layer)
+        shape = layer.shape
+    if not any(True for layer in layers for _ in layer.parameters()):
+        layers.append(linear(rng, shape))  # something to train
+        shape = layers[-1].shape
+    loss = rng.choice(LOSSES)(rng, shape)
+    model = loss.wrap(Chain(layers))
+    per_call = per_call_options["device_iterations"] * per_call_options["accumulation"]
+    batches = []
+    for _ in range(2):
+        x = _values(rng, (micro * per_call, *start[1:]), scaled=False)
+        batches.append((x, loss.target(rng, micro * per_call)))
+    names = [name for name, _ in model.named_parameters()]
+    frozen = [name for name in names[:-1] if rng.random() < 0.15]  # never all of them
+    for name, parameter in model.named_parameters():
+        parameter.requires_grad_(name not in frozen)
+    options = dict(per_call_options, optimizer=_optimizer_spec(rng), frozen=frozen)
+    text = " -> ".join(layer.name for layer in layers) + f" -> {loss.name}; {options}"
+    return model, batches, text, options
+
+
+def check_inference(model: nn.Module, inputs: tuple, target: str) -> tuple[str, str]:
+    from ipu_mlir.frontends import torch as ipu_torch
+
+    with torch.no_grad():
+        expected = _as_tuple(model(*inputs))
+        exact = _as_tuple(copy.deepcopy(model).double()(*(_double(value) for value in inputs)))
+    compiled = ipu_torch.compile(model, *inputs, target=target, use_cache=False)
+    got = _as_tuple(compiled(*inputs))
+    if len(got) != len(expected):
+        return "wrong", f"{len(got)} outputs, PyTorch {len(expected)}"
+    for index, (ours, theirs, f64) in enumerate(zip(got, expected, exact)):
+        problem = _compare(ours, theirs, f64)
+        if problem:
+            return "wrong", f"output #{index}: {problem}"
+    return "ok", ""
+
+
+def check_training(model: nn.Module, batches: list, options: dict, target: str) -> tuple[str, str]:
+    from ipu_mlir.frontends import torch as ipu_torch
+
+    reference, exact = copy.deepcopy(model), copy.deepcopy(model).double()
+    make = _optimizer_maker(options["optimizer"])
+    opts = ipu_torch.Options().target(target).deviceIterations(options["device_iterations"])
+    opts.Training.gradientAccumulation(options["accumulation"])
+    trained = ipu_torch.trainingModel(model, options=opts, optimizer=make(model))
+    per_call, accumulation = opts.micro_batches_per_call, options["accumulation"]
+    loops = [(reference, make(reference), torch.float32), (exact, make(exact), torch.float64)]
+    grads: dict = {torch.float32: [], torch.float64: []}  # each update's gradients
+    for batch in batches:
+        trained(*batch)
+        micro = [tuple(value.chunk(per_call)[index] for value in batch) for index in range(per_call)]
+        for net, optimizer, dtype in loops:
+            for step in range(0, per_call, accumulation):
+                optimizer.zero_grad()
+                for inputs in micro[step : step + accumulation]:
+                    inputs = tuple(value.to(dtype) if value.is_floating_point() else value for value in inputs)
+                    result = net(*inputs)
+                    (_loss_of(result) / accumulation).backward()
+                grads[dtype].append({name: p.grad.double().clone() for name, p in net.named_parameters() if p.grad is not None})
+                optimizer.step()
+    trained.copyWeightsToHost()
+    noisy = _rounding_decides(grads[torch.float32], grads[torch.float64]) if options["optimizer"]["kind"] != "SGD" else {}
+    ours, theirs, f64 = model.state_dict(), reference.state_dict(), exact.state_dict()
+    left_out = sum(int(mask.sum()) for mask in noisy.values())
+    for name in theirs:
+        if left_out and name not in noisy:  # a buffer (running statistics) computed from those elements
+            continue
+        keep = ~noisy[name] if name in noisy else torch.ones(theirs[name].shape, dtype=torch.bool)
+        problem = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
+        if problem:
+            return "wrong", f"{name}: {problem}"
+    return "ok", f"{left_out} elements whose f32 gradient rounding decides left out, and the buffers" if left_out else ""
+
+
+def _rounding_decides(f32: list[dict], f64: list[dict]) -> dict:
+    """Per parameter, the elements whose gradient PyTorch's own f32 loop has to no better than
+    1e-3 at some step (the difference of nearly equal terms: a gradient that is zero in exact
+    arithmetic, or near it). Adam divides a gradient by its own magnitude, so there the noise of
+    the rounding decides the step, on our side as on PyTorch's: left out, and counted."""
+    noisy: dict = {}
+    for ours, exact in zip(f32, f64):
+        for name, grad in ours.items():
+            bad = (grad - exact[name]).abs() > 1e-3 * exact[name].abs()
+            noisy[name] = noisy.get(name, torch.zeros_like(bad)) | bad
+    return noisy
+
+
+def run_case(seed: int, show: bool = False) -> dict:
+    """One seed's verdict: {seed, outcome, kind, model, detail}."""
+    from ipu_mlir.target.diagnostics import IpuError
+
+    began = time.perf_counter()
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    target = rng.choice(TARGETS)
+    kind = "training" if rng.random() < 0.3 else "inference"
+    record = {"seed": seed, "kind": kind, "target": target, "model": "", "outcome": "", "detail": ""}
+    try:
+        if kind == "inference":
+            model, inputs, record["model"] = make_inference(rng)
+        else:
+            model, batches, record["model"], options = make_training(rng)
+    except Exception as error:  # the generator's own bug, never the compiler's
+        record.update(outcome="generator", detail=f"{type(error).__name__}: {error}")
+        return record
+    if show:
+        print(record["model"], file=sys.stderr)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if kind == "inference":
+                outcome, detail = check_inference(model, inputs, target)
+            else:
+                outcome, detail = check_training(model, batches, options, target)
+    except IpuError as error:
+        outcome, detail = "refused", str(error.message).replace("\n", " |")
+    except Exception as error:
+        outcome = "crash"
+        detail = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        if show:
+            traceback.print_exc()
+    record.update(outcome=outcome, detail=detail[:400], seconds=round(time.perf_counter() - began, 1))
+    return record
+
+
+def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str:
+    """'' when `ours` matches PyTorch's `theirs` (f32) under the module docstring's rule."""
+    ours = torch.as_tensor(ours)
+    if tuple(ours.shape) != tuple(theirs.shape):
+        return f"shape {tuple(ours.shape)}, PyTorch {tuple(theirs.shape)}"
+    if not theirs.is_floating_point():  # indices, integers, booleans: exactly
+        mismatch = ours.to(torch.int64).ne(theirs.to(torch.int64))
+        return f"{int(mismatch.sum())} of {theirs.numel()} integers differ" if mismatch.any() else ""
+    ours, theirs, f64 = ours.double(), theirs.double(), f64.double()
+    finite = torch.isfinite(theirs)
+    same_special = (ours == theirs) | (torch.isnan(ours) & torch.isnan(theirs))
+    if (~finite & ~same_special).any():
+        return f"{int((~finite & ~same_special).sum())} non-finite elements differ"
+    if (finite & ~torch.isfinite(ours)).any():
+        return f"{int((finite & ~torch.isfinite(ours)).sum())} elements non-finite where PyTorch's are finite"
+    if not finite.any():
+        return ""
+    ours, theirs, f64 = ours[finite], theirs[finite], f64[finite]
+    scale = max(float(theirs.abs().max()), 1e-30)
+    error = (ours - theirs).abs()
+    bad = (error > RTOL * scale) & ((ours - f64).abs() > RTOL * scale + 2 * float((theirs - f64).abs().max()))
+    if bad.any():
+        return f"{int(bad.sum())} of {theirs.numel()} elements off, max rel error {float(error.max()) / scale:.3g}"
+    return ""
+
+
+def _draw(rng: random.Random, shape: tuple, layers: list) -> Layer | None:
+    for _ in range(20):
+        layer = rng.choice(layers)(rng, shape)
+        if layer is not None:
+            return layer
+    return None
+
+
+def _shape(rng: random.Random, rank: int) -> tuple:
+    if rank == 0:
+        return ()
+    batch = rng.choice([1, 1, 2, 3])
+    sizes = {1: [], 2: [rng.choice([1, 3, 4, 5, 8])], 3: [rng.choice([2, 3, 4]), rng.choice([1, 5, 6, 8])]}
+    rest = sizes.get(rank) or [rng.choice([1, 2, 3, 4]), rng.randint(3, 7), rng.randint(3, 7)]
+    return (batch, *rest)
+
+
+def _values(rng: random.Random, shape: tuple, scaled: bool = True) -> torch.Tensor:
+    """Normal values, at times of a large or small magnitude."""
+    x = torch.randn(shape, generator=_gen(rng))
+    return x * rng.choice([1.0, 1.0, 1.0, 1e3, 1e-3, 30.0]) if scaled else x
+
+
+def _odd_layout(rng: random.Random, value: torch.Tensor) -> torch.Tensor:
+    """The same values, sometimes channels_last or a non-contiguous view."""
+    if value.dim() == 4 and rng.random() < 0.2:
+        return value.contiguous(memory_format=torch.channels_last)
+    if value.dim() >= 2 and rng.random() < 0.2:
+        return value.transpose(0, -1).contiguous().transpose(0, -1)
+    return value
+
+
+def _randomize_buffers(model: nn.Module, rng: random.Random) -> None:
+    """BatchNorm's running statistics made not trivially 0 and 1."""
+    generator = _gen(rng)
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.running_mean is not None:
+            module.running_mean.copy_(torch.randn(module.running_mean.shape, generator=generator) * 0.5)
+            module.running_var.copy_(torch.rand(module.running_var.shape, generator=generator) + 0.5)
+
+
+def _optimizer_spec(rng: random.Random) -> dict:
+    kind = rng.choice(["SGD", "SGD", "Adam", "AdamW"])
+    spec = {"kind": kind, "lr": rng.choice([0.01, 0.05]), "groups": rng.random() < 0.25}
+    if kind == "SGD":
+        momentum = rng.choice([0.0, 0.9])
+        spec.update(momentum=momentum, nesterov=momentum > 0 and rng.random() < 0.5, weight_decay=rng.choice([0.0, 0.01]))
+    else:
+        spec.update(weight_decay=rng.choice([0.0, 0.01]))
+    return spec
+
+
+def _optimizer_maker(spec: dict):  # noqa: ANN202
+    def make(model: nn.Module) -> torch.optim.Optimizer:
+        extra = {key: spec[key] for key in ("momentum", "nesterov", "weight_decay") if key in spec}
+        parameters = [p for p in model.parameters() if p.requires_grad]
+        if spec["groups"] and len(parameters) > 1:  # two groups, the second at half the lr and no decay
+            half = len(parameters) // 2
+            parameters = [{"params": parameters[:half]}, {"params": parameters[half:], "lr": spec["lr"] / 2, "weight_decay": 0.0}]
+        return getattr(torch.optim, spec["kind"])(parameters, lr=spec["lr"], **extra)
+
+    return make
+
+
+def _loss_of(result):  # noqa: ANN001, ANN202
+    return result[-1] if isinstance(result, tuple) else result
+
+
+def _gen(rng: random.Random) -> torch.Generator:
+    return torch.Generator().manual_seed(rng.getrandbits(31))
+
+
+def _as_tuple(value) -> tuple:  # noqa: ANN001
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _double(value: torch.Tensor) -> torch.Tensor:
+    return value.double() if value.is_floating_point() else value
+
+
+def _describe(inputs: tuple) -> str:
+    return ", ".join(f"{tuple(value.shape)} {str(value.dtype).removeprefix('torch.')}" for value in inputs)
+
+
+def worker(start: int, count: int) -> None:
+    """Runs seeds [start, start + count), one JSON line each on stdout."""
+    for seed in range(start, start + count):
+        print(json.dumps(run_case(seed)), flush=True)
+
+
+def drive(start: int, count: int, out_dir: str) -> dict:
+    """Runs the seeds in a worker process, restarted after a seed that kills it; writes every
+    verdict to out_dir/results.jsonl and returns the counts."""
+    os.makedirs(out_dir, exist_ok=True)
+    counts: dict[str, int] = {}
+    seed, end = start, start + count
+    with open(os.path.join(out_dir, "results.jsonl"), "a") as log:
+        while seed < end:
+            command = [sys.executable, __file__, "--worker", "--start", str(seed), "--seeds", str(end - seed)]
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            for line in process.stdout:
+                record = json.loads(line)
+                _tally(record, counts, log)
+                seed = record["seed"] + 1
+            if process.wait() != 0 and seed < end:
+                _tally({"seed": seed, "outcome": "crash", "detail": f"worker died (exit {process.returncode})"}, counts, log)
+                seed += 1
+    return counts
+
+
+def _tally(record: dict, counts: dict, log) -> None:  # noqa: ANN001
+    counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+    log.write(json.dumps(record) + "\n")
+    log.flush()
+    if record["outcome"] not in ("ok",):
+        print(f"seed {record['seed']}: {record['outcome']}: {record.get('model', '')} :: {record['detail'][:300]}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--seed", type=int, help="run one seed here and show it")
+    parser.add_argument("--show", action="store_true")
+    parser.add_argument("--worker", action="store_true")
+    parser.add_argument("--out", default="build/fuzz-torch")
+    args = parser.parse_args()
+    if args.seed is not None:
+        record = run_case(args.seed, show=True)
+        print(json.dumps(record, indent=1))
+        return 0 if record["outcome"] in ("ok", "refused") else 1
+    if args.worker:
+        worker(args.start, args.seeds)
+        return 0
+    counts = drive(args.start, args.seeds, args.out)
+    print(" ".join(f"{name} {count}" for name, count in sorted(counts.items())))
+    return 0 if set(counts) <= {"ok", "refused"} else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
