@@ -313,6 +313,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         **core_aten_decompositions(),
         **get_decompositions([torch.ops.aten.native_batch_norm]),
         torch.ops.aten._adaptive_avg_pool2d.default: _adaptive_pool_by_averaging_matrices,
+        torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths,
     }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
@@ -331,7 +332,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         first.recompile()
         graph = make_fx(
             torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
-            decomposition_table=core_aten_decompositions(),
+            decomposition_table={**core_aten_decompositions(), torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths},
             tracing_mode="fake",
         )(*flat)
     for node in graph.graph.nodes:
@@ -341,6 +342,27 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
             node.target, node.args, node.kwargs = torch.ops.aten.empty.memory_format, (node.args[0],), {"dtype": node.meta["val"].dtype}
     graph.recompile()
     return graph, draws
+
+
+def pad_without_negative_widths(source: Any, pad: Any, value: float = 0.0) -> Any:
+    """`constant_pad_nd` with a negative width (a crop) as a slice and a pad of the rest:
+    torch-mlir folds a `constant_pad_nd` whose result has its operand's shape to the operand,
+    so `[-1, 1]` (a shift by one, the grouped convolution's input gradient below) came back
+    unchanged (fuzz seed 413). NotImplemented (ATen's op) when no width is negative."""
+    import torch
+
+    if all(width >= 0 for width in pad):
+        return NotImplemented
+    shape, kept = list(source.shape), []
+    for index in range(len(pad) // 2):
+        axis, low, high = source.dim() - 1 - index, pad[2 * index], pad[2 * index + 1]
+        kept.append((axis, max(-low, 0), shape[axis] - max(-low, 0) - max(-high, 0)))
+        shape[axis] += low + high
+    if any(length <= 0 for _, _, length in kept):  # all of an axis cropped: padding only
+        return torch.full(shape, value, dtype=source.dtype, device=source.device)
+    for axis, start, length in kept:
+        source = source.narrow(axis, start, length)
+    return torch.ops.aten.constant_pad_nd.default(source, [max(width, 0) for width in pad], value)
 
 
 def _drop_variables(graph: Any, layout: _Layout, names: tuple[str, ...], streamed: int) -> None:

@@ -38,6 +38,7 @@ from mlir import ir
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.frontends import api, cache
+from ipu_mlir.frontends.joint import pad_without_negative_widths
 from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
@@ -428,11 +429,17 @@ def _decompositions() -> dict:
     """torch-mlir's decompositions for `export_and_import`, and GELU's tanh form as ATen
     computes it: torch-mlir's own lowering of it takes sqrt(2/pi) as 0.797724 (0.7978846), off by
     up to 5e-5 at |x| near 1 (fuzz seed 285). Its exact form is left to torch-mlir (erf). And
-    `fmod(x, 1.5)` as `fmod(x, tensor(1.5))`: torch-mlir lowers only the second (seed 25)."""
+    `fmod(x, 1.5)` as `fmod(x, tensor(1.5))`: torch-mlir lowers only the second (seed 25). And a
+    negative pad width as a slice (torch-mlir folds a shape-keeping pad away, seed 413)."""
     import torch
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
-    return {**get_decomposition_table(), torch.ops.aten.gelu.default: _gelu, torch.ops.aten.fmod.Scalar: _fmod_scalar}
+    return {
+        **get_decomposition_table(),
+        torch.ops.aten.gelu.default: _gelu,
+        torch.ops.aten.fmod.Scalar: _fmod_scalar,
+        torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths,
+    }
 
 
 def _gelu(x: Any, approximate: str = "none") -> Any:

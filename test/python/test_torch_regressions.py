@@ -156,10 +156,31 @@ def test_training_a_1d_convolution(layer) -> None:  # noqa: ANN001
     assert fuzz_pytorch.check_training(model, batches, spec, TARGET) == ("ok", "")
 
 
-@pytest.mark.parametrize("seed", [108, 109, 133, 285])
+@pytest.mark.parametrize("seed", [108, 109, 133, 285, 413])
 def test_fuzz_seeds(seed) -> None:  # noqa: ANN001
     """A fixed-seed run of the fuzzer (`make fuzz-torch` runs many), a few seconds a seed:
     inference (108: Embedding, 133: Linear and SiLU, 285: a residual Linear and GELU's tanh
-    form) and training (109: LayerNorm, Adam, gradient accumulation) cases that match PyTorch."""
+    form) and training (109: LayerNorm, Adam, gradient accumulation; 413: a convolution reading
+    only padding, after a LayerNorm over one element) cases that match PyTorch."""
     record = fuzz_pytorch.run_case(seed)
     assert record["outcome"] in ("ok", "refused"), record
+
+
+@pytest.mark.parametrize("pad", [[-1, 1], [1, -1], [0, 0, -1, 1], [-3, 1], [-1, 2]])
+def test_a_negative_pad_width(pad) -> None:  # noqa: ANN001
+    """Fuzzer seed 413: torch-mlir folds a `constant_pad_nd` that keeps its operand's shape to
+    the operand, so `F.pad(x, [-1, 1])` (a shift) returned x; a negative width is now a slice."""
+    model, x = Lambda(lambda x: nn.functional.pad(x, pad, value=0.5)), torch.arange(1.0, 13.0).reshape(2, 2, 3)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=0, atol=0)
+
+
+def test_training_a_convolution_that_reads_only_padding() -> None:
+    """Fuzzer seed 413, minimized: a grouped Conv1d whose one output position reads only padding
+    (length 1, stride 3, padding 1, dilation 2). Its input gradient, a pad of [-1, 1], came back
+    as the output gradient itself, and the Linear before it trained on that (0.045 off)."""
+    torch.manual_seed(0)
+    model = Upsample(nn.Sequential(nn.Linear(1, 1), nn.Conv1d(2, 4, 1, stride=3, padding=1, dilation=2, groups=2)))
+    batches = [(torch.randn(3, 2, 1), torch.randn(3, 4, 1)) for _ in range(2)]
+    spec = {"device_iterations": 1, "accumulation": 1, "optimizer": {"kind": "SGD", "lr": 0.05, "groups": False, "momentum": 0.0}}
+    assert fuzz_pytorch.check_training(model, batches, spec, TARGET) == ("ok", "")
