@@ -36,7 +36,7 @@ def resource_bytes(attr: ir.Attribute, num_bytes: int | None = None) -> bytes | 
         if num_bytes is not None:
             stream = io.BytesIO()
             scratch.operation.write_bytecode(stream)
-            data = _framed_blob(stream.getbuffer(), num_bytes)
+            data = framed_blob(stream.getbuffer(), num_bytes)
             if data is not None:
                 return data
         found = _BLOB.search(scratch.operation.get_asm(large_elements_limit=1))
@@ -52,7 +52,7 @@ def _varint(value: int) -> bytes:
     return b"\0" + value.to_bytes(8, "little")
 
 
-def _framed_blob(data: memoryview, num_bytes: int) -> bytes | None:
+def framed_blob(data: memoryview, num_bytes: int) -> bytes | None:
     """The `num_bytes` of the one blob framed as alignment, size, padding, data in `data`; None
     unless exactly one place in it has that frame. The blob's own frame is always among the
     places found (it lies before the data), so a single place is that frame."""
