@@ -44,6 +44,10 @@ Sections (issue 13):
 - solvers: conjugate gradient and Newton's iteration run to convergence (scf.while, scalar step
   sizes): iterations, cycles per iteration, the share of sync and exchange, the error against
   numpy (bench/solvers.py; issue 29).
+- big_models: GPT-2 small, BERT-base, BERT-Large ([3, 7, 7, 7] over an m2000) and GPT-2 medium
+  (sharded over an m2000) at full size (`--quick`: reduced): time and peak resident memory of
+  export, compile, load and run, each model in its own process, checked against PyTorch; goal:
+  export and compile peak within 3x the weight bytes (bench/big_models.py; issues 26 and 27).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+import big_models
 import compile_scaling
 import compile_time
 import fidelity
@@ -114,6 +119,7 @@ SECTIONS = (
     "mpi",
     "pipeline",
     "solvers",
+    "big_models",
 )
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
@@ -500,7 +506,7 @@ def plan_rows(args) -> list[dict]:
 
 def memory_rows(args) -> list[dict]:
     rows = []
-    for name in zoo_models(args) if args.quick else sorted(zoo.MODELS):
+    for name in zoo_models(args) if args.quick else sorted(compile_time.ONE_IPU):
         module, inputs = zoo_build(name, args)
         program = zoo_program(name, module, inputs, args)
         if isinstance(program, IpuError):
@@ -575,6 +581,7 @@ SECTION_ROWS = {
     "mpi": mpi_rows,
     "pipeline": pipeline_rows,
     "solvers": solvers_rows,
+    "big_models": lambda args: big_models.rows(args.quick, row),
 }
 
 
