@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from ipu_mlir.frontends.torch import BeginBlock
+
 __all__ = ["MODELS", "ZooModel", "build"]
 
 
@@ -603,8 +605,6 @@ def _split(layers: Any, path: str, layers_per_ipu: tuple[int, ...] | None) -> No
         return
     if sum(layers_per_ipu) != len(layers) or min(layers_per_ipu) < 1:
         raise ValueError(f"layers_per_ipu {list(layers_per_ipu)} must be positive counts summing to the {len(layers)} layers")
-    from ipu_mlir.frontends.torch import BeginBlock
-
     for ipu, first in enumerate(itertools.accumulate(layers_per_ipu[:-1]), start=1):
         BeginBlock(layers[first], f"{path}.{first}", ipu_id=ipu)
 
