@@ -164,8 +164,8 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
 
     The steps of `torch_mlir.fx.export_and_import`, run here: its pipelines print the whole
     module with its weights as hex before each lowering, for an error report
-    (`run_pipeline_with_repro_report`), which made its peak 4x the weight bytes on top of the
-    model. torch.export's program is dropped once imported, torch-mlir's module once moved."""
+    (`run_pipeline_with_repro_report`: 2 bytes of text a weight byte, held while the pipeline
+    runs). torch.export's program is dropped once imported, torch-mlir's module once moved."""
     import torch
     from torch_mlir import ir as torch_ir
     from torch_mlir import passmanager as torch_passmanager
