@@ -67,7 +67,8 @@ checked, it writes only into numpy-owned buffers of the right size; 300 runs in 
 exit cleanly, measured), except after torch-mlir's own LLVM was loaded before `mlir`'s (a
 script importing `torch_mlir.fx` first): `mlir`'s libLLVM.so then reads torch-mlir's copy of
 LLVM's libcall name table and the JIT links its `memset` to `getc` (`_libcall_names_interposed`),
-so the JIT runs in a fresh Python process, which imports `mlir` first (about 1 s more a call).
+so the JIT runs in a fresh Python process, which imports `mlir` first (measured on the FP8 FFN:
+1.43 s a call instead of 1.10 s).
 """
 
 from __future__ import annotations
