@@ -53,3 +53,36 @@ def test_reference_runs_in_process_when_mlir_is_loaded_first():
     result = _run("mlir.ir, torch_mlir.ir")
     assert result.returncode == 0 and result.stdout.endswith("ok\n"), (result.returncode, result.stdout, result.stderr[-3000:])
     assert "interposed False" in result.stdout  # no fresh process where none is needed
+
+
+# A call of a function nothing defines: the JIT cannot link it.
+UNLINKED = """
+import numpy as np
+from ipu_mlir.runtime.reference import ReferenceRunError, run_reference
+
+PROGRAM = '''
+func.func private @undefined_anywhere(f32) -> f32
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %empty = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%empty : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = func.call @undefined_anywhere(%x) : (f32) -> f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+'''
+try:
+    run_reference(PROGRAM, [np.ones(4, np.float32)])
+except ReferenceRunError as error:
+    print(error)
+"""
+
+
+def test_a_link_error_in_the_fresh_process_is_the_one_in_process():
+    script = "import torch_mlir.ir\n" + textwrap.dedent(UNLINKED)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == "error: the JIT cannot compile or link @main: Unknown function main (unresolved symbols are on stderr)\n"
+    assert "Symbols not found: [ undefined_anywhere ]" in result.stderr
