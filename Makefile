@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-quick lint lit pytest browser conformance fuzz fuzz-control fuzz-special fuzz-torch bench docs docs-check pictures clean train-full
+.PHONY: demo test test-quick lint lit pytest browser conformance fuzz fuzz-control fuzz-special fuzz-torch bench docs docs-check pictures clean train-full big-models
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,12 @@ conformance: $(STAMP)
 # block, minutes long (test/python/test_training_full.py; `make test` skips it).
 train-full: $(STAMP)
 	IPU_TRAIN_FULL=1 $(BIN)/pytest -q test/python/test_training_full.py
+
+# BERT-Large ([3, 7, 7, 7] over an m2000) and GPT-2 medium (sharded over an m2000) at full size,
+# with GPT-2 small and BERT-base: time and peak memory per phase, each checked against PyTorch
+# (bench/big_models.py; docs/many-ipus.md). Minutes long, several GiB.
+big-models: $(STAMP)
+	nice $(BIN)/python bench/big_models.py
 
 # The differential fuzzer (test/fuzz/run_fuzz.py): random programs on tiny, gc2 and gc200 in
 # f32/f16/f64/i32/i8/i64 (i1 masks, i64 indices) -- named linalg ops (matmuls, convolutions

@@ -55,6 +55,10 @@ Sections (issue 13):
 - precision: a BERT-base layer and a GPT-2 block in f32, f16 and power-of-two-scaled FP8 on
   gc200 and c600: simulated time and error against the f32 PyTorch output; FP8 also compiled
   without ipu-fp8-matmul (bench/precision.py; issue 30).
+- big_models: GPT-2 small, BERT-base, BERT-Large ([3, 7, 7, 7] over an m2000) and GPT-2 medium
+  (sharded over an m2000) at full size (`--quick`: reduced): time and peak resident memory of
+  export, compile, load and run, each model in its own process, checked against PyTorch; goal:
+  export and compile peak within 3x the weight bytes (bench/big_models.py; issues 26 and 27).
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+import big_models
 import compile_scaling
 import compile_time
 import fidelity
@@ -131,6 +136,7 @@ SECTIONS = (
     "replicas",
     "solvers",
     "precision",
+    "big_models",
 )
 FIELDS = ("section", "what", "input", "figure", "ratio", "peer", "goal", "met")
 OUT = Path(__file__).parent / "results"
@@ -517,7 +523,7 @@ def plan_rows(args) -> list[dict]:
 
 def memory_rows(args) -> list[dict]:
     rows = []
-    for name in zoo_models(args) if args.quick else sorted(zoo.MODELS):
+    for name in zoo_models(args) if args.quick else sorted(compile_time.ONE_IPU):
         module, inputs = zoo_build(name, args)
         program = zoo_program(name, module, inputs, args)
         if isinstance(program, IpuError):
@@ -603,6 +609,7 @@ SECTION_ROWS = {
     "replicas": replicas_rows,
     "solvers": solvers_rows,
     "precision": lambda args: precision.rows(args.quick, row),
+    "big_models": lambda args: big_models.rows(args.quick, row),
 }
 
 

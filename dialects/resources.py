@@ -30,13 +30,20 @@ _PADDING = 0xCB  # mlir/lib/Bytecode/Writer/BytecodeWriter.cpp: EncodingEmitter:
 def resource_bytes(attr: ir.Attribute, num_bytes: int | None = None) -> bytes | None:
     """The data of the blob a `dense_resource` attribute names, None if it is not available.
     `num_bytes`, the blob's size when the caller knows it, lets it be read from bytecode."""
+    data = _resource_buffer(attr, num_bytes)
+    return None if data is None else bytes(data)
+
+
+def _resource_buffer(attr: ir.Attribute, num_bytes: int | None) -> memoryview | bytes | None:
+    """`resource_bytes`'s data, a view of the bytecode it was read from when it was: one copy
+    of the blob, not two (a weight read by ipu-fold-constants is held while it folds)."""
     with attr.context, ir.Location.unknown():
         scratch = ir.Module.create()
         scratch.operation.attributes["blob"] = attr
         if num_bytes is not None:
             stream = io.BytesIO()
             scratch.operation.write_bytecode(stream)
-            data = _framed_blob(stream.getbuffer(), num_bytes)
+            data = framed_blob(stream.getbuffer(), num_bytes)
             if data is not None:
                 return data
         found = _BLOB.search(scratch.operation.get_asm(large_elements_limit=1))
@@ -52,7 +59,7 @@ def _varint(value: int) -> bytes:
     return b"\0" + value.to_bytes(8, "little")
 
 
-def _framed_blob(data: memoryview, num_bytes: int) -> bytes | None:
+def framed_blob(data: memoryview, num_bytes: int) -> memoryview | None:
     """The `num_bytes` of the one blob framed as alignment, size, padding, data in `data`; None
     unless exactly one place in it has that frame. The blob's own frame is always among the
     places found (it lies before the data), so a single place is that frame."""
@@ -67,7 +74,7 @@ def _framed_blob(data: memoryview, num_bytes: int) -> bytes | None:
             if all(b == _PADDING for b in data[start : start + padding]) and start + padding + num_bytes <= len(data):
                 found.append(start + padding)
             at = head.find(frame, at + 1)
-    return bytes(data[found[0] : found[0] + num_bytes]) if len(found) == 1 else None
+    return data[found[0] : found[0] + num_bytes] if len(found) == 1 else None
 
 
 def _scalar(attr: ir.Attribute):
@@ -118,5 +125,9 @@ def dense_array(attr: ir.Attribute, dtype: np.dtype) -> np.ndarray | None:
         return np.array(attr)
     if not is_resource(attr):
         return None
-    data = resource_bytes(attr, math.prod(ir.ShapedType(attr.type).shape) * np.dtype(dtype).itemsize)
-    return None if data is None else np.frombuffer(data, dtype)
+    data = _resource_buffer(attr, math.prod(ir.ShapedType(attr.type).shape) * np.dtype(dtype).itemsize)
+    if data is None:
+        return None
+    array = np.frombuffer(data, dtype)
+    array.flags.writeable = False  # the attribute's value, as the bytes it was read from were
+    return array

@@ -4,9 +4,10 @@
     y = compiled(x)                      # torch tensors in, torch tensors out (numpy: numpy)
     print(compiled.profile.summary())
 
-The module is exported with `torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")`,
-printed in generic form (torch-mlir's own `tm_tensor` ops then parse here as unregistered ops),
-and compiled unmodified by the default pipeline. The one thing added on the way is
+The module is exported with torch.export and torch-mlir's FX importer to linalg-on-tensors (the
+steps of `torch_mlir.fx.export_and_import`), printed in generic form without its weights
+(torch-mlir's own `tm_tensor` ops then parse here as unregistered ops), given its weights as
+views of the tensors' storage, and compiled unmodified by the default pipeline. The one thing added on the way is
 where each op comes from: torch-mlir's FX importer turns a node's stack trace into file:line
 call sites; this front end's location hook keeps one frame of it, the innermost in the
 model's own code (none for a model built of torch's layers), and wraps it in two name
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import math
 import os
 import re
@@ -37,12 +39,14 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.joint import pad_without_negative_widths
 from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
 from ipu_mlir.frontends.training import TrainingModel, micro_batches
+from ipu_mlir.lowering.shard import BEGIN_BLOCKS_ATTR
 from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, load_target
@@ -50,6 +54,7 @@ from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
 __all__ = [
+    "BeginBlock",
     "CompiledModule",
     "InferenceModel",
     "Options",
@@ -153,14 +158,21 @@ def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:
     """torch-mlir's linalg-on-tensors output for `module` on `example_inputs`, in an ipu_mlir
-    context, with layer names and ATen ops in its locations (the module docstring)."""
-    from torch_mlir import fx
+    context, with layer names and ATen ops in its locations (the module docstring), where each
+    layer set by `BeginBlock` begins (`ipu.begin_blocks`, read by ipu-shard).
+
+    The steps of `torch_mlir.fx.export_and_import`, run here: its pipelines print the whole
+    module with its weights as hex before each lowering, for an error report
+    (`run_pipeline_with_repro_report`: 2 bytes of text a weight byte, held while the pipeline
+    runs). torch.export's program is dropped once imported, torch-mlir's module once moved."""
+    import torch
     from torch_mlir import ir as torch_ir
-    from torch_mlir.compiler_utils import TorchMlirCompilerError
+    from torch_mlir import passmanager as torch_passmanager
     from torch_mlir.dialects import torch as torch_dialect
 
     context = torch_ir.Context()
     torch_dialect.register_dialect(context)
+    context.emit_error_diagnostics = True  # as torch-mlir's own runs: errors to the handler, not the exception
     errors: list[tuple[Any, str]] = []  # torch-mlir's error diagnostics, kept for the message (not printed)
     context.attach_diagnostic_handler(lambda d: errors.append((str(d.location), d.message)) or True)
     importer = _importer_class()(context=context)
@@ -168,24 +180,131 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         try:
-            imported = fx.export_and_import(
-                module,
-                *inputs,
-                output_type="linalg-on-tensors",
-                func_name="main",
-                fx_importer=importer,
-                decomposition_table=_decompositions(),
-            )
-        except TorchMlirCompilerError:
-            raise _export_error(errors, module) from None
+            program = torch.export.export(module, inputs, strict=False).run_decompositions(_decompositions())
+            importer.import_frozen_program(program, func_name="main")
+            del program
         except Exception as error:  # torch.export's or the importer's own refusal: one line, no traceback
             first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
             raise IpuError(
                 f"cannot export {type(module).__name__} with torch.export and torch-mlir: {type(error).__name__}: {first}"
             ) from None
-    # Generic form: torch-mlir's TMTensor ops (cumsum, sort, scatter) then parse in our context as
-    # unregistered ops, which ipu-convert-tm-tensor rewrites; their custom form would not parse.
-    return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
+    imported = importer.module
+    try:
+        with context:
+            for pipeline in _TORCH_MLIR_PIPELINES:
+                torch_passmanager.PassManager.parse(pipeline).run(imported.operation)
+    except torch_ir.MLIRError:
+        raise _export_error(errors, module) from None
+    return _into_context(imported, importer.weights, _begin_blocks(module))
+
+
+# torch_mlir.fx.export_and_import's lowering to linalg-on-tensors (fx.py, compiler_utils.py).
+_TORCH_MLIR_PIPELINES = (
+    "builtin.module(func.func(torch-match-quantized-custom-ops), torchdynamo-export-to-torch-backend-pipeline{ extra-library=})",
+    "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline{allow-non-finites=True})",
+)
+
+
+_RESOURCE = re.compile(r"dense_resource<([^>]+)>")
+
+
+def _read_blobs(imported: Any, keys: set[str], weights: dict[str, np.ndarray]) -> bool:
+    """Adds to `weights` the blobs of `keys` torch-mlir made itself (a boolean buffer, which its
+    import converts to a new uint8 tensor: GPT-2's causal mask), read from its bytecode as
+    dialects/resources.py reads ours; False if one cannot be read."""
+    from torch_mlir import ir as torch_ir
+
+    found: dict[str, Any] = {}
+
+    def collect(op: Any) -> Any:
+        if op.name == "arith.constant" and (match := _RESOURCE.match(str(op.attributes["value"]))) and match.group(1) in keys:
+            found[match.group(1)] = op.attributes["value"]
+        return torch_ir.WalkResult.ADVANCE
+
+    imported.operation.walk(collect)
+    for key in keys:
+        if key not in found:
+            return False
+        shaped = torch_ir.ShapedType(found[key].type)
+        if not shaped.element_type.width or shaped.element_type.width % 8:
+            return False
+        itemsize = shaped.element_type.width // 8
+        with imported.context, torch_ir.Location.unknown():
+            scratch = torch_ir.Module.create()
+            scratch.operation.attributes["blob"] = found[key]
+            stream = io.BytesIO()
+            scratch.operation.write_bytecode(stream)
+        data = framed_blob(stream.getbuffer(), math.prod(shaped.shape) * itemsize)
+        if data is None:
+            return False
+        weights[key] = np.frombuffer(data, f"u{itemsize}")
+    return True
+
+
+def BeginBlock(layer: Any, user_id: str | None = None, ipu_id: int = 0) -> Any:  # noqa: N802 (PopTorch's name)
+    """PopTorch's `BeginBlock`: `layer` (a submodule of the model) and the ops after it run on
+    IPU `ipu_id` until the next block begins (ipu-shard; a multi-IPU target). Returns `layer`.
+    `user_id` is PopTorch's name for the block, accepted and unused."""
+    if not isinstance(ipu_id, int) or isinstance(ipu_id, bool) or ipu_id < 0:
+        raise IpuError(f"BeginBlock: ipu_id must be a non-negative integer, got {ipu_id!r}")
+    layer._ipu_mlir_begin_block = ipu_id
+    return layer
+
+
+def _begin_blocks(module: Any) -> dict[str, int]:
+    """The IPU of each layer of `module` where `BeginBlock` begins a block, by module path."""
+    named = module.named_modules() if hasattr(module, "named_modules") else ()
+    blocks = {path: layer._ipu_mlir_begin_block for path, layer in named if hasattr(layer, "_ipu_mlir_begin_block")}
+    if "" in blocks:
+        raise IpuError("BeginBlock marks the whole model: mark the layer where each block begins")
+    return blocks
+
+
+def _into_context(imported: Any, weights: dict[str, np.ndarray], blocks: dict[str, int]) -> ir.Module:
+    """torch-mlir's module in an ipu_mlir context, its weights not copied: the ops are printed
+    without their blobs (`large_resource_limit=0`) and parsed here, then each `dense_resource`
+    constant is given a blob in this context made from the same array (a view of the torch
+    tensor's storage, kept alive by the blob): printing the blobs as hex and parsing them again
+    cost 2 bytes of text a weight byte, twice (bench/big_models.py). Blobs torch-mlir made
+    itself (a boolean buffer) are read from its bytecode; if one cannot be, the whole module
+    is printed with its blobs.
+
+    Generic form: torch-mlir's TMTensor ops (cumsum, sort, scatter) then parse in our context as
+    unregistered ops, which ipu-convert-tm-tensor rewrites; their custom form would not parse."""
+    module = _lean_copy(imported, weights)
+    if module is None:
+        module = api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
+    if blocks:
+        with module.context:
+            marks = ir.DictAttr.get({path: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ipu) for path, ipu in blocks.items()})
+            for op in module.body.operations:
+                if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+                    op.attributes[BEGIN_BLOCKS_ATTR] = marks
+    return module
+
+
+def _lean_copy(imported: Any, weights: dict[str, np.ndarray]) -> ir.Module | None:
+    """`imported` parsed here without its blobs, each then given the array of `weights` it was
+    made from; None if a blob is not in `weights` or not the value of a constant."""
+    text = imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True, large_resource_limit=0)
+    keys = _RESOURCE.findall(text)
+    if not all(key in weights for key in keys) and not _read_blobs(imported, set(keys) - set(weights), weights):
+        return None
+    module = api.load_module(text)
+    del text
+    replaced = 0
+
+    def attach(op: ir.Operation) -> ir.WalkResult:
+        nonlocal replaced
+        if op.name == "arith.constant" and is_resource(value := op.attributes["value"]):
+            key = _RESOURCE.match(str(value)).group(1)
+            with module.context, op.location:
+                op.attributes["value"] = ir.DenseResourceElementsAttr.get_from_buffer(weights[key], key, value.type)
+            replaced += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(attach)
+    return module if replaced == len(keys) else None
 
 
 def compile_program(
@@ -406,18 +525,19 @@ def _importer_class() -> type:
             return location
 
     class Importer(FxImporter):
-        __slots__ = ()
+        __slots__ = ("weights",)
 
         def __init__(self, **options: Any) -> None:
             super().__init__(**options)
             self._cc = NamedLocationCache(self._c, py_attr_tracker=self._py_attr_tracker)
+            self.weights: dict[str, np.ndarray] = {}  # each weight's array by its blob's name
 
         def import_frozen_program(self, prog, *args, **options):  # noqa: ANN001, ANN002, ANN003, ANN202
             for name in prog.graph_signature.non_persistent_buffers:
                 if name in prog.constants:
                     prog.state_dict.setdefault(name, prog.constants[name])
             for tensor in (*prog.state_dict.values(), *getattr(prog, "constants", {}).values()):
-                _track_weight(tensor, self._py_attr_tracker, self._c)
+                _track_weight(tensor, self._py_attr_tracker, self._c, self.weights)
             _list_operands_as_attributes(prog)
             return super().import_frozen_program(prog, *args, **options)
 
@@ -494,11 +614,13 @@ def _own_frame(node: Any, context: Any) -> Any:
     return torch_ir.Location.file(path, int(line), 0, context=context)
 
 
-def _track_weight(tensor: Any, tracker: Any, context: Any) -> None:
+def _track_weight(tensor: Any, tracker: Any, context: Any, weights: dict[str, np.ndarray]) -> None:
     """Gives torch-mlir's `tracker` the literal of a weight as its own import would make it (a
-    `dense_resource` blob named after the shape and type, of a copy of the bytes), read as one
-    array. One-element tensors (splats), types numpy does not hold and tensors already tracked
-    are left to its import."""
+    `dense_resource` blob named after the shape and type), read as one array, and records the
+    array in `weights` under the blob's name. The array is a view of the tensor's storage (a
+    copy only if it is not contiguous or not of numpy's type): the blob reads the weights as they
+    are when exported. One-element tensors (splats), types numpy does not hold and tensors
+    already tracked are left to its import."""
     import torch
     from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_NPY_TYPE, create_mlir_tensor_type
     from torch_mlir.ir import DenseResourceElementsAttr, Location
@@ -509,7 +631,7 @@ def _track_weight(tensor: Any, tracker: Any, context: Any) -> None:
     mapping = tracker.track(tensor)
     if dtype is None or not mapping.is_empty:
         return
-    array = np.array(_to_numpy(tensor), dtype=dtype, copy=True, order="C")
+    array = np.ascontiguousarray(_to_numpy(tensor), dtype=dtype)
     if array.dtype in NARROW_FLOATS:  # the bindings read a buffer of bits, not ml_dtypes' types
         array = array.view(f"u{array.dtype.itemsize}")
     with context, Location.unknown():  # types take a location for their diagnostics
@@ -517,6 +639,7 @@ def _track_weight(tensor: Any, tracker: Any, context: Any) -> None:
         mapping.value = DenseResourceElementsAttr.get_from_buffer(
             array, f"torch_tensor_{shape}_{tensor.dtype}", create_mlir_tensor_type(tensor)
         )
+    weights[_RESOURCE.match(str(mapping.value)).group(1)] = array
 
 
 def _op_name(target: Any) -> str:

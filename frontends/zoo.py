@@ -21,11 +21,14 @@ torch is imported when a model is built: the classes are defined on first use.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
+
+from ipu_mlir.frontends.torch import BeginBlock
 
 __all__ = ["MODELS", "ZooModel", "build"]
 
@@ -37,6 +40,7 @@ class ZooModel:
     builder: Callable[..., tuple[Any, tuple]]
     kind: str  # "vision" (size is the image side) or "text" (size is the sequence length)
     reduced: dict = field(default_factory=dict)  # a small configuration, for tests
+    target: str = "gc200"  # what it runs on at full size (`ipu-run --model`'s default)
 
 
 def build(
@@ -584,10 +588,25 @@ def bert(
     vocab: int = 30522,
     max_positions: int = 512,
     seed: int = 0,
+    layers_per_ipu: tuple[int, ...] | None = None,
 ) -> tuple[Any, tuple]:
-    """BERT-base (HF `BertModel`): token ids (batch, seq) in; hidden states and pooled output out."""
+    """BERT (HF `BertModel`, BERT-base's sizes by default): token ids (batch, seq) in; hidden
+    states and pooled output out. `layers_per_ipu` splits the encoder's layers over IPUs 0, 1,
+    ... with `BeginBlock` (the embeddings on IPU 0, the pooler on the last)."""
     module = _text_model(lambda t: t.BertModel(layers, hidden, heads, intermediate or 4 * hidden, vocab, max(max_positions, seq)), seed)
+    _split(module.encoder.layer, "encoder.layer", layers_per_ipu)
     return module, _tokens(batch, seq, vocab, seed)
+
+
+def _split(layers: Any, path: str, layers_per_ipu: tuple[int, ...] | None) -> None:
+    """Marks where each IPU's share of `layers` begins (PopTorch's `BeginBlock`), the first
+    IPU's at the model's start; Graphcore ran BERT-Large as [3, 7, 7, 7] over 4 IPUs."""
+    if layers_per_ipu is None:
+        return
+    if sum(layers_per_ipu) != len(layers) or min(layers_per_ipu) < 1:
+        raise ValueError(f"layers_per_ipu {list(layers_per_ipu)} must be positive counts summing to the {len(layers)} layers")
+    for ipu, first in enumerate(itertools.accumulate(layers_per_ipu[:-1]), start=1):
+        BeginBlock(layers[first], f"{path}.{first}", ipu_id=ipu)
 
 
 def bert_encoder(
@@ -609,9 +628,12 @@ def gpt2(
     vocab: int = 50257,
     max_positions: int = 1024,
     seed: int = 0,
+    layers_per_ipu: tuple[int, ...] | None = None,
 ) -> tuple[Any, tuple]:
-    """GPT-2 small (HF `GPT2LMHeadModel`): token ids (batch, seq) in, logits (batch, seq, vocab) out."""
+    """GPT-2 (HF `GPT2LMHeadModel`, GPT-2 small's sizes by default): token ids (batch, seq) in,
+    logits (batch, seq, vocab) out. `layers_per_ipu` splits the blocks over IPUs as `bert`'s."""
     module = _text_model(lambda t: t.GPT2LMHeadModel(layers, hidden, heads, vocab, max(max_positions, seq)), seed)
+    _split(module.transformer.h, "transformer.h", layers_per_ipu)
     return module, _tokens(batch, seq, vocab, seed)
 
 
@@ -631,6 +653,14 @@ MODELS: dict[str, ZooModel] = {
             dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32),
         ),
         ZooModel(
+            "bert_large",
+            "BERT-Large (HF BertModel): 24 layers, hidden 1024, 16 heads, seq 128, layers [3, 7, 7, 7] over an m2000's IPUs",
+            functools.partial(bert, layers=24, hidden=1024, heads=16, layers_per_ipu=(3, 7, 7, 7)),
+            "text",
+            dict(seq=16, layers=4, hidden=64, heads=4, vocab=100, max_positions=32, layers_per_ipu=(1, 1, 1, 1)),
+            "m2000",
+        ),
+        ZooModel(
             "bert_encoder",
             "BERT-base's encoder stack (HF BertEncoder), embedded tokens in",
             bert_encoder,
@@ -643,6 +673,14 @@ MODELS: dict[str, ZooModel] = {
             gpt2,
             "text",
             dict(seq=16, layers=2, hidden=64, heads=4, vocab=100, max_positions=32),
+        ),
+        ZooModel(
+            "gpt2_medium",
+            "GPT-2 medium (HF GPT2LMHeadModel): 24 layers, hidden 1024, 16 heads, seq 128, sharded over an m2000",
+            functools.partial(gpt2, layers=24, hidden=1024, heads=16),
+            "text",
+            dict(seq=16, layers=4, hidden=64, heads=4, vocab=100, max_positions=32),
+            "m2000",
         ),
     ]
 }

@@ -140,7 +140,11 @@ class _Folder:
         result.replace_all_uses_with(constant.results[0])
         self.values[constant.results[0]] = array
         self.orphans.extend(v for v in op.operands if v not in self.orphans)
+        operands = list(op.operands)
         op.operation.erase()
+        for value in operands:  # a value no op reads any more: its array is not held (a weight's copy)
+            if not any(True for _ in value.uses):
+                self.values.pop(value, None)
 
     # Ops.
 

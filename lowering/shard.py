@@ -15,6 +15,9 @@ from .pass_registry import ModulePass, register_pass
 from .plan import IPU_ID_ATTR
 from .select_entry import public_functions
 
+# The function attribute naming where the user's blocks begin (PopTorch's `BeginBlock`).
+BEGIN_BLOCKS_ATTR = "ipu.begin_blocks"
+
 # Ops with no work or storage of their own: they take no IPU (a constant is placed with its
 # first user by ipu-plan).
 _UNPLACED = frozenset({"arith.constant", "tensor.empty", "func.return"})
@@ -34,6 +37,12 @@ class Shard(ModulePass):
       `BeginBlock(ipu_id=...)` / `Block`, set by the front end): an op without one runs on the
       IPU of the op before it, as a PopTorch block runs until the next begins; ops before the
       first annotation on IPU 0.
+    - **Blocks by layer**, when the function carries `ipu.begin_blocks`, a dictionary from a
+      layer's module path to an IPU (the torch front end's `BeginBlock(layer, ipu_id=...)`):
+      an op whose location names that layer or one inside it (`loc("encoder.layer.3.output"(...))`
+      is inside `encoder.layer.3`) starts on that IPU, the innermost layer named winning; the
+      ops after it follow as with annotations. Locations survive every conversion before this
+      pass, where attributes set on torch-mlir's ops would not.
     - **Memory balance** otherwise: each op weighs the bytes of the constants it is the first to
       read (weights) plus those of its results (activations); the ops, in program order, are cut
       into `ipus` contiguous stages of about equal cumulative bytes (an op goes to the stage its
@@ -69,7 +78,9 @@ class Shard(ModulePass):
             raise op_error(module, f"ipu-shard: {asked}, but target '{target.name}' has {target.num_ipus} IPU(s)")
         for function in public_functions(module):
             ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name not in _UNPLACED]
-            if any(IPU_ID_ATTR in op.attributes for op in ops):
+            if BEGIN_BLOCKS_ATTR in function.attributes:
+                stages = _blocks(function, ops, target.num_ipus)
+            elif any(IPU_ID_ATTR in op.attributes for op in ops):
                 stages = _annotated(ops, target.num_ipus)
             else:
                 stages = _balanced(ops, ipus)
@@ -87,6 +98,42 @@ def _annotated(ops: list[ir.OpView], num_ipus: int) -> list[int]:
                 raise op_error(op, f"has '{IPU_ID_ATTR}' {attribute}, but the target has IPUs 0..{num_ipus - 1}")
         stages.append(current)
     return stages
+
+
+def _blocks(function: ir.OpView, ops: list[ir.OpView], num_ipus: int) -> list[int]:
+    blocks: dict[str, int] = {}
+    for named in ir.DictAttr(function.attributes[BEGIN_BLOCKS_ATTR]):
+        value = named.attr
+        blocks[named.name] = ir.IntegerAttr(value).value if isinstance(value, ir.IntegerAttr) else -1
+        if not 0 <= blocks[named.name] < num_ipus:
+            raise op_error(
+                function, f"'{BEGIN_BLOCKS_ATTR}' puts layer '{named.name}' on IPU {value}, but the target has IPUs 0..{num_ipus - 1}"
+            )
+    stages, current = [], 0
+    for op in ops:
+        begun = [block for name in _location_names(op.location) if (block := _block_of(name, blocks))]
+        if begun:
+            current = blocks[max(begun, key=len)]
+        stages.append(current)
+    return stages
+
+
+def _block_of(name: str, blocks: dict[str, int]) -> str | None:
+    """The innermost layer of `blocks` that `name` (a module path) is or lies inside."""
+    while name:
+        if name in blocks:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _location_names(location: ir.Location) -> list[str]:
+    """The names of the name locations in `location`'s chain, outermost first."""
+    names = []
+    while location.is_a_name():
+        names.append(location.name_str)
+        location = location.child_loc
+    return names
 
 
 def _balanced(ops: list[ir.OpView], ipus: int) -> list[int]:

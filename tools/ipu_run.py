@@ -156,8 +156,16 @@ def _run_model(args: argparse.Namespace) -> int:
         raise IpuError(f"PyTorch cannot run {args.model} with these inputs: {str(error).splitlines()[0]}") from None
     # The zoo's models are seeded: its name and configuration, with the weights' hash, name the program.
     cache_key = f"zoo {args.model} batch {args.batch} size {args.size} layers {args.layers}"
-    target = args.target or DEFAULT_TARGET
-    compiled = torch_frontend.compile(module, *inputs, target=target, progress=phases.say, cache_key=cache_key, use_cache=not args.no_cache)
+    target = args.target or zoo.MODELS[args.model].target  # BERT-Large and GPT-2 medium: an m2000
+    compiled = torch_frontend.compile(
+        module,
+        *inputs,
+        target=target,
+        progress=phases.say,
+        cache_key=cache_key,
+        use_cache=not args.no_cache,
+        micro_batches=args.micro_batches,
+    )
     arrays = [value.numpy() for value in inputs]
     with phases.phase("run"):
         outputs = list(_as_tuple(compiled(*arrays)))
@@ -222,7 +230,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--target",
         default=None,
-        help=f"{', '.join(builtin_targets())} or a target .toml file (default: the module's ipu.target, else {DEFAULT_TARGET})",
+        help=f"{', '.join(builtin_targets())} or a target .toml file (default: the module's ipu.target, else {DEFAULT_TARGET}; "
+        "--model: the zoo model's, m2000 for bert_large and gpt2_medium)",
     )
     parser.add_argument(
         "--ipus", type=cli.positive, default=None, metavar="N", help="simulate on N MPI ranks, one IPU each (docs/many-ipus.md)"

@@ -47,13 +47,13 @@ def test_large_blob_takes_the_bytecode_path() -> None:
         scratch.operation.attributes["blob"] = _blob(array, ir.F32Type.get())
         stream = io.BytesIO()
         scratch.operation.write_bytecode(stream)
-        assert resources._framed_blob(stream.getbuffer(), array.nbytes) == array.tobytes()
+        assert resources.framed_blob(stream.getbuffer(), array.nbytes) == array.tobytes()
 
 
 def test_ambiguous_frame_is_not_guessed() -> None:
     # A frame (alignment 1, size 4) whose blob starts with another such frame: two candidates.
     frame = resources._varint(1) + resources._varint(4)
-    assert resources._framed_blob(memoryview(frame + frame + b"\x01\x02\x03\x04"), 4) is None
-    assert resources._framed_blob(memoryview(b"\x00" + frame + b"\x01\x02\x03\x04"), 4) == b"\x01\x02\x03\x04"
+    assert resources.framed_blob(memoryview(frame + frame + b"\x01\x02\x03\x04"), 4) is None
+    assert resources.framed_blob(memoryview(b"\x00" + frame + b"\x01\x02\x03\x04"), 4) == b"\x01\x02\x03\x04"
     aligned = resources._varint(4) + resources._varint(4) + bytes([0xCB, 0xCB]) + b"\x01\x02\x03\x04"
-    assert resources._framed_blob(memoryview(aligned), 4) == b"\x01\x02\x03\x04"
+    assert resources.framed_blob(memoryview(aligned), 4) == b"\x01\x02\x03\x04"

@@ -67,3 +67,30 @@ module attributes {ipu.target = "m2000"} {
   // L3-COUNT-3: "ipu.sync"() {kind = "global"}
   // L3-NOT: kind = "global"
 }
+
+// -----
+
+// PopTorch's BeginBlock from the torch front end: `ipu.begin_blocks` names the layer where each
+// IPU's block begins; an op inside that layer (its location's name is the layer's path or one
+// under it) starts the block, the ops after it follow; the innermost layer named wins.
+module attributes {ipu.target = "m2000"} {
+  // TWO-LABEL: func.func @blocks
+  // FOUR-LABEL: func.func @blocks
+  // PLAN-LABEL: func.func @blocks
+  // L3-LABEL: func.func @blocks
+  func.func @blocks(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32>
+      attributes {ipu.begin_blocks = {"layer.1" = 2 : i64, "layer.1.inner" = 3 : i64, "layer.10" = 1 : i64}} {
+    // TWO: "ipu.matmul"{{.*}}ipu.ipu_id = 0 : i64
+    // TWO: "ipu.matmul"{{.*}}ipu.ipu_id = 2 : i64
+    // TWO: "ipu.matmul"{{.*}}ipu.ipu_id = 2 : i64
+    // TWO: "ipu.matmul"{{.*}}ipu.ipu_id = 3 : i64
+    // TWO: "ipu.matmul"{{.*}}ipu.ipu_id = 1 : i64
+    // FOUR-COUNT-5: "ipu.matmul"{{.*}}ipu.ipu_id
+    %0 = "ipu.matmul"(%x, %w) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("layer.0"("aten.mm"("m.py":1:0)))
+    %1 = "ipu.matmul"(%0, %w) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("layer.1.query"("aten.mm"("m.py":2:0)))
+    %2 = "ipu.matmul"(%1, %w) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc(unknown)
+    %3 = "ipu.matmul"(%2, %w) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("layer.1.inner.dense"("aten.mm"("m.py":3:0)))
+    %4 = "ipu.matmul"(%3, %w) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("layer.10"("aten.mm"("m.py":4:0)))
+    return %4 : tensor<8x64xf32>
+  }
+}
