@@ -60,6 +60,23 @@ class FP8Matmul(ModulePass):
     `ipu.quarter = {format, log2_scale = k_a + k_b}`, bit for bit the same result; f16 or
     bf16 tensors widened without a scale give an f16 (bf16) product into f32. The
     dequantizing generics and transposes left unused are erased.
+
+    Before:
+
+        %a = linalg.generic {...} ins(%qa : tensor<4x16xf8E4M3FN>) outs(%e0 : tensor<4x16xf32>) {
+        ^bb0(%in: f8E4M3FN, %out: f32):
+          %w = arith.extf %in : f8E4M3FN to f32
+          %s = arith.mulf %w, %c2_pow_m6 : f32          // 2^-6
+          linalg.yield %s : f32
+        } -> tensor<4x16xf32>
+        %b = ... the same of %qb : tensor<16x32xf8E4M3FN>, times 2^-5
+        %acc = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x32xf32>) -> tensor<4x32xf32>
+        %y = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x32xf32>) outs(%acc : tensor<4x32xf32>) -> tensor<4x32xf32>
+
+    After:
+
+        %y = "ipu.matmul"(%qa, %qb) {ipu.quarter = {format = "e4m3fn", log2_scale = -11 : i32}}
+               : (tensor<4x16xf8E4M3FN>, tensor<16x32xf8E4M3FN>) -> tensor<4x32xf32>
     """
 
     name = "ipu-fp8-matmul"

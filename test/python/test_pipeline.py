@@ -163,8 +163,6 @@ def test_poptorch_replication_factor_inference() -> None:
         np.unique(np.flatnonzero(s.compute_cycles_per_tile) // tiles).size for s in steps if s.compute_cycles_per_tile is not None
     )
     assert busiest == 2  # the two replicas' layers in the same supersteps
-    with pytest.raises(IpuError, match="replicationFactor is for inference only"):
-        ipu_torch.trainingModel(model, ipu_torch.Options().replicationFactor(2))
     with pytest.raises(IpuError, match="replicas=3 is not a power of two"):
         ipu_torch.inferenceModel(model, ipu_torch.Options().deviceIterations(2).replicationFactor(3).target("m2000"))(x[:24])
 
