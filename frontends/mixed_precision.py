@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ipu_mlir.frontends.random_ops import _i32, _shift_right, _uniform_counts  # its generator, drawn with our salt
+from ipu_mlir.frontends.random_ops import i32_scalar, shift_right, uniform_counts  # its generator, drawn with our salt
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
@@ -184,7 +184,7 @@ def stochastic_round(x: Any, dtype: Any, seed: Any, step: Any, offset: int = 0) 
 
     mantissa, smallest = _FORMATS[str(dtype)]
     dropped = 23 - mantissa  # f32's mantissa bits the narrow type lacks: the draw's resolution
-    draws = _shift_right(_uniform_counts(seed ^ _i32(_ROUNDING_SALT), step, offset, x.shape), 24 - dropped)
+    draws = shift_right(uniform_counts(seed ^ i32_scalar(_ROUNDING_SALT), step, offset, x.shape), 24 - dropped)
     u = draws.to(torch.float32) * (1.0 / (1 << dropped))  # in [0, 1), a multiple of 2^-dropped
     # x's binary exponent: log2's guess, corrected by one either way where it rounded across a
     # power of two, so that the result does not depend on log2's accuracy (numpy's, libm's)

@@ -49,26 +49,26 @@ _REFUSED_PREFIXES = ("aten.randn", "aten.randint", "aten.randperm", "aten.normal
 _REFUSED_PREFIXES += ("aten.geometric", "aten.log_normal", "aten.cauchy", "aten.poisson", "aten.random_", "aten.rrelu")
 
 
-def _i32(value: int) -> Any:
+def i32_scalar(value: int) -> Any:
     """An i32 scalar tensor: torch-mlir imports the Tensor forms of bitwise ops, not the Scalar ones."""
     import torch
 
     return torch.full((), value, dtype=torch.int32)
 
 
-def _shift_right(x: Any, bits: int) -> Any:
+def shift_right(x: Any, bits: int) -> Any:
     """Logical shift of i32 `x`: the arithmetic one with the sign bits masked off."""
     import torch
 
-    return torch.bitwise_right_shift(x, _i32(bits)) & _i32((1 << (32 - bits)) - 1)
+    return torch.bitwise_right_shift(x, i32_scalar(bits)) & i32_scalar((1 << (32 - bits)) - 1)
 
 
 def _mix(x: Any) -> Any:
-    x = x ^ _shift_right(x, 16)
-    x = x * _i32(_MIX[0])
-    x = x ^ _shift_right(x, 15)
-    x = x * _i32(_MIX[1])
-    return x ^ _shift_right(x, 16)
+    x = x ^ shift_right(x, 16)
+    x = x * i32_scalar(_MIX[0])
+    x = x ^ shift_right(x, 15)
+    x = x * i32_scalar(_MIX[1])
+    return x ^ shift_right(x, 16)
 
 
 def uniform(seed: Any, step: Any, offset: int, shape: Any) -> Any:
@@ -76,23 +76,23 @@ def uniform(seed: Any, step: Any, offset: int, shape: Any) -> Any:
     offset + i). `seed` and `step`: i32 scalar tensors (traced or not)."""
     import torch
 
-    return _uniform_counts(seed, step, offset, shape).to(torch.float32) * (1.0 / _UNIT)
+    return uniform_counts(seed, step, offset, shape).to(torch.float32) * (1.0 / _UNIT)
 
 
-def _uniform_counts(seed: Any, step: Any, offset: int, shape: Any) -> Any:
+def uniform_counts(seed: Any, step: Any, offset: int, shape: Any) -> Any:
     """`uniform` times 2^24: i32 in [0, 2^24)."""
     import torch
 
-    key = _mix(_mix(seed ^ _i32(_SEED_SALT)) + step)
+    key = _mix(_mix(seed ^ i32_scalar(_SEED_SALT)) + step)
     index = torch.arange(offset, offset + _numel(shape), dtype=torch.int32).reshape(tuple(shape))
-    return _shift_right(_mix(_mix(index ^ key) + key), 8)
+    return shift_right(_mix(_mix(index ^ key) + key), 8)
 
 
 def _below(counts: Any, probability: float) -> Any:
     """`uniform < probability` in exact arithmetic, as an i32 comparison: a float one is done in
     f32 by PyTorch and in f64 by torch-mlir's `aten.lt.Scalar`, which differ where the draw is
     f32(probability) (0.9's f32 is below 0.9)."""
-    return counts < _i32(min(max(math.ceil(probability * _UNIT), 0), _UNIT))
+    return counts < i32_scalar(min(max(math.ceil(probability * _UNIT), 0), _UNIT))
 
 
 def _numel(shape: Any) -> int:
@@ -117,7 +117,7 @@ def _drawn_value(op: str, offset: int, seed: Any, step: Any, args: tuple, kwargs
         dtype = kwargs.get("dtype") or torch.get_default_dtype()
         return uniform(seed, step, offset, args[0]).to(dtype)
     source = args[0]
-    counts = _uniform_counts(seed, step, offset, source.shape)
+    counts = uniform_counts(seed, step, offset, source.shape)
     if op in ("aten.bernoulli.p", "aten.bernoulli_.float"):
         probability = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
         return _below(counts, probability).to(source.dtype)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlir import ir
 
@@ -14,6 +15,17 @@ from .pass_registry import ModulePass, register_pass
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
 from .select_entry import public_functions
+
+
+def batched_inputs_option() -> Any:
+    """The `inputs` option of ipu-pipeline and ipu-replicate: which arguments carry the batch."""
+    return field(
+        default=0,
+        metadata={
+            "help": "leading arguments that are batched inputs (default 0: those an op reads along its batch dimension)",
+            "minimum": 0,
+        },
+    )
 
 
 @register_pass
@@ -59,13 +71,7 @@ class Pipeline(ModulePass):
     name = "ipu-pipeline"
 
     micro_batches: int = field(default=1, metadata={"help": "micro-batches the batch is split into (1: no pipelining)", "minimum": 1})
-    inputs: int = field(
-        default=0,
-        metadata={
-            "help": "leading arguments that are batched inputs (default 0: those an op reads along its batch dimension)",
-            "minimum": 0,
-        },
-    )
+    inputs: int = batched_inputs_option()
 
     def run(self, module: ir.Operation) -> None:
         if self.micro_batches == 1:

@@ -11,7 +11,7 @@ from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from .pass_registry import ModulePass, register_pass
-from .pipeline import Pipeliner
+from .pipeline import Pipeliner, batched_inputs_option
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
 from .select_entry import public_functions
@@ -60,13 +60,7 @@ class Replicate(ModulePass):
 
     target: str = field(default="", metadata={"help": "target name or file (default: the module's ipu.target, else gc200)"})
     replicas: int = field(default=1, metadata={"help": "replicas, a power of two (PopTorch's replicationFactor)", "minimum": 1})
-    inputs: int = field(
-        default=0,
-        metadata={
-            "help": "leading arguments that are batched inputs (default 0: those an op reads along its batch dimension)",
-            "minimum": 0,
-        },
-    )
+    inputs: int = batched_inputs_option()
 
     def run(self, module: ir.Operation) -> None:
         if self.replicas == 1:
