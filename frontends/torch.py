@@ -184,6 +184,8 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
             importer.import_frozen_program(program, func_name="main")
             del program
         except Exception as error:  # torch.export's or the importer's own refusal: one line, no traceback
+            if (signal := _signal_behind(error)) is not None:
+                raise signal from None
             first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
             raise IpuError(
                 f"cannot export {type(module).__name__} with torch.export and torch-mlir: {type(error).__name__}: {first}"
@@ -196,6 +198,16 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     except torch_ir.MLIRError:
         raise _export_error(errors, module) from None
     return _into_context(imported, importer.weights, _begin_blocks(module))
+
+
+def _signal_behind(error: Exception) -> BaseException | None:
+    """The KeyboardInterrupt (or a tool's SIGTERM, tools/cli.py) that torch's own clean-up turned
+    into another exception while it unwound (Ctrl-C inside torch.export: "AssertionError:
+    Trying to pop empty mode stack"): a signal, not a refusal, ended the export."""
+    cause = error.__context__
+    while cause is not None and isinstance(cause, Exception):
+        cause = cause.__context__
+    return cause
 
 
 # torch_mlir.fx.export_and_import's lowering to linalg-on-tensors (fx.py, compiler_utils.py).

@@ -62,3 +62,19 @@ def test_an_export_failure_is_one_line(model) -> None:  # noqa: ANN001
     text = str(caught.value)
     assert text.startswith(f"error: cannot export {model.__name__} with torch.export and torch-mlir: "), text
     assert "\n" not in text, text
+
+
+def test_ctrl_c_inside_torch_export_stays_an_interrupt() -> None:
+    """A KeyboardInterrupt that torch's clean-up turns into another exception while unwinding
+    (seen: "AssertionError: Trying to pop empty mode stack") ends the export as the interrupt,
+    so the tools say "interrupted" with status 130, not "cannot export"."""
+
+    class Interrupted(torch.nn.Module):
+        def forward(self, x):
+            try:
+                raise KeyboardInterrupt
+            finally:
+                raise AssertionError("Trying to pop empty mode stack")  # noqa: B012 (torch's clean-up, as seen)
+
+    with pytest.raises(KeyboardInterrupt):
+        ipu_torch.export(Interrupted(), torch.ones(2))
