@@ -45,8 +45,11 @@ class Pipeline(ModulePass):
     sharded program's arithmetic on that micro-batch.
 
     The pass unrolls the steps: each op of the model appears once per micro-batch, weights and
-    other work on no input once. An op whose result is not the micro-batch's alone (a
-    reduction over the batch, a slice of it), an op it cannot split, a value flowing from a later
+    other work on no input once. A value of the whole batch computed from no input is made once
+    at the micro-batch's shape when its rows are alike for every micro-batch (BERT's token-type
+    ids broadcast over the batch), else sliced per micro-batch. An op whose result is not the
+    micro-batch's alone (a reduction over the batch, as BatchNorm's batch statistics, a slice of
+    it), an op it cannot split, a value flowing from a later
     stage to an earlier one, fewer micro-batches than stages, a batch not divisible by them, and
     device variables (training: gradient accumulation over pipelines is not implemented) are
     refused at the op or the function.
@@ -115,6 +118,7 @@ class Pipeliner:
         self.copies: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
         # (value, `_sharing`) -> a value alike for every micro-batch (an init) at their shape
         self.resized: dict[tuple[ir.Value, int], ir.Value] = {}
+        self.alike: dict[ir.Value, bool] = {}  # `_alike`'s answers
 
     def run(self) -> None:
         operations = list(self.block.operations)
@@ -170,7 +174,11 @@ class Pipeliner:
         return positions
 
     def _check_whole_batch(self, op: ir.OpView) -> None:
-        """A slice, pad or reshape keeps the batch dimension whole (and first)."""
+        if not self._keeps_whole_batch(op):
+            raise op_error(op, "slices, pads or reshapes the batch dimension: it cannot be split into micro-batches")
+
+    def _keeps_whole_batch(self, op: ir.OpView) -> bool:
+        """Whether a slice, pad or reshape keeps the batch dimension whole (and first)."""
         name = op.operation.name
         source, result = _shape(op.operands[0]), _shape(op.results[0])
         whole = bool(result) and bool(source)
@@ -185,8 +193,7 @@ class Pipeliner:
             whole = whole and list(ir.DenseI64ArrayAttr(op.attributes["static_high"]))[0] == 0
         elif name == "tensor.expand_shape":
             whole = whole and result[0] % self.count == 0
-        if not whole:
-            raise op_error(op, "slices, pads or reshapes the batch dimension: it cannot be split into micro-batches")
+        return whole
 
     def _stage(self, op: ir.OpView) -> int:
         if IPU_ID_ATTR not in op.attributes:
@@ -218,35 +225,64 @@ class Pipeliner:
         for old, new in zip(op.results, clone.results):
             new.set_type(self._split_type(old.type, op))
             self.micro[micro_batch][old] = new
-        name = op.operation.name
-        if name in ("tensor.extract_slice", "tensor.insert_slice"):
-            clone.attributes["static_sizes"] = _first_divided(clone.attributes["static_sizes"], self.count)
-        elif name == "tensor.expand_shape":
-            clone.attributes["static_output_shape"] = _first_divided(clone.attributes["static_output_shape"], self.count)
+        self._divide_static_shape(clone)
 
     def _micro_value(self, value: ir.Value, micro_batch: int, user: ir.OpView) -> ir.Value:
         if value in self.micro[micro_batch]:
             return self.micro[micro_batch][value]
-        if value in self.inputs:
-            shape = _shape(value)
-            rows = shape[0] // self.count
-            offsets = [micro_batch * rows] + [0] * (len(shape) - 1)
-            sliced = ir.Operation.create(
-                "tensor.extract_slice",
-                results=[self._split_type(value.type, user)],
-                operands=[value],
-                attributes={
-                    "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
-                    "static_sizes": ir.DenseI64ArrayAttr.get([rows, *shape[1:]]),
-                    "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
-                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
-                    IPU_ID_ATTR: self._ipu_id(user, micro_batch),
-                },
-                loc=user.location,
+        if isinstance(value.owner, ir.Block) and value not in self.inputs:
+            raise op_error(user, f"reads argument {value.get_name()} along the batch dimension, but it is not a batched input (inputs=)")
+        if value not in self.inputs and self._alike(value):
+            return self._resize(value, user, micro_batch)
+        # An input, or a value of the whole batch computed from no input whose micro-batches'
+        # rows differ (an iota over the batch, a constant): each micro-batch reads its rows.
+        whole = value if value in self.inputs else self.copies[micro_batch].get(value, value)
+        shape = _shape(value)
+        rows = shape[0] // self.count
+        offsets = [micro_batch * rows] + [0] * (len(shape) - 1)
+        sliced = ir.Operation.create(
+            "tensor.extract_slice",
+            results=[self._split_type(value.type, user)],
+            operands=[whole],
+            attributes={
+                "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
+                "static_sizes": ir.DenseI64ArrayAttr.get([rows, *shape[1:]]),
+                "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
+                IPU_ID_ATTR: self._ipu_id(user, micro_batch),
+            },
+            loc=user.location,
+        )
+        self.micro[micro_batch][value] = sliced.result
+        return sliced.result
+
+    def _alike(self, value: ir.Value) -> bool:
+        """Whether `value`, of the whole batch and computed from no input, has the same rows in
+        every micro-batch's share, so that one copy made at the micro-batch's shape serves them
+        all: a tensor.empty, a splat, and what ops reading along the batch (not by its index)
+        make of such values only: a fill, a broadcast, BERT's token-type ids and their
+        embedding lookup."""
+        if value in self.alike:
+            return self.alike[value]
+        owner = value.owner
+        alike = False
+        if isinstance(owner, ir.Block):
+            alike = False
+        elif owner.operation.name == "tensor.empty":
+            alike = True
+        elif owner.operation.name == "arith.constant":
+            constant = owner.attributes["value"]
+            alike = isinstance(constant, ir.DenseElementsAttr) and ir.DenseElementsAttr(constant).is_splat
+        else:
+            positions = _read_along_batch(owner)
+            alike = (
+                positions not in (None, _UNSPLIT)
+                and not (owner.operation.name.startswith("tensor.") and not self._keeps_whole_batch(owner))
+                and not _reads_loop_index(owner)
+                and all(self._alike(owner.operands[i]) for i in positions)
             )
-            self.micro[micro_batch][value] = sliced.result
-            return sliced.result
-        return self._resize(value, user, micro_batch)
+        self.alike[value] = alike
+        return alike
 
     # Hooks: a pipeline shares its values alike for all micro-batches and keeps each op's IPU.
 
@@ -264,30 +300,13 @@ class Pipeliner:
         return clone
 
     def _resize(self, value: ir.Value, user: ir.OpView, micro_batch: int) -> ir.Value:
-        """A value of the whole batch computed from no input (a tensor.empty, a fill or a
-        broadcast into one, a splat, their reshapes), made once at the micro-batch's shape and
-        shared by the micro-batches: each micro-batch's rows of it are the same."""
+        """A value `_alike` for every micro-batch, made once at the micro-batch's shape (its op
+        and those of its operands read along the batch) and shared by the micro-batches."""
         key = (value, self._sharing(micro_batch))
         if key in self.resized:
             return self.resized[key]
         owner = value.owner
-        if isinstance(owner, ir.Block):
-            raise op_error(user, f"reads argument {value.get_name()} along the batch dimension, but it is not a batched input (inputs=)")
-        name = owner.operation.name
-        positions: list[int] | None = []
-        if name == "linalg.generic":
-            positions = _generic_batch_positions(owner)
-        elif name in ("tensor.expand_shape", "tensor.collapse_shape"):
-            positions = [0]
-            self._check_whole_batch(owner)
-        elif name == "arith.constant" and isinstance(owner.attributes["value"], ir.DenseElementsAttr):
-            positions = None if not ir.DenseElementsAttr(owner.attributes["value"]).is_splat else []
-        elif name != "tensor.empty":
-            positions = None
-        if positions is None:
-            raise op_error(
-                user, f"reads a value of the whole batch (from '{name}' at {owner.location}) that is not the micro-batches' alike"
-            )
+        positions = [] if owner.operation.name in ("tensor.empty", "arith.constant") else _read_along_batch(owner)
         # Before the clone, which they dominate: its other operands are shared (weights).
         operands = {
             i: self._resize(v, user, micro_batch) if i in positions else self.copies[micro_batch].get(v, v)
@@ -296,14 +315,22 @@ class Pipeliner:
         clone = self._clone(owner, micro_batch)
         for i, operand in operands.items():
             clone.operands[i] = operand
-        clone.results[0].set_type(self._split_type(value.type, user))
-        if name == "tensor.expand_shape":
-            clone.attributes["static_output_shape"] = _first_divided(clone.attributes["static_output_shape"], self.count)
-        elif name == "arith.constant":
+        for old, new in zip(owner.results, clone.results):
+            new.set_type(self._split_type(old.type, user))
+            self.resized[(old, self._sharing(micro_batch))] = new
+        self._divide_static_shape(clone)
+        if owner.operation.name == "arith.constant":
             splat = ir.DenseElementsAttr(owner.attributes["value"])
             clone.attributes["value"] = ir.DenseElementsAttr.get_splat(clone.results[0].type, splat.get_splat_value())
-        self.resized[key] = clone.results[0]
-        return clone.results[0]
+        return self.resized[key]
+
+    def _divide_static_shape(self, clone: ir.Operation) -> None:
+        """A split op's static sizes of the batch dimension, a micro-batch's."""
+        name = clone.name
+        if name in ("tensor.extract_slice", "tensor.insert_slice"):
+            clone.attributes["static_sizes"] = _first_divided(clone.attributes["static_sizes"], self.count)
+        elif name == "tensor.expand_shape":
+            clone.attributes["static_output_shape"] = _first_divided(clone.attributes["static_output_shape"], self.count)
 
     def _split_type(self, type_: ir.Type, op: ir.OpView) -> ir.Type:
         tensor = ir.RankedTensorType(type_)
@@ -349,6 +376,13 @@ def _read_along_batch(op: ir.OpView) -> list[int] | None:
     if name == "tensor.concat" and ir.IntegerAttr(op.attributes["dim"]).value != 0:
         return list(range(len(operands)))
     return _UNSPLIT
+
+
+def _reads_loop_index(op: ir.OpView) -> bool:
+    """Whether a generic's body asks for its loop indices (its rows then differ by position)."""
+    return op.operation.name == "linalg.generic" and any(
+        inner.operation.name == "linalg.index" for inner in op.regions[0].blocks[0].operations
+    )
 
 
 def _read_along_batch_by_a_user(argument: ir.BlockArgument) -> bool:

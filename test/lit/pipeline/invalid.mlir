@@ -99,20 +99,31 @@ module attributes {ipu.target = "m2000"} {
 
 // -----
 
-// A constant of the whole batch whose rows differ: no one micro-batch's copy serves them all.
+// BatchNorm's batch statistics (training mode): the mean over the batch dimension of the input
+// depends on every micro-batch, so no micro-batch can be computed alone.
 module attributes {ipu.target = "m2000"} {
-  func.func @rows_differ(%x: tensor<8x2xf32>) -> tensor<8x2xf32> {
-    %c = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<8x2xf32>
-    %e = tensor.empty() : tensor<8x2xf32>
-    // expected-error-re @+1 {{'linalg.generic' op reads a value of the whole batch (from 'arith.constant' at {{.*}}) that is not the micro-batches' alike}}
-    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
-                         iterator_types = ["parallel", "parallel"]}
-        ins(%x, %c : tensor<8x2xf32>, tensor<8x2xf32>) outs(%e : tensor<8x2xf32>) attrs = {ipu.ipu_id = 0 : i64} {
-    ^bb0(%p: f32, %q: f32, %o: f32):
-      %s = arith.addf %p, %q : f32
+  func.func @batch_statistics(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<64xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+    // expected-error @+1 {{'linalg.generic' op mixes the samples of a batch (its result's first dimension is not its inputs'): it cannot be pipelined}}
+    %mean = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+        ins(%x : tensor<8x64xf32>) outs(%init : tensor<64xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: f32, %o: f32):
+      %eighth = arith.constant 0.125 : f32
+      %w = arith.mulf %a, %eighth : f32
+      %s = arith.addf %w, %o : f32
       linalg.yield %s : f32
-    } -> tensor<8x2xf32>
-    return %y : tensor<8x2xf32>
+    } -> tensor<64xf32>
+    %e8 = tensor.empty() : tensor<8x64xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%x, %mean : tensor<8x64xf32>, tensor<64xf32>) outs(%e8 : tensor<8x64xf32>) attrs = {ipu.ipu_id = 1 : i64} {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %d = arith.subf %p, %q : f32
+      linalg.yield %d : f32
+    } -> tensor<8x64xf32>
+    return %y : tensor<8x64xf32>
   }
 }
 

@@ -93,3 +93,83 @@ module attributes {ipu.target = "m2000"} {
     return %ye : tensor<8x4x16xf32>
   }
 }
+
+// -----
+
+// BERT's token-type ids: a constant row of ids (computed from no input) broadcast over the
+// batch, reshaped and looked up in an embedding table. Every micro-batch's rows are the same,
+// so the broadcast, the reshape and the lookup are made once at the micro-batch's shape.
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @token_type_ids
+  func.func @token_type_ids(%ids: tensor<8x4xi64>) -> tensor<8x4x16xf32> {
+    %table = arith.constant dense<0.5> : tensor<2x16xf32>
+    %rows = arith.constant dense<[0, 1]> : tensor<2xi64>
+    %types = arith.constant dense<[[0, 1, 1, 0]]> : tensor<1x4xi64>
+    %words = arith.constant dense<0.25> : tensor<10x16xf32>
+    %word_rows = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]> : tensor<10xi64>
+    // CHECK-NOT: tensor<8x1x4xi64>
+    // CHECK: %[[E:.*]] = tensor.empty() : tensor<4x1x4xi64>
+    // CHECK: %[[B:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<4x1x4xi64>)
+    // CHECK: %[[C:.*]] = tensor.collapse_shape %[[B]] {{.*}} : tensor<4x1x4xi64> into tensor<4x4xi64>
+    // CHECK: %[[T:.*]] = "ipu.gather"(%{{.*}}, %[[C]], %{{.*}}) {ipu.ipu_id = 0 : i64} : (tensor<2x16xf32>, tensor<4x4xi64>, tensor<2xi64>) -> tensor<4x4x16xf32>
+    // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[T]] : tensor<4x4x16xf32>, tensor<4x4x16xf32>)
+    // CHECK-NOT: "ipu.gather"(%{{.*}}, %{{.*}}, %{{.*}}) {{.*}} -> tensor<4x4x16xf32>
+    // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[T]] : tensor<4x4x16xf32>, tensor<4x4x16xf32>)
+    // CHECK: tensor.concat dim(0)
+    %e = tensor.empty() : tensor<8x1x4xi64>
+    %b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%types : tensor<1x4xi64>) outs(%e : tensor<8x1x4xi64>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%a: i64, %o: i64):
+      linalg.yield %a : i64
+    } -> tensor<8x1x4xi64>
+    %c = tensor.collapse_shape %b [[0], [1, 2]] {ipu.ipu_id = 0 : i64} : tensor<8x1x4xi64> into tensor<8x4xi64>
+    %t = "ipu.gather"(%table, %c, %rows) {ipu.ipu_id = 0 : i64} : (tensor<2x16xf32>, tensor<8x4xi64>, tensor<2xi64>) -> tensor<8x4x16xf32>
+    %w = "ipu.gather"(%words, %ids, %word_rows) {ipu.ipu_id = 0 : i64} : (tensor<10x16xf32>, tensor<8x4xi64>, tensor<10xi64>) -> tensor<8x4x16xf32>
+    %e3 = tensor.empty() : tensor<8x4x16xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%w, %t : tensor<8x4x16xf32>, tensor<8x4x16xf32>) outs(%e3 : tensor<8x4x16xf32>) attrs = {ipu.ipu_id = 1 : i64} {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    } -> tensor<8x4x16xf32>
+    return %y : tensor<8x4x16xf32>
+  }
+}
+
+// -----
+
+// Values of the whole batch computed from no input whose rows differ between micro-batches:
+// a constant, and an iota over the batch (a body asking for the batch index). No one copy
+// serves every micro-batch, so each micro-batch reads its own rows of the whole value.
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @rows_differ
+  func.func @rows_differ(%x: tensor<8x2xf32>) -> tensor<8x2xf32> {
+    // CHECK: %[[CST:.*]] = arith.constant dense<{{.*}}> : tensor<8x2xf32>
+    // CHECK: %[[IOTA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x2xf32>)
+    // CHECK: tensor.extract_slice %[[CST]][0, 0] [4, 2] [1, 1] {ipu.ipu_id = 0 : i64} : tensor<8x2xf32> to tensor<4x2xf32>
+    // CHECK: tensor.extract_slice %[[IOTA]][0, 0] [4, 2] [1, 1] {ipu.ipu_id = 0 : i64} : tensor<8x2xf32> to tensor<4x2xf32>
+    // CHECK: tensor.extract_slice %[[CST]][4, 0] [4, 2] [1, 1] {ipu.ipu_id = 0 : i64}
+    // CHECK: tensor.extract_slice %[[IOTA]][4, 0] [4, 2] [1, 1] {ipu.ipu_id = 0 : i64}
+    %c = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<8x2xf32>
+    %e = tensor.empty() : tensor<8x2xf32>
+    %iota = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        outs(%e : tensor<8x2xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%o: f32):
+      %i = linalg.index 0 : index
+      %n = arith.index_cast %i : index to i64
+      %f = arith.sitofp %n : i64 to f32
+      linalg.yield %f : f32
+    } -> tensor<8x2xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%x, %c, %iota : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) outs(%e : tensor<8x2xf32>) attrs = {ipu.ipu_id = 0 : i64} {
+    ^bb0(%p: f32, %q: f32, %r: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      %t = arith.addf %s, %r : f32
+      linalg.yield %t : f32
+    } -> tensor<8x2xf32>
+    return %y : tensor<8x2xf32>
+  }
+}
