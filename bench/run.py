@@ -58,7 +58,9 @@ Sections (issue 13):
 - big_models: GPT-2 small, BERT-base, BERT-Large ([3, 7, 7, 7] over an m2000) and GPT-2 medium
   (sharded over an m2000) at full size (`--quick`: reduced): time and peak resident memory of
   export, compile, load and run, each model in its own process, checked against PyTorch; goal:
-  export and compile peak within 3x the weight bytes (bench/big_models.py; issues 26 and 27).
+  export and compile peak within 3x the weight bytes (bench/big_models.py; issues 26 and 27);
+  then BERT-Large and GPT-2 medium pipelined over the m2000's IPUs, 8 micro-batches of one:
+  device time per sample beside the sharded run's, fill and flush beside 2(S-1)/(M+S-1).
 """
 
 from __future__ import annotations
