@@ -3,7 +3,7 @@ size, BERT-Large and GPT-2 medium over the four IPUs of an m2000 (issue 27 point
 point 5), each checked against PyTorch; with `--micro-batches M`, BERT-Large and GPT-2 medium
 pipelined over the m2000's IPUs (ipu-pipeline), a batch of M sequences as M micro-batches of one.
 
-    .venv/bin/python bench/big_models.py [--models gpt2 bert bert_large gpt2_medium] [--reduced] [--micro-batches M]
+    .venv/bin/python bench/big_models.py [--models gpt2 bert bert_large gpt2_medium] [--reduced] [--micro-batches M] [--layers N]
 
 Each model runs in a process of its own (`--one NAME`), so that one model's memory is not the
 next one's. A phase's peak is the process's resident set at its highest during the phase (Linux:
@@ -50,10 +50,11 @@ def _phase(figures: dict, name: str, step):
     return result
 
 
-def measure(name: str, reduced: bool, micro_batches: int = 1) -> dict:
+def measure(name: str, reduced: bool, micro_batches: int = 1, layers: int | None = None) -> dict:
     """One model's phases, in this process: sharded on a batch of 1, or pipelined over
     `micro_batches` micro-batches of 1 (the pipeline's device time per sample and its fill and
-    flush share of the run, `bench/pipeline.py`'s measure, beside the ideal 2(S-1)/(M+S-1))."""
+    flush share of the run, `bench/pipeline.py`'s measure, beside the ideal 2(S-1)/(M+S-1)).
+    `layers`: that many of the model's layers (BERT-Large's a quarter on each IPU)."""
     import torch
 
     from ipu_mlir.frontends import api, zoo
@@ -63,6 +64,8 @@ def measure(name: str, reduced: bool, micro_batches: int = 1) -> dict:
 
     imports = _status("VmRSS")  # Python, torch, torch-mlir, MLIR: what no model changes
     target, options = zoo.MODELS[name].target, zoo.MODELS[name].reduced if reduced else {}
+    if layers:
+        options = {**options, "layers": layers, **({"layers_per_ipu": (layers // 4,) * 4} if name == "bert_large" else {})}
     module, inputs = zoo.build(name, **options, **({"batch": micro_batches} if micro_batches > 1 else {}))
     weights = sum(tensor.numel() * tensor.element_size() for tensor in {t.data_ptr(): t for t in module.state_dict().values()}.values())
     figures: dict = {"model": name, "target": target, "options": {k: list(v) if isinstance(v, tuple) else v for k, v in options.items()}}
@@ -99,9 +102,10 @@ def describe(f: dict) -> str:
     )
 
 
-def run_one(name: str, reduced: bool, micro_batches: int = 1) -> dict:
+def run_one(name: str, reduced: bool, micro_batches: int = 1, layers: int | None = None) -> dict:
     """`measure(name)` in a fresh process; its figures, or the error it ended with."""
     command = [sys.executable, __file__, "--one", name, "--micro-batches", str(micro_batches)] + (["--reduced"] if reduced else [])
+    command += ["--layers", str(layers)] if layers else []
     done = subprocess.run(command, capture_output=True, text=True)
     lines = done.stdout.strip().splitlines()
     if done.returncode or not lines:
@@ -109,15 +113,17 @@ def run_one(name: str, reduced: bool, micro_batches: int = 1) -> dict:
     return json.loads(lines[-1])
 
 
-def rows(reduced: bool, make_row, models: list[str] | None = None, micro_batches: int = MICRO_BATCHES) -> list[dict]:
+def rows(
+    reduced: bool, make_row, models: list[str] | None = None, micro_batches: int = MICRO_BATCHES, layers: int | None = None
+) -> list[dict]:
     """One row per model (bench/run.py's `row` as `make_row`): the export and compile peak over
     the weight bytes against the goal, every phase's time and peak in the figure; then, with
     `micro_batches` > 1, one per model of PIPELINED run as a pipeline: its device time per
     sample beside the sharded run's, its fill and flush beside the ideal."""
     result, sharded = [], {}
     for name in models or list(MODELS):
-        f = run_one(name, reduced)
-        input_ = f"{name} ({'reduced' if reduced else 'full size'})"
+        f = run_one(name, reduced, 1, layers)
+        input_ = f"{name} ({'reduced' if reduced else 'full size'}{f', {layers} layers' if layers else ''})"
         if "error" in f:
             result.append(make_row("big_models", "peak memory per phase", input_, f"failed: {f['error']}", None, "weights", "runs", False))
             continue
@@ -129,8 +135,10 @@ def rows(reduced: bool, make_row, models: list[str] | None = None, micro_batches
             make_row("big_models", "peak memory per phase", input_, describe(f), ratio, "weight bytes (peak less imports)", goal, met, **f)
         )
     for name in [name for name in PIPELINED if name in sharded] if micro_batches > 1 else []:
-        f = run_one(name, reduced, micro_batches)
-        input_ = f"{name} ({'reduced' if reduced else 'full size'}), {micro_batches} micro-batches of 1"
+        f = run_one(name, reduced, micro_batches, layers)
+        input_ = (
+            f"{name} ({'reduced' if reduced else 'full size'}{f', {layers} layers' if layers else ''}), {micro_batches} micro-batches of 1"
+        )
         what = "pipelined over the m2000's 4 IPUs: device time per sample"
         if "error" in f:
             result.append(make_row("big_models", what, input_, f"failed: {f['error']}", None, "sharded", "runs", False))
@@ -157,10 +165,11 @@ def main() -> None:
         default=MICRO_BATCHES,
         help=f"BERT-Large's and GPT-2 medium's pipelines (default {MICRO_BATCHES}; 1: none)",
     )
+    parser.add_argument("--layers", type=int, default=None, help="that many layers (BERT-Large: a multiple of 4, a quarter per IPU)")
     parser.add_argument("--one", choices=list(MODELS), help=argparse.SUPPRESS)  # a child process: one model, JSON out
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.reduced, args.micro_batches)), flush=True)  # 1: sharded
+        print(json.dumps(measure(args.one, args.reduced, args.micro_batches, args.layers)), flush=True)  # 1: sharded
         return
 
     def show(section, what, input_, figure, ratio, peer, goal="-", met=None, **raw) -> dict:
@@ -168,7 +177,7 @@ def main() -> None:
         print(f"{input_}: {figure}" + ("" if ratio is None else f"; {ratio:.2f}x {peer}") + verdict, flush=True)
         return raw
 
-    rows(args.reduced, show, args.models, args.micro_batches)
+    rows(args.reduced, show, args.models, args.micro_batches, args.layers)
 
 
 if __name__ == "__main__":
