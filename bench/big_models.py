@@ -32,7 +32,7 @@ import pipeline as pipeline_bench  # noqa: E402 (bench/pipeline.py, beside this 
 MODELS = ("gpt2", "bert", "bert_large", "gpt2_medium")  # each on its zoo target: BERT-Large split [3, 7, 7, 7] over an m2000
 GOAL_RATIO = 3.0
 PIPELINED = ("bert_large", "gpt2_medium")  # also run pipelined over the m2000's IPUs (issue 26 point 5)
-MICRO_BATCHES = 8  # of one sequence each: the pipelined runs' batch (Graphcore's inference ran more)
+MICRO_BATCHES = 8  # of one sequence each: the reduced pipelines' batch (Graphcore's inference ran more)
 
 
 def _status(field: str) -> int:
@@ -114,12 +114,14 @@ def run_one(name: str, reduced: bool, micro_batches: int = 1, layers: int | None
 
 
 def rows(
-    reduced: bool, make_row, models: list[str] | None = None, micro_batches: int = MICRO_BATCHES, layers: int | None = None
+    reduced: bool, make_row, models: list[str] | None = None, micro_batches: int | None = None, layers: int | None = None
 ) -> list[dict]:
     """One row per model (bench/run.py's `row` as `make_row`): the export and compile peak over
     the weight bytes against the goal, every phase's time and peak in the figure; then, with
     `micro_batches` > 1, one per model of PIPELINED run as a pipeline: its device time per
-    sample beside the sharded run's, its fill and flush beside the ideal."""
+    sample beside the sharded run's, its fill and flush beside the ideal. None: MICRO_BATCHES
+    when `reduced`, else 1 (BERT-Large pipelined at full size outgrew 12 GiB: docs/many-ipus.md)."""
+    micro_batches = micro_batches or (MICRO_BATCHES if reduced else 1)
     result, sharded = [], {}
     for name in models or list(MODELS):
         f = run_one(name, reduced, 1, layers)
@@ -162,14 +164,14 @@ def main() -> None:
     parser.add_argument(
         "--micro-batches",
         type=int,
-        default=MICRO_BATCHES,
-        help=f"BERT-Large's and GPT-2 medium's pipelines (default {MICRO_BATCHES}; 1: none)",
+        default=None,
+        help=f"BERT-Large's and GPT-2 medium's pipelines (default: {MICRO_BATCHES} with --reduced, else 1: none)",
     )
     parser.add_argument("--layers", type=int, default=None, help="that many layers (BERT-Large: a multiple of 4, a quarter per IPU)")
     parser.add_argument("--one", choices=list(MODELS), help=argparse.SUPPRESS)  # a child process: one model, JSON out
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.reduced, args.micro_batches, args.layers)), flush=True)  # 1: sharded
+        print(json.dumps(measure(args.one, args.reduced, args.micro_batches or 1, args.layers)), flush=True)
         return
 
     def show(section, what, input_, figure, ratio, peer, goal="-", met=None, **raw) -> dict:

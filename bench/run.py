@@ -59,8 +59,9 @@ Sections (issue 13):
   (sharded over an m2000) at full size (`--quick`: reduced): time and peak resident memory of
   export, compile, load and run, each model in its own process, checked against PyTorch; goal:
   export and compile peak within 3x the weight bytes (bench/big_models.py; issues 26 and 27);
-  then BERT-Large and GPT-2 medium pipelined over the m2000's IPUs, 8 micro-batches of one:
-  device time per sample beside the sharded run's, fill and flush beside 2(S-1)/(M+S-1).
+  with `--quick`, BERT-Large and GPT-2 medium pipelined over the m2000's IPUs too, 8
+  micro-batches of one: device time per sample beside the sharded run's, fill and flush beside
+  2(S-1)/(M+S-1) (at full size they outgrow this machine's memory: docs/many-ipus.md).
 """
 
 from __future__ import annotations
