@@ -34,6 +34,7 @@ STEPS = (
     "ipu-import-tosa",
     "ipu-index-to-iota",
     "ipu-fp8-matmul",
+    "ipu-fp8-conv",
     "ipu-fold-constants",
     "ipu-fold-batch-norm",
     "ipu-convert-to-ipu",

@@ -85,7 +85,7 @@ class Matmul(ComputeOp):
         if lhs.element_type != rhs.element_type:
             raise op_error(op, f"expects lhs and rhs of the same element type, got {lhs.element_type} and {rhs.element_type}")
         if QUARTER_ATTR in op.attributes:
-            _verify_quarter(op, lhs.element_type, result.element_type)
+            verify_quarter(op, lhs.element_type, result.element_type)
 
     def extents(self, op: ir.OpView) -> tuple[int, ...]:
         lhs, rhs = shape(op.operands[0]), shape(op.operands[1])
@@ -125,7 +125,7 @@ class Matmul(ComputeOp):
         return [SerialCut(((1, len(rhs) - 1, 1),), len(lhs) - 1, rhs[-1]), SerialCut(((0, len(lhs) - 2, 1),), len(lhs) - 2, lhs[-2])]
 
     def rebuild(self, op: ir.OpView, operands: list[ir.Value], cut: SerialCut, units: int) -> ir.OpView:
-        return _with_quarter(ipu.matmul(*operands, element_type=ir.RankedTensorType(op.results[0].type).element_type), op)
+        return with_quarter(ipu.matmul(*operands, element_type=ir.RankedTensorType(op.results[0].type).element_type), op)
 
     def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         operand_type = ir.RankedTensorType(op.operands[0].type).element_type
@@ -135,7 +135,7 @@ class Matmul(ComputeOp):
         function = ipu.codelet_function(name, inputs, [ir.RankedTensorType.get(list(piece.box), result_type)], loc=loc, ip=ip)
         block = function.regions[0].blocks[0]
         with ir.InsertionPoint(block), loc:
-            product = _with_quarter(ipu.matmul(block.arguments[0], block.arguments[1], element_type=result_type), op)
+            product = with_quarter(ipu.matmul(block.arguments[0], block.arguments[1], element_type=result_type), op)
             func.ReturnOp([product.result])
 
     def kernel(self, op: ir.OpView, batch: int) -> Kernel:
@@ -193,14 +193,14 @@ def quarter_of(op: ir.OpView) -> QuarterAttr | None:
     return QuarterAttr.decode(op.attributes[QUARTER_ATTR]) if QUARTER_ATTR in op.attributes else None
 
 
-def _with_quarter(product: ir.OpView, original: ir.OpView) -> ir.OpView:
+def with_quarter(product: ir.OpView, original: ir.OpView) -> ir.OpView:
     """`product`, a piece of `original`, carrying its QUARTER metadata if it has any."""
     if QUARTER_ATTR in original.attributes:
         product.attributes[QUARTER_ATTR] = original.attributes[QUARTER_ATTR]
     return product
 
 
-def _verify_quarter(op: ir.OpView, operand: ir.Type, result: ir.Type) -> None:
+def verify_quarter(op: ir.OpView, operand: ir.Type, result: ir.Type) -> None:
     """Metadata well formed, naming the operands' FP8 format, on a product into f16 or f32 (a
     sum a power of two can scale exactly: PopXL's is into f16, the AMP's f32 partials into f32)."""
     try:
