@@ -38,6 +38,7 @@ STEPS = (
     "ipu-fold-constants",
     "ipu-fold-batch-norm",
     "ipu-convert-to-ipu",
+    "ipu-partials-type",
     "canonicalize",
     "cse",
     "ipu-shard",

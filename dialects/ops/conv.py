@@ -27,7 +27,7 @@ from .arrays import assign
 from .columns import Chunks
 from .convert import add_init, input_type, is_unsigned, pair, zero_pad_source
 from .depthwise import Planes
-from .matmul import quarter_of, verify_quarter, with_quarter
+from .matmul import partials_of, quarter_of, sum_in_half_partials, verify_metadata, with_metadata
 from .registry import ComputeOp, Example, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
@@ -126,7 +126,7 @@ class Conv(ComputeOp):
         total = [a + b for a, b in zip(op.padding, padding)]
         new = ipu.conv(source, op.filter, strides=op.strides, dilations=op.dilations, padding=total, groups=op.groups,
                        element_type=ir.RankedTensorType(op.result.type).element_type)  # fmt: skip
-        with_quarter(new, op)
+        with_metadata(new, op)
         op.result.replace_all_uses_with(new.result)
         op.operation.erase()
         if not list(pad.results[0].uses):
@@ -161,8 +161,7 @@ class Conv(ComputeOp):
             raise op_error(op, f"expects result shape {shape_text(expected)}, got {shape_text(result.shape)}")
         if input.element_type != filter.element_type:
             raise op_error(op, f"expects input and filter of the same element type, got {input.element_type} and {filter.element_type}")
-        if QUARTER_ATTR in op.attributes:
-            verify_quarter(op, input.element_type, result.element_type)
+        verify_metadata(op, input.element_type, result.element_type)
 
     def extents(self, op: ipu.ConvOp) -> tuple[int, ...]:
         (n, f, oh, ow), (_, cg, kh, kw) = shape(op.results[0]), shape(op.operands[1])
@@ -210,7 +209,7 @@ class Conv(ComputeOp):
         groups = units if cut.grouped else op.groups
         element_type = ir.RankedTensorType(op.result.type).element_type
         conv = ipu.conv(*operands, strides=op.strides, dilations=op.dilations, padding=op.padding, groups=groups, element_type=element_type)
-        return with_quarter(conv, op)
+        return with_metadata(conv, op)
 
     def codelet(self, op: ipu.ConvOp, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         """The convolution on a tile's halo'd piece of the input, with the padding that tile
@@ -228,7 +227,7 @@ class Conv(ComputeOp):
                 block.arguments[0], block.arguments[1], strides=op.strides, dilations=op.dilations,
                 padding=(low[2], low[3], high[2], high[3]), groups=tile_groups, element_type=element_type,
             )  # fmt: skip
-            with_quarter(result, op)
+            with_metadata(result, op)
             if tuple(ir.RankedTensorType(result.result.type).shape) != tuple(piece.box):
                 raise op_error(op, f"tile piece gives {result.result.type}, expected {piece.box}: planner bug")
             func.ReturnOp([result.result])
@@ -268,7 +267,7 @@ class Conv(ComputeOp):
         return Im2col(op, batch)
 
     def work(self, op: ipu.ConvOp, extents: tuple[int, ...], target: Target) -> int:
-        return cost_model.conv_work(*extents, ir.ShapedType(op.operands[0].type).element_type, target)
+        return cost_model.conv_work(*extents, ir.ShapedType(op.operands[0].type).element_type, target, partials_of(op))
 
 
 # The conformance examples (test/python/test_conformance.py): each layout family, strides,
@@ -377,6 +376,11 @@ class Im2col:
         if quarter is not None and quarter.log2_scale:  # the f32 sum scaled before it leaves, as `Product` does
             self.leave = functools.partial(_scaled_leave, self.leave, np.float32(2.0**quarter.log2_scale))
         self.exact = operand == self.result and self.enter(np.zeros(0, operand)).dtype == self.result  # no cast on either side
+        # f16 partials: the im2col product's taps summed in chunks into f16 (matmul.py's
+        # `sum_in_half_partials`; assumption: the taps in (c, kh, kw) order, one chunk after another)
+        self.half_partials = partials_of(op) == "f16"
+        if self.half_partials:
+            self.leave = functools.partial(np.asarray, dtype=self.result)
         self.batch, self.f, self.fg, self.taps = batch, f, f // self.groups, self.cg * self.kh * self.kw
         top, left, bottom, right = self.pad
         self.padded = (self.n, c, self.h + top + bottom, self.w + left + right)
@@ -389,8 +393,10 @@ class Im2col:
         # tile, as AlexNet's 11 x 11 stem: 16 filters) is one BLAS product, which kh * kw * f
         # passes lose to by 2.3x; the taps pay for groups' many small products.
         depthwise = self.groups > 1 or self.fg == 1
-        self.taps_added = self.cg == 1 and depthwise and (strided or self.oh * self.ow <= TAPS_ADDED_POSITIONS)
-        self.runs = self.cg == 1 and not strided and not self.taps_added  # and rows of a slow item size: decided per dtype
+        self.taps_added = self.cg == 1 and depthwise and (strided or self.oh * self.ow <= TAPS_ADDED_POSITIONS) and not self.half_partials
+        self.runs = (
+            self.cg == 1 and not strided and not self.taps_added and not self.half_partials
+        )  # and rows of a slow item size: decided per dtype
         # f32 and f64 depthwise: compiled (dialects/ops/depthwise.py), the taps' bytes 2.3x faster
         compiled = self.cg == 1 and depthwise and self.exact and self.result in (np.float32, np.float64)
         self.planes = Planes(self, self.result) if compiled else None
@@ -408,7 +414,9 @@ class Im2col:
             return self._add_taps(x, k, np.empty((*tiles, self.n, self.f, self.oh, self.ow), self.result))
         if self._by_runs(x):
             return self.leave(self._runs(x, k))
-        product = np.matmul(self._filters(k), self._columns(x))  # (*batch, n, groups, fg, oh * ow)
+        product = (sum_in_half_partials if self.half_partials else np.matmul)(
+            self._filters(k), self._columns(x)
+        )  # (*batch, n, groups, fg, oh * ow)
         return self.leave(product.reshape(*product.shape[: self.batch], self.n, self.f, self.oh, self.ow))
 
     def into(self, x: np.ndarray, k: np.ndarray, out: np.ndarray) -> bool:
