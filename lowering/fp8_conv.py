@@ -24,6 +24,7 @@ bit. f16 or bf16 tensors widened without a scale give an f16 (bf16) convolution 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -119,7 +120,8 @@ def _views(value: ir.Value) -> tuple[list[ir.Operation], ir.Value]:
 
 
 def _is_zero(attr: ir.Attribute | None) -> bool:
-    return isinstance(attr, ir.FloatAttr) and attr.value == 0.0
+    """+0.0 only: a pad of -0.0 could change the sign of a zero sum against the FP8 type's +0."""
+    return isinstance(attr, ir.FloatAttr) and attr.value == 0.0 and math.copysign(1.0, attr.value) > 0
 
 
 def _replayed(value: ir.Value, views: list[ir.Operation], made: list[ir.Operation]) -> ir.Value:

@@ -202,3 +202,40 @@ func.func @into_bf16(%xq: tensor<1x4x6x6xf8E4M3FN>, %wq: tensor<2x4x3x3xf8E4M3FN
          ins(%x, %w : tensor<1x4x6x6xbf16>, tensor<2x4x3x3xbf16>) outs(%acc : tensor<1x2x4x4xbf16>) -> tensor<1x2x4x4xbf16>
   return %y : tensor<1x2x4x4xbf16>
 }
+
+// -----
+
+// A pad with -0.0: the FP8 tensor's zero is +0, and a sum of zeros would change its sign.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// CHECK-LABEL: func.func @pad_negative_zero
+// CHECK: linalg.conv_2d_nchw_fchw
+func.func @pad_negative_zero(%xq: tensor<1x4x6x6xf8E4M3FN>, %wq: tensor<2x4x3x3xf8E4M3FN>) -> tensor<1x2x6x6xf32> {
+  %xs = arith.constant 0.5 : f32
+  %ws = arith.constant 0.5 : f32
+  %e0 = tensor.empty() : tensor<1x4x6x6xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%xq : tensor<1x4x6x6xf8E4M3FN>) outs(%e0 : tensor<1x4x6x6xf32>) {
+  ^bb0(%in: f8E4M3FN, %out: f32):
+    %0 = arith.extf %in : f8E4M3FN to f32
+    %1 = arith.mulf %0, %xs : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x4x6x6xf32>
+  %e1 = tensor.empty() : tensor<2x4x3x3xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%wq : tensor<2x4x3x3xf8E4M3FN>) outs(%e1 : tensor<2x4x3x3xf32>) {
+  ^bb0(%in: f8E4M3FN, %out: f32):
+    %0 = arith.extf %in : f8E4M3FN to f32
+    %1 = arith.mulf %0, %ws : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x4x3x3xf32>
+  %p = arith.constant -0.0 : f32
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %p : f32
+  } : tensor<1x4x6x6xf32> to tensor<1x4x8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<1x2x6x6xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%padded, %w : tensor<1x4x8x8xf32>, tensor<2x4x3x3xf32>) outs(%acc : tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  return %y : tensor<1x2x6x6xf32>
+}
