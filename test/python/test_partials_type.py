@@ -133,3 +133,36 @@ def test_half_partials_convolution_sums_taps_in_chunks():
         .astype(np.float16)
         .reshape(1, 8, 4, 4),
     )
+
+
+def test_training_model_takes_the_partials_type():
+    """`trainingModel` passes `Precision.setPartialsType` to the compiler too: every product of
+    an f16 MLP's step (forward and backward) carries the partials type, and the losses with f16
+    partials are within f16's tolerance of those with f32 partials."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch_mlir.fx")
+    import ipu_mlir.frontends.torch as ipu_torch
+
+    class MLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = torch.nn.Linear(64, 64), torch.nn.Linear(64, 4)
+
+        def forward(self, x, target):
+            return torch.nn.functional.mse_loss(self.fc2(torch.relu(self.fc1(x))), target)
+
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(16, 64, generator=generator).half(), torch.randn(16, 4, generator=generator).half()) for _ in range(3)]
+    losses = {}
+    for partials in (torch.float16, torch.float32):
+        torch.manual_seed(0)
+        model = MLP().half()
+        options = ipu_torch.Options().target("tiny")
+        options.Precision.setPartialsType(partials).setMasterWeights(True)
+        options.Training.setLossScaling(256.0)
+        trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.05))
+        losses[partials] = [float(trained(*batch)) for batch in data]
+        chosen = str(partials).replace("torch.float", "f")
+        products = [line for line in str(api.compile_to_program(trained.step.module, "tiny")).splitlines() if '"ipu.matmul"' in line]
+        assert products and all(f"ipu.partials = {chosen}" in line for line in products), products
+    np.testing.assert_allclose(losses[torch.float16], losses[torch.float32], rtol=2**-8)
