@@ -31,7 +31,7 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 
 from ipu_mlir.dialects.attrs import LOG2_SCALES, QuarterAttr
-from ipu_mlir.dialects.ops import REGISTRY
+from ipu_mlir.dialects.ops import converter_of
 from ipu_mlir.dialects.ops.conv import CONV_FORMS
 from ipu_mlir.dialects.ops.convert import pad_value, pair
 
@@ -100,7 +100,7 @@ def _rewrite(conv: ir.Operation) -> None:
         narrow_filter = _replayed(transposed(w.narrow, w.permutation), w_views, replayed)
         quarter = QuarterAttr(fmt, log2_scale).encode() if fmt is not None else None
         strides, dilations = pair(conv.opview, "strides"), pair(conv.opview, "dilations")
-        result = REGISTRY["ipu.conv"].build(conv.name, narrow_input, narrow_filter, init, strides, dilations, quarter=quarter)
+        result = converter_of(conv.name).build(conv.name, narrow_input, narrow_filter, init, strides, dilations, quarter=quarter)
     conv.results[0].replace_all_uses_with(result)
     conv.erase()
     init_owner = [init.owner.operation] if isinstance(init, ir.OpResult) else []  # a zero fill ipu.conv does not read

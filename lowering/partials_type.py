@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ipu_mlir.dialects.attrs import PARTIALS_ATTR, PARTIALS_TYPES, MalformedAttribute, decode_partials, encode_partials
+from ipu_mlir.dialects.ops import record_of
 from ipu_mlir.target.diagnostics import IpuError
 
 from .pass_registry import ModulePass, register_pass
-
-_PRODUCTS = ("ipu.matmul", "ipu.conv")
 
 
 @register_pass
@@ -22,9 +21,9 @@ class PartialsType(ModulePass):
 
     Poplar keeps a product's partial sums in its `partialsType`: float by default (poplin's
     MatMulOptions and ConvOptions), half on request, which drives twice the conv units on Mk2 and
-    rounds each chunk's sum into f16 (docs/precision.md). Each f16 product gets
-    `ipu.partials = f16` (or `f32`): its kernel keeps the sum in that type and the cost model
-    prices it at that type's rate. Without the option the module's `ipu.partials` attribute (a
+    rounds each chunk's sum into f16 (docs/precision.md). Each f16 product (an op whose record
+    `takes_partials_type`) gets `ipu.partials = f16` (or `f32`): its kernel keeps the sum in
+    that type and the cost model prices it at that type's rate. Without the option the module's `ipu.partials` attribute (a
     front end's choice) decides; with neither, nothing is marked.
 
     Before, with `ipu-partials-type{type=f16}`:
@@ -49,7 +48,8 @@ class PartialsType(ModulePass):
         attr = encode_partials(partials)
 
         def mark(op: ir.Operation) -> ir.WalkResult:
-            if op.name in _PRODUCTS and str(ir.ShapedType(op.operands[0].type).element_type) == "f16":
+            record = record_of(op)
+            if record is not None and record.takes_partials_type and str(ir.ShapedType(op.operands[0].type).element_type) == "f16":
                 op.attributes[PARTIALS_ATTR] = attr
             return ir.WalkResult.ADVANCE
 

@@ -63,6 +63,7 @@ CONV_FORMS = {
 class Conv(ComputeOp):
     name = "ipu.conv"
     converts = frozenset(CONV_FORMS)
+    takes_partials_type = True
 
     def convert(self, op: ir.OpView) -> ir.Value | None:
         """`ipu.conv` (NCHW input, FCHW filter, groups) for a 2-d convolution; the layouts of

@@ -29,6 +29,7 @@ from .space import SUM, Access, Space, shape
 class Matmul(ComputeOp):
     name = "ipu.matmul"
     kernel_shared = True  # np.matmul with its operand and result types
+    takes_partials_type = True
     converts = frozenset({
         "linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat",
         "linalg.batch_matvec", "linalg.batch_vecmat", "linalg.dot",
