@@ -52,9 +52,10 @@ Sections (issue 13):
 - solvers: conjugate gradient and Newton's iteration run to convergence (scf.while, scalar step
   sizes): iterations, cycles per iteration, the share of sync and exchange, the error against
   numpy (bench/solvers.py; issue 29).
-- precision: a BERT-base layer and a GPT-2 block in f32, f16 and power-of-two-scaled FP8 on
-  gc200 and c600: simulated time and error against the f32 PyTorch output; FP8 also compiled
-  without ipu-fp8-matmul (bench/precision.py; issue 30).
+- precision: a BERT-base layer, a GPT-2 block and a small CNN in f32, f16 and
+  power-of-two-scaled FP8 on gc200 and c600: simulated time and error against the f32 PyTorch
+  output; FP8 also compiled without ipu-fp8-matmul and ipu-fp8-conv; the BERT-base layer in
+  f16 with f16 and with f32 partials (bench/precision.py; issue 30).
 - big_models: GPT-2 small, BERT-base, BERT-Large ([3, 7, 7, 7] over an m2000) and GPT-2 medium
   (sharded over an m2000) at full size (`--quick`: reduced): time and peak resident memory of
   export, compile, load and run, each model in its own process, checked against PyTorch; goal:

@@ -389,10 +389,10 @@ LOG2_SCALES = range(-32, 32)
 
 @dataclass(frozen=True)
 class QuarterAttr:
-    """`ipu.quarter = {format = "f143", log2_scale = -6 : i32}` on an `ipu.matmul` of FP8
-    operands: Poplar's QUARTER metadata, the operands' format and a power-of-two scale. The op
-    computes `(lhs @ rhs) * 2^log2_scale`, summed in f32 and rounded once into its f16 or f32
-    result, as PopXL's `matmul_pow2scaled` does."""
+    """`ipu.quarter = {format = "f143", log2_scale = -6 : i32}` on an `ipu.matmul` or `ipu.conv`
+    of FP8 operands: Poplar's QUARTER metadata, the operands' format and a power-of-two scale.
+    The op computes `(lhs @ rhs) * 2^log2_scale`, summed in f32 and rounded once into its f16
+    or f32 result, as PopXL's `matmul_pow2scaled` (`conv_pow2scaled`) does."""
 
     format: str
     log2_scale: int
@@ -421,3 +421,23 @@ class QuarterAttr:
     def format_of(element_type: ir.Type) -> str | None:
         """The format name of FP8 element type `element_type`, None for any other type."""
         return {v: k for k, v in QUARTER_FORMATS.items()}.get(str(element_type))
+
+
+# --- Poplar's partialsType on f16 products ---------------------------------------------------------
+
+# `ipu.partials = f16` (or f32) on an `ipu.matmul` or `ipu.conv` of f16 operands: the type the AMP
+# keeps its partial sums in (poplin's MatMulOptions / ConvOptions `partialsType`, PopTorch's
+# `Precision.setPartialsType`); set by `ipu-partials-type` (lowering/partials_type.py).
+PARTIALS_ATTR = "ipu.partials"
+PARTIALS_TYPES = ("f16", "f32")
+
+
+def decode_partials(attr: ir.Attribute) -> str:
+    """ "f16" or "f32" from `ipu.partials`' type attribute."""
+    if not isinstance(attr, ir.TypeAttr) or str(attr.value) not in PARTIALS_TYPES:
+        raise MalformedAttribute(f"expected f16 or f32, got {attr}")
+    return str(attr.value)
+
+
+def encode_partials(partials: str) -> ir.TypeAttr:
+    return ir.TypeAttr.get(ir.F16Type.get() if partials == "f16" else ir.F32Type.get())

@@ -68,6 +68,23 @@ class _TrainingOptions:
         return training_loss_scaling(self.loss_scale, dynamic is not None, **(dynamic or {}))
 
 
+class _PrecisionOptions(PrecisionOptions):
+    """`Options.Precision`: PopTorch's `_PrecisionOptions`, with the partials type of f16 products."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.partials_type: str | None = None  # None: the compiler's default (docs/precision.md)
+
+    def setPartialsType(self, dtype) -> _PrecisionOptions:  # noqa: ANN001, N802 (PopTorch's name: a torch dtype)
+        """The type f16 matmuls and convolutions keep their partial sums in: `torch.float16`
+        (faster, rounded into f16 chunk by chunk) or `torch.float32` (ipu-partials-type)."""
+        names = {"torch.float32": "f32", "torch.float16": "f16"}
+        if str(dtype) not in names:
+            raise IpuError(f"setPartialsType takes torch.float32 or torch.float16, got {dtype!r}")
+        self.partials_type = names[str(dtype)]
+        return self
+
+
 class ShardedExecution:
     """PopTorch's `ShardedExecution`: the model's layers on the IPUs of the target (ipu-shard,
     by the `BeginBlock(ipu_id=...)` annotations or by memory balance), one IPU at a time."""
@@ -93,7 +110,7 @@ class Options:
         self.available_memory_proportion: dict[str, float] = {}
         self.random_seed: int | None = None  # None: torch.initial_seed()'s low 31 bits, at compilation
         self.Training = _TrainingOptions(self)  # noqa: N815 (PopTorch's attribute)
-        self.Precision = PrecisionOptions()  # noqa: N815 (PopTorch's attribute)
+        self.Precision = _PrecisionOptions()  # noqa: N815 (PopTorch's attribute)
         self.execution_strategy: ShardedExecution = ShardedExecution()
         self.replication_factor = 1
 

@@ -39,6 +39,7 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects import make_context
+from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.joint import pad_without_negative_widths
@@ -84,6 +85,7 @@ def compile(
     use_cache: bool = True,
     micro_batches: int = 1,
     replicas: int = 1,
+    partials_type: str | None = None,
 ) -> CompiledModule:
     """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
     and loads it into the simulator (weights once). `progress` gets each phase's time as a line
@@ -92,10 +94,12 @@ def compile(
     `resnet50 batch 1 size 224`), keys it on that, the weights and the inputs' shapes instead,
     and a hit skips the export too (`compiled.imported` is then None). `micro_batches` > 1
     pipelines the sharded model over that many slices of the batch, `replicas` > 1 runs that
-    many data-parallel replicas of it."""
+    many data-parallel replicas of it. `partials_type` ("f16" or "f32") is the partial sums' type
+    of f16 products (ipu-partials-type; PopTorch's `Precision.setPartialsType`)."""
     phases = Phases(progress)
     lookup = time.perf_counter()
-    key = _model_key(f"{cache_key} {micro_batches} {replicas}", module, example_inputs, target) if use_cache and cache_key else None
+    name = f"{cache_key} {micro_batches} {replicas}" + (f" partials {partials_type}" if partials_type else "")
+    key = _model_key(name, module, example_inputs, target) if use_cache and cache_key else None
     program = cache.load(key, make_context()) if key else None
     imported = None
     if program is not None:
@@ -104,6 +108,9 @@ def compile(
     else:
         with phases.phase("export", "torch-mlir, linalg-on-tensors"):
             imported = export(module, *example_inputs)
+            if partials_type is not None:
+                with imported.context:
+                    imported.operation.attributes[PARTIALS_ATTR] = encode_partials(partials_type)
         with phases.phase("compile", target):
             # one entry per program: under the model's key when there is one, else the export's
             program = compile_program(
@@ -421,12 +428,14 @@ class InferenceModel:
         pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
         if pipelined > 1:  # PipelinedExecution: one program over the call's micro-batches
             if self.compiled is None:
-                self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=pipelined, replicas=replicas)
+                self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=pipelined, replicas=replicas,
+                                        partials_type=self.options.Precision.partials_type)  # fmt: skip
             return self.compiled(*inputs)
         arrays = micro_batches(inputs, self.options.device_iterations)  # each the replicas' micro-batches
         if self.compiled is None:
             first = (array[0] for array in arrays)
-            self.compiled = compile(self.model, *first, target=self.options.target_name, replicas=replicas)
+            self.compiled = compile(self.model, *first, target=self.options.target_name, replicas=replicas,
+                                    partials_type=self.options.Precision.partials_type)  # fmt: skip
         runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
         runs = [run if isinstance(run, tuple) else (run,) for run in runs]
         outputs = [torch.from_numpy(np.concatenate(values)) for values in zip(*runs)]

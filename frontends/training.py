@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
 from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
@@ -220,6 +221,9 @@ class TrainingModel:
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction
+        if self.options.Precision.partials_type is not None:  # read by ipu-partials-type (Precision.setPartialsType)
+            with self.step.module.context:
+                self.step.module.operation.attributes[PARTIALS_ATTR] = encode_partials(self.options.Precision.partials_type)
         try:
             program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction, replicas=self.replicas)
         except IpuError as error:  # the planner's refusal names its option: say which of ours set it

@@ -95,7 +95,7 @@ class FP8Matmul(ModulePass):
 
 
 @dataclass
-class _Dequantized:
+class Dequantized:
     """An operand that is `transpose(q, permutation) * 2^log2_scale`, `q` an FP8 tensor."""
 
     narrow: ir.Value
@@ -109,47 +109,47 @@ def _rewrite(product: ir.Operation) -> None:
     result_type = ir.RankedTensorType(product.results[0].type)
     if str(result_type.element_type) not in ("f16", "f32") or not _is_zero_fill(init) or not _default_maps(product):
         return
-    a, b = _dequantized(lhs), _dequantized(rhs)
-    if a is None or b is None or _element(a.narrow) != _element(b.narrow) or a.log2_scale + b.log2_scale not in LOG2_SCALES:
+    a, b = dequantized(lhs), dequantized(rhs)
+    if a is None or b is None or element_of(a.narrow) != element_of(b.narrow) or a.log2_scale + b.log2_scale not in LOG2_SCALES:
         return
     log2_scale = a.log2_scale + b.log2_scale
-    fmt = QuarterAttr.format_of(_element(a.narrow))
+    fmt = QuarterAttr.format_of(element_of(a.narrow))
     if fmt is None and log2_scale != 0:
         return  # f16 and bf16 have no metadata to carry a scale
     with product.location, ir.InsertionPoint(product):
-        operands = [_transposed(x.narrow, x.permutation) for x in (a, b)]
+        operands = [transposed(x.narrow, x.permutation) for x in (a, b)]
         scaled = ipu.matmul(*operands, element_type=result_type.element_type)
         if fmt is not None:
             scaled.attributes[QUARTER_ATTR] = QuarterAttr(fmt, log2_scale).encode()
     product.results[0].replace_all_uses_with(scaled.result)
     product.erase()
-    _erase_unused([init.owner.operation, *a.ops, *b.ops])
+    erase_unused([init.owner.operation, *a.ops, *b.ops])
 
 
-def _dequantized(value: ir.Value) -> _Dequantized | None:
+def dequantized(value: ir.Value) -> Dequantized | None:
     """`value` as a scaled, maybe transposed, widened FP8 (or f16, bf16) tensor, or None."""
     ops: list[ir.Operation] = []
     permutation = None
-    owner = _owner(value)
+    owner = owner_of(value)
     if owner is not None and owner.name == "linalg.transpose":
         permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
         ops.append(owner)
         value = owner.operands[0]
     steps: list[tuple[str, ir.Type, int]] = []  # from the operand back to the narrow tensor
-    while (owner := _owner(value)) is not None and (body := _elementwise_steps(owner)) is not None:
+    while (owner := owner_of(value)) is not None and (body := _elementwise_steps(owner)) is not None:
         ops.append(owner)
         steps += body
         value = owner.operands[0]
-    if str(_element(value)) not in _NARROW:
+    if str(element_of(value)) not in _NARROW:
         return None
-    narrow = ml_dtypes.finfo(FLOAT_DTYPES[str(_element(value))])
+    narrow = ml_dtypes.finfo(FLOAT_DTYPES[str(element_of(value))])
     log2_scale = 0
     for kind, type_, k in reversed(steps):  # from the FP8 tensor on
         log2_scale += k
         if kind == "scale" and (str(type_) not in _WIDE or not _exact(narrow, log2_scale, type_)):
             return None
     widened = any(kind == "extf" for kind, _, _ in steps)
-    return _Dequantized(value, log2_scale, permutation, ops) if widened else None
+    return Dequantized(value, log2_scale, permutation, ops) if widened else None
 
 
 def _elementwise_steps(op: ir.Operation) -> list[tuple[str, ir.Type, int]] | None:
@@ -168,7 +168,7 @@ def _elementwise_steps(op: ir.Operation) -> list[tuple[str, ir.Type, int]] | Non
     x = body[-1].operands[0]  # linalg.yield's
     steps: list[tuple[str, ir.Type, int]] = []
     while x != block.arguments[0]:
-        step = _owner(x)
+        step = owner_of(x)
         if step is None or step.parent != op:
             return None
         if step.name == "arith.extf":
@@ -190,7 +190,7 @@ def _elementwise_steps(op: ir.Operation) -> list[tuple[str, ir.Type, int]] | Non
 
 def _log2_constant(value: ir.Value) -> int | None:
     """k when `value` is a scalar float constant 2^k, else None."""
-    owner = _owner(value)
+    owner = owner_of(value)
     if owner is None or owner.name != "arith.constant" or not isinstance(owner.attributes["value"], ir.FloatAttr):
         return None
     mantissa, exponent = math.frexp(ir.FloatAttr(owner.attributes["value"]).value)
@@ -207,7 +207,7 @@ def _exact(narrow: ml_dtypes.finfo, log2_scale: int, type_: ir.Type) -> bool:
     return wide.nmant >= narrow.nmant and in_range
 
 
-def _transposed(value: ir.Value, permutation: list[int] | None) -> ir.Value:
+def transposed(value: ir.Value, permutation: list[int] | None) -> ir.Value:
     if permutation is None:
         return value
     source = ir.RankedTensorType(value.type)
@@ -216,10 +216,10 @@ def _transposed(value: ir.Value, permutation: list[int] | None) -> ir.Value:
 
 
 def _is_zero_fill(value: ir.Value) -> bool:
-    owner = _owner(value)
+    owner = owner_of(value)
     if owner is None or owner.name != "linalg.fill":
         return False
-    scalar = _owner(owner.operands[0])
+    scalar = owner_of(owner.operands[0])
     return (
         scalar is not None
         and scalar.name == "arith.constant"
@@ -234,22 +234,22 @@ def _default_maps(product: ir.Operation) -> bool:
     return loops == [list(x) for x in _PRODUCTS[product.name]]
 
 
-def _erase_unused(ops: list[ir.Operation]) -> None:
+def erase_unused(ops: list[ir.Operation]) -> None:
     """Erase those of `ops` (and the `tensor.empty`s feeding them) whose results nothing uses
     any more, in order: a chain's later op first."""
     for op in ops:
         if any(True for result in op.results for _ in result.uses):
             continue
-        inits = [_owner(v) for v in op.operands]
+        inits = [owner_of(v) for v in op.operands]
         op.erase()
         for init in inits:
             if init is not None and init.name == "tensor.empty" and not any(True for _ in init.results[0].uses):
                 init.erase()
 
 
-def _owner(value: ir.Value) -> ir.Operation | None:
+def owner_of(value: ir.Value) -> ir.Operation | None:
     return value.owner.operation if isinstance(value, ir.OpResult) else None
 
 
-def _element(value: ir.Value) -> ir.Type:
+def element_of(value: ir.Value) -> ir.Type:
     return ir.ShapedType(value.type).element_type

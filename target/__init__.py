@@ -63,6 +63,9 @@ class Target:
     # channels per weight load, the bytes of weights each conv unit holds, and the rate at
     # which the supervisor loads them.
     amp_conv_units: int
+    # Conv units with half inputs summing into float partials (poplibs' getNumConvUnits:
+    # getFp16InFp32OutConvUnitsPerTile; amp_conv_units is the half-partials and float figure).
+    amp_conv_units_f32_partials: int
     amp_weight_bytes_per_conv_unit: int
     amp_weight_load_bytes_per_cycle: int
     memory_latency_cycles: int
@@ -171,6 +174,7 @@ _MAXIMA: dict[str, int] = {
     "fp16_fma_per_cycle": 4096,
     "fp8_fma_per_cycle": 4096,
     "amp_conv_units": 1024,
+    "amp_conv_units_f32_partials": 1024,
     "amp_weight_bytes_per_conv_unit": 1 << 16,
     "amp_weight_load_bytes_per_cycle": 4096,
     "memory_latency_cycles": 10_000,
@@ -278,6 +282,10 @@ def _parse_target(document: dict[str, Any], origin: str) -> Target:
         if name == "fp8_fma_per_cycle" and name not in document:  # optional: files written before FP8
             figures[name] = figures["fp16_fma_per_cycle"]
             provenance[name] = "assumption: not given in the file; no FP8 arithmetic, FP8 converted to half (fp16_fma_per_cycle)"
+            continue
+        if name == "amp_conv_units_f32_partials" and name not in document:  # optional: files written before partials
+            figures[name] = figures["amp_conv_units"]
+            provenance[name] = "assumption: not given in the file; half inputs drive as many conv units into float partials as into half"
             continue
         figures[name], provenance[name] = _figure(document, name, kind, origin)
     return Target(**texts, **figures, provenance=types.MappingProxyType(provenance))

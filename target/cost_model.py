@@ -148,14 +148,12 @@ def _amp_worker_cycles(elems: int, zeroing: bool, float_acts: bool, common_path:
 
 
 @functools.cache
-def _amp_inner_cycles(positions: int, zeroing: bool, dtype: _DType, target: Target) -> int:
+def _amp_inner_cycles(positions: int, zeroing: bool, dtype: _DType, target: Target, float_partials: bool) -> int:
     """The supervisor's cycles for one chunk: the slowest worker's cycles x the workers (they
     share the issue slots), and at least the fastest's plus 14
     (getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat). Positions are split evenly
     among the workers (poplin's partitionConvPartialByWorker)."""
-    float_acts, units, workers = dtype.bytes == 4, target.amp_conv_units, target.worker_threads
-    # Assumption: partial sums are kept in the operands' type (f32 or f16), as our result is.
-    float_partials = float_acts
+    float_acts, units, workers = dtype.bytes == 4, conv_units(dtype, target, float_partials), target.worker_threads
     common_path = (not float_acts and units == 16) or float_partials
     zero_per_group = 8 if float_acts and units == 16 else 4 if float_partials else 2
     retention = 7 if not float_acts and (float_partials or units == 16) else 0  # conv1x1WorkerRetentionSavings
@@ -165,22 +163,37 @@ def _amp_inner_cycles(positions: int, zeroing: bool, dtype: _DType, target: Targ
     return max(workers * max(cycles), workers * min(cycles) + 14)
 
 
-def amp_work(groups: int, positions: int, in_channels: int, out_channels: int, dtype: _DType, target: Target) -> int:
+def partials_are_float(dtype: _DType, partials: str | None) -> bool:
+    """Whether the AMP sums `dtype` operands into float partials: f32 operands always; f16 ones
+    (bf16 and FP8 priced as f16) when `partials` (an op's `ipu.partials`, Poplar's
+    partialsType) is "f32". Assumption: without it, half partials, as the result of an f16
+    product is half (Poplar's default is float partials: docs/precision.md)."""
+    return dtype.bytes == 4 or partials == "f32"
+
+
+def conv_units(dtype: _DType, target: Target, float_partials: bool) -> int:
+    """poplibs' getNumConvUnits: half operands into float partials drive fewer conv units on Mk2."""
+    return target.amp_conv_units_f32_partials if float_partials and dtype.bytes < 4 else target.amp_conv_units
+
+
+def amp_work(
+    groups: int, positions: int, in_channels: int, out_channels: int, dtype: _DType, target: Target, partials: str | None = None
+) -> int:
     """poplibs' estimate of the AMP 1x1 vertex (getConvPartial1x1SupervisorOuterLoopCycleEstimateHalfFloat
     with one output pass per group: output channels grouped by `amp_conv_units`), less its
     `supervisorNonloopOverhead` of 50, which VERTEX_OVERHEAD_CYCLES charges once per vertex.
     Per conv group, each input chunk x output chunk costs the weight load
     (getConvPartialAmpSupervisorWeightLoadCycleEstimate: conv units x weight bytes per unit /
     load bytes per cycle) plus the inner loop, with zeroing on the first input chunk."""
-    float_acts, units, workers = dtype.bytes == 4, target.amp_conv_units, target.worker_threads
-    float_partials = float_acts  # as in _amp_inner_cycles
+    float_partials = partials_are_float(dtype, partials)
+    float_acts, units, workers = dtype.bytes == 4, conv_units(dtype, target, float_partials), target.worker_threads
     common_path = (not float_acts and units == 16) or float_partials
     retention = (7, 3) if not float_acts and (float_partials or units == 16) else (0, 0)
     in_groups = -(-in_channels // amp_in_chans_per_group(dtype, target))
     out_groups = -(-out_channels // units)
     loads = units * target.amp_weight_bytes_per_conv_unit // target.amp_weight_load_bytes_per_cycle
-    first = _amp_inner_cycles(positions, True, dtype, target)
-    later = _amp_inner_cycles(positions, False, dtype, target)
+    first = _amp_inner_cycles(positions, True, dtype, target, float_partials)
+    later = _amp_inner_cycles(positions, False, dtype, target, float_partials)
     excess_in_chan = 1
     return workers * (retention[0] + retention[1] * (in_groups * groups - 1)) + groups * (
         12
@@ -211,7 +224,15 @@ def _memory_cycles(read_bytes: int, write_bytes: int, target: Target) -> int:
 
 
 def contraction_work(
-    groups: int, positions: int, in_channels: int, out_channels: int, read_bytes: int, write_bytes: int, dtype, target: Target
+    groups: int,
+    positions: int,
+    in_channels: int,
+    out_channels: int,
+    read_bytes: int,
+    write_bytes: int,
+    dtype,
+    target: Target,
+    partials: str | None = None,
 ) -> int:
     """`groups` independent sums of products, each `out_channels` outputs at `positions` output
     positions over `in_channels` inputs (a matmul is positions M, in K, out N): the cheaper of
@@ -220,17 +241,19 @@ def contraction_work(
     kind it has and keeps the cheapest (`lib/poplin/ConvPlan.cpp`); these are two of them."""
     info = dtype_info(dtype)
     vector = math.ceil(groups * positions * in_channels * out_channels / _lanes_per_cycle(info, target))
-    compute = min(vector, amp_work(groups, positions, in_channels, out_channels, info, target)) if _has_amp(info) else vector
+    compute = min(vector, amp_work(groups, positions, in_channels, out_channels, info, target, partials)) if _has_amp(info) else vector
     return max(compute, _memory_cycles(read_bytes, write_bytes, target))
 
 
-def matmul_work(batch: int, m: int, n: int, k: int, dtype, target: Target) -> int:
+def matmul_work(batch: int, m: int, n: int, k: int, dtype, target: Target, partials: str | None = None) -> int:
     info = dtype_info(dtype)
     reads = batch * (m * k + k * n) * info.bytes
-    return contraction_work(batch, m, k, n, reads, batch * m * n * info.bytes, dtype, target)
+    return contraction_work(batch, m, k, n, reads, batch * m * n * info.bytes, dtype, target, partials)
 
 
-def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target) -> int:
+def conv_work(
+    n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: int, dtype, target: Target, partials: str | None = None
+) -> int:
     info = dtype_info(dtype)
     # Each output position reads its input window once (stride 1, no reuse counted) and the
     # filters are read once. Assumption: the kernel's taps count as input channels (the vertex
@@ -238,7 +261,7 @@ def conv_work(n: int, f: int, oh: int, ow: int, c_per_group: int, kh: int, kw: i
     # transform does the same for few channels), so one 1x1 vertex computes the convolution.
     # A grouped convolution is priced as a dense one with the same FMAs.
     reads = (n * c_per_group * oh * ow + f * c_per_group * kh * kw) * info.bytes
-    return contraction_work(1, n * oh * ow, c_per_group * kh * kw, f, reads, n * f * oh * ow * info.bytes, dtype, target)
+    return contraction_work(1, n * oh * ow, c_per_group * kh * kw, f, reads, n * f * oh * ow * info.bytes, dtype, target, partials)
 
 
 def elementwise_work(

@@ -21,11 +21,13 @@ from ipu_mlir.target.diagnostics import op_error
 from ipu_mlir.target.element_types import as_strided
 
 from .. import ipu
+from ..attrs import QUARTER_ATTR
 from . import tensor_builders as tb
 from .arrays import assign
 from .columns import Chunks
 from .convert import add_init, input_type, is_unsigned, pair, zero_pad_source
 from .depthwise import Planes
+from .matmul import partials_of, quarter_of, sum_in_half_partials, verify_metadata, with_metadata
 from .registry import ComputeOp, Example, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
 from .semantics import accumulation
 from .space import SUM, Access, Space, shape
@@ -61,15 +63,23 @@ CONV_FORMS = {
 class Conv(ComputeOp):
     name = "ipu.conv"
     converts = frozenset(CONV_FORMS)
+    takes_partials_type = True
 
     def convert(self, op: ir.OpView) -> ir.Value | None:
         """`ipu.conv` (NCHW input, FCHW filter, groups) for a 2-d convolution; the layouts of
         its form are transposed and reshaped to and from it."""
-        form = CONV_FORMS[op.operation.name]
         input, filter, init = op.operands
         out_type = ir.RankedTensorType(op.results[0].type)
         if str(out_type.element_type) == "i1":
             return None
+        return self.build(op.operation.name, input, filter, init, pair(op, "strides"), pair(op, "dilations"), is_unsigned(op))
+
+    def build(self, form_name: str, input: ir.Value, filter: ir.Value, init: ir.Value, strides, dilations, unsigned: bool = False,
+              quarter: ir.Attribute | None = None) -> ir.Value:  # fmt: skip
+        """The `ipu.conv` computing the named convolution `form_name` of `input` and `filter`
+        onto `init`, carrying the QUARTER metadata `quarter` if given (lowering/fp8_conv.py)."""
+        form = CONV_FORMS[form_name]
+        out_type = ir.RankedTensorType(init.type)
         sizes = {}
         for value, layout in ((filter, form.filter), (init, form.output), (input, form.input)):
             sizes.update(zip(layout, ir.RankedTensorType(value.type).shape))
@@ -77,7 +87,6 @@ class Conv(ComputeOp):
         folded = zero_pad_source(input, (form.input.index("h"), form.input.index("w")))
         if folded is not None:
             input, padding = folded
-        unsigned = is_unsigned(op)
         element_type = input_type(input, filter, out_type.element_type, unsigned)
         # input: n (g c) h w
         order = [d for d in "ngchw" if d in form.input]
@@ -92,9 +101,11 @@ class Conv(ComputeOp):
         if "c" not in order:
             w = tb.unsqueeze(w, {1})
         conv = ipu.conv(
-            x, w, strides=pair(op, "strides"), dilations=pair(op, "dilations"), padding=padding,
+            x, w, strides=strides, dilations=dilations, padding=padding,
             groups=sizes["g"] if "g" in form.input else 1, element_type=out_type.element_type,
         )  # fmt: skip
+        if quarter is not None:
+            conv.attributes[QUARTER_ATTR] = quarter
         y = conv.result
         # A linalg convolution may leave the last rows of its input unread; ipu.conv reads them.
         result_shape = ir.RankedTensorType(y.type).shape
@@ -116,6 +127,7 @@ class Conv(ComputeOp):
         total = [a + b for a, b in zip(op.padding, padding)]
         new = ipu.conv(source, op.filter, strides=op.strides, dilations=op.dilations, padding=total, groups=op.groups,
                        element_type=ir.RankedTensorType(op.result.type).element_type)  # fmt: skip
+        with_metadata(new, op)
         op.result.replace_all_uses_with(new.result)
         op.operation.erase()
         if not list(pad.results[0].uses):
@@ -150,6 +162,7 @@ class Conv(ComputeOp):
             raise op_error(op, f"expects result shape {shape_text(expected)}, got {shape_text(result.shape)}")
         if input.element_type != filter.element_type:
             raise op_error(op, f"expects input and filter of the same element type, got {input.element_type} and {filter.element_type}")
+        verify_metadata(op, input.element_type, result.element_type)
 
     def extents(self, op: ipu.ConvOp) -> tuple[int, ...]:
         (n, f, oh, ow), (_, cg, kh, kw) = shape(op.results[0]), shape(op.operands[1])
@@ -196,7 +209,8 @@ class Conv(ComputeOp):
     def rebuild(self, op: ipu.ConvOp, operands: list[ir.Value], cut: SerialCut, units: int) -> ir.OpView:
         groups = units if cut.grouped else op.groups
         element_type = ir.RankedTensorType(op.result.type).element_type
-        return ipu.conv(*operands, strides=op.strides, dilations=op.dilations, padding=op.padding, groups=groups, element_type=element_type)
+        conv = ipu.conv(*operands, strides=op.strides, dilations=op.dilations, padding=op.padding, groups=groups, element_type=element_type)
+        return with_metadata(conv, op)
 
     def codelet(self, op: ipu.ConvOp, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         """The convolution on a tile's halo'd piece of the input, with the padding that tile
@@ -214,6 +228,7 @@ class Conv(ComputeOp):
                 block.arguments[0], block.arguments[1], strides=op.strides, dilations=op.dilations,
                 padding=(low[2], low[3], high[2], high[3]), groups=tile_groups, element_type=element_type,
             )  # fmt: skip
+            with_metadata(result, op)
             if tuple(ir.RankedTensorType(result.result.type).shape) != tuple(piece.box):
                 raise op_error(op, f"tile piece gives {result.result.type}, expected {piece.box}: planner bug")
             func.ReturnOp([result.result])
@@ -253,7 +268,7 @@ class Conv(ComputeOp):
         return Im2col(op, batch)
 
     def work(self, op: ipu.ConvOp, extents: tuple[int, ...], target: Target) -> int:
-        return cost_model.conv_work(*extents, ir.ShapedType(op.operands[0].type).element_type, target)
+        return cost_model.conv_work(*extents, ir.ShapedType(op.operands[0].type).element_type, target, partials_of(op))
 
 
 # The conformance examples (test/python/test_conformance.py): each layout family, strides,
@@ -342,6 +357,10 @@ func.func @main(%x: tensor<1x6x5x4xf32>, %w: tensor<2x3x3x4xf32>, %y: tensor<1x4
 }
 
 
+def _scaled_leave(leave: Kernel, scale: np.float32, sums: np.ndarray) -> np.ndarray:
+    return leave(sums * scale)
+
+
 class Im2col:
     """The kernel of an `ipu.conv` whose shapes `Conv.kernel` checked (its docstring says why
     this layout). `into` writes the product straight into an output array, a vertex group's
@@ -354,7 +373,15 @@ class Im2col:
         _, _, self.oh, self.ow = shape(op.result)
         operand, self.result = dtype_of(op, op.input), dtype_of(op, op.result)
         self.enter, self.leave = accumulation(operand, self.result)
+        quarter = quarter_of(op)
+        if quarter is not None and quarter.log2_scale:  # the f32 sum scaled before it leaves, as `Product` does
+            self.leave = functools.partial(_scaled_leave, self.leave, np.float32(2.0**quarter.log2_scale))
         self.exact = operand == self.result and self.enter(np.zeros(0, operand)).dtype == self.result  # no cast on either side
+        # f16 partials: the im2col product's taps summed in chunks into f16 (matmul.py's
+        # `sum_in_half_partials`; assumption: the taps in (c, kh, kw) order, one chunk after another)
+        self.half_partials = partials_of(op) == "f16"
+        if self.half_partials:
+            self.leave = functools.partial(np.asarray, dtype=self.result)
         self.batch, self.f, self.fg, self.taps = batch, f, f // self.groups, self.cg * self.kh * self.kw
         top, left, bottom, right = self.pad
         self.padded = (self.n, c, self.h + top + bottom, self.w + left + right)
@@ -367,8 +394,10 @@ class Im2col:
         # tile, as AlexNet's 11 x 11 stem: 16 filters) is one BLAS product, which kh * kw * f
         # passes lose to by 2.3x; the taps pay for groups' many small products.
         depthwise = self.groups > 1 or self.fg == 1
-        self.taps_added = self.cg == 1 and depthwise and (strided or self.oh * self.ow <= TAPS_ADDED_POSITIONS)
-        self.runs = self.cg == 1 and not strided and not self.taps_added  # and rows of a slow item size: decided per dtype
+        self.taps_added = self.cg == 1 and depthwise and (strided or self.oh * self.ow <= TAPS_ADDED_POSITIONS) and not self.half_partials
+        self.runs = (
+            self.cg == 1 and not strided and not self.taps_added and not self.half_partials
+        )  # and rows of a slow item size: decided per dtype
         # f32 and f64 depthwise: compiled (dialects/ops/depthwise.py), the taps' bytes 2.3x faster
         compiled = self.cg == 1 and depthwise and self.exact and self.result in (np.float32, np.float64)
         self.planes = Planes(self, self.result) if compiled else None
@@ -386,7 +415,9 @@ class Im2col:
             return self._add_taps(x, k, np.empty((*tiles, self.n, self.f, self.oh, self.ow), self.result))
         if self._by_runs(x):
             return self.leave(self._runs(x, k))
-        product = np.matmul(self._filters(k), self._columns(x))  # (*batch, n, groups, fg, oh * ow)
+        product = (sum_in_half_partials if self.half_partials else np.matmul)(
+            self._filters(k), self._columns(x)
+        )  # (*batch, n, groups, fg, oh * ow)
         return self.leave(product.reshape(*product.shape[: self.batch], self.n, self.f, self.oh, self.ow))
 
     def into(self, x: np.ndarray, k: np.ndarray, out: np.ndarray) -> bool:

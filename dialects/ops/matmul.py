@@ -17,7 +17,7 @@ from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import op_error
 
 from .. import ipu
-from ..attrs import QUARTER_ATTR, MalformedAttribute, QuarterAttr
+from ..attrs import PARTIALS_ATTR, QUARTER_ATTR, MalformedAttribute, QuarterAttr, decode_partials
 from . import tensor_builders as tb
 from .convert import add_init, input_type, is_unsigned
 from .registry import ComputeOp, Example, Kernel, Piece, SerialCut, dtype_of, register_op, shape_text, static_tensor
@@ -29,6 +29,7 @@ from .space import SUM, Access, Space, shape
 class Matmul(ComputeOp):
     name = "ipu.matmul"
     kernel_shared = True  # np.matmul with its operand and result types
+    takes_partials_type = True
     converts = frozenset({
         "linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat",
         "linalg.batch_matvec", "linalg.batch_vecmat", "linalg.dot",
@@ -84,8 +85,7 @@ class Matmul(ComputeOp):
             raise op_error(op, f"expects result shape {shape_text(expected)}, got {shape_text(result.shape)}")
         if lhs.element_type != rhs.element_type:
             raise op_error(op, f"expects lhs and rhs of the same element type, got {lhs.element_type} and {rhs.element_type}")
-        if QUARTER_ATTR in op.attributes:
-            _verify_quarter(op, lhs.element_type, result.element_type)
+        verify_metadata(op, lhs.element_type, result.element_type)
 
     def extents(self, op: ir.OpView) -> tuple[int, ...]:
         lhs, rhs = shape(op.operands[0]), shape(op.operands[1])
@@ -125,7 +125,7 @@ class Matmul(ComputeOp):
         return [SerialCut(((1, len(rhs) - 1, 1),), len(lhs) - 1, rhs[-1]), SerialCut(((0, len(lhs) - 2, 1),), len(lhs) - 2, lhs[-2])]
 
     def rebuild(self, op: ir.OpView, operands: list[ir.Value], cut: SerialCut, units: int) -> ir.OpView:
-        return _with_quarter(ipu.matmul(*operands, element_type=ir.RankedTensorType(op.results[0].type).element_type), op)
+        return with_metadata(ipu.matmul(*operands, element_type=ir.RankedTensorType(op.results[0].type).element_type), op)
 
     def codelet(self, op: ir.OpView, name: str, piece: Piece, ip: ir.InsertionPoint, loc: ir.Location) -> None:
         operand_type = ir.RankedTensorType(op.operands[0].type).element_type
@@ -135,19 +135,20 @@ class Matmul(ComputeOp):
         function = ipu.codelet_function(name, inputs, [ir.RankedTensorType.get(list(piece.box), result_type)], loc=loc, ip=ip)
         block = function.regions[0].blocks[0]
         with ir.InsertionPoint(block), loc:
-            product = _with_quarter(ipu.matmul(block.arguments[0], block.arguments[1], element_type=result_type), op)
+            product = with_metadata(ipu.matmul(block.arguments[0], block.arguments[1], element_type=result_type), op)
             func.ReturnOp([product.result])
 
     def kernel(self, op: ir.OpView, batch: int) -> Kernel:
         quarter = quarter_of(op)
-        return Product(dtype_of(op, op.operands[0]), dtype_of(op, op.results[0]), quarter.log2_scale if quarter else 0)
+        return Product(dtype_of(op, op.operands[0]), dtype_of(op, op.results[0]), quarter.log2_scale if quarter else 0, partials_of(op))
 
     def work(self, op: ir.OpView, extents: tuple[int, ...], target: Target) -> int:
-        """At the operands' rate (FP8's on a target with FP8 arithmetic). A QUARTER scale adds
-        no cycles: the AMP applies the power of two as it writes the result (assumption: no
-        source prices it)."""
+        """At the operands' rate (FP8's on a target with FP8 arithmetic) and partials type. A
+        QUARTER scale adds no cycles: the AMP applies the power of two as it writes the result
+        (assumption: no source prices it)."""
         *batch, m, n, k = extents
-        return cost_model.matmul_work(math.prod(batch), m, n, k, ir.ShapedType(op.operands[0].type).element_type, target)
+        operand = ir.ShapedType(op.operands[0].type).element_type
+        return cost_model.matmul_work(math.prod(batch), m, n, k, operand, target, partials_of(op))
 
 
 # The conformance examples (test/python/test_conformance.py): contractions accumulating onto
@@ -193,42 +194,79 @@ def quarter_of(op: ir.OpView) -> QuarterAttr | None:
     return QuarterAttr.decode(op.attributes[QUARTER_ATTR]) if QUARTER_ATTR in op.attributes else None
 
 
-def _with_quarter(product: ir.OpView, original: ir.OpView) -> ir.OpView:
-    """`product`, a piece of `original`, carrying its QUARTER metadata if it has any."""
-    if QUARTER_ATTR in original.attributes:
-        product.attributes[QUARTER_ATTR] = original.attributes[QUARTER_ATTR]
+def partials_of(op: ir.OpView) -> str | None:
+    """The partials type of an f16 product ("f16" or "f32", verified), None when not chosen."""
+    return decode_partials(op.attributes[PARTIALS_ATTR]) if PARTIALS_ATTR in op.attributes else None
+
+
+def with_metadata(product: ir.OpView, original: ir.OpView) -> ir.OpView:
+    """`product`, a piece of `original`, carrying its QUARTER metadata and partials type if it has any."""
+    for name in (QUARTER_ATTR, PARTIALS_ATTR):
+        if name in original.attributes:
+            product.attributes[name] = original.attributes[name]
     return product
 
 
-def _verify_quarter(op: ir.OpView, operand: ir.Type, result: ir.Type) -> None:
-    """Metadata well formed, naming the operands' FP8 format, on a product into f16 or f32 (a
-    sum a power of two can scale exactly: PopXL's is into f16, the AMP's f32 partials into f32)."""
-    try:
-        quarter = QuarterAttr.decode(op.attributes[QUARTER_ATTR])
-    except MalformedAttribute as error:
-        raise op_error(op, f"'{QUARTER_ATTR}': {error}") from None
-    if QuarterAttr.format_of(operand) != quarter.format:
-        raise op_error(op, f"'{QUARTER_ATTR}' format '{quarter.format}' does not match the operands' element type {operand}")
-    if str(result) not in ("f16", "f32"):
-        raise op_error(op, f"with '{QUARTER_ATTR}' expects an f16 or f32 result, got {result}")
+def verify_metadata(op: ir.OpView, operand: ir.Type, result: ir.Type) -> None:
+    """QUARTER metadata well formed, naming the operands' FP8 format, on a product into f16 or
+    f32 (a sum a power of two can scale exactly: PopXL's is into f16, the AMP's f32 partials into
+    f32); a partials type f16 or f32, on f16 operands (Poplar's partialsType is for half ones)."""
+    if QUARTER_ATTR in op.attributes:
+        try:
+            quarter = QuarterAttr.decode(op.attributes[QUARTER_ATTR])
+        except MalformedAttribute as error:
+            raise op_error(op, f"'{QUARTER_ATTR}': {error}") from None
+        if QuarterAttr.format_of(operand) != quarter.format:
+            raise op_error(op, f"'{QUARTER_ATTR}' format '{quarter.format}' does not match the operands' element type {operand}")
+        if str(result) not in ("f16", "f32"):
+            raise op_error(op, f"with '{QUARTER_ATTR}' expects an f16 or f32 result, got {result}")
+    if PARTIALS_ATTR in op.attributes:
+        try:
+            decode_partials(op.attributes[PARTIALS_ATTR])
+        except MalformedAttribute as error:
+            raise op_error(op, f"'{PARTIALS_ATTR}': {error}") from None
+        if str(operand) != "f16":
+            raise op_error(op, f"'{PARTIALS_ATTR}' is for f16 operands, got {operand}")
+
+
+# The AMP's chunk of the summed dimension between two updates of the partials: the 16 f16 input
+# channels one weight load holds on Mk1 and Mk2 (amp_in_chans_per_group: 32 weight bytes per
+# conv unit / 2). Assumption: a chunk's products are summed in f32 inside the unit, and the sum
+# is added to the partial in f32 and rounded to the partials type; no source says the adder's width.
+HALF_PARTIALS_CHUNK = 16
+
+
+def sum_in_half_partials(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`lhs @ rhs` (f32 operands, products exact) with f16 partials: each chunk of
+    HALF_PARTIALS_CHUNK along the summed dimension summed in f32, then added to the f16 partial
+    and rounded to f16, in order (Poplar's partialsType HALF)."""
+    partial = None
+    for start in range(0, lhs.shape[-1], HALF_PARTIALS_CHUNK):
+        chunk = np.matmul(lhs[..., start : start + HALF_PARTIALS_CHUNK], rhs[..., start : start + HALF_PARTIALS_CHUNK, :])
+        partial = chunk.astype(np.float16) if partial is None else (partial.astype(np.float32) + chunk).astype(np.float16)
+    return partial
 
 
 class Product:
     """The kernel of `ipu.matmul`: np.matmul over the tiles, operands entering the sum in its
     accumulator type and the sum leaving in the result's (f16 sums in f32, rounded once); a
     scaled FP8 product's sum times 2^log2_scale before it leaves (exact in f32: only an
-    exponent moves, the products of two FP8 values being far from f32's range ends).
+    exponent moves, the products of two FP8 values being far from f32's range ends); with f16
+    partials (`ipu.partials = f16`) the sum kept in f16 chunk by chunk (`sum_in_half_partials`).
     `into` writes the product straight into an output array (a vertex group's view of its
     buffer: for a matmul whose k is cut over tiles that is a partial sum as large as every
     operand together, and copying a new result into it cost BERT-base a tenth of a run)."""
 
-    def __init__(self, operand: np.dtype, result: np.dtype, log2_scale: int = 0):
+    def __init__(self, operand: np.dtype, result: np.dtype, log2_scale: int = 0, partials: str | None = None):
         self.result = result
         self.enter, self.leave = accumulation(operand, result)
+        self.half_partials = partials == "f16"
         self.scale = np.float32(2.0**log2_scale)
         self.exact = operand == result and self.enter(np.zeros(0, operand)).dtype == result  # no cast on either side
 
     def __call__(self, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        if self.half_partials:
+            return sum_in_half_partials(self.enter(lhs), self.enter(rhs)).astype(self.result)
         product = np.matmul(self.enter(lhs), self.enter(rhs))
         return self.leave(product * self.scale if self.scale != 1 else product)
 

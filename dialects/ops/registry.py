@@ -94,6 +94,9 @@ class ComputeOp(ABC):
     # whether one kernel may serve several vertex groups (runtime/codelet.py's `body_key`): it
     # keeps no state tied to one group's arrays (conv's remembers the last operands it took)
     kernel_shared: ClassVar[bool] = False
+    # whether it sums products on the AMP with a choice of partials type (`ipu.partials`,
+    # lowering/partials_type.py): its kernel and `work` read the attribute
+    takes_partials_type: ClassVar[bool] = False
 
     def convert(self, op: ir.OpView) -> ir.Value | None:
         """The value replacing the named linalg op `op` (one of `converts`), built at the

@@ -33,6 +33,7 @@ FIGURES = [
     "fp16_fma_per_cycle",
     "fp8_fma_per_cycle",
     "amp_conv_units",
+    "amp_conv_units_f32_partials",
     "amp_weight_bytes_per_conv_unit",
     "amp_weight_load_bytes_per_cycle",
     "memory_latency_cycles",
