@@ -132,6 +132,13 @@ class PrecisionOptions:
             for role, k in log2_scales.items():
                 if not isinstance(k, int) or isinstance(k, bool) or not -32 <= k < 32:
                     raise IpuError(f"setFP8Training: the {role} log2 scale must be an integer in [-32, 32) (Poplar's), got {k!r}")
+            # each product's scale, -(k_a + k_b), is its QUARTER metadata: within Poplar's range too
+            for a, b in (("activation", "weight"), ("gradient", "weight"), ("gradient", "activation")):
+                if -(log2_scales[a] + log2_scales[b]) not in range(-32, 32):
+                    raise IpuError(
+                        f"setFP8Training: the {a} and {b} log2 scales sum to {log2_scales[a] + log2_scales[b]}: a product's"
+                        " scale, minus their sum, must be in [-32, 32) (Poplar's QUARTER range)"
+                    )
         self.fp8 = FP8Training(dict(log2_scales) if log2_scales is not None else None)
         return self
 

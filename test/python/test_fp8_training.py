@@ -247,3 +247,5 @@ def test_fp8_training_refuses_bad_scales():
         precision.setFP8Training(True, {"weight": 1})
     with pytest.raises(IpuError, match=r"the gradient log2 scale must be an integer in \[-32, 32\)"):
         precision.setFP8Training(True, {"weight": 1, "activation": 2, "gradient": 40})
+    with pytest.raises(IpuError, match=r"the gradient and weight log2 scales sum to 33: .* must be in \[-32, 32\)"):
+        precision.setFP8Training(True, {"weight": 11, "activation": 6, "gradient": 22})
