@@ -39,6 +39,12 @@ host for PyTorch's reference loop.
 
 With any of the options, a step whose gradients hold an inf or NaN is skipped.
 
+FP8 training (`opts.Precision.setFP8Training(True, log2_scales=None)`, docs/precision.md
+"Training in FP8") runs every `F.linear` of the step's forward as `fp8_linear`: x and the
+weight cast to E4M3, the gradient to E5M2 in the backward, each as `x * 2^k`, k static or the
+tensor's own amax scale (`fp8_log2_scale`, computed in the step), the products summed in f32
+and scaled back; the model (f32, or f16 with master weights) and its update are unchanged.
+
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
 

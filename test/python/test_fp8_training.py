@@ -239,6 +239,19 @@ def test_fp8_transformer_block_trains_as_pytorch_fp8_loop():
     assert len(products) - len(fp8) == 6, products  # attention's two products and their 4 gradients, in f32
 
 
+def test_fp8_linear_layers_of_an_f16_model_with_master_weights():
+    """An f16 model: FP8 products into f32, rounded to f16 for the rest of the layer;
+    f32 master weights. The loss falls and the products are FP8 (dropping the option fails it)."""
+    torch.manual_seed(0)
+    model = MLP().half()
+    options = ipu_torch.Options().target(TARGET)
+    options.Precision.setFP8Training(True).setMasterWeights(True)
+    trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.5))
+    losses = [float(trained(x.half(), t.half())) for x, t in mlp_batches(5)]
+    assert losses[-1] < 0.9 * losses[0], losses
+    assert [q is not None for _, q in l1_products(trained)] == [True] * 5
+
+
 def test_fp8_training_refuses_bad_scales():
     precision = ipu_torch.Options().Precision
     with pytest.raises(IpuError, match="setFP8Training takes True or False"):
