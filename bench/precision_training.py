@@ -90,7 +90,8 @@ CONFIGURATIONS = (
     ("unit-scaled f16, stochastic rounding", "unit", torch.float16, {"stochastic_rounding": True}),
     ("FP8 linear layers, scales from each tensor's amax", "mlp", torch.float32, {"fp8": "amax"}),
     ("FP8 linear layers, static scales", "mlp", torch.float32, {"fp8": "static"}),
-    ("unit-scaled FP8, no scales (all 2^0)", "unit", torch.float32, {"fp8": "unit"}),
+    ("FP8 linear layers, no scales (all 2^0)", "mlp", torch.float32, {"fp8": "none"}),
+    ("unit-scaled FP8, no scales (all 2^0)", "unit", torch.float32, {"fp8": "none"}),
     ("unit-scaled FP8, scales from each tensor's amax", "unit", torch.float32, {"fp8": "amax"}),
     ("f16, f32 master weights, loss scale 1024", "resnet18", torch.float16, {"master_weights": True, "loss_scale": 1024.0}),
 )
@@ -99,7 +100,7 @@ CONFIGURATIONS = (
 # to 20 so that each product's scale, -(20 + 11), stays within Poplar's [-32, 32)
 FP8_SCALES = {
     "static": {"weight": 11, "activation": 6, "gradient": 20},
-    "unit": {"weight": 0, "activation": 0, "gradient": 0},  # unit scaling's claim: no scale needed
+    "none": {"weight": 0, "activation": 0, "gradient": 0},  # unit scaling's claim: no scale needed
     "amax": None,
 }
 RESNET_STEPS = 5
