@@ -252,6 +252,23 @@ def test_fp8_linear_layers_of_an_f16_model_with_master_weights():
     assert [q is not None for _, q in l1_products(trained)] == [True] * 5
 
 
+@pytest.mark.parametrize("dtype", [E4M3, E5M2])
+def test_amax_scale_at_the_edges(dtype):
+    """`fp8_log2_scale` against the rule written apart, where log2's rounding could decide: an
+    amax exactly the format's largest value times a power of two, one f32 step either side of
+    it, all zeros, and amaxes whose k Poplar's range clamps."""
+    from ipu_mlir.frontends.mixed_precision import fp8_log2_scale
+
+    largest = torch.finfo(dtype).max
+    amaxes = [largest * 2.0**e for e in (-20, -3, 0, 5)]
+    amaxes += [float(np.nextafter(np.float32(a), np.float32(s))) for a in amaxes for s in (0, np.inf)]
+    amaxes += [0.0, 1e-30, 1e30, 2.0**-149]
+    for amax in amaxes:
+        x = torch.tensor([0.5 * amax, -amax], dtype=torch.float32)
+        assert int(fp8_log2_scale(x, dtype)) == log2_scale(x, dtype), amax
+    assert int(fp8_log2_scale(torch.tensor([largest]), dtype)) == 0 and int(fp8_log2_scale(torch.tensor([0.0]), dtype)) == 31
+
+
 def test_fp8_training_refuses_bad_scales():
     precision = ipu_torch.Options().Precision
     with pytest.raises(IpuError, match="setFP8Training takes True or False"):
