@@ -1,6 +1,8 @@
-"""Low-precision training against f32 (issue 30, point 4, training part): loss and weight drift
-over N simulated training steps (30; --quick 8), for f16 with and without f32 master weights and stochastic
-rounding, and for the unit-scaled example model.
+"""Low-precision training against f32 (issue 30, points 3 and 4, training part): loss and weight
+drift over N simulated training steps (30; --quick 8), for f16 with and without f32 master
+weights and stochastic rounding, FP8 linear layers with static and amax scales, and the
+unit-scaled example model in f16 and in FP8; and the simulated time of one step of each recipe
+on the c600, the chip with FP8 arithmetic.
 
     .venv/bin/python bench/precision_training.py [--quick]
 
@@ -29,7 +31,12 @@ scale of 1024 (dynamic scaling from 2^15 skips its first two steps, overflowing:
 trajectory, not a drift). Measured: 4.05% loss drift, weights 1.81 of f32's movement off, 0.71
 of it made; PyTorch's own f16 loop with f32 master weights on the same, by hand
 (test_mixed_precision.py's `reference_loop`): 3.72%, 1.96 and 0.77. BatchNorm's statistics in
-f16 move a ResNet that far from f32 in either. No FP8 row: FP8 training is not implemented (docs/training.md says why).
+f16 move a ResNet that far from f32 in either.
+
+The FP8 rows train the f32 model with `Precision.setFP8Training` (docs/precision.md, "Training in
+FP8"): the drift is FP8's casts alone, the weights and update being f32. The step-time rows
+run one step of each recipe on c600 for the standard MLP and a wide one (1024-1024-1024-1024,
+batch 256; not with --quick), where the products outweigh the casts and the amax reductions.
 """
 
 from __future__ import annotations
@@ -60,9 +67,10 @@ RESNET_LR = 1e-3  # at 1e-2 its training is chaotic: PyTorch's f32 and f64 loops
 
 
 class MLP(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, sizes: tuple[int, ...] | None = None) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(SIZES, SIZES[1:]))
+        sizes = sizes or SIZES
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
 
     def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         for index, layer in enumerate(self.layers):
@@ -80,8 +88,21 @@ CONFIGURATIONS = (
     ("bf16, stochastic rounding", "mlp", torch.bfloat16, {"stochastic_rounding": True}),
     ("unit-scaled f16, update rounded to nearest", "unit", torch.float16, {}),
     ("unit-scaled f16, stochastic rounding", "unit", torch.float16, {"stochastic_rounding": True}),
+    ("FP8 linear layers, scales from each tensor's amax", "mlp", torch.float32, {"fp8": "amax"}),
+    ("FP8 linear layers, static scales", "mlp", torch.float32, {"fp8": "static"}),
+    ("FP8 linear layers, no scales (all 2^0)", "mlp", torch.float32, {"fp8": "none"}),
+    ("unit-scaled FP8, no scales (all 2^0)", "unit", torch.float32, {"fp8": "none"}),
+    ("unit-scaled FP8, scales from each tensor's amax", "unit", torch.float32, {"fp8": "amax"}),
     ("f16, f32 master weights, loss scale 1024", "resnet18", torch.float16, {"master_weights": True, "loss_scale": 1024.0}),
 )
+# FP8's static log2 scales for the standard MLP: each role's smallest of the amax scales at its
+# first step (weights 11 to 12, activations 6 to 8, gradients 23 to 26), the gradients' lowered
+# to 20 so that each product's scale, -(20 + 11), stays within Poplar's [-32, 32)
+FP8_SCALES = {
+    "static": {"weight": 11, "activation": 6, "gradient": 20},
+    "none": {"weight": 0, "activation": 0, "gradient": 0},  # unit scaling's claim: no scale needed
+    "amax": None,
+}
 RESNET_STEPS = 5
 RESNET_LABEL = "ResNet-18 (zoo, width 1/8, 32x32, BatchNorm in train mode, cross-entropy), batch 8"
 
@@ -95,12 +116,14 @@ def resnet18(steps: int) -> tuple:
     return model, RESNET_LR, [_batch(example, model, "resnet18", tuple(probe.shape), step) for step in range(steps)]
 
 
-def train(model: nn.Module, batches: list, dtype: torch.dtype, lr: float, settings: dict) -> dict:
+def train(model: nn.Module, batches: list, dtype: torch.dtype, lr: float, settings: dict, target: str | None = None) -> dict:
     """Losses, final weights (f32) and the simulated step's seconds of `model` in `dtype`."""
     model = copy.deepcopy(model).to(dtype)
-    options = Options().target(TARGET).randomSeed(0)
+    options = Options().target(target or TARGET).randomSeed(0)
     options.Precision.enableStochasticRounding(settings.get("stochastic_rounding", False))
     options.Precision.setMasterWeights(settings.get("master_weights", False))
+    if settings.get("fp8"):
+        options.Precision.setFP8Training(True, FP8_SCALES[settings["fp8"]])
     if settings.get("loss_scale"):
         options.Training.setLossScaling(settings["loss_scale"])
     if settings.get("automatic"):
@@ -110,7 +133,7 @@ def train(model: nn.Module, batches: list, dtype: torch.dtype, lr: float, settin
     trained.copyWeightsToHost()
     masters = trained.masterWeights()
     weights = {name: torch.from_numpy(masters[name]) if name in masters else p.detach().float() for name, p in model.named_parameters()}
-    return {"losses": losses, "weights": weights, "device_s": trained.profile.seconds}
+    return {"losses": losses, "weights": weights, "device_s": trained.profile.seconds, "cycles": trained.profile.cycles}
 
 
 def drift(run: dict, f32: dict, initial: dict) -> tuple[float, float, float]:
@@ -171,6 +194,48 @@ def rows(quick: bool, row) -> list[dict]:  # noqa: ANN001 (bench/run.py's row)
                 **raw,
             )
         )
+    return out + step_times(row, quick)
+
+
+# The step-time rows: (label, dtype, settings) on TIME_TARGET, the chip with FP8 arithmetic, for
+# the standard MLP and a wide one (widths, batch), whose products outweigh the casts
+STEP_TIMES = (
+    ("f32", torch.float32, {}),
+    ("f16, f32 master weights", torch.float16, {"master_weights": True}),
+    ("FP8, amax scales", torch.float32, {"fp8": "amax"}),
+    ("FP8, static scales", torch.float32, {"fp8": "static"}),
+)
+TIME_TARGET = "c600"
+WIDE = ((1024, 1024, 1024, 1024), 256)
+
+
+def step_times(row, quick: bool) -> list[dict]:  # noqa: ANN001 (bench/run.py's row)
+    """The simulated time of one SGD step per recipe of the standard MLP (batch 32) and, unless
+    `quick`, the wide one, on TIME_TARGET, against f32's. The static scales are the standard
+    MLP's (the wide one's weights are smaller, nn.Linear's 1 / sqrt(1024): no overflow)."""
+    out = []
+    for sizes, batch in [(SIZES, 32)] + ([] if quick else [WIDE]):
+        torch.manual_seed(0)
+        generator = torch.Generator().manual_seed(1)
+        example = (torch.randn(batch, sizes[0], generator=generator), torch.randn(batch, sizes[-1], generator=generator))
+        runs = {label: train(MLP(sizes), [example], dtype, LR, settings, TIME_TARGET) for label, dtype, settings in STEP_TIMES}
+        f32 = runs.get("f32")
+        for label, run in runs.items():
+            ratio = run["device_s"] / f32["device_s"] if f32 else None
+            out.append(
+                row(
+                    "precision_training",
+                    f"{label}: simulated training step on {TIME_TARGET}",
+                    f"MLP {'-'.join(map(str, sizes))}, batch {batch}, SGD",
+                    f"{run['cycles']:,} cycles = {run['device_s'] * 1e6:.1f} us" + (f", {ratio:.2f}x f32's" if ratio else ""),
+                    ratio,
+                    "the f32 step",
+                    "-",
+                    None,
+                    cycles=run["cycles"],
+                    device_s=run["device_s"],
+                )
+            )
     return out
 
 

@@ -12,7 +12,10 @@ last layer has unit scale rather than 1 / N. Every tensor then sits near the mid
 range: the model trains in f16 as it does in f32, with no loss scale to tune.
 
 The run prints, per step, the simulated f16 loss beside the simulated f32 loss of the same
-model and batches (a teacher MLP's outputs as the targets).
+model and batches (a teacher MLP's outputs as the targets). With `--fp8` the third column is
+the model with every linear layer's products in FP8 (`Precision.setFP8Training`: E4M3 forward,
+E5M2 gradients) and no scale at all, every log2 scale 0: unit scaling keeps the tensors near 1,
+inside E4M3's and E5M2's range, which is what makes FP8 work without per-tensor scales.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class UnitLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = scaled(x, 1.0, math.sqrt(self.fan_in / self.fan_out))  # the input gradient: 1 / sqrt(fan_out) in all
-        return scaled(x @ self.weight.t(), 1 / math.sqrt(self.fan_in), 1 / math.sqrt(self.fan_in))
+        return scaled(nn.functional.linear(x, self.weight), 1 / math.sqrt(self.fan_in), 1 / math.sqrt(self.fan_in))
 
 
 class UnitScaledMLP(nn.Module):
@@ -71,12 +74,18 @@ def data(steps: int, batch: int = 32, seed: int = 1) -> list[tuple[torch.Tensor,
     return batches
 
 
+NO_SCALES = {"weight": 0, "activation": 0, "gradient": 0}  # FP8 casts of the values as they are
+
+
 def train(model: nn.Module, batches: list, dtype: torch.dtype, lr: float, target: str = "gc200", **precision: bool) -> list[float]:
-    """The simulated losses of `model` in `dtype` over `batches` (SGD, `lr`)."""
+    """The simulated losses of `model` in `dtype` over `batches` (SGD, `lr`); `fp8=True`: its
+    linear layers' products in FP8 without scales."""
     model = copy.deepcopy(model).to(dtype)
     options = ipu_torch.Options().target(target).randomSeed(0)
     if precision.get("stochastic_rounding"):
         options.Precision.enableStochasticRounding(True)
+    if precision.get("fp8"):
+        options.Precision.setFP8Training(True, NO_SCALES)
     trained = ipu_torch.trainingModel(model, options, torch.optim.SGD(model.parameters(), lr=lr))
     return [float(trained(x.to(dtype), t.to(dtype))) for x, t in batches]
 
@@ -85,14 +94,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--fp8", action="store_true", help="also train with FP8 linear layers and no scales")
     args = parser.parse_args()
     torch.manual_seed(0)
     model, batches = UnitScaledMLP(), data(args.steps)
     f32 = train(model, batches, torch.float32, args.lr)
     f16 = train(model, batches, torch.float16, args.lr, stochastic_rounding=True)
-    print("step  f32 loss   f16 loss (no loss scaling, stochastic rounding)")
+    fp8 = train(model, batches, torch.float32, args.lr, fp8=True) if args.fp8 else []
+    print("step  f32 loss   f16 loss (no loss scaling, stochastic rounding)" + ("   FP8 loss (no scales)" if fp8 else ""))
     for step, (a, b) in enumerate(zip(f32, f16)):
-        print(f"{step:4d}  {a:.5f}   {b:.5f}")
+        print(f"{step:4d}  {a:.5f}   {b:.5f}" + (f"   {fp8[step]:.5f}" if fp8 else ""))
 
 
 if __name__ == "__main__":

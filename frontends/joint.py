@@ -208,7 +208,7 @@ class _Layout:
             buffers = {name: values[f"buffer:{name}"] for name in self.buffers}
 
             def loss_of(params: dict, buffers: dict) -> Any:
-                with _phase("forward"), _layer_names(model):
+                with _phase("forward"), _layer_names(model), mixed.linears() if mixed else contextlib.nullcontext():
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
                 returns.outputs = len(outputs)

@@ -39,6 +39,12 @@ host for PyTorch's reference loop.
 
 With any of the options, a step whose gradients hold an inf or NaN is skipped.
 
+FP8 training (`opts.Precision.setFP8Training(True, log2_scales=None)`, docs/precision.md
+"Training in FP8") runs every `F.linear` of the step's forward as `fp8_linear`: x and the
+weight cast to E4M3, the gradient to E5M2 in the backward, each as `x * 2^k`, k static or the
+tensor's own amax scale (`fp8_log2_scale`, computed in the step), the products summed in f32
+and scaled back; the model (f32, or f16 with master weights) and its update are unchanged.
+
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
 
@@ -51,7 +57,17 @@ from ipu_mlir.frontends.random_ops import i32_scalar, shift_right, uniform_count
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
-__all__ = ["LossScaling", "MixedPrecisionStep", "PrecisionOptions", "stochastic_round", "to_numpy", "to_torch"]
+__all__ = [
+    "FP8_FORMATS",
+    "FP8Training",
+    "LossScaling",
+    "MixedPrecisionStep",
+    "PrecisionOptions",
+    "fp8_log2_scale",
+    "stochastic_round",
+    "to_numpy",
+    "to_torch",
+]
 
 _ROUNDING_SALT = 0x5BD1E995  # any constant: the rounding draws are a stream apart from dropout's
 # (mantissa bits, smallest normal exponent) of the narrow types stochastic rounding targets; bf16's
@@ -72,12 +88,27 @@ class LossScaling:
     growth_interval: int = 2000  # GradScaler's default
 
 
+# The FP8 formats of FP8 training, by role (Perez et al. 2023): weights and activations in E4M3,
+# gradients in E5M2 (PyTorch's OCP types; Poplar's FNUZ ones are `ipu.quarter`'s f143 / f152)
+FP8_FORMATS = {"forward": "float8_e4m3fn", "backward": "float8_e5m2"}
+_FP8_ROLES = ("weight", "activation", "gradient")
+
+
+@dataclass(frozen=True)
+class FP8Training:
+    """FP8 linear layers: `log2_scales` (role -> k, each tensor cast as `x * 2^k`) static, or
+    None: each tensor's k from its absolute maximum, on the device, in the step itself."""
+
+    log2_scales: dict[str, int] | None = None
+
+
 class PrecisionOptions:
-    """`Options.Precision`: PopTorch's `enableStochasticRounding`, and the master weights."""
+    """`Options.Precision`: PopTorch's `enableStochasticRounding`, the master weights and FP8 training."""
 
     def __init__(self) -> None:
         self.stochastic_rounding = False
         self.master_weights = False
+        self.fp8: FP8Training | None = None
 
     def enableStochasticRounding(self, enabled: bool) -> PrecisionOptions:  # noqa: N802 (PopTorch's name)
         """Round the f32 update of each f16 / bf16 weight stochastically (the IPU's option on its
@@ -90,6 +121,31 @@ class PrecisionOptions:
         the model's type after each step (PopTorch has no such option: its f16 weights are updated
         in f16 with stochastic rounding; this is the mixed-precision recipe of NVIDIA's and PopXL's)."""
         self.master_weights = _flag("setMasterWeights", enabled)
+        return self
+
+    def setFP8Training(self, enabled: bool, log2_scales: dict[str, int] | None = None) -> PrecisionOptions:  # noqa: N802 (PopTorch's style)
+        """Run every linear layer's products in FP8 (PopTorch has no such option): weights and
+        activations cast to E4M3 in the forward, the gradient to E5M2 in the backward, each
+        with a per-tensor power-of-two scale, products summed in f32. `log2_scales` = {"weight":
+        k, "activation": k, "gradient": k} casts each tensor of that role as `x * 2^k`; without
+        it each tensor's k is computed on the device from its absolute maximum (`fp8_log2_scale`)."""
+        if not _flag("setFP8Training", enabled):
+            self.fp8 = None
+            return self
+        if log2_scales is not None:
+            if not isinstance(log2_scales, dict) or sorted(log2_scales) != sorted(_FP8_ROLES):
+                raise IpuError(f"setFP8Training: log2_scales takes a dict of {', '.join(_FP8_ROLES)}, got {log2_scales!r}")
+            for role, k in log2_scales.items():
+                if not isinstance(k, int) or isinstance(k, bool) or not -32 <= k < 32:
+                    raise IpuError(f"setFP8Training: the {role} log2 scale must be an integer in [-32, 32) (Poplar's), got {k!r}")
+            # each product's scale, -(k_a + k_b), is its QUARTER metadata: within Poplar's range too
+            for a, b in (("activation", "weight"), ("gradient", "weight"), ("gradient", "activation")):
+                if -(log2_scales[a] + log2_scales[b]) not in range(-32, 32):
+                    raise IpuError(
+                        f"setFP8Training: the {a} and {b} log2 scales sum to {log2_scales[a] + log2_scales[b]}: a product's"
+                        " scale, minus their sum, must be in [-32, 32) (Poplar's QUARTER range)"
+                    )
+        self.fp8 = FP8Training(dict(log2_scales) if log2_scales is not None else None)
         return self
 
 
@@ -110,12 +166,18 @@ class MixedPrecisionStep:
 
         self.precision, self.scaling = precision, scaling
         narrow = {name: p.dtype for name, p in params.items() if p.dtype in (torch.float16, torch.bfloat16)}
-        if not narrow:
+        if not narrow and (precision.fp8 is None or precision.stochastic_rounding or precision.master_weights):
             raise IpuError(
                 "stochastic rounding, master weights and loss scaling are for f16 / bf16 models (model.half()"
                 " or model.to(torch.bfloat16)): this model has no f16 or bf16 parameter"
             )
         self.narrow = narrow
+
+    def linears(self) -> Any:
+        """A context in which every `F.linear` is FP8 training's (`fp8_linear`), or nothing happens."""
+        import contextlib
+
+        return _FP8Linears(self.precision.fp8) if self.precision.fp8 is not None else contextlib.nullcontext()
 
     def variables(self, params: dict[str, Any]) -> list[tuple[str, Any]]:
         """(name, initial value as numpy) of the variables the step adds: the master weights and
@@ -195,6 +257,125 @@ def stochastic_round(x: Any, dtype: Any, seed: Any, step: Any, offset: int = 0) 
     spacing = exponent - mantissa  # log2 of the narrow type's ulp at x
     rounded = torch.floor(x * torch.exp2(-spacing) + u) * torch.exp2(spacing)  # exact: at most 24 significant bits
     return torch.where(magnitude < float("inf"), rounded, x).to(dtype)  # inf and NaN (not below inf) kept
+
+
+def fp8_log2_scale(x: Any, dtype: Any) -> Any:
+    """The k that casts `x` to FP8 `dtype` as `x * 2^k` with its absolute maximum `amax` at or below
+    the format's largest value and above half of it: the largest k with amax * 2^k <= max (an
+    f32 scalar tensor), clamped to Poplar's log2 scales, [-32, 32) (an all-zero x gets 31). It is
+    log2's floor, corrected by one either way where log2 rounded across an integer, so the
+    result does not depend on log2's accuracy (numpy's, libm's)."""
+    import ml_dtypes
+    import torch
+
+    largest = float(ml_dtypes.finfo(getattr(ml_dtypes, str(dtype).removeprefix("torch."))).max)
+    amax = x.detach().abs().amax().float()
+    k = torch.floor(torch.log2(largest / amax))
+    k = k - (amax * torch.exp2(k) > largest).float() + (amax * torch.exp2(k + 1) <= largest).float()
+    return k.clamp(-32, 31)
+
+
+def fp8_linear(x: Any, weight: Any, bias: Any, fp8: FP8Training) -> Any:
+    """`F.linear(x, weight, bias)` with its products in FP8 (`_FP8Product`), the bias added in x's type."""
+    rows = x.reshape(-1, x.shape[-1])  # a 2-d product: ipu-fp8-matmul rewrites matmuls, not broadcast batched ones
+    y = _fp8_product()(rows, weight, fp8).to(x.dtype).reshape(*x.shape[:-1], weight.shape[0])
+    return y if bias is None else y + bias
+
+
+def _fp8_cast(x: Any, dtype: Any, k: Any) -> Any:
+    """`x * 2^k` in FP8 `dtype`, rounded to nearest (beyond the format's largest value: NaN in
+    E4M3, inf in E5M2, as PyTorch's and MLIR's casts give; the amax scale never goes there)."""
+    import torch
+
+    return (x.float() * (2.0**k if isinstance(k, int) else torch.exp2(k))).to(dtype)
+
+
+def _scaled_product(a: Any, a_k: Any, b: Any, b_k: Any, transpose: str) -> Any:
+    """`(a / 2^a_k) @ (b / 2^b_k)` of FP8 `a`, `b` in f32, `transpose` ("a", "b" or "") naming the
+    operand used transposed. Static scales dequantize each operand (`ipu-fp8-matmul` moves them
+    into the product's QUARTER metadata); run-time ones scale the product, exactly: an f32 sum
+    times a power of two, as Poplar's tensor-held log2 scale would."""
+    import torch
+
+    static = isinstance(a_k, int) and isinstance(b_k, int)
+    wide_a, wide_b = (a.float() * 2.0**-a_k, b.float() * 2.0**-b_k) if static else (a.float(), b.float())
+    wide_a = wide_a.t() if transpose == "a" else wide_a
+    wide_b = wide_b.t() if transpose == "b" else wide_b
+    product = wide_a @ wide_b
+    return product if static else product * torch.exp2(-(a_k + b_k))
+
+
+_PRODUCT: list = []  # the autograd.Function, made once (torch is imported lazily)
+
+
+def _fp8_product() -> Any:
+    """An autograd.Function: `x @ weight.T` of E4M3 casts, its backward the two products of the
+    E5M2 gradient with E5M2 casts of the weight and x (one format per product: `ipu.matmul`
+    takes one, so the backward's other operands are cast to E5M2 too, from their f32 values)."""
+    if _PRODUCT:
+        return _PRODUCT[0]
+    import torch
+
+    forward, backward = (getattr(torch, FP8_FORMATS[phase]) for phase in ("forward", "backward"))
+
+    def scale(x: Any, dtype: Any, role: str, fp8: FP8Training) -> Any:
+        return fp8.log2_scales[role] if fp8.log2_scales is not None else fp8_log2_scale(x, dtype)
+
+    def cast(x: Any, dtype: Any, role: str, fp8: FP8Training) -> tuple[Any, Any]:
+        k = scale(x, dtype, role, fp8)
+        return _fp8_cast(x, dtype, k), k
+
+    class FP8Product(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, weight: Any, fp8: FP8Training) -> Any:
+            (xq, x_k), (wq, w_k) = cast(x, forward, "activation", fp8), cast(weight, forward, "weight", fp8)
+            return _scaled_product(xq, x_k, wq, w_k, "b")
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+            x, weight, ctx.fp8 = inputs
+            ctx.save_for_backward(x, weight)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> tuple:
+            x, weight = ctx.saved_tensors
+            (gq, g_k), (xq, x_k), (wq, w_k) = (
+                cast(grad, backward, "gradient", ctx.fp8),
+                cast(x, backward, "activation", ctx.fp8),
+                cast(weight, backward, "weight", ctx.fp8),
+            )
+            grad_x = _scaled_product(gq, g_k, wq, w_k, "") if ctx.needs_input_grad[0] else None
+            grad_weight = _scaled_product(gq, g_k, xq, x_k, "a") if ctx.needs_input_grad[1] else None
+            return grad_x, grad_weight, None
+
+    _PRODUCT.append(FP8Product.apply)
+    return _PRODUCT[0]
+
+
+class _FP8Linears:
+    """While entered, `F.linear` (nn.Linear's, and `torch._C._nn.linear`, attention's
+    projections') is `fp8_linear`."""
+
+    def __init__(self, fp8: FP8Training) -> None:
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        linears = (torch.nn.functional.linear, torch._C._nn.linear)
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+                if func not in linears:
+                    return func(*args, **(kwargs or {}))
+                named = dict(zip(("input", "weight", "bias"), args), **(kwargs or {}))
+                return fp8_linear(named["input"], named["weight"], named.get("bias"), fp8)
+
+        self.mode = Mode()
+
+    def __enter__(self) -> Any:
+        return self.mode.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.mode.__exit__(*exc)
 
 
 def to_numpy(tensor: Any) -> Any:

@@ -242,7 +242,7 @@ class TrainingModel:
     def _mixed_precision(self) -> MixedPrecisionStep | None:
         """The master weights, loss scaling and stochastic rounding the options ask for, if any."""
         precision, scaling = self.options.Precision, self.options.Training.loss_scaling
-        if not (precision.master_weights or precision.stochastic_rounding or scaling is not None):
+        if not (precision.master_weights or precision.stochastic_rounding or precision.fp8 or scaling is not None):
             return None
         return MixedPrecisionStep(precision, scaling, dict(self.model.named_parameters()))
 

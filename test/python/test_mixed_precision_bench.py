@@ -23,6 +23,7 @@ def row(section, what, input_, figure, ratio, peer, goal="-", met=None, **raw): 
 def test_rounding_to_nearest_loses_the_updates_stochastic_rounding_keeps_them(monkeypatch):
     chosen = [c for c in precision_training.CONFIGURATIONS if c[0] in ("f16, update rounded to nearest", "f16, stochastic rounding")]
     monkeypatch.setattr(precision_training, "CONFIGURATIONS", tuple(chosen))
+    monkeypatch.setattr(precision_training, "STEP_TIMES", ())
     monkeypatch.setattr(precision_training, "TARGET", "tiny")
     monkeypatch.setattr(precision_training, "SIZES", (64, 64, 16))  # the tiny target's tiles hold it
     monkeypatch.setattr(precision_training, "LR", 2e-4)  # its updates, like the bench's, mostly below half an f16 ulp
@@ -47,3 +48,22 @@ def test_unit_scaled_example_trains_in_f16_as_in_f32():
     f16 = unit_scaling.train(model, batches, torch.float16, 2e-3, stochastic_rounding=True)
     assert all(abs(a - b) <= 5e-3 * a for a, b in zip(f32, f16)), (f32, f16)
     assert f32[-1] < f32[0]
+    # in FP8 with no scale at all (every log2 scale 0): within 3% (measured: 1.2% after 8 steps),
+    # and not f32's own losses (the FP8 option took effect)
+    fp8 = unit_scaling.train(model, batches, torch.float32, 2e-3, fp8=True)
+    assert all(abs(a - b) <= 3e-2 * a for a, b in zip(f32, fp8)) and fp8 != f32, (f32, fp8)
+
+
+def test_fp8_rows_drift_little_and_the_fp8_step_is_timed_on_c600(monkeypatch):
+    """The FP8 rows on the tiny target (a narrower MLP, 8 steps): the amax-scaled run makes
+    f32's movement within 10% and its loss within 2%; the step-time rows time each recipe's
+    step on c600 against f32's. Without the FP8 option the rows would be f32's own: drift 0,
+    which the first assertion refuses."""
+    chosen = [c for c in precision_training.CONFIGURATIONS if c[0] == "FP8 linear layers, scales from each tensor's amax"]
+    monkeypatch.setattr(precision_training, "CONFIGURATIONS", tuple(chosen))
+    monkeypatch.setattr(precision_training, "STEP_TIMES", precision_training.STEP_TIMES[::2])  # f32 and FP8 with amax scales
+    monkeypatch.setattr(precision_training, "TARGET", "tiny")
+    monkeypatch.setattr(precision_training, "SIZES", (64, 64, 16))
+    drift, f32_time, fp8_time = precision_training.rows(True, row)  # quick: the standard MLP's step only
+    assert 0 < drift["raw"]["loss_drift"] < 0.02 and 0.9 < drift["raw"]["movement_made"] < 1.1, drift["raw"]
+    assert f32_time["ratio"] == 1 and "on c600" in fp8_time["what"] and fp8_time["raw"]["cycles"] > 0
