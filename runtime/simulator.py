@@ -245,9 +245,12 @@ class Simulator:
         self.check_inputs(inputs, iterations)
         if self.profile.iterations != iterations:
             self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
-        outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
-        if self._counted:  # data-dependent control flow: the last iteration's counts, N times
-            self.profile = self._one_run.repeated(iterations)
+        outputs, runs = [], []
+        for i in range(iterations):
+            outputs.append(self._run([x[i] for x in inputs]))
+            runs.append(self._one_run)
+        if self._counted:  # data-dependent control flow: each iteration as its blocks ran
+            self.profile = Profile.summed(runs)
         if self.world is not None and self.world.rank:  # rank 0 returns the outputs
             return self.world.collect(outputs)[0]
         return [np.stack(column) for column in zip(*(outputs if self.world is None else self.world.collect(outputs)))]
