@@ -588,7 +588,9 @@ def _grouped_convolution_backward(
             dilation=tuple(stride),
             groups=groups,
         )
-        grad_weight = grad_weight[:, :, : kernel[0], : kernel[1]].transpose(0, 1)
+        # contiguous as ATen's result: the traced step's later ops (the replicas' flattening
+        # view) were recorded on a contiguous gradient
+        grad_weight = grad_weight[:, :, : kernel[0], : kernel[1]].transpose(0, 1).contiguous()
     if mask[2] and bias_sizes:
         grad_bias = grad.sum((0, 2, 3))
     return grad_input, grad_weight, grad_bias

@@ -216,3 +216,22 @@ def test_a_batch_not_divisible_by_the_replicas_is_refused():
     trained = replicated(model)
     with pytest.raises(IpuError, match=r"input #0: its first axis \(6x16 float32\) must hold 4 micro-batches .*x replicationFactor\)"):
         trained(torch.randn(6, 16), torch.randn(6, 8))
+
+
+def test_a_depthwise_convolution_traces_with_replicas():
+    """The rewritten grouped convolution backward (frontends/joint.py) returns its weight
+    gradient contiguous, as ATen's: the replicas' flattening view was recorded on it (before,
+    MobileNetV2's replicated step stopped: "Cannot view a tensor with shape [48, 1, 3, 3]")."""
+
+    class Depthwise(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4)  # MobileNetV2's downsampling
+
+        def forward(self, x, y):
+            return nn.functional.mse_loss(self.conv(x), y)
+
+    model = Depthwise()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = build_step(model, optimizer, rule_of(optimizer), (torch.randn(2, 4, 8, 8), torch.randn(2, 4, 4, 4)), replicas=2)
+    assert any(op.operation.name == "ipu.all_reduce" for op in step.module.body.operations[0].regions[0].blocks[0].operations)
