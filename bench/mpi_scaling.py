@@ -2,7 +2,7 @@
 it is sharded over (an MLP on an m2000, ipu-shard{ipus=2}) on one process and on 2 MPI ranks of
 this machine, the parallel efficiency, and the outputs compared byte for byte.
 
-    .venv/bin/python bench/mpi_scaling.py [--quick] [--repeat 3] [--iterations 1 8]
+    .venv/bin/python bench/mpi_scaling.py [--quick] [--repeat 3] [--iterations 1 8] [--training]
 
 Each side runs in a process of its own (`--rank`): it loads the program (every rank plans all
 of it), then per count of device iterations runs once (the checked run) and times `repeat`
@@ -10,12 +10,19 @@ steady runs (Poplar's Repeat, PopTorch's deviceIterations), the ranks starting e
 together. A sharded model is a pipeline: with one iteration the second IPU waits for the
 first's activations, so the ranks overlap only across iterations. docs/many-ipus.md reads
 the figures and projects a POD64 across hosts.
+
+`--training`: replicated training instead (trainingModel, replicationFactor 2 on an m2000: an
+MLP with MSE and SGD), one process running both replicas (runtime/replicated.py: a thread
+each) against 2 ranks (one replica each, the all-reduce's ring as messages); the timed unit is
+a call of `--iterations` micro-batches (deviceIterations), the first call (compile and load)
+untimed; the losses and parameters compared byte for byte.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -91,6 +98,95 @@ def rank_main(program: Path, iterations: list[int], repeat: int, out: Path) -> N
         print(json.dumps(figures))
 
 
+def training_rank_main(quick: bool, iterations: int, repeat: int, out: Path) -> None:
+    """One side of `--training`: compile and load in the first call (untimed), then `repeat`
+    timed calls; rank 0 prints the figures as JSON and saves the losses and parameters."""
+    import torch
+
+    from ipu_mlir.frontends import torch as ipu_torch
+    from ipu_mlir.runtime import distributed
+
+    world = distributed.start() if distributed.launched_size() > 1 else None
+    width, layers, batch = (128, 2, 16) if quick else (512, 4, 64)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[module for _ in range(layers) for module in (torch.nn.Linear(width, width), torch.nn.ReLU())])
+    options = ipu_torch.Options().replicationFactor(2).deviceIterations(iterations).target("m2000")
+    trained = ipu_torch.trainingModel(_WithMSE(model), options=options, optimizer=torch.optim.SGD(model.parameters(), lr=0.01))
+    generator = torch.Generator().manual_seed(1)
+    x, y = (torch.randn(iterations * 2 * batch, width, generator=generator) for _ in range(2))
+    start = time.perf_counter()
+    losses = [trained(x, y).numpy()]
+    first, times = time.perf_counter() - start, []
+    for _ in range(repeat):
+        if world is not None:
+            world.comm.Barrier()
+        start = time.perf_counter()
+        losses.append(trained(x, y).numpy())
+        times.append(time.perf_counter() - start)
+    trained.copyWeightsToHost()
+    if world is None or world.rank == 0:
+        np.savez(out, *losses, *(value.numpy() for value in model.state_dict().values()))
+        print(json.dumps({"first_s": first, "run_s": statistics.median(times), "cycles": trained.profile.cycles}))
+
+
+class _WithMSE:
+    """Made an nn.Module subclass on first use (torch is imported lazily): the model's MSE to a target."""
+
+    def __new__(cls, model):  # noqa: ANN001, ANN204
+        import torch
+
+        class WithMSE(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, x, y):  # noqa: ANN001, ANN202
+                return torch.nn.functional.mse_loss(self.model(x), y)
+
+        return WithMSE()
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess:
+    """`command` with stdin a pipe held open and never written (MPICH Hydra's stdin trap,
+    docs/many-ipus.md)."""
+    read_end, write_end = os.pipe()
+    try:
+        return subprocess.run(command, stdin=read_end, capture_output=True, text=True, timeout=3600)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def measure_training(quick: bool, repeat: int, iterations: int) -> dict:
+    """`--training`: both sides; the call times, speedup and efficiency; the same bytes?"""
+    with tempfile.TemporaryDirectory(prefix="mpi-bench-") as folder:
+        sides = {}
+        for ranks in (1, 2):
+            command = [sys.executable, __file__, "--training", "--rank", "-", "--repeat", str(repeat), "--iterations", str(iterations)]
+            command += ["--out", str(Path(folder) / f"out{ranks}.npz"), *(["--quick"] if quick else [])]
+            launcher = [str(MPIEXEC), "-n", str(ranks)] if ranks > 1 else []
+            done = _run([*launcher, *command])
+            if done.returncode:
+                raise SystemExit(f"mpi_scaling: {ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
+            sides[ranks] = json.loads(done.stdout.strip().splitlines()[-1])
+        one, two = (np.load(Path(folder) / f"out{ranks}.npz") for ranks in (1, 2))
+        same = all(one[name].tobytes() == two[name].tobytes() for name in one.files)
+    width, layers, batch = (128, 2, 16) if quick else (512, 4, 64)
+    t1, t2 = sides[1]["run_s"], sides[2]["run_s"]
+    return {
+        "program": f"replicated training, 2 replicas x MLP {layers} x ({batch}x{width} @ {width}x{width} + ReLU), MSE, SGD, m2000",
+        "iterations": iterations,
+        "run_1_s": t1,
+        "run_2_s": t2,
+        "speedup": t1 / t2,
+        "efficiency": t1 / (2 * t2),
+        "first_1_s": sides[1]["first_s"],
+        "first_2_s": sides[2]["first_s"],
+        "same_bytes": same,
+        "same_cycles": sides[1]["cycles"] == sides[2]["cycles"],
+    }
+
+
 def measure(quick: bool, repeat: int, iterations: list[int]) -> dict:
     """Both sides on the same program: per count of iterations the run times, speedup and
     efficiency; the load times; whether the outputs are the same bytes."""
@@ -103,7 +199,7 @@ def measure(quick: bool, repeat: int, iterations: list[int]) -> dict:
             command = [sys.executable, __file__, "--rank", str(program), "--repeat", str(repeat), "--iterations", *map(str, iterations)]
             command += ["--out", str(Path(folder) / f"out{ranks}.npz")]
             launcher = [str(MPIEXEC), "-n", str(ranks)] if ranks > 1 else []
-            done = subprocess.run([*launcher, *command], capture_output=True, text=True, timeout=3600)
+            done = _run([*launcher, *command])
             if done.returncode:
                 raise SystemExit(f"mpi_scaling: {ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
             sides[ranks] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -140,6 +236,15 @@ def rows(quick: bool, repeat: int, row) -> list[dict]:  # noqa: ANN001 (bench/ru
         out.append(
             row("mpi", "simulation wall time on 2 MPI ranks", input_, figure, 1 / run["speedup"], "1 process", "same bytes", met, **raw)
         )
+    t = measure_training(quick, repeat, 2 if quick else 4)
+    figure = (
+        f"1 process {t['run_1_s']:.3f} s, 2 ranks {t['run_2_s']:.3f} s a call: speedup {t['speedup']:.2f}, "
+        f"efficiency {t['efficiency']:.0%}; first call (compile, load) {t['first_1_s']:.1f} s / {t['first_2_s']:.1f} s; "
+        f"losses and parameters {'identical' if t['same_bytes'] else 'DIFFER'}"
+    )
+    input_ = f"{t['program']}, {t['iterations']} micro-batches a call"
+    met = t["same_bytes"] and t["same_cycles"]
+    out.append(row("mpi", "simulation wall time on 2 MPI ranks", input_, figure, 1 / t["speedup"], "1 process", "same bytes", met, **t))
     return out
 
 
@@ -148,13 +253,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a small MLP (seconds)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per side (the median is kept)")
     parser.add_argument("--iterations", type=int, nargs="+", default=[1, 8], help="device iterations per run, one timing each")
+    parser.add_argument("--training", action="store_true", help="replicated training (2 replicas) rather than a sharded program")
     parser.add_argument("--rank", type=Path, default=None, help=argparse.SUPPRESS)  # one side, in its own process
     parser.add_argument("--out", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.rank is not None:
+    if args.rank is not None and args.training:
+        training_rank_main(args.quick, args.iterations[0], args.repeat, args.out)
+    elif args.rank is not None:
         rank_main(args.rank, args.iterations, args.repeat, args.out)
-        return
-    print(json.dumps(measure(args.quick, args.repeat, args.iterations), indent=1))
+    elif args.training:
+        print(json.dumps(measure_training(args.quick, args.repeat, args.iterations[0]), indent=1))
+    else:
+        print(json.dumps(measure(args.quick, args.repeat, args.iterations), indent=1))
 
 
 if __name__ == "__main__":

@@ -41,11 +41,14 @@ Sections (issue 13):
   (bench/precision_training.py; issue 30).
 - mpi: the simulator's wall time on 1 process and on 2 MPI ranks for an MLP sharded over 2 IPUs
   of an m2000, 1 and 8 device iterations (`--quick`: a small MLP, 1 and 4), outputs compared
-  byte for byte (bench/mpi_scaling.py; issue 26).
+  byte for byte; and replicated training (2 replicas of an MLP, one a rank) against one
+  process running both, losses and parameters compared byte for byte (bench/mpi_scaling.py;
+  issue 26).
 - pipeline: a BERT encoder stack on an m2000 pipelined over 4 stages (ipu-pipeline): the bubble
   (fill and flush as a fraction of the run) beside the ideal (S-1)/(M+S-1), the speed-up over
   the sharded run; 4 data-parallel replicas of it (ipu-replicate) (bench/pipeline.py; issue 26).
-- replicas: ResNet-50 data-parallel training on a POD16 (16 replicas, f32, micro-batch 1; one
+- replicas: ResNet-50 data-parallel training on a POD16 (16 replicas, f32, micro-batch 1,
+  gradientAccumulation 57 as Graphcore's configuration, the all-reduce once per update; one
   replica's step planned with the gradients' ring all-reduce priced, not 16 simulators run)
   beside Graphcore's published 42,029 img/s (Bow Pod16) and about 30,000 img/s (MLPerf v1.1,
   GC200) (bench/replicated_training.py; issue 26; `--quick`: ResNet-50 width 1/8 on 32x32).

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import scf, tensor
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.frontends import api
@@ -234,7 +235,7 @@ class _Layout:
                 new["accum:count"] = torch.where(apply, torch.zeros_like(count), count)
                 new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
             if self.replicas > 1:  # the update's gradients, the same on every replica
-                grads = _reduced_together(grads)
+                grads = _reduced_together(grads, apply)
             if mixed is not None:  # an inf or NaN gradient skips the update; dynamic scaling moves the scale
                 finite = mixed.all_finite(grads)
                 scale = mixed.next_scale(values, finite)
@@ -587,7 +588,9 @@ def _grouped_convolution_backward(
             dilation=tuple(stride),
             groups=groups,
         )
-        grad_weight = grad_weight[:, :, : kernel[0], : kernel[1]].transpose(0, 1)
+        # contiguous as ATen's result: the traced step's later ops (the replicas' flattening
+        # view) were recorded on a contiguous gradient
+        grad_weight = grad_weight[:, :, : kernel[0], : kernel[1]].transpose(0, 1).contiguous()
     if mask[2] and bias_sizes:
         grad_bias = grad.sum((0, 2, 3))
     return grad_input, grad_weight, grad_bias
@@ -615,20 +618,23 @@ def _all_reduce_marker() -> Any:
     import torch
 
     if not _MARKER:
+        schema = "(Tensor gradient, Tensor? when=None) -> Tensor"
 
-        @torch.library.custom_op("ipu_mlir::all_reduce", mutates_args=(), schema="(Tensor gradient) -> Tensor")
-        def all_reduce(gradient: Any) -> Any:
+        @torch.library.custom_op("ipu_mlir::all_reduce", mutates_args=(), schema=schema)
+        def all_reduce(gradient: Any, when: Any = None) -> Any:
             return gradient.clone()
 
-        all_reduce.register_fake(lambda gradient: torch.empty_like(gradient))
+        all_reduce.register_fake(lambda gradient, when=None: torch.empty_like(gradient))
         _MARKER.append(torch.ops.ipu_mlir.all_reduce.default)
     return _MARKER[0]
 
 
-def _reduced_together(grads: dict) -> dict:
+def _reduced_together(grads: dict, when: Any = None) -> dict:
     """The gradients through one all-reduce per element type, flattened and joined, then split
     again: one ring for all of them, its 2 (R - 1) global syncs paid once, as PopART merges
-    the gradients' collectives (ResNet-50's 161 rings were 4,830 syncs)."""
+    the gradients' collectives (ResNet-50's 161 rings were 4,830 syncs). `when` (gradient
+    accumulation: the last micro-batch of a group): the all-reduce runs only then, once per
+    update as GCL's after the accumulation loop; the other micro-batches' updates are dropped."""
     import torch
 
     reduce, by_type = _all_reduce_marker(), {}
@@ -636,63 +642,97 @@ def _reduced_together(grads: dict) -> dict:
         by_type.setdefault(grad.dtype, []).append(name)
     reduced = {}
     for names in by_type.values():
-        joined = reduce(torch.cat([grads[name].reshape(-1) for name in names]))
+        joined = reduce(torch.cat([grads[name].reshape(-1) for name in names]), when)
         for name, part in zip(names, torch.split(joined, [grads[name].numel() for name in names])):
             reduced[name] = part.view(grads[name].shape)
     return reduced
 
 
-def _cut_at_all_reduces(graph: Any) -> int:
-    """Each marked all-reduce out of the graph: its input becomes an extra result (the last
-    ones), its users read an extra argument (the last ones) instead; `_all_reduced` joins them
-    again, after import, through `ipu.all_reduce`. How many there were."""
+def _cut_at_all_reduces(graph: Any) -> list[bool]:
+    """Each marked all-reduce out of the graph: its input (and its condition, when it has one)
+    become extra results (the last ones), its users read an extra argument (the last ones)
+    instead; `_all_reduced` joins them again, after import, through `ipu.all_reduce`. Whether
+    each has a condition."""
     marks = [node for node in graph.graph.nodes if node.op == "call_function" and _MARKER and node.target is _MARKER[0]]
     if not marks:
-        return 0
+        return []
     last = [node for node in graph.graph.nodes if node.op == "placeholder"][-1]
     output = next(node for node in graph.graph.nodes if node.op == "output")
     results = list(output.args[0])
+    conditional = []
     for index, mark in enumerate(marks):
         with graph.graph.inserting_after(last):
             last = graph.graph.placeholder(f"reduced_{index}")
         last.meta["val"] = mark.meta["val"]
         mark.replace_all_uses_with(last)
-        results.append(mark.args[0])
+        when = mark.args[1] if len(mark.args) > 1 else None
+        results += [mark.args[0]] + ([when] if when is not None else [])
+        conditional.append(when is not None)
         graph.graph.erase_node(mark)
     output.args = (results,)
     graph.recompile()
-    return len(marks)
+    return conditional
 
 
-def _all_reduced(module: ir.Module, count: int, replicas: int, reduction: str) -> None:
-    """The last `count` results of @main through `ipu.all_reduce` into its last `count`
-    arguments, both then dropped (`_cut_at_all_reduces`'s cut, joined)."""
-    if not count:
+def _all_reduced(module: ir.Module, conditional: list[bool], replicas: int, reduction: str) -> None:
+    """The last results of @main (one per all-reduce, or two: the gradient and its condition)
+    through `ipu.all_reduce` into its last arguments, both then dropped (`_cut_at_all_reduces`'s
+    cut, joined). A conditional all-reduce is an `scf.if` on its condition (Poplar's If): the
+    ring runs only when it holds; otherwise the gradient passes unreduced."""
+    if not conditional:
         return
+    count, cut = len(conditional), len(conditional) + sum(conditional)
     with module.context:
         main = next(op for op in module.body.operations if op.operation.name == "func.func")
         block = main.regions[0].blocks[0]
         ret = list(block.operations)[-1]
         values = list(ret.operands)
-        arguments = len(block.arguments)
-        for k in range(count):
-            local, argument = values[len(values) - count + k], block.arguments[arguments - count + k]
-            owner = local.owner
-            where = ir.InsertionPoint.at_block_begin(block) if isinstance(owner, ir.Block) else ir.InsertionPoint.after(owner)
+        cut_values, arguments = iter(values[len(values) - cut :]), len(block.arguments)
+        for k, has_condition in enumerate(conditional):
+            local, argument = next(cut_values), block.arguments[arguments - count + k]
+            when = next(cut_values) if has_condition else None
+            where = _after_both(block, local, when)
             with argument.location:
-                reduced = ipu.all_reduce(local, replicas, reduction, ip=where)
-            # a replica is one IPU, its first (ipu-shard follows the annotation; unannotated,
-            # it would balance each replica over its share of the target's IPUs)
-            reduced.attributes["ipu.ipu_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
-            argument.replace_all_uses_with(reduced.result)
+                reduced = _all_reduce(local, when, replicas, reduction, where)
+            argument.replace_all_uses_with(reduced)
         with ret.location:
-            ir.Operation.create("func.return", operands=values[: len(values) - count], ip=ir.InsertionPoint(ret))
+            ir.Operation.create("func.return", operands=values[: len(values) - cut], ip=ir.InsertionPoint(ret))
         ret.operation.erase()
         for index in reversed(range(arguments - count, arguments)):
             block.erase_argument(index)
         function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        kept = ir.FunctionType.get(list(function_type.inputs)[: arguments - count], list(function_type.results)[: len(values) - count])
+        kept = ir.FunctionType.get(list(function_type.inputs)[: arguments - count], list(function_type.results)[: len(values) - cut])
         main.attributes["function_type"] = ir.TypeAttr.get(kept)
+
+
+def _after_both(block: ir.Block, *values: ir.Value | None) -> ir.InsertionPoint:
+    """Just after the later definition of `values` in `block` (its start for arguments)."""
+    order = {op: index for index, op in enumerate(block.operations)}
+    owners = [value.owner for value in values if value is not None and not isinstance(value.owner, ir.Block)]
+    if not owners:
+        return ir.InsertionPoint.at_block_begin(block)
+    return ir.InsertionPoint.after(max(owners, key=lambda op: order[op]))
+
+
+def _all_reduce(local: ir.Value, when: ir.Value | None, replicas: int, reduction: str, where: ir.InsertionPoint) -> ir.Value:
+    """`local` all-reduced; with `when` (a 0-d `tensor<i1>`), only when it holds."""
+    # a replica is one IPU, its first (ipu-shard follows the annotation; unannotated, it
+    # would balance each replica over its share of the target's IPUs)
+    first_ipu = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
+    if when is None:
+        reduced = ipu.all_reduce(local, replicas, reduction, ip=where)
+        reduced.attributes["ipu.ipu_id"] = first_ipu
+        return reduced.result
+    holds = tensor.ExtractOp(when, [], ip=where).result
+    branch = scf.IfOp(holds, [local.type], has_else=True, ip=where)
+    branch.attributes["ipu.ipu_id"] = first_ipu
+    with ir.InsertionPoint(branch.then_block):
+        reduced = ipu.all_reduce(local, replicas, reduction)
+        reduced.attributes["ipu.ipu_id"] = first_ipu
+        scf.YieldOp([reduced.result])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([local])
+    return branch.results[0]
 
 
 def _import(graph: Any, importer: type | None) -> ir.Module:

@@ -69,7 +69,7 @@ class Replicate(ModulePass):
         for function in public_functions(module):
             if self.replicas & (self.replicas - 1):
                 raise op_error(function, f"ipu-replicate: replicas={self.replicas} is not a power of two (GCL's ring all-reduce needs one)")
-            reductions = [op for op in function.regions[0].blocks[0].operations if op.operation.name == "ipu.all_reduce"]
+            reductions = _all_reduces(function)
             if resident_names(function)[0] and not reductions:
                 raise op_error(
                     function,
@@ -91,6 +91,19 @@ class Replicate(ModulePass):
                     raise op_error(function, "ipu-replicate: replicas of a sharded training step are not implemented (one IPU each)")
                 continue
             _Replicator(function, self.replicas, self.inputs, ipus).run()
+
+
+def _all_reduces(function: ir.OpView) -> list[ir.OpView]:
+    """The function's `ipu.all_reduce`s, those in an `scf.if` too (once per accumulated step)."""
+    found: list[ir.OpView] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "ipu.all_reduce":
+            found.append(op.opview)
+        return ir.WalkResult.ADVANCE
+
+    function.operation.walk(visit)
+    return found
 
 
 def _ipu_of(op: ir.OpView) -> int:

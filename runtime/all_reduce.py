@@ -1,11 +1,14 @@
 """`ipu.ring_all_reduce` in the simulator: the step, its price, and the replicas' meeting point.
 
-The step gathers the replica's `source` (as a device-to-host stream would), waits for every
-replica of its group (runtime/replicated.py runs one simulator per replica, one thread each)
-and scatters their sum (or mean) into `dest`. The sum is made once, in replica order (GCL's
-ring sums each chunk starting from another replica: a difference of float rounding only), so
-every replica receives the same bytes. A plain `Simulator` running it stops with an error
-naming the op: one replica alone has nothing to reduce with.
+The step gathers the replica's `source` (as a device-to-host stream would), reduces it with
+every replica of its group and scatters their sum (or mean) into `dest`. The group is the
+replicas' threads in one process (`Group`: runtime/replicated.py runs one simulator per
+replica, one thread each) or the ranks of an MPI world, one replica each
+(runtime/distributed.py's `Ring`). Both sum in GCL's ring order (`ring_sum`): the tensor cut
+into R chunks, chunk c summed from replica c's part on around the ring (c, c + 1, ...,
+c - 1), so every replica receives the same bytes, and the MPI ring, whose reduce-scatter really
+passes the partial sums on, the same bytes as the threads. A plain `Simulator` running it
+stops with an error naming the op: one replica alone has nothing to reduce with.
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ from .memory import SimulationError, Site
 from .profile import Superstep
 from .streams import DeviceToHost, HostToDevice
 
-__all__ = ["Group", "ReplicaStopped", "RingAllReduce", "member", "plan_ring_all_reduce", "price_ring_all_reduce", "site_record"]
+__all__ = [
+    "Group",
+    "ReplicaStopped",
+    "RingAllReduce",
+    "member",
+    "plan_ring_all_reduce",
+    "price_ring_all_reduce",
+    "ring_chunks",
+    "ring_sum",
+    "site_record",
+]
 
 member = threading.local()  # the replica group and index of the thread running a replica
 
@@ -37,7 +50,7 @@ class RingAllReduce:
 
     def run(self, values: list, check: bool) -> None:
         group = getattr(member, "group", None)
-        if group is None or len(group.simulators) != self.replicas:
+        if group is None or group.size != self.replicas:
             raise self.site.error(
                 f"all-reduces over {self.replicas} replicas: run the program with runtime.replicated.ReplicatedSimulator"
                 f"(replicas={self.replicas}), one simulator per replica"
@@ -82,6 +95,30 @@ def site_record(op: ipu.RingAllReduceOp) -> dict[str, str]:
     return {"op": "ipu.ring_all_reduce", "source": op.source, "dest": op.dest, "replicas": str(op.replicas)}
 
 
+def ring_chunks(elements: int, replicas: int) -> list[slice]:
+    """The R chunks of a flattened tensor the ring passes around (numpy's array_split's)."""
+    bounds = np.cumsum([0] + [len(part) for part in np.array_split(np.empty(elements, np.int8), replicas)])
+    return [slice(int(low), int(high)) for low, high in zip(bounds[:-1], bounds[1:])]
+
+
+def ring_sum(parts: list[np.ndarray], mean: bool) -> np.ndarray:
+    """The replicas' `parts` (replica order) summed as GCL's ring sums them: chunk c from replica
+    c's part on around the ring, each replica adding its own to the partial sum it received
+    (runtime/distributed.py's `Ring` does it with messages, in this order); the mean divides
+    by R (a power of two: exact)."""
+    replicas = len(parts)
+    flat = [part.reshape(-1) for part in parts]
+    total = np.empty_like(flat[0])
+    for c, chunk in enumerate(ring_chunks(total.size, replicas)):
+        partial = flat[c][chunk].copy()
+        for step in range(1, replicas):
+            partial += flat[(c + step) % replicas][chunk]
+        total[chunk] = partial
+    if mean:
+        total /= replicas
+    return total.reshape(parts[0].shape)
+
+
 class ReplicaStopped(SimulationError):
     """Raised in the replicas that wait at an all-reduce for one that failed."""
 
@@ -89,20 +126,15 @@ class ReplicaStopped(SimulationError):
 class Group:
     """The replicas' meeting point: each all-reduce waits for all of them."""
 
-    def __init__(self, simulators: list) -> None:
-        self.simulators = simulators
-        self.deposits: list[np.ndarray | None] = [None] * len(simulators)
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.deposits: list[np.ndarray | None] = [None] * size
         self.mean = False
         self.result: np.ndarray | None = None
-        self.barrier = threading.Barrier(len(simulators), action=self._reduce)
+        self.barrier = threading.Barrier(size, action=self._reduce)
 
     def _reduce(self) -> None:
-        total = self.deposits[0].copy()
-        for deposit in self.deposits[1:]:
-            total += deposit
-        if self.mean:
-            total /= len(self.deposits)  # a power of two: exact
-        self.result = total
+        self.result = ring_sum(self.deposits, self.mean)
 
     def reduce(self, index: int, local: np.ndarray, mean: bool) -> np.ndarray:
         self.deposits[index], self.mean = local, mean

@@ -24,7 +24,16 @@ its first exchange, for the tests.
 
 IPUs are dealt to ranks in blocks (IPU i to rank i x ranks / IPUs used): with as many ranks
 as IPUs the program uses, one each. Each buffer and vertex group must lie on one IPU, as
-ipu-shard places them; device variables are not supported on MPI yet.
+ipu-shard places them; device variables are not supported in a sharded program on MPI yet.
+
+**Replicas.** A replicated training program (`ipu.ring_all_reduce`; runtime/replicated.py)
+runs one replica a rank instead: each rank runs the whole one-replica program, device
+variables and all, and its all-reduces are GCL's ring over the ranks (`Ring`): a
+reduce-scatter then an all-gather, R - 1 steps each, every step a message to the next rank
+and one from the previous, summing in `ring_sum`'s order, so the bytes are those of one
+process's replicas. The ring's messages are the global syncs around it: a rank goes on only
+with its neighbours' data, and waits for them with the deadline above (an MPI barrier has no
+deadline, so a hung rank would hang it).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .all_reduce import ring_chunks
 from .memory import Buffer, SimulationError, Strided
 from .steps import Copy, Execute, Repeat
 from .streams import DeviceToHost, HostToDevice
@@ -45,7 +55,7 @@ TIMEOUT_ENV = "IPU_MLIR_MPI_TIMEOUT"
 FAULT_ENV = "IPU_MLIR_MPI_FAULT"
 # mpiexec's environment names its world size: MPICH's Hydra (PMI) and Open MPI's
 SIZE_ENVS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
-_TAG_EXCHANGE, _TAG_RESULTS = 26, 27
+_TAG_EXCHANGE, _TAG_RESULTS, _TAG_RING, _TAG_GATHER = 26, 27, 28, 29
 
 
 def launched_size() -> int:
@@ -196,15 +206,27 @@ class World:
         `receives` sent, waiting at most `timeout` seconds for any of them. Sends are not
         waited for here (`collect` does): a rank runs on while its peer is still busy, so
         the stages of a sharded model overlap across device iterations."""
-        if self.fault == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if self.fault == "hang":
-            time.sleep(10 * self.timeout + 3600)
+        self.fault_point()
         self.sending = [(request, peer) for request, peer in self.sending if not request.test()[0]]
         self.sending += [(self.comm.isend(arrays, dest=peer, tag=_TAG_EXCHANGE), peer) for peer, arrays in sends.items()]
         self.messages += len(sends)
         self.bytes += sum(array.nbytes for arrays in sends.values() for array in arrays)
         return {peer: self._receive(peer, _TAG_EXCHANGE) for peer in receives}
+
+    def fault_point(self) -> None:
+        """Where `IPU_MLIR_MPI_FAULT` strikes this rank: its first exchange or all-reduce."""
+        if self.fault == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.fault == "hang":
+            time.sleep(10 * self.timeout + 3600)
+
+    def gather_all(self, value) -> list:
+        """Every rank's `value`, in rank order, on every rank (each waited for with the deadline)."""
+        requests = [(self.comm.isend(value, dest=peer, tag=_TAG_GATHER), peer) for peer in range(self.size) if peer != self.rank]
+        values = [value if peer == self.rank else self._receive(peer, _TAG_GATHER) for peer in range(self.size)]
+        for request, peer in requests:
+            self._wait(request.test, peer)
+        return values
 
     def results(self, values: list, slots: list[int]) -> list:
         """A run's results: this rank's streamed out ones sent to rank 0 (not waited for), the
@@ -254,6 +276,41 @@ class World:
         sys.stderr.write(message + "\n")
         sys.stderr.flush()
         self.comm.Abort(1)
+
+
+class Ring:
+    """The replicas' all-reduce over the ranks, one replica each (module docstring): the
+    all-reduce group of runtime/all_reduce.py, as its threads' `Group` is in one process."""
+
+    def __init__(self, world: World) -> None:
+        self.world, self.size = world, world.size
+
+    def reduce(self, index: int, local: np.ndarray, mean: bool) -> np.ndarray:
+        """GCL's ring on this rank (`index`, its rank): in the reduce-scatter's step s it sends
+        the partial sum of chunk (r - s) mod R to the next rank and adds its own part to the
+        chunk (r - s - 1) mod R the previous sent, so chunk c is summed from rank c's part on;
+        after R - 1 steps it holds chunk r + 1 whole, and the all-gather passes the whole
+        chunks on for R - 1 steps more."""
+        world, replicas = self.world, self.size
+        world.fault_point()
+        nearest, previous = (index + 1) % replicas, (index - 1) % replicas
+        own = local.reshape(-1)
+        partial = own.copy()
+        chunks = ring_chunks(own.size, replicas)
+        sent = []
+        for step in range(replicas - 1):  # reduce-scatter
+            sent.append(world.comm.isend(partial[chunks[(index - step) % replicas]], dest=nearest, tag=_TAG_RING))
+            chunk = chunks[(index - step - 1) % replicas]
+            partial[chunk] = world._receive(previous, _TAG_RING) + own[chunk]
+        whole = chunks[nearest]
+        if mean:
+            partial[whole] /= replicas  # a power of two: exact
+        for step in range(replicas - 1):  # all-gather
+            sent.append(world.comm.isend(partial[chunks[(index + 1 - step) % replicas]], dest=nearest, tag=_TAG_RING))
+            partial[chunks[(index - step) % replicas]] = world._receive(previous, _TAG_RING)
+        for request in sent:
+            world._wait(request.test, nearest)
+        return partial.reshape(local.shape)
 
 
 def _ipus(tiles: np.ndarray, target) -> set[int]:

@@ -447,6 +447,8 @@ class Planner:
             priced = price_ring_all_reduce(site_record(op), op.replicas, element_type, counts, dest.element_bytes, self.repeat, self.target)
             for superstep in priced:
                 self.supersteps.append(superstep)
+                if self.count is not None:  # in an If (once per accumulated step): counted as it runs
+                    self.counted.append((superstep, self.count, superstep.repeat))
         return step
 
     def _ipu_execute(self, op: ipu.ExecuteOp, site: Site) -> Execute:

@@ -284,6 +284,10 @@ def buffer_lives(steps: list[Superstep], buffers: Iterable, compute_set_buffers:
     return list(lives.values())
 
 
+_RUN_TOTALS = ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles", "supersteps", "host_bytes", "exchange_bytes")
+_RUN_TOTALS += ("link_bytes", "global_syncs")  # what one run adds: scaled by `repeated`, summed by `summed`
+
+
 @dataclass
 class Profile:
     """Totals of a run (the `ipu-run` summary), with the per-superstep and per-tile detail.
@@ -373,10 +377,18 @@ class Profile:
         around the program, PopTorch's deviceIterations): its totals times `iterations`, its
         per-superstep records and memory those of one run."""
         n = iterations / self.iterations
-        totals = ("cycles", "compute_cycles", "exchange_cycles", "sync_cycles", "supersteps", "host_bytes", "exchange_bytes")
-        totals += ("link_bytes", "global_syncs")
-        scaled = {name: int(getattr(self, name) * n) for name in totals}
+        scaled = {name: int(getattr(self, name) * n) for name in _RUN_TOTALS}
         return dataclasses.replace(self, **scaled, seconds=self.seconds * n, host_seconds=self.host_seconds * n, iterations=iterations)
+
+    @staticmethod
+    def summed(runs: list[Profile]) -> Profile:
+        """The profile of one call's `runs` on device, each with its own counts of data-dependent
+        control flow (an If taken on some iterations only, as gradient accumulation's all-reduce
+        on the last micro-batch of each group): their totals summed, the per-superstep records
+        and memory the last run's."""
+        totals = {name: sum(getattr(run, name) for run in runs) for name in _RUN_TOTALS}
+        seconds = {name: sum(getattr(run, name) for run in runs) for name in ("seconds", "host_seconds")}
+        return dataclasses.replace(runs[-1], **totals, **seconds, iterations=sum(run.iterations for run in runs))
 
     @property
     def busiest_tile(self) -> int:

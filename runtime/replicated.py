@@ -7,6 +7,11 @@ variables) and runs the replicas side by side, one thread each; an all-reduce
 (runtime/all_reduce.py) waits for every replica to reach it. Between all-reduces the replicas
 are independent, as on the IPUs.
 
+Under MPI (`mpiexec -n R`, `distributed.start()` first) each rank loads and runs its own
+replica only, the rank's number its index, and the all-reduces are messages around the ring of
+ranks (runtime/distributed.py's `Ring`); `run` and `read_variables` gather every replica's
+results to every rank, so a caller sees the same as in one process.
+
     device = ReplicatedSimulator(program, target, replicas=4)
     device.write_variable("param:w", w)                 # the same value on every replica
     outputs = device.run([inputs_of_replica_0, ...], iterations=2)   # a list per replica
@@ -22,6 +27,7 @@ from mlir import ir
 
 from ipu_mlir.target import Target
 
+from . import distributed
 from .all_reduce import Group, ReplicaStopped, member
 from .memory import SimulationError
 from .simulator import Simulator
@@ -33,8 +39,14 @@ class ReplicatedSimulator:
     """`replicas` simulators of one program, run side by side (module docstring)."""
 
     def __init__(self, module: ir.Module, target: Target, replicas: int, verified: bool = False):
-        first = Simulator(module, target, verified=verified)
-        self.simulators = [first] + [Simulator(module, target, verified=True) for _ in range(replicas - 1)]
+        world = distributed.current()
+        self.world = world if world is not None and world.size > 1 else None
+        if self.world is not None and self.world.size != replicas:
+            raise SimulationError(f"{replicas} replicas on {self.world.size} MPI ranks: run one replica a rank (mpiexec -n {replicas})")
+        self.replicas = replicas
+        first = Simulator(module, target, verified=verified, replica=True)
+        others = 0 if self.world is not None else replicas - 1
+        self.simulators = [first] + [Simulator(module, target, verified=True, replica=True) for _ in range(others)]
         self.arguments = first.arguments
 
     @property
@@ -54,13 +66,22 @@ class ReplicatedSimulator:
 
     def read_variables(self, name: str) -> list[np.ndarray]:
         """The variable as each replica holds it."""
+        if self.world is not None:
+            return self.world.gather_all(self.simulators[0].read_variable(name))
         return [simulator.read_variable(name) for simulator in self.simulators]
 
     def run(self, inputs: Sequence[Sequence[np.ndarray]], iterations: int | None = None) -> list[list[np.ndarray]]:
         """Each replica's run (`Simulator.run`) on its own inputs; their outputs, per replica."""
-        if len(inputs) != len(self.simulators):
-            raise SimulationError(f"expected inputs for {len(self.simulators)} replicas, got {len(inputs)}")
-        group = Group(self.simulators)
+        if len(inputs) != self.replicas:
+            raise SimulationError(f"expected inputs for {self.replicas} replicas, got {len(inputs)}")
+        if self.world is not None:  # this rank's replica, its all-reduces over the ranks
+            member.group, member.index = distributed.Ring(self.world), self.world.rank
+            try:
+                outputs = self.simulators[0].run(inputs[self.world.rank], iterations=iterations)
+            finally:
+                member.group = None
+            return self.world.gather_all(outputs)
+        group = Group(len(self.simulators))
         outputs: list = [None] * len(self.simulators)
         errors: list = [None] * len(self.simulators)
 

@@ -134,12 +134,14 @@ class Simulator:
     both plans' memory at load and stay there (`Profile.load_bytes`); a weight whose tiles
     are each a class of their own is held once, in one array both plans read."""
 
-    def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main", verified: bool = False):
+    def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main", verified: bool = False, replica: bool = False):
         """Verifies `module` (unless `verified`: the caller ran dialects.verifier for this
-        target) and plans it; a verifier error is raised as a SimulationError at its op."""
+        target) and plans it; a verifier error is raised as a SimulationError at its op.
+        `replica`: one replica of a replicated program (runtime/replicated.py), run whole on
+        this process whatever the MPI world."""
         self.target = target or target_of(module.operation)
         world = distributed.current()  # on several MPI ranks: this rank's IPUs only (runtime/distributed.py)
-        self.world = world if world is not None and world.size > 1 else None
+        self.world = world if world is not None and world.size > 1 and not replica else None
         self._module = module  # compiled codelets may keep referring to its ops
         if not verified:  # the static rules are the verifier's; the simulator checks what runs
             _verify(module, self.target)
@@ -245,9 +247,12 @@ class Simulator:
         self.check_inputs(inputs, iterations)
         if self.profile.iterations != iterations:
             self.profile = self._one_run if iterations == 1 else self._one_run.repeated(iterations)
-        outputs = [self._run([x[i] for x in inputs]) for i in range(iterations)]
-        if self._counted:  # data-dependent control flow: the last iteration's counts, N times
-            self.profile = self._one_run.repeated(iterations)
+        outputs, runs = [], []
+        for i in range(iterations):
+            outputs.append(self._run([x[i] for x in inputs]))
+            runs.append(self._one_run)
+        if self._counted:  # data-dependent control flow: each iteration as its blocks ran
+            self.profile = Profile.summed(runs)
         if self.world is not None and self.world.rank:  # rank 0 returns the outputs
             return self.world.collect(outputs)[0]
         return [np.stack(column) for column in zip(*(outputs if self.world is None else self.world.collect(outputs)))]

@@ -11,6 +11,7 @@ L0/L1 input is compiled with the default pipeline first; L3 input (a function ma
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import typing
@@ -64,10 +65,19 @@ def _run(args: argparse.Namespace) -> int:
     _check_output_paths(args)
     if args.target is not None:
         load_target(args.target)
-    if distributed.current() is not None and (args.train or args.model is not None):
-        raise IpuError("--ipus and mpiexec run a program FILE: --model and --train run on one process")
+    world = distributed.current()
+    if world is not None and (args.train or args.model is not None) and not (args.train and args.replicas == world.size):
+        raise IpuError(
+            f"--ipus and mpiexec run a program FILE, or --model NAME --train --replicas {world.size} (a replica a rank): "
+            "--model runs on one process"
+        )
     if args.train:
+        if world is not None and world.rank:  # on MPI, rank 0 reports
+            with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+                return _train(args)
         return _train(args)
+    if args.replicas > 1:
+        raise IpuError("--replicas trains data-parallel replicas: give it with --model NAME --train")
     if args.model is not None:
         return _run_model(args)
     module = api.load_module(Path(args.file))
@@ -133,7 +143,16 @@ def _train(args: argparse.Namespace) -> int:
             "--train takes --model NAME and its own options: drop FILE, --input, --random-inputs, --entry, --check, --output-dir, --profile"
         )
     return train_zoo_model(
-        args.model, args.steps, args.batch, args.optimizer, args.lr, args.target or "gc200", args.size, args.layers, args.reduced
+        args.model,
+        args.steps,
+        args.batch,
+        args.optimizer,
+        args.lr,
+        args.target or "gc200",
+        args.size,
+        args.layers,
+        args.reduced,
+        args.replicas,
     )
 
 
@@ -234,7 +253,11 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--model: the zoo model's, m2000 for bert_large and gpt2_medium)",
     )
     parser.add_argument(
-        "--ipus", type=cli.positive, default=None, metavar="N", help="simulate on N MPI ranks, one IPU each (docs/many-ipus.md)"
+        "--ipus",
+        type=cli.positive,
+        default=None,
+        metavar="N",
+        help="simulate on N MPI ranks, one IPU each, or with --train --replicas N one replica each (docs/many-ipus.md)",
     )
     parser.add_argument("--entry", default=None, help="the entry function (default: main, or the only public function)")
     parser.add_argument(
@@ -281,6 +304,13 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--optimizer", default="sgd", help=f"--train: the torch.optim optimizer: {', '.join(OPTIMIZERS)} (default sgd)")
     parser.add_argument("--lr", type=float, default=0.01, help="--train: the learning rate (default 0.01)")
     parser.add_argument("--reduced", action="store_true", help="--train: the zoo's small configuration of the model (the tests')")
+    parser.add_argument(
+        "--replicas",
+        type=cli.positive,
+        default=1,
+        metavar="R",
+        help="--train: R data-parallel replicas, one IPU each, --batch samples each (a power of two; docs/many-ipus.md)",
+    )
     cli.add_version(parser, "ipu-run")
     return parser
 

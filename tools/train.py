@@ -1,6 +1,7 @@
 """`ipu-run --model NAME --train`: a zoo model trained on synthetic data, checked against PyTorch.
 
     ipu-run --model resnet18 --size 32 --train --steps 5 --batch 4 --optimizer sgd --lr 0.01
+    ipu-run --model mlp --train --replicas 4 --target m2000   # data-parallel over 4 IPUs
 
 The zoo model gets a loss (cross-entropy on random labels for the vision models, the
 next-token cross-entropy for GPT-2, the mean squared error to a random target of its first
@@ -9,6 +10,14 @@ its dropout drawn on the device with a fixed seed; a copy is trained by PyTorch'
 the same batches from the same weights, drawing the same masks (`same_random_ops`), and the
 parameters and buffers after the first step and after the last are compared (rtol 1e-4 of
 each tensor's largest magnitude; `_check` says where PyTorch's f64 loop widens it).
+
+`--replicas R` trains R data-parallel replicas (`replicationFactor`, docs/many-ipus.md), each
+on `--batch` samples: a step takes R x batch. PyTorch's loop takes the same R x batch a step
+and runs each replica's slice through the model apart, its loss / R backpropagated (the mean
+gradient of the R x batch), as PopTorch computes per replica what depends on the batch:
+BatchNorm's statistics (the running ones kept are replica 0's, which copyWeightsToHost reads)
+and dropout's masks (each replica draws the device's masks of its slice). Without BatchNorm
+and dropout that is the step on the R x batch.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from ipu_mlir.frontends import zoo
 from ipu_mlir.frontends.options import Options
 from ipu_mlir.frontends.random_ops import same_random_ops
 from ipu_mlir.frontends.torch import trainingModel
+from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
 __all__ = ["OPTIMIZERS", "train_zoo_model"]
@@ -32,10 +42,20 @@ RANDOM_SEED = 0  # the device's dropout masks, and PyTorch's loop's
 
 
 def train_zoo_model(
-    name: str, steps: int, batch: int, optimizer: str, lr: float, target: str, size: int | None, layers: int | None, reduced: bool = False
+    name: str,
+    steps: int,
+    batch: int,
+    optimizer: str,
+    lr: float,
+    target: str,
+    size: int | None,
+    layers: int | None,
+    reduced: bool = False,
+    replicas: int = 1,
 ) -> int:
     """Trains, prints the loss per step and the timings, checks; the exit status. `reduced`:
-    the zoo's small configuration (`zoo.MODELS[name].reduced`), `size` and `layers` still apply."""
+    the zoo's small configuration (`zoo.MODELS[name].reduced`), `size` and `layers` still apply.
+    `replicas`: data-parallel replicas, each on `batch` samples."""
     import torch
 
     if optimizer not in OPTIMIZERS:
@@ -44,6 +64,7 @@ def train_zoo_model(
         raise IpuError(f"--steps and --batch take positive integers, got {steps} and {batch}")
     if not 0 <= lr < math.inf:  # torch.optim refuses a negative one, and takes nan
         raise IpuError(f"--lr takes a finite learning rate >= 0, got {lr:g}")
+    _check_replicas(replicas, target)
     try:
         options = dict(zoo.MODELS[name].reduced) if reduced else {}
         reduced_size = options.pop("size", options.pop("seq", None))  # build's own arguments, as --size and --layers
@@ -65,25 +86,27 @@ def train_zoo_model(
     exact = copy.deepcopy(model).train().double()  # PyTorch's loop in f64: how far rounding alone moves f32 training
     reference = copy.deepcopy(model).train()
     make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
-    trained = trainingModel(model, Options().target(target).randomSeed(RANDOM_SEED), make(model.parameters(), lr=lr))
+    options = Options().target(target).randomSeed(RANDOM_SEED).replicationFactor(replicas)
+    trained = trainingModel(model, options, make(model.parameters(), lr=lr))
     loops = [(reference, make(reference.parameters(), lr=lr)), (exact, make(exact.parameters(), lr=lr))]
     configuration = "reduced configuration of " if reduced else ""
     print(f"model:             {name} ({configuration}{zoo.MODELS[name].summary})")
     parameters = sum(p.numel() for p in model.parameters())
-    print(f"training:          {steps} steps, batch {batch}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
+    over = f"batch {replicas * batch} ({batch} on each of {replicas} replicas)" if replicas > 1 else f"batch {batch}"
+    print(f"training:          {steps} steps, {over}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
     reference_seconds = 0.0
     exact_grads = {key: torch.zeros_like(p) for key, p in exact.named_parameters()}  # the largest |gradient| seen, per element
     first_ok = True
     for step in range(steps):
-        inputs = _batch(example, model, name, output_shape, step)
-        loss = float(trained(*inputs).detach())
+        inputs = _batch(example, model, name, output_shape, step, replicas)
+        loss = float(trained(*inputs).detach().mean())  # the replicas' mean: the R x batch's
         if step == 0:
             timings = trained.timings
             print(f"joint step:        exported in {timings['export']:.2f} s, compiled and loaded in {timings['compile_and_load']:.2f} s")
         start = time.perf_counter()
-        reference_loss = _torch_step(*loops[0], inputs, step)
+        reference_loss = _torch_step(*loops[0], inputs, step, replicas)
         reference_seconds += time.perf_counter() - start
-        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs), step)
+        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs), step, replicas)
         for key, param in exact.named_parameters():
             if param.grad is not None:
                 torch.maximum(exact_grads[key], param.grad.abs(), out=exact_grads[key])
@@ -98,13 +121,37 @@ def train_zoo_model(
     return 0 if ok else 1
 
 
-def _torch_step(model: Any, optimizer: Any, inputs: tuple, step: int) -> float:
+def _torch_step(model: Any, optimizer: Any, inputs: tuple, step: int, replicas: int = 1) -> float:
+    """One step on `inputs`, each of the `replicas` slices through the model apart (module
+    docstring); the mean loss."""
+    import torch
+
     optimizer.zero_grad()
-    with same_random_ops(RANDOM_SEED, step):  # the device's masks of this step
-        loss = model(*inputs)
-        loss.backward()
+    before = {name: buffer.clone() for name, buffer in model.named_buffers()}
+    rows, losses = inputs[0].shape[0] // replicas, []
+    for replica in reversed(range(replicas)):  # replica 0 last: its running statistics stay
+        with torch.no_grad():
+            for name, buffer in model.named_buffers():
+                buffer.copy_(before[name])
+        part = tuple(value[replica * rows : (replica + 1) * rows] for value in inputs)
+        with same_random_ops(RANDOM_SEED, step):  # the device's masks of this step, for this replica's slice
+            loss = model(*part)
+            (loss / replicas).backward()
+        losses.append(loss.item())
     optimizer.step()
-    return loss.item()
+    return sum(losses) / replicas
+
+
+def _check_replicas(replicas: int, target: str) -> None:
+    """--replicas: a power of two (GCL's ring) and at most the target's IPUs, one each."""
+    if replicas & (replicas - 1):
+        raise IpuError(f"--replicas {replicas} is not a power of two (GCL's ring all-reduce needs one)")
+    ipus = load_target(target).num_ipus
+    if replicas > ipus:
+        raise IpuError(
+            f"--replicas {replicas} needs {replicas} IPUs, one a replica, but target '{target}' has {ipus}: "
+            "give a system's --target (m2000: 4, pod16: 16, pod64: 64)"
+        )
 
 
 def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int, tensor_wide: bool) -> bool:
@@ -178,19 +225,26 @@ class _WithLoss:
         return WithLoss().train()
 
 
-def _batch(example: tuple, model: Any, name: str, output_shape: tuple, step: int) -> tuple:
-    """Synthetic inputs like `example` for `step` (seeded by the step), and the loss's target
-    (random labels for class scores, a random tensor otherwise, none for GPT-2)."""
+def _batch(example: tuple, model: Any, name: str, output_shape: tuple, step: int, replicas: int = 1) -> tuple:
+    """Synthetic inputs like `example`, `replicas` times its batch, for `step` (seeded by the
+    step), and the loss's target (random labels for class scores, a random tensor otherwise,
+    none for GPT-2)."""
     import torch
 
     generator = torch.Generator().manual_seed(1000 + step)
     vocab = next((m.num_embeddings for m in model.modules() if isinstance(m, torch.nn.Embedding)), 2)
+
+    def times(shape: tuple) -> tuple:
+        return (replicas * shape[0], *shape[1:])
+
     inputs = tuple(
-        torch.randn(x.shape, generator=generator) if x.is_floating_point() else torch.randint(0, vocab, x.shape, generator=generator)
+        torch.randn(times(x.shape), generator=generator)
+        if x.is_floating_point()
+        else torch.randint(0, vocab, times(x.shape), generator=generator)
         for x in example
     )
     if name == "gpt2":
         return inputs
     if zoo.MODELS[name].kind == "vision":
-        return (*inputs, torch.randint(0, output_shape[1], output_shape[:1], generator=generator))
-    return (*inputs, torch.randn(output_shape, generator=generator))
+        return (*inputs, torch.randint(0, output_shape[1], times(output_shape[:1]), generator=generator))
+    return (*inputs, torch.randn(times(output_shape), generator=generator))

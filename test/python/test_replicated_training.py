@@ -87,7 +87,9 @@ def test_mlp_over_four_replicas_equals_the_step_on_the_four_fold_batch(reduction
 def test_device_iterations_and_accumulation_split_each_micro_batch_over_the_replicas():
     """deviceIterations 2 x gradientAccumulation 2 x 2 replicas: the host batch holds 4
     micro-batches of 2 x the micro-batch, each split over the replicas; the Mean of the
-    accumulated and replicated gradients is the accumulated mean over whole micro-batches."""
+    accumulated and replicated gradients is the accumulated mean over whole micro-batches. The
+    all-reduce runs once per update, after the accumulation (GCL's), not per micro-batch: a
+    call's link bytes are 2 updates' rings."""
     torch.manual_seed(0)
     model = MLP()
     reference = copy.deepcopy(model)
@@ -104,8 +106,16 @@ def test_device_iterations_and_accumulation_split_each_micro_batch_over_the_repl
                 part = slice(micro * rows, (micro + 1) * rows)
                 (reference(x[part], y[part])[1] / 2).backward()
             reference_optimizer.step()
+        gradient_bytes = 4 * sum(p.numel() for p in model.parameters())
+        assert trained.profile.iterations == 4 and trained.profile.link_bytes == 2 * (2 * (2 - 1) * gradient_bytes)
     trained.copyWeightsToHost()
     assert largest_difference(dict(model.state_dict()), reference.state_dict()) < 1e-4
+    step = build_step(model, torch.optim.SGD(model.parameters(), lr=0.1), rule_of(reference_optimizer), (x[:2], y[:2]), 2, replicas=2)
+    rings = []
+    ipu_torch.compile_program(step.module, "m2000", replicas=2).operation.walk(
+        lambda op: (op.name == "ipu.ring_all_reduce" and rings.append(op.parent.name)) or 0
+    )
+    assert rings == ["scf.if"]  # Poplar's If on the group's last micro-batch
 
 
 def test_batch_norm_statistics_are_each_replicas_own():
@@ -206,3 +216,22 @@ def test_a_batch_not_divisible_by_the_replicas_is_refused():
     trained = replicated(model)
     with pytest.raises(IpuError, match=r"input #0: its first axis \(6x16 float32\) must hold 4 micro-batches .*x replicationFactor\)"):
         trained(torch.randn(6, 16), torch.randn(6, 8))
+
+
+def test_a_depthwise_convolution_traces_with_replicas():
+    """The rewritten grouped convolution backward (frontends/joint.py) returns its weight
+    gradient contiguous, as ATen's: the replicas' flattening view was recorded on it (before,
+    MobileNetV2's replicated step stopped: "Cannot view a tensor with shape [48, 1, 3, 3]")."""
+
+    class Depthwise(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4)  # MobileNetV2's downsampling
+
+        def forward(self, x, y):
+            return nn.functional.mse_loss(self.conv(x), y)
+
+    model = Depthwise()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = build_step(model, optimizer, rule_of(optimizer), (torch.randn(2, 4, 8, 8), torch.randn(2, 4, 4, 4)), replicas=2)
+    assert any(op.operation.name == "ipu.all_reduce" for op in step.module.body.operations[0].regions[0].blocks[0].operations)
