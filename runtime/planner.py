@@ -1,8 +1,9 @@
 """Planning an L3 program for the simulator (runtime/simulator.py): one walk over the IR that
 reads every attribute once and turns the program into steps holding strided views, index
 arrays and compiled codelets, the buffers they touch, and the profile's costs (known from
-shapes alone). `Simulator` plans twice: the checked plan, a row of memory per tile, and the
-later plan, a row per class of tiles holding the same bytes (runtime/replicas.py)."""
+shapes alone). `Simulator` plans at most twice: the checked plan, a row of memory per tile, at
+load, and the later plan, a row per class of tiles holding the same bytes (runtime/replicas.py),
+from the checked one when a second run needs it."""
 
 from __future__ import annotations
 
