@@ -155,6 +155,7 @@ class Planner:
         self.first_use: dict[str, int] = {}
         self.writers: dict[str, int] = {}  # buffer -> how many ops write it
         self.constant_streams: list[tuple[HostToDevice, Superstep]] = []  # top-level streams of constants
+        self.constant_reads: dict[int, int] = {}  # constant slot -> the streams reading it
         self.depth = 0
         steps = self._block(block, top=True)
         self._close(None)
@@ -163,6 +164,9 @@ class Planner:
             release[position].append(self.buffers[name])
         self.loads = self._loads()
         self.load_bytes = sum(stream.bytes for stream in self.loads)
+        # constants that only loads read: runs never need the host's copy (`_Plan.load` drops it)
+        loaded = [stream.value for stream in self.loads]
+        self.load_only = {slot for slot in set(loaded) if loaded.count(slot) == self.constant_reads[slot]} - set(self.results)
         self.hoisted = [] if self.checks else self._hoisted(steps)
         fixed = {id(step) for step in self.loads + self.hoisted}
         kept = [(index, step, dead) for index, (step, dead) in enumerate(zip(steps, release)) if id(step) not in fixed]
@@ -342,8 +346,10 @@ class Planner:
         self.writes.append(StreamWrite(stream.buffer.name, stream.tiles))
         self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
         self._written(stream.buffer.name)
-        if stream.value in self.constants and not self.depth:
-            self.constant_streams.append((stream, self.current))
+        if stream.value in self.constants:
+            self.constant_reads[stream.value] = self.constant_reads.get(stream.value, 0) + 1
+            if not self.depth:
+                self.constant_streams.append((stream, self.current))
         return stream
 
     def _ipu_device_to_host(self, op: ir.OpView, site: Site) -> DeviceToHost:

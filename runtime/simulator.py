@@ -97,21 +97,29 @@ class _Plan:
     def load(planner: Planner, constants: dict[int, np.ndarray], num_slots: int, loaded: dict[str, Buffer] | None = None) -> _Plan:
         """The plan, its weights written into tile memory (the resident streams, once). A
         weight in `loaded` (another plan's, with the same rows) takes its array: the same
-        bytes, which neither plan writes again."""
+        bytes, which neither plan writes again. A constant only loads read
+        (`Planner.load_only`) leaves `constants` after its last load: the host's copy of a
+        weight is not held beside the tile memory's (BERT-Large on an m2000: 1.25 GiB)."""
         values: list = [None] * num_slots
         for slot, array in constants.items():
             values[slot] = array
-        for step in planner.loads + planner.hoisted:
+        last = {step.value: index for index, step in enumerate(planner.loads) if step.value in planner.load_only}
+        for index, step in enumerate(planner.loads + planner.hoisted):
             if isinstance(step, HostToDevice) and step.buffer.name in (loaded or {}):
                 step.buffer.data = loaded[step.buffer.name].data
-                continue
-            written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
-            for buffer in written:
-                buffer.resident = False
-                buffer.reset()
-            step.run(values, planner.checks)
-            for buffer in written:
-                buffer.resident = True
+            else:
+                written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
+                for buffer in written:
+                    buffer.resident = False
+                    buffer.reset()
+                step.run(values, planner.checks)
+                for buffer in written:
+                    buffer.resident = True
+            if isinstance(step, HostToDevice) and last.get(step.value) == index:
+                values[step.value] = None
+                constants.pop(step.value, None)
+        for slot in planner.load_only:  # those of loads another MPI rank makes (World.localize)
+            constants.pop(slot, None)
         for variable in planner.variables.values():
             if not planner.checks:  # its array for good: the later plan's steps keep views of it (steps.prepare)
                 variable.buffer.data = np.zeros((variable.buffer.row_count, variable.buffer.elements), variable.buffer.dtype)
@@ -165,9 +173,8 @@ class Simulator:
             if life.name in held:
                 life.kind = "variable"
 
-        self._build_profile = lambda: Profile.build(
-            self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
-        )
+        costs = planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
+        self._build_profile = lambda: Profile.build(self.target, entry, *costs)  # not the planner: it goes with the checked plan
         self._counts, self._counted = planner.counts, planner.counted
         for superstep, _, _ in self._counted:  # data-dependent control flow: counted by runs, none yet
             superstep.repeat = 0
@@ -189,6 +196,7 @@ class Simulator:
         if self._later_plan is None:
             with _no_collection():
                 self._later_plan = self._plan_later(self._planner)
+            self._planner = None  # with it the checked plan's weights, except those the later plan shares
             for name, array in self._carried.items():
                 self._later_plan.variables[name].write(array, False)
             self._carried = {}
@@ -204,7 +212,7 @@ class Simulator:
                 self.world.localize(later)
         with one_blas_thread():  # loading runs the weight-only steps
             loaded = {stream.buffer.name: stream.buffer for stream in planner.loads if stream.buffer.name in later.unreplicated}
-            plan = _Plan.load(later, self._constants, self._num_slots, loaded)
+            plan = _Plan.load(later, later.constants, self._num_slots, loaded)
         names = [
             name
             for name, buffer in later.buffers.items()

@@ -1,7 +1,8 @@
 """One load (issue 27): a simulator plans the checked run at load and the later runs' plan (tiles
 in classes of replicas, runtime/replicas.py) when a second run first needs it, so a program run
 once (`ipu-run`) plans once; the later plan, made after the checked run, gives the bytes and
-the profile it gave when both were made at load."""
+the profile it gave when both were made at load. A weight written into tile memory at load
+leaves the host's side: the simulator holds one copy of it, not two."""
 
 from __future__ import annotations
 
@@ -85,3 +86,14 @@ def test_the_later_plan_made_when_needed_gives_the_bytes_it_gave_made_at_load(pr
     np.testing.assert_allclose(first[0], expected, rtol=1e-5, atol=1e-4)
     assert {a.tobytes() for a in first + second} == {first[0].tobytes()}
     assert when_needed.profile.to_json() == at_load.profile.to_json()
+
+
+def test_a_weight_in_tile_memory_is_not_held_on_the_host_too(program):
+    simulator = loaded(program)
+    loads = simulator._planner.loads
+    assert loads and not any(stream.value in simulator._constants for stream in loads)  # the three weights: in tile memory only
+    x = RNG.standard_normal((8, 32)).astype(np.float32)
+    expected = np.maximum(x @ W1 + B1, 0) @ W2
+    for _ in range(3):  # the later plan reads the weights it streams again from the program
+        np.testing.assert_allclose(simulator.run([x])[0], expected, rtol=1e-5, atol=1e-4)
+    assert simulator._planner is None  # the checked plan's planner, its buffers with it, gone once the later plan is made
