@@ -97,3 +97,22 @@ def test_a_weight_in_tile_memory_is_not_held_on_the_host_too(program):
     for _ in range(3):  # the later plan reads the weights it streams again from the program
         np.testing.assert_allclose(simulator.run([x])[0], expected, rtol=1e-5, atol=1e-4)
     assert simulator._planner is None  # the checked plan's planner, its buffers with it, gone once the later plan is made
+
+
+def test_a_loaded_weight_the_later_plan_streams_again_is_read_from_the_program():
+    """@w lies on tiles 0-2 and its weight is streamed to tile 0 only: tiles 1 and 2, never
+    written, are one class of replicas, so the later plan's @w has rows of its own and streams
+    the weight again, which the simulator no longer holds: it is read from the program."""
+    from test_resident_weights import ONE_TILE, weights_program
+    from test_simulator import buffer, d2h, h2d
+
+    simulator = weights_program(
+        [buffer("w", 4, "0, 3, 1"), buffer("x", 4, "0, 1, 1")],
+        [h2d("%arg0", "x", ONE_TILE, "tensor<4xf32>"), d2h("%0", "w", ONE_TILE, "tensor<4xf32>"),
+         d2h("%1", "x", ONE_TILE, "tensor<4xf32>")],
+    )  # fmt: skip
+    assert simulator._constants == {}  # the weight: in tile memory only
+    x = np.array([5, 6, 7, 8], np.float32)
+    runs = [[o.tolist() for o in simulator.run([x])] for _ in range(3)]
+    assert runs == [[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]] * 3
+    assert {b.name: b.row_count for b in simulator._later.buffers}["w"] == 2  # tile 0, and tiles 1-2 as one
