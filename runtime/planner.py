@@ -148,7 +148,8 @@ class Planner:
         block = program.regions[0].blocks[0]
         self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
         self.arguments = [static_tensor(a.type, site_of(program), f"argument #{a.arg_number}") for a in block.arguments]
-        self.constants: dict[int, np.ndarray] = {}
+        self.constants: dict[int, np.ndarray | None] = {}  # None: not read yet (`constant`)
+        self.unread: dict[int, tuple] = {}
         self.indices: dict[ir.Value, int] = {}
         self.results: list[int] = []
         self.last_use: dict[str, int] = {}  # buffer -> the top-level step using it last
@@ -172,6 +173,14 @@ class Planner:
         kept = [(index, step, dead) for index, (step, dead) in enumerate(zip(steps, release)) if id(step) not in fixed]
         self.steps, self.release = [step for _, step, _ in kept], [[b for b in dead if not b.resident] for _, _, dead in kept]
         self.positions = [index for index, _, _ in kept]  # each step's place in `first_use` and `last_use`'s count
+
+    def constant(self, slot: int) -> np.ndarray:
+        """A constant's value. The later plan reads a weight the checked plan holds in tile
+        memory only if it streams it again (a loaded buffer with replicas): most take the
+        checked plan's array, and reading each again would hold a second copy of the weights."""
+        if self.constants[slot] is None:
+            self.constants[slot] = _host_constant(*self.unread.pop(slot))
+        return self.constants[slot]
 
     def _loads(self) -> list[HostToDevice]:
         """The streams of weights written once, at load: a top-level stream of a constant into
@@ -337,7 +346,12 @@ class Planner:
         value, result = op.attributes["value"], op.results[0]
         if isinstance(result.type, ir.RankedTensorType):
             slot = self._slot(result)
-            self.constants[slot] = self.known[slot] if slot in self.known else _host_constant(op, value, result.type, site)
+            if slot in self.known:
+                self.constants[slot] = self.known[slot]
+            elif self.checked is not None and slot in self.checked.load_only:  # in tile memory already: read if a load needs it
+                self.constants[slot], self.unread[slot] = None, (op, value, result.type, site)
+            else:
+                self.constants[slot] = _host_constant(op, value, result.type, site)
         elif isinstance(value, ir.IntegerAttr):
             self.indices[result] = value.value
 

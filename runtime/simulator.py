@@ -112,6 +112,8 @@ class _Plan:
                 for buffer in written:
                     buffer.resident = False
                     buffer.reset()
+                if isinstance(step, HostToDevice) and values[step.value] is None:
+                    values[step.value] = planner.constant(step.value)
                 step.run(values, planner.checks)
                 for buffer in written:
                     buffer.resident = True

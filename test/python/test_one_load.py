@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ipu_mlir.frontends.api import compile_to_program
+from ipu_mlir.runtime import planner as planner_module
 from ipu_mlir.runtime import simulator as simulator_module
 from ipu_mlir.runtime.api import load_module
 from ipu_mlir.runtime.simulator import Simulator
@@ -88,8 +89,12 @@ def test_the_later_plan_made_when_needed_gives_the_bytes_it_gave_made_at_load(pr
     assert when_needed.profile.to_json() == at_load.profile.to_json()
 
 
-def test_a_weight_in_tile_memory_is_not_held_on_the_host_too(program):
+def test_a_weight_in_tile_memory_is_not_held_on_the_host_too(program, monkeypatch):
+    reads = []
+    read = planner_module._host_constant
+    monkeypatch.setattr(planner_module, "_host_constant", lambda *args: reads.append(1) or read(*args))
     simulator = loaded(program)
+    at_load = len(reads)
     loads = simulator._planner.loads
     assert loads and not any(stream.value in simulator._constants for stream in loads)  # the three weights: in tile memory only
     x = RNG.standard_normal((8, 32)).astype(np.float32)
@@ -97,6 +102,7 @@ def test_a_weight_in_tile_memory_is_not_held_on_the_host_too(program):
     for _ in range(3):  # the later plan reads the weights it streams again from the program
         np.testing.assert_allclose(simulator.run([x])[0], expected, rtol=1e-5, atol=1e-4)
     assert simulator._planner is None  # the checked plan's planner, its buffers with it, gone once the later plan is made
+    assert len(reads) == at_load  # the later plan takes the weights' arrays from the checked plan: none read again
 
 
 def test_a_loaded_weight_the_later_plan_streams_again_is_read_from_the_program():
