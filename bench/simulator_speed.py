@@ -7,7 +7,7 @@ PyTorch eager on one thread, side by side in one process.
 Each model is exported and compiled once and its L3 program cached as `CACHE/<model>.mlir`
 (export and compile are not what this measures; bench/zoo_models.py times them), then loaded
 from the file: `load` (parse excluded: verify, plan, checks, weights into tile memory), the
-first run, the second run, and the steady run (best of `--repeat`, interleaved with eager).
+first run, the second run (which plans the later runs: `Simulator`), and the steady run (best of `--repeat`, interleaved with eager).
 Steady runs are CPU time (`time.process_time`: the 2 cores here are shared, so wall time
 measures the neighbours), numpy's BLAS on one thread as eager's (OPENBLAS_NUM_THREADS=1 unless
 set: two BLAS threads on a busy machine spin, and process time counts both).

@@ -7,9 +7,10 @@ or a CNN (3x3 'same' convolution, bias add, ReLU; `--width` channels). Then the
 same inputs run (a) directly in numpy, the same math layer by layer, and (b) on the BSP
 simulator (the run phase: host streams, every exchange and every vertex group). Both are timed
 side by side in one process, interleaved, best of `--repeat`; loading (`Simulator()`: verify,
-both plans, weights, arrays) and the first run, which also makes the BSP memory checks, are
+the checked plan, weights) and the first run, which also makes the BSP memory checks, are
 reported apart. Memory: the simulator's peak traced allocation (its plans included) from its
-construction through the first run, and over the next two runs, against the SRAM the program
+construction through the first run, and over the next two runs (the first of them plans the
+later runs), against the SRAM the program
 uses on the target (the sum over tiles of each tile's peak) plus the host arrays (inputs,
 weights, outputs).
 """
@@ -171,7 +172,7 @@ def main() -> None:
     first_seconds = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
-    for _ in range(2):  # later runs: on the arrays bound at load
+    for _ in range(2):  # later runs: the second plans them (Simulator), binding their arrays
         simulator.run(inputs)
     _, later_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -349,11 +349,19 @@ def compile_program(
 
 
 def run_eager(module: Any, *inputs: Any) -> Any:
-    """PyTorch's own outputs for `inputs` (numpy arrays or tensors), without autograd."""
+    """PyTorch's own outputs for `inputs` (numpy arrays or tensors), without autograd, on one
+    thread (as the simulator's BLAS: runtime/blas.py). On a loaded machine a second thread
+    waits for a core at every op: ResNet-50's forward took 0.7-2.5 CPU s and 2-8 s wall on this
+    2-core machine's two threads, 0.13-0.23 CPU s and 0.4-0.9 s wall on one (load average 12)."""
     import torch
 
-    with torch.no_grad():
-        return module(*(_to_torch(value) for value in inputs))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            return module(*(_to_torch(value) for value in inputs))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def torch_origin(location: ir.Location | None, module: Any = None) -> str:

@@ -1,8 +1,9 @@
 """Planning an L3 program for the simulator (runtime/simulator.py): one walk over the IR that
 reads every attribute once and turns the program into steps holding strided views, index
 arrays and compiled codelets, the buffers they touch, and the profile's costs (known from
-shapes alone). `Simulator` plans twice: the checked plan, a row of memory per tile, and the
-later plan, a row per class of tiles holding the same bytes (runtime/replicas.py)."""
+shapes alone). `Simulator` plans at most twice: the checked plan, a row of memory per tile, at
+load, and the later plan, a row per class of tiles holding the same bytes (runtime/replicas.py),
+from the checked one when a second run needs it."""
 
 from __future__ import annotations
 
@@ -147,13 +148,15 @@ class Planner:
         block = program.regions[0].blocks[0]
         self.slots: dict[ir.Value, int] = {argument: i for i, argument in enumerate(block.arguments)}
         self.arguments = [static_tensor(a.type, site_of(program), f"argument #{a.arg_number}") for a in block.arguments]
-        self.constants: dict[int, np.ndarray] = {}
+        self.constants: dict[int, np.ndarray | None] = {}  # None: not read yet (`constant`)
+        self.unread: dict[int, tuple] = {}
         self.indices: dict[ir.Value, int] = {}
         self.results: list[int] = []
         self.last_use: dict[str, int] = {}  # buffer -> the top-level step using it last
         self.first_use: dict[str, int] = {}
         self.writers: dict[str, int] = {}  # buffer -> how many ops write it
         self.constant_streams: list[tuple[HostToDevice, Superstep]] = []  # top-level streams of constants
+        self.constant_reads: dict[int, int] = {}  # constant slot -> the streams reading it
         self.depth = 0
         steps = self._block(block, top=True)
         self._close(None)
@@ -162,11 +165,22 @@ class Planner:
             release[position].append(self.buffers[name])
         self.loads = self._loads()
         self.load_bytes = sum(stream.bytes for stream in self.loads)
+        # constants that only loads read: runs never need the host's copy (`_Plan.load` drops it)
+        loaded = [stream.value for stream in self.loads]
+        self.load_only = {slot for slot in set(loaded) if loaded.count(slot) == self.constant_reads[slot]} - set(self.results)
         self.hoisted = [] if self.checks else self._hoisted(steps)
         fixed = {id(step) for step in self.loads + self.hoisted}
         kept = [(index, step, dead) for index, (step, dead) in enumerate(zip(steps, release)) if id(step) not in fixed]
         self.steps, self.release = [step for _, step, _ in kept], [[b for b in dead if not b.resident] for _, _, dead in kept]
         self.positions = [index for index, _, _ in kept]  # each step's place in `first_use` and `last_use`'s count
+
+    def constant(self, slot: int) -> np.ndarray:
+        """A constant's value. The later plan reads a weight the checked plan holds in tile
+        memory only if it streams it again (a loaded buffer with replicas): most take the
+        checked plan's array, and reading each again would hold a second copy of the weights."""
+        if self.constants[slot] is None:
+            self.constants[slot] = _host_constant(*self.unread.pop(slot))
+        return self.constants[slot]
 
     def _loads(self) -> list[HostToDevice]:
         """The streams of weights written once, at load: a top-level stream of a constant into
@@ -332,7 +346,12 @@ class Planner:
         value, result = op.attributes["value"], op.results[0]
         if isinstance(result.type, ir.RankedTensorType):
             slot = self._slot(result)
-            self.constants[slot] = self.known[slot] if slot in self.known else _host_constant(op, value, result.type, site)
+            if slot in self.known:
+                self.constants[slot] = self.known[slot]
+            elif self.checked is not None and slot in self.checked.load_only:  # in tile memory already: read if a load needs it
+                self.constants[slot], self.unread[slot] = None, (op, value, result.type, site)
+            else:
+                self.constants[slot] = _host_constant(op, value, result.type, site)
         elif isinstance(value, ir.IntegerAttr):
             self.indices[result] = value.value
 
@@ -341,8 +360,10 @@ class Planner:
         self.writes.append(StreamWrite(stream.buffer.name, stream.tiles))
         self.current.add_host(stream.bytes, site.record(buffer=stream.buffer.name))
         self._written(stream.buffer.name)
-        if stream.value in self.constants and not self.depth:
-            self.constant_streams.append((stream, self.current))
+        if stream.value in self.constants:
+            self.constant_reads[stream.value] = self.constant_reads.get(stream.value, 0) + 1
+            if not self.depth:
+                self.constant_streams.append((stream, self.current))
         return stream
 
     def _ipu_device_to_host(self, op: ir.OpView, site: Site) -> DeviceToHost:

@@ -13,11 +13,12 @@ profile is built while planning.
 
 **Memory** (runtime/memory.py). Each `ipu.buffer` is an array of rows, one per tile in the
 checked first run, one per class of tiles holding the same bytes afterwards
-(runtime/replicas.py), plus a `written` mask while checking. Loading builds both plans,
-writes the weights into both (one array for both where their rows agree: `Simulator`), runs once the later plan's steps whose results
-are the same on every run (a weight's exchange into the layout its reader needs:
-`Planner._hoisted` in runtime/planner.py), and binds each other buffer of the later plan to one array, so its
-steps' views are made once (runtime/steps.py). Buffers with `offset`s (the
+(runtime/replicas.py), plus a `written` mask while checking. Loading builds the checked
+plan and writes the weights into it; the second run builds the later plan, writes the weights
+into it (one array for both where their rows agree: `Simulator`), runs once its steps whose
+results are the same on every run (a weight's exchange into the layout its reader needs:
+`Planner._hoisted` in runtime/planner.py), and binds each other buffer of it to one array, so
+its steps' views are made once (runtime/steps.py). Buffers with `offset`s (the
 memory plan) whose tiles intersect and whose byte ranges overlap alias: writing one forgets
 the other's data over the shared bytes, so reading it afterwards is an error naming the
 buffer that overwrote it.
@@ -96,21 +97,31 @@ class _Plan:
     def load(planner: Planner, constants: dict[int, np.ndarray], num_slots: int, loaded: dict[str, Buffer] | None = None) -> _Plan:
         """The plan, its weights written into tile memory (the resident streams, once). A
         weight in `loaded` (another plan's, with the same rows) takes its array: the same
-        bytes, which neither plan writes again."""
+        bytes, which neither plan writes again. A constant only loads read
+        (`Planner.load_only`) leaves `constants` after its last load: the host's copy of a
+        weight is not held beside the tile memory's (BERT-Large on an m2000: 1.25 GiB)."""
         values: list = [None] * num_slots
         for slot, array in constants.items():
             values[slot] = array
-        for step in planner.loads + planner.hoisted:
+        last = {step.value: index for index, step in enumerate(planner.loads) if step.value in planner.load_only}
+        for index, step in enumerate(planner.loads + planner.hoisted):
             if isinstance(step, HostToDevice) and step.buffer.name in (loaded or {}):
                 step.buffer.data = loaded[step.buffer.name].data
-                continue
-            written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
-            for buffer in written:
-                buffer.resident = False
-                buffer.reset()
-            step.run(values, planner.checks)
-            for buffer in written:
-                buffer.resident = True
+            else:
+                written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
+                for buffer in written:
+                    buffer.resident = False
+                    buffer.reset()
+                if isinstance(step, HostToDevice) and values[step.value] is None:
+                    values[step.value] = planner.constant(step.value)
+                step.run(values, planner.checks)
+                for buffer in written:
+                    buffer.resident = True
+            if isinstance(step, HostToDevice) and last.get(step.value) == index:
+                values[step.value] = None
+                constants.pop(step.value, None)
+        for slot in planner.load_only:  # those of loads another MPI rank makes (World.localize)
+            constants.pop(slot, None)
         for variable in planner.variables.values():
             if not planner.checks:  # its array for good: the later plan's steps keep views of it (steps.prepare)
                 variable.buffer.data = np.zeros((variable.buffer.row_count, variable.buffer.elements), variable.buffer.dtype)
@@ -124,15 +135,17 @@ class Simulator:
     (known from shapes alone, so available before `run`; with data-dependent control flow,
     `scf.if` and `scf.while`, its blocks count as often as they ran in the last run, none before).
 
-    Loading plans the program twice. Which bytes a step reads and writes is fixed by the plan
-    (no data-dependent control flow: loops have constant bounds), so the memory checks see the
+    A program has two plans. Which bytes a step reads and writes is fixed by the plan (no
+    data-dependent control flow: loops have constant bounds), so the memory checks see the
     same thing on every run: the first run that completes makes them all, on one row of memory
-    per tile (the checked plan). Later runs use a second plan without checks, where tiles
-    proven to hold the same bytes (runtime/replicas.py, from the program alone) share a row:
-    exchange then moves each distinct block once, and codelets read replicated operands as
-    broadcasts. Weights streamed from constants into buffers of their own are written into
-    both plans' memory at load and stay there (`Profile.load_bytes`); a weight whose tiles
-    are each a class of their own is held once, in one array both plans read."""
+    per tile (the checked plan, made at load). Later runs use a second plan without checks,
+    made from the first when a run first needs it (a program run once never pays for it),
+    where tiles proven to hold the same bytes (runtime/replicas.py, from the program alone)
+    share a row: exchange then moves each distinct block once, and codelets read replicated
+    operands as broadcasts. Weights streamed from constants into buffers of their own are
+    written into each plan's memory as it is made and stay there (`Profile.load_bytes`); a
+    weight whose tiles are each a class of their own is held once, in one array both plans
+    read."""
 
     def __init__(self, module: ir.Module, target: Target | None = None, entry: str = "main", verified: bool = False, replica: bool = False):
         """Verifies `module` (unless `verified`: the caller ran dialects.verifier for this
@@ -151,16 +164,12 @@ class Simulator:
     def _plan(self, module: ir.Module, entry: str) -> None:
         with module.context:  # messages may build attributes
             planner = Planner(module.operation, self.target, entry)
-            tiles = {buffer.name: buffer.tiles for buffer in planner.buffers.values()}
-            classes = tile_classes(tiles, planner.writes, self.target.num_tiles)
-            later = Planner(module.operation, self.target, entry, classes, planner)
-            self.elided = elide(later)  # partial sums summed where the products left them
             if self.world is not None:
                 self.world.localize(planner)
-                self.world.localize(later)
         self.entry = entry
         self.arguments = planner.arguments
         self._constants, self._results, self._num_slots = planner.constants, planner.results, len(planner.slots)
+        self._variable_types = {name: (v.shape, v.dtype) for name, v in planner.variables.items()}
         sets = {name: compute_set.buffers for name, compute_set in planner.compute_sets.items()}
         lives = buffer_lives(planner.supersteps, planner.buffers.values(), sets)
         held = {variable.buffer.name for variable in planner.variables.values()}
@@ -168,9 +177,8 @@ class Simulator:
             if life.name in held:
                 life.kind = "variable"
 
-        self._build_profile = lambda: Profile.build(
-            self.target, entry, planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
-        )
+        costs = planner.supersteps, planner.memory_per_tile, planner.vertices, planner.edges, lives, planner.load_bytes
+        self._build_profile = lambda: Profile.build(self.target, entry, *costs)  # not the planner: it goes with the checked plan
         self._counts, self._counted = planner.counts, planner.counted
         for superstep, _, _ in self._counted:  # data-dependent control flow: counted by runs, none yet
             superstep.repeat = 0
@@ -178,21 +186,57 @@ class Simulator:
         self._one_run, self._written = self.profile, set()  # the profile of a run, before `iterations` scales it
         with one_blas_thread():  # loading runs the weight-only steps
             self._checked: _Plan | None = _Plan.load(planner, self._constants, self._num_slots)  # until a run completes
+        # The later plan is derived from the checked one when first needed (`_later`): a
+        # program run once (ipu-run) never plans it. Variables the checked run leaves wait in
+        # `_carried` for it.
+        self._planner, self._later_plan, self._elided = planner, None, 0
+        self._carried: dict[str, np.ndarray] = {}
+
+    @property
+    def _later(self) -> _Plan:
+        """The plan of runs after the checked one: the checked planner's tiles split into
+        classes of replicas (runtime/replicas.py) and planned again, weights written, buffers
+        bound to arrays; made on first use, once."""
+        if self._later_plan is None:
+            with _no_collection():
+                self._later_plan = self._plan_later(self._planner)
+            self._planner = None  # with it the checked plan's weights, except those the later plan shares
+            for name, array in self._carried.items():
+                self._later_plan.variables[name].write(array, False)
+            self._carried = {}
+        return self._later_plan
+
+    def _plan_later(self, planner: Planner) -> _Plan:
+        with self._module.context:
+            tiles = {buffer.name: buffer.tiles for buffer in planner.buffers.values()}
+            classes = tile_classes(tiles, planner.writes, self.target.num_tiles)
+            later = Planner(self._module.operation, self.target, self.entry, classes, planner)
+            self._elided = elide(later)  # partial sums summed where the products left them
+            if self.world is not None:
+                self.world.localize(later)
+        with one_blas_thread():  # loading runs the weight-only steps
             loaded = {stream.buffer.name: stream.buffer for stream in planner.loads if stream.buffer.name in later.unreplicated}
-            self._later = _Plan.load(later, self._constants, self._num_slots, loaded)
+            plan = _Plan.load(later, later.constants, self._num_slots, loaded)
         names = [
             name
             for name, buffer in later.buffers.items()
             if name in later.last_use and not buffer.resident and (self.world is None or self.world.holds(buffer))
         ]
         bind_arrays([(later.buffers[name], later.first_use[name], later.last_use[name]) for name in names])
-        prepare(self._later.steps)
+        prepare(plan.steps)
+        return plan
+
+    @property
+    def elided(self) -> int:
+        """How many copies of partial sums the later plan leaves out (runtime/partials_in_place.py)."""
+        self._later  # noqa: B018 (planned on first use)
+        return self._elided
 
     # --- Device variables (`ipu.variable`): state kept in tile memory from run to run ---------
 
     def variables(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
         """Each device variable's (shape, dtype), by name, in declaration order."""
-        return {name: (v.shape, v.dtype) for name, v in self._later.variables.items()}
+        return dict(self._variable_types)
 
     def write_variable(self, name: str, array: np.ndarray) -> None:
         """Writes the variable `name` into tile memory (Poplar's `Engine::writeTensor`): once
@@ -203,7 +247,7 @@ class Simulator:
         if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
             got = f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
             raise SimulationError(f"device variable '{name}' is a {'x'.join(map(str, shape)) or 'scalar'} {dtype} array, got {got}")
-        for plan in (self._checked, self._later):
+        for plan in (self._checked, self._later_plan if self._checked is not None else self._later):
             if plan is not None:
                 plan.variables[name].write(array, plan.check)
         self._written.add(name)
@@ -231,7 +275,7 @@ class Simulator:
         device (Poplar's Repeat around the program, PopTorch's deviceIterations): each input has
         a leading axis of N, one slice streamed in per iteration, and each output is stacked
         along a new leading axis of N. Device variables carry from one iteration to the next."""
-        unwritten = [name for name in self._later.variables if name not in self._written]
+        unwritten = [name for name in self._variable_types if name not in self._written]
         if unwritten:
             raise SimulationError(
                 f"device variable '{unwritten[0]}' was never written: write_variable('{unwritten[0]}', array) before running"
@@ -274,9 +318,12 @@ class Simulator:
                     for buffer in dead:  # past its last use: its memory goes back before the next step
                         buffer.release()
             if self._checked is not None:  # the checks are made: its memory (a row per tile) goes, its variables move
-                for name, variable in self._later.variables.items():
+                for name, variable in self._checked.variables.items():
                     if name in self._written:
-                        variable.write(self._checked.variables[name].read(True), False)
+                        if self._later_plan is None:
+                            self._carried[name] = variable.read(True)
+                        else:
+                            self._later_plan.variables[name].write(variable.read(True), False)
             self._checked = None
         finally:
             for buffer in plan.buffers:
