@@ -229,10 +229,12 @@ class _Layout:
             if accumulation > 1:
                 count = values["accum:count"] + 1
                 apply = count == accumulation
-                sums = {name: values[f"accum:grad:{name}"] + grads[name] for name in grads}
-                grads = {name: total / accumulation if mean else total for name, total in sums.items()}
                 new["accum:count"] = torch.where(apply, torch.zeros_like(count), count)
-                new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
+                for name, grad in list(grads.items()):
+                    with _layer_of(name):
+                        total = values[f"accum:grad:{name}"] + grad
+                        grads[name] = total / accumulation if mean else total
+                        new[f"accum:grad:{name}"] = torch.where(apply, torch.zeros_like(total), total)
             if self.replicas > 1:  # the update's gradients, the same on every replica
                 grads = _reduced_together(grads)
             if mixed is not None:  # an inf or NaN gradient skips the update; dynamic scaling moves the scale
@@ -244,17 +246,18 @@ class _Layout:
                 apply = finite if apply is None else apply & finite
             step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
-                state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
-                weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
-                param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
-                updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
-                if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
-                    if f"master:{name}" in values:
-                        updated[f"master:{name}"] = param
-                    param, offset = mixed.narrowed(name, param, values, offset), offset + param.numel()
-                updated[f"param:{name}"] = param
-                for key, value in updated.items():
-                    new[key] = value if apply is None else torch.where(apply, value, values[key])
+                with _layer_of(name):  # ipu-shard: a parameter's update on its layer's IPU
+                    state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
+                    weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
+                    param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
+                    updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
+                    if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
+                        if f"master:{name}" in values:
+                            updated[f"master:{name}"] = param
+                        param, offset = mixed.narrowed(name, param, values, offset), offset + param.numel()
+                    updated[f"param:{name}"] = param
+                    for key, value in updated.items():
+                        new[key] = value if apply is None else torch.where(apply, value, values[key])
             new["random:step"] = values["random:step"] + 1  # fresh random numbers each micro-batch
             if step_count is not None:
                 new["opt:step"] = step_count + 1 if apply is None else step_count + apply.to(step_count.dtype)
@@ -271,10 +274,21 @@ def _phase(name: str) -> Any:
     return traceback.annotate({"phase": name})
 
 
+def _layer_of(parameter: str) -> Any:
+    """Marks the nodes traced inside as of the layer holding `parameter` (its module path)."""
+    from torch.fx import traceback
+
+    return traceback.annotate({"layer": parameter.rpartition(".")[0]})
+
+
 @contextlib.contextmanager
 def _layer_names(model: Any) -> Any:
     """Marks the nodes each submodule's forward traces with its path (`node.meta["custom"]["layer"]`):
-    make_fx records no module stack through `functional_call`, which torch.export's does."""
+    make_fx records no module stack through `functional_call`, which torch.export's does. The
+    backward is marked too: a hook on each output of the submodule names it when that output's
+    gradient arrives, which is where autograd begins the submodule's backward (its weights'
+    gradients and its inputs'); the mark holds until the next submodule's begins. ipu-shard
+    places a layer's backward on its forward's IPU by these names."""
     from torch.fx import traceback
 
     entered: list[Any] = []
@@ -286,18 +300,38 @@ def _layer_names(model: Any) -> Any:
 
         return hook
 
-    def leave(*_: Any) -> None:
-        entered.pop().__exit__(None, None, None)
+    def leave(path: str) -> Any:
+        def begin_backward(_: Any) -> None:
+            traceback.current_meta.setdefault("custom", {})["layer"] = path
+
+        def hook(_: Any, __: Any, output: Any) -> None:
+            entered.pop().__exit__(None, None, None)
+            for tensor in _tensors(output):
+                if tensor.requires_grad:
+                    tensor.register_hook(begin_backward)
+
+        return hook
 
     handles = []
     for path, module in model.named_modules():
         if path:
-            handles += [module.register_forward_pre_hook(enter(path)), module.register_forward_hook(leave)]
+            handles += [module.register_forward_pre_hook(enter(path)), module.register_forward_hook(leave(path))]
     try:
         yield
     finally:
         for handle in handles:
             handle.remove()
+
+
+def _tensors(value: Any) -> list[Any]:
+    """The tensors in a module's output: a tensor, or tuples, lists and dicts of them."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [tensor for item in value for tensor in _tensors(item)] if isinstance(value, (tuple, list)) else []
 
 
 def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int]:
