@@ -116,6 +116,7 @@ def build_step(
     seed: int = 0,
     replicas: int = 1,
     mixed: MixedPrecisionStep | None = None,
+    pipelined: int = 0,
 ) -> JointStep:
     """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
     `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
@@ -124,12 +125,18 @@ def build_step(
     (frontends/random_ops.py). `replicas` > 1: each gradient, before the update, goes through
     an `ipu.all_reduce` over the replicas (their mean, or sum when not `mean`: `_all_reduced`).
     `mixed`: the master weights, loss scaling and stochastic rounding of an f16 / bf16 model
-    (frontends/mixed_precision.py)."""
+    (frontends/mixed_precision.py). `pipelined` > 0 (PopTorch's PipelinedExecution): one run of
+    the step takes that many micro-batches (`micro_batch` holds them all), their forward and
+    backward passes unrolled and their gradients summed (the mean, when `mean`) before one update;
+    `accumulation` is then 1. The IR grows linearly with them, as ipu-pipeline's inference does."""
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
+    layout.pipelined = pipelined
     batch = tuple(value.detach() for value in micro_batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
     graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
+    if draws and pipelined:
+        raise IpuError("a pipelined training step with random ops (dropout) is not supported: its micro-batches would draw alike")
     returns = layout.returns
     recompute(graph, len(batch))
     if not draws and not (mixed and mixed.precision.stochastic_rounding):
@@ -166,6 +173,7 @@ class _Layout:
         mixed: MixedPrecisionStep | None = None,
     ) -> None:
         self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
+        self.pipelined = 0  # micro-batches unrolled in one run (build_step)
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
@@ -202,12 +210,11 @@ class _Layout:
 
         def step(*flat: Any) -> list[Any]:
             values = dict(zip(names, flat))
-            batch = flat[len(names) :]
             trainable = {name: values[f"param:{name}"] for name in self.trainable}
             frozen = {name: values[f"param:{name}"] for name in self.params if name not in self.trainable}
             buffers = {name: values[f"buffer:{name}"] for name in self.buffers}
 
-            def loss_of(params: dict, buffers: dict) -> Any:
+            def loss_of(params: dict, buffers: dict, batch: tuple) -> Any:
                 with _phase("forward"), _layer_names(model):
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
@@ -216,10 +223,21 @@ class _Layout:
                     return mixed.scaled(loss, values), (loss, outputs, buffers)
                 return loss, (loss, outputs, buffers)
 
-            with _phase("backward"):
-                grads, (_, (loss, outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
+            if not self.pipelined:
+                with _phase("backward"):
+                    grads, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, flat[len(names) :])
+            else:  # the micro-batches one after another, each layer's gradients summed on its IPU (ipu-pipeline orders them)
+                grads = {}
+                for micro_batch in zip(*(value.chunk(self.pipelined) for value in flat[len(names) :])):
+                    with _phase("backward"):
+                        these, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, micro_batch)
+                        for name, grad in these.items():
+                            with _layer_of(name):
+                                grads[name] = grad if name not in grads else grads[name] + grad
+                if mean:
+                    grads = {name: grad / self.pipelined for name, grad in grads.items()}
             with _phase("update"):
-                return update(values, trainable, grads, loss, outputs, new_buffers)
+                return update(values, trainable, grads, loss, outputs, buffers)
 
         def update(values: dict, trainable: dict, grads: dict, loss: Any, outputs: list, new_buffers: dict) -> list[Any]:
             new = {f"buffer:{name}": value for name, value in new_buffers.items()}

@@ -141,10 +141,10 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
     or AdamW (default: SGD, lr 0.01, as PopTorch)."""
     import torch
 
-    if options is not None and options.execution_strategy.pipelined:
+    if options is not None and options.execution_strategy.pipelined and options.Training.gradient_accumulation == 1:
         raise IpuError(
-            "trainingModel: PipelinedExecution is for inference only here: training over pipeline stages "
-            "(gradient accumulation >= stages, PopART's rule) is not implemented; use ShardedExecution"
+            "trainingModel: PipelinedExecution needs Training.gradientAccumulation(G) with G at least the pipeline stages "
+            "(2 x IPUs - 1, PopART's rule); got 1"
         )
     if optimizer is None:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)

@@ -84,7 +84,7 @@ class Shard(ModulePass):
         for function in public_functions(module):
             ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name not in _UNPLACED]
             # a training step's forward is placed as a model is; its backward and update follow
-            phases = [_phase(op) for op in ops]
+            phases = [step_phase(op) for op in ops]
             training = any(phases)
             forward = [op for op, phase in zip(ops, phases) if phase == "forward" or not training]
             if BEGIN_BLOCKS_ATTR in function.attributes:
@@ -175,7 +175,7 @@ def _enclosing(layer: str) -> list[str]:
     return names
 
 
-def _phase(op: ir.OpView) -> str:
+def step_phase(op: ir.OpView) -> str:
     """The training step's phase an op's location names (`phase:forward`, from the front
     end), '' for none."""
     return next((name[len(_PHASE_PREFIX) :] for name in _step_names(op) if name.startswith(_PHASE_PREFIX)), "")

@@ -54,8 +54,8 @@ def variable_ipus(program):
     return {name: int(tile) // TILES_PER_IPU for tile, name in found}
 
 
-def train_sharded(model, make_optimizer, batches, **kwargs):
-    """train_both on an m2000 with ShardedExecution; also the variables' IPUs."""
+def train_sharded(model, make_optimizer, batches, options=None, **kwargs):
+    """train_both on an m2000 (ShardedExecution unless `options` say otherwise); also the variables' IPUs."""
     programs = []
     original = ipu_torch.trainingModel
 
@@ -65,7 +65,7 @@ def train_sharded(model, make_optimizer, batches, **kwargs):
         trained._compile_program = lambda *a, **k: programs.append(inner(*a, **k)) or programs[-1]
         return trained
 
-    options = ipu_torch.Options().setExecutionStrategy(ipu_torch.ShardedExecution())
+    options = options or ipu_torch.Options().setExecutionStrategy(ipu_torch.ShardedExecution())
     ipu_torch.trainingModel = capturing
     try:
         result = train_both(model, make_optimizer, batches, options=options, target="m2000", **kwargs)
