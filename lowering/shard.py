@@ -196,16 +196,27 @@ def _step_names(op: ir.OpView) -> list[str]:
     return _location_names(location)
 
 
-def _variables(function: ir.OpView) -> set[ir.Value]:
+def _variables(function: ir.OpView) -> dict[ir.Value, int]:
     """The device variables among `function`'s arguments (a training step's parameters and
-    optimizer state): weights, as constants are."""
+    optimizer state), each with how many tensors of its size it brings to its IPU: weights, as
+    constants are, a parameter (`param:NAME`) counting also its gradient and each variable
+    kept for it (`opt:KIND:NAME`, `accum:grad:NAME`: the front end's names, frontends/joint.py),
+    which the forward does not read but its layer's update keeps on the same IPU."""
     arguments = function.regions[0].blocks[0].arguments
-    return {arguments[index] for index in resident_names(function)[0]}
+    names = resident_names(function)[0]
+    kept: dict[str, int] = {}
+    for name in names.values():
+        if name.startswith(("opt:", "accum:grad:")):
+            owner = name.rpartition(":")[2]
+            kept[owner] = kept.get(owner, 0) + 1
+    return {
+        arguments[index]: 2 + kept.get(name.removeprefix("param:"), 0) if name.startswith("param:") else 1 for index, name in names.items()
+    }
 
 
-def _balanced(ops: list[ir.OpView], ipus: int, variables: set[ir.Value] = frozenset()) -> list[int]:
+def _balanced(ops: list[ir.OpView], ipus: int, variables: dict[ir.Value, int] | None = None) -> list[int]:
     seen: set[ir.Value] = set()
-    weights = [_bytes(op, seen, variables) for op in ops]
+    weights = [_bytes(op, seen, variables or {}) for op in ops]
     total = sum(weights) or 1
     stages, before = [], 0
     for weight in weights:
@@ -214,8 +225,9 @@ def _balanced(ops: list[ir.OpView], ipus: int, variables: set[ir.Value] = frozen
     return stages
 
 
-def _bytes(op: ir.OpView, seen: set[ir.Value], variables: set[ir.Value]) -> int:
-    """Bytes an op brings to its IPU: constants and device variables it reads first (weights), its results."""
+def _bytes(op: ir.OpView, seen: set[ir.Value], variables: dict[ir.Value, int]) -> int:
+    """Bytes an op brings to its IPU: constants and device variables it reads first (weights,
+    a parameter with its training state), its results."""
     total = sum(_tensor_bytes(result) for result in op.results)
     for region in op.operation.regions:
         for block in region.blocks:
@@ -226,7 +238,7 @@ def _bytes(op: ir.OpView, seen: set[ir.Value], variables: set[ir.Value]) -> int:
         weight = operand in variables or (not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant")
         if operand not in seen and weight:
             seen.add(operand)
-            total += _tensor_bytes(operand)
+            total += _tensor_bytes(operand) * variables.get(operand, 1)
     return total
 
 

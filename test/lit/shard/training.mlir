@@ -33,9 +33,9 @@ module attributes {ipu.target = "m2000"} {
 
 // -----
 
-// Memory balance over the forward alone: each forward matmul weighs its weight, a device
-// variable (16,384 bytes), and its result (2,048 bytes); the backward's larger results do not
-// move the cut. Each op goes to the stage its middle byte falls in: on 4 IPUs the forward on
+// Memory balance over the forward alone: each forward matmul weighs its weight, a parameter
+// (16,384 bytes, counted twice: with its gradient; an optimizer state would count once more),
+// and its result (2,048 bytes); the backward's larger results do not move the cut. Each op goes to the stage its middle byte falls in: on 4 IPUs the forward on
 // IPUs 1 and 3, on 2 IPUs on 0 and 1; the backward of l1 with l1, of l0 with l0.
 module attributes {ipu.target = "m2000"} {
   // CHECK-LABEL: func.func @balanced
@@ -54,5 +54,26 @@ module attributes {ipu.target = "m2000"} {
     %gw1 = "ipu.matmul"(%w1, %w1) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> loc("phase:backward"("l1"("aten.mm"("m.py":3:0))))
     %gw0 = "ipu.matmul"(%w0, %gw1) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> loc("phase:backward"("l0"("aten.mm"("m.py":4:0))))
     return %gw0, %gw1 : tensor<64x64xf32>, tensor<64x64xf32>
+  }
+}
+
+// -----
+
+// A parameter's optimizer state weighs with it: l2.weight has Adam's two (4 x 16,384 bytes with
+// its gradient), so the 2-IPU cut falls after l1 (l0 and l1 on IPU 0); counting the parameters
+// alone (thirds), l1 would go to IPU 1.
+module attributes {ipu.target = "m2000"} {
+  // PLAN-LABEL: func.func @optimizer_state
+  func.func @optimizer_state(%w0: tensor<64x64xf32> {ipu.resident = "param:l0.weight"}, %w1: tensor<64x64xf32> {ipu.resident = "param:l1.weight"},
+                             %w2: tensor<64x64xf32> {ipu.resident = "param:l2.weight"},
+                             %m: tensor<64x64xf32> {ipu.resident = "opt:exp_avg:l2.weight"}, %v: tensor<64x64xf32> {ipu.resident = "opt:exp_avg_sq:l2.weight"},
+                             %x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+    // PLAN: "ipu.matmul"{{.*}}ipu.ipu_id = 0 : i64
+    // PLAN: "ipu.matmul"{{.*}}ipu.ipu_id = 0 : i64
+    // PLAN: "ipu.matmul"{{.*}}ipu.ipu_id = 1 : i64
+    %h = "ipu.matmul"(%x, %w0) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("phase:forward"("l0"("aten.mm"("m.py":1:0))))
+    %i = "ipu.matmul"(%h, %w1) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("phase:forward"("l1"("aten.mm"("m.py":2:0))))
+    %y = "ipu.matmul"(%i, %w2) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> loc("phase:forward"("l2"("aten.mm"("m.py":3:0))))
+    return %y : tensor<8x64xf32>
   }
 }
