@@ -117,6 +117,7 @@ def build_step(
     seed: int = 0,
     replicas: int = 1,
     mixed: MixedPrecisionStep | None = None,
+    pipelined: int = 0,
 ) -> JointStep:
     """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
     `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
@@ -125,12 +126,18 @@ def build_step(
     (frontends/random_ops.py). `replicas` > 1: each gradient, before the update, goes through
     an `ipu.all_reduce` over the replicas (their mean, or sum when not `mean`: `_all_reduced`).
     `mixed`: the master weights, loss scaling and stochastic rounding of an f16 / bf16 model
-    (frontends/mixed_precision.py)."""
+    (frontends/mixed_precision.py). `pipelined` > 0 (PopTorch's PipelinedExecution): one run of
+    the step takes that many micro-batches (`micro_batch` holds them all), their forward and
+    backward passes unrolled and their gradients summed (the mean, when `mean`) before one update;
+    `accumulation` is then 1. The IR grows linearly with them, as ipu-pipeline's inference does."""
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
+    layout.pipelined = pipelined
     batch = tuple(value.detach() for value in micro_batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
     graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
+    if draws and pipelined:
+        raise IpuError("a pipelined training step with random ops (dropout) is not supported: its micro-batches would draw alike")
     returns = layout.returns
     recompute(graph, len(batch))
     if not draws and not (mixed and mixed.precision.stochastic_rounding):
@@ -167,6 +174,7 @@ class _Layout:
         mixed: MixedPrecisionStep | None = None,
     ) -> None:
         self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
+        self.pipelined = 0  # micro-batches unrolled in one run (build_step)
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
@@ -203,12 +211,11 @@ class _Layout:
 
         def step(*flat: Any) -> list[Any]:
             values = dict(zip(names, flat))
-            batch = flat[len(names) :]
             trainable = {name: values[f"param:{name}"] for name in self.trainable}
             frozen = {name: values[f"param:{name}"] for name in self.params if name not in self.trainable}
             buffers = {name: values[f"buffer:{name}"] for name in self.buffers}
 
-            def loss_of(params: dict, buffers: dict) -> Any:
+            def loss_of(params: dict, buffers: dict, batch: tuple) -> Any:
                 with _phase("forward"), _layer_names(model), mixed.linears() if mixed else contextlib.nullcontext():
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
@@ -217,10 +224,21 @@ class _Layout:
                     return mixed.scaled(loss, values), (loss, outputs, buffers)
                 return loss, (loss, outputs, buffers)
 
-            with _phase("backward"):
-                grads, (_, (loss, outputs, new_buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers)
+            if not self.pipelined:
+                with _phase("backward"):
+                    grads, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, flat[len(names) :])
+            else:  # the micro-batches one after another, each layer's gradients summed on its IPU (ipu-pipeline orders them)
+                grads = {}
+                for micro_batch in zip(*(value.chunk(self.pipelined) for value in flat[len(names) :])):
+                    with _phase("backward"):
+                        these, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, micro_batch)
+                        for name, grad in these.items():
+                            with _layer_of(name):
+                                grads[name] = grad if name not in grads else grads[name] + grad
+                if mean:
+                    grads = {name: grad / self.pipelined for name, grad in grads.items()}
             with _phase("update"):
-                return update(values, trainable, grads, loss, outputs, new_buffers)
+                return update(values, trainable, grads, loss, outputs, buffers)
 
         def update(values: dict, trainable: dict, grads: dict, loss: Any, outputs: list, new_buffers: dict) -> list[Any]:
             new = {f"buffer:{name}": value for name, value in new_buffers.items()}
@@ -230,10 +248,12 @@ class _Layout:
             if accumulation > 1:
                 count = values["accum:count"] + 1
                 apply = count == accumulation
-                sums = {name: values[f"accum:grad:{name}"] + grads[name] for name in grads}
-                grads = {name: total / accumulation if mean else total for name, total in sums.items()}
                 new["accum:count"] = torch.where(apply, torch.zeros_like(count), count)
-                new.update({f"accum:grad:{name}": torch.where(apply, torch.zeros_like(total), total) for name, total in sums.items()})
+                for name, grad in list(grads.items()):
+                    with _layer_of(name):
+                        total = values[f"accum:grad:{name}"] + grad
+                        grads[name] = total / accumulation if mean else total
+                        new[f"accum:grad:{name}"] = torch.where(apply, torch.zeros_like(total), total)
             if self.replicas > 1:  # the update's gradients, the same on every replica
                 grads = _reduced_together(grads, apply)
             if mixed is not None:  # an inf or NaN gradient skips the update; dynamic scaling moves the scale
@@ -245,17 +265,18 @@ class _Layout:
                 apply = finite if apply is None else apply & finite
             step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
-                state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
-                weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
-                param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
-                updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
-                if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
-                    if f"master:{name}" in values:
-                        updated[f"master:{name}"] = param
-                    param, offset = mixed.narrowed(name, param, values, offset), offset + param.numel()
-                updated[f"param:{name}"] = param
-                for key, value in updated.items():
-                    new[key] = value if apply is None else torch.where(apply, value, values[key])
+                with _layer_of(name):  # ipu-shard: a parameter's update on its layer's IPU
+                    state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
+                    weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
+                    param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
+                    updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
+                    if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
+                        if f"master:{name}" in values:
+                            updated[f"master:{name}"] = param
+                        param, offset = mixed.narrowed(name, param, values, offset), offset + param.numel()
+                    updated[f"param:{name}"] = param
+                    for key, value in updated.items():
+                        new[key] = value if apply is None else torch.where(apply, value, values[key])
             new["random:step"] = values["random:step"] + 1  # fresh random numbers each micro-batch
             if step_count is not None:
                 new["opt:step"] = step_count + 1 if apply is None else step_count + apply.to(step_count.dtype)
@@ -272,10 +293,21 @@ def _phase(name: str) -> Any:
     return traceback.annotate({"phase": name})
 
 
+def _layer_of(parameter: str) -> Any:
+    """Marks the nodes traced inside as of the layer holding `parameter` (its module path)."""
+    from torch.fx import traceback
+
+    return traceback.annotate({"layer": parameter.rpartition(".")[0]})
+
+
 @contextlib.contextmanager
 def _layer_names(model: Any) -> Any:
     """Marks the nodes each submodule's forward traces with its path (`node.meta["custom"]["layer"]`):
-    make_fx records no module stack through `functional_call`, which torch.export's does."""
+    make_fx records no module stack through `functional_call`, which torch.export's does. The
+    backward is marked too: a hook on each output of the submodule names it when that output's
+    gradient arrives, which is where autograd begins the submodule's backward (its weights'
+    gradients and its inputs'); the mark holds until the next submodule's begins. ipu-shard
+    places a layer's backward on its forward's IPU by these names."""
     from torch.fx import traceback
 
     entered: list[Any] = []
@@ -287,18 +319,38 @@ def _layer_names(model: Any) -> Any:
 
         return hook
 
-    def leave(*_: Any) -> None:
-        entered.pop().__exit__(None, None, None)
+    def leave(path: str) -> Any:
+        def begin_backward(_: Any) -> None:
+            traceback.current_meta.setdefault("custom", {})["layer"] = path
+
+        def hook(_: Any, __: Any, output: Any) -> None:
+            entered.pop().__exit__(None, None, None)
+            for value in _tensors(output):
+                if value.requires_grad:
+                    value.register_hook(begin_backward)
+
+        return hook
 
     handles = []
     for path, module in model.named_modules():
         if path:
-            handles += [module.register_forward_pre_hook(enter(path)), module.register_forward_hook(leave)]
+            handles += [module.register_forward_pre_hook(enter(path)), module.register_forward_hook(leave(path))]
     try:
         yield
     finally:
         for handle in handles:
             handle.remove()
+
+
+def _tensors(value: Any) -> list[Any]:
+    """The tensors in a module's output: a tensor, or tuples, lists and dicts of them."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [tensor for item in value for tensor in _tensors(item)] if isinstance(value, (tuple, list)) else []
 
 
 def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int]:

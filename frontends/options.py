@@ -95,7 +95,9 @@ class ShardedExecution:
 class PipelinedExecution(ShardedExecution):
     """PopTorch's `PipelinedExecution`: the sharded layers as pipeline stages, the call's
     micro-batches (`deviceIterations` x `gradientAccumulation`) flowing through them
-    (ipu-pipeline). The stages are the IPUs ipu-shard placed layers on."""
+    (ipu-pipeline). The stages are the IPUs ipu-shard placed layers on. In training, each
+    step's `gradientAccumulation` micro-batches, at least 2 x IPUs - 1 (PopART's rule), flow
+    forward and back before the step's one update."""
 
     pipelined = True
 

@@ -148,14 +148,23 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
     or AdamW (default: SGD, lr 0.01, as PopTorch)."""
     import torch
 
-    if options is not None and options.execution_strategy.pipelined:
+    if options is not None and options.execution_strategy.pipelined and options.Training.gradient_accumulation == 1:
         raise IpuError(
-            "trainingModel: PipelinedExecution is for inference only here: training over pipeline stages "
-            "(gradient accumulation >= stages, PopART's rule) is not implemented; use ShardedExecution"
+            "trainingModel: PipelinedExecution needs Training.gradientAccumulation(G) with G at least the pipeline stages "
+            "(2 x IPUs - 1, PopART's rule); got 1"
         )
     if optimizer is None:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    return TrainingModel(model, options or Options(), optimizer, functools.partial(compile_program, module=model), _importer_class())
+    return TrainingModel(model, options or Options(), optimizer, functools.partial(_compile_step, model=model), _importer_class())
+
+
+def _compile_step(step: ir.Module, target: str, model: Any, **options: Any) -> ir.Module:
+    """compile_program on a training step, the layers where `BeginBlock` begins a block marked
+    on it as on an exported model (ipu-shard places each layer's backward and update with it)."""
+    blocks = _begin_blocks(model)
+    if blocks:
+        _mark_blocks(step, blocks)
+    return compile_program(step, target, module=model, **options)
 
 
 def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
@@ -294,12 +303,17 @@ def _into_context(imported: Any, weights: dict[str, np.ndarray], blocks: dict[st
     if module is None:
         module = api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
     if blocks:
-        with module.context:
-            marks = ir.DictAttr.get({path: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ipu) for path, ipu in blocks.items()})
-            for op in module.body.operations:
-                if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-                    op.attributes[BEGIN_BLOCKS_ATTR] = marks
+        _mark_blocks(module, blocks)
     return module
+
+
+def _mark_blocks(module: ir.Module, blocks: dict[str, int]) -> None:
+    """`ipu.begin_blocks` (layer path -> IPU) on @main, for ipu-shard."""
+    with module.context:
+        marks = ir.DictAttr.get({path: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ipu) for path, ipu in blocks.items()})
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+                op.attributes[BEGIN_BLOCKS_ATTR] = marks
 
 
 def _lean_copy(imported: Any, weights: dict[str, np.ndarray]) -> ir.Module | None:

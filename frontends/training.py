@@ -62,6 +62,8 @@ class TrainingModel:
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._lrs: list[float] = []
         self.replicas = options.replication_factor  # data-parallel replicas, one IPU and simulator each
+        # PipelinedExecution: the micro-batches of a step in one run (0: one micro-batch a run)
+        self.pipelined = options.Training.gradient_accumulation if options.execution_strategy.pipelined else 0
         self._host_state_stale = False  # the device updated the optimizer state since the host last read it
         self._host_weights_stale = False  # the device updated the parameters since copyWeightsToHost
         # model.state_dict() copies the weights to the host first, as PopTorch's wrapped model does
@@ -72,6 +74,8 @@ class TrainingModel:
 
     def __call__(self, *inputs: Any) -> Any:
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
+        if self.pipelined:  # a run takes a step's micro-batches, pipelined over the IPUs
+            arrays = [array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in arrays]
         shards = replica_slices(arrays, self.replicas)
         if self.device is None:
             self._compile(tuple(to_torch(array[0]) for array in shards[0]))
@@ -80,7 +84,7 @@ class TrainingModel:
         if self._device_state_stale:
             self._write_optimizer_state()
         start = time.perf_counter()
-        iterations = self.options.micro_batches_per_call
+        iterations = len(arrays[0])
         if self.replicas > 1:
             # each output as PopTorch returns it: the replicas' along the first axis (a scalar: one per replica)
             per_replica = self.device.run(shards, iterations=iterations)
@@ -212,20 +216,24 @@ class TrainingModel:
             self.optimizer,
             self.rule,
             micro_batch,
-            training.gradient_accumulation,
+            1 if self.pipelined else training.gradient_accumulation,
             training.reduction is ReductionType.Mean,
             self._importer,
             self.random_seed,
             self.replicas,
             self._mixed_precision(),
+            self.pipelined,
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction
         if self.options.Precision.partials_type is not None:  # read by ipu-partials-type (Precision.setPartialsType)
             with self.step.module.context:
                 self.step.module.operation.attributes[PARTIALS_ATTR] = encode_partials(self.options.Precision.partials_type)
+        pipeline = {"micro_batches": self.pipelined} if self.pipelined else {}
         try:
-            program = (self._compile_program or _compile)(self.step.module, target, memory_fraction=fraction, replicas=self.replicas)
+            program = (self._compile_program or _compile)(
+                self.step.module, target, memory_fraction=fraction, replicas=self.replicas, **pipeline
+            )
         except IpuError as error:  # the planner's refusal names its option: say which of ours set it
             if fraction is not None and "memory-fraction)" in error.message:
                 error.message = error.message.replace("memory-fraction)", f"memory-fraction: setAvailableMemoryProportion {fraction!r})")
@@ -260,7 +268,7 @@ class TrainingModel:
     def _check_batch(self, arrays: list[np.ndarray]) -> None:
         if len(arrays) != len(self.step.batch):
             raise IpuError(f"the model was compiled for {len(self.step.batch)} inputs, got {len(arrays)}")
-        per_call = self.options.micro_batches_per_call
+        per_call = len(arrays[0]) if arrays else 1
         for index, (array, (shape, dtype)) in enumerate(zip(arrays, self.step.batch)):
             if array.shape[1:] != shape or array.dtype != dtype:
                 expected = _describe((shape[0] * per_call, *shape[1:]), dtype) if shape else f"{per_call} {dtype}"
@@ -308,5 +316,5 @@ def _describe(shape: tuple, dtype: Any) -> str:
     return f"{'x'.join(map(str, shape)) or 'scalar'} {np.dtype(dtype)}"
 
 
-def _compile(module: Any, target: str, memory_fraction: float | None = None, replicas: int = 1) -> Any:
-    return api.compile_to_program(module, target, memory_fraction=memory_fraction, replicas=replicas)
+def _compile(module: Any, target: str, memory_fraction: float | None = None, replicas: int = 1, micro_batches: int = 1) -> Any:
+    return api.compile_to_program(module, target, memory_fraction=memory_fraction, replicas=replicas, micro_batches=micro_batches)

@@ -12,6 +12,7 @@ from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 
 from .pass_registry import ModulePass, register_pass
+from .pipeline_training import order_training_step
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
 from .select_entry import public_functions
@@ -49,10 +50,13 @@ class Pipeline(ModulePass):
     at the micro-batch's shape when its rows are alike for every micro-batch (BERT's token-type
     ids broadcast over the batch), else sliced per micro-batch. An op whose result is not the
     micro-batch's alone (a reduction over the batch, as BatchNorm's batch statistics, a slice of
-    it), an op it cannot split, a value flowing from a later
-    stage to an earlier one, fewer micro-batches than stages, a batch not divisible by them, and
-    device variables (training: gradient accumulation over pipelines is not implemented) are
-    refused at the op or the function.
+    it), an op it cannot split, a value flowing from a later stage to an earlier one, fewer
+    micro-batches than stages and a batch not divisible by them are refused at the op or the
+    function.
+
+    A training step (a function with device variables: frontends/joint.py's joint step, built
+    with its `micro-batches` forward and backward passes unrolled) is not split but put in
+    pipeline order (`order_training_step`, lowering/pipeline_training.py).
 
     Before (`ipu-pipeline{micro-batches=2}`, after ipu-shard on 2 IPUs):
 
@@ -80,7 +84,10 @@ class Pipeline(ModulePass):
         if self.micro_batches == 1:
             return
         for function in public_functions(module):
-            Pipeliner(function, self.micro_batches, self.inputs).run()
+            if resident_names(function)[0]:  # device variables: a training step, its micro-batches unrolled
+                order_training_step(function, self.micro_batches)
+            else:
+                Pipeliner(function, self.micro_batches, self.inputs).run()
 
 
 class Pipeliner:
@@ -95,8 +102,6 @@ class Pipeliner:
         self.block = function.regions[0].blocks[0]
         self.index_type = ir.IntegerType.get_signless(64)
         arguments = list(self.block.arguments)
-        if resident_names(function)[0]:
-            raise op_error(function, "ipu-pipeline: device variables (training) are not pipelined yet; compile without micro-batches")
         if inputs > len(arguments):
             raise op_error(function, f"{pass_name}: inputs={inputs}, but the function has {len(arguments)} arguments")
         self.inputs = arguments[:inputs] if inputs else [a for a in arguments if _read_along_batch_by_a_user(a)]

@@ -13,6 +13,7 @@ from ipu_mlir.target.diagnostics import op_error
 
 from .pass_registry import ModulePass, register_pass
 from .plan import IPU_ID_ATTR
+from .resident import resident_names
 from .select_entry import public_functions
 
 # The function attribute naming where the user's blocks begin (PopTorch's `BeginBlock`).
@@ -20,6 +21,10 @@ BEGIN_BLOCKS_ATTR = "ipu.begin_blocks"
 
 # Ops with no work or storage of their own: they take no IPU (a constant is placed with its
 # first user by ipu-plan).
+# A training step's ops name their phase in their locations (`phase:forward`, `phase:backward`,
+# `phase:update`; the torch front end's importer, frontends/torch.py).
+_PHASE_PREFIX = "phase:"
+
 _UNPLACED = frozenset({"arith.constant", "tensor.empty", "func.return"})
 
 
@@ -78,12 +83,18 @@ class Shard(ModulePass):
             raise op_error(module, f"ipu-shard: {asked}, but target '{target.name}' has {target.num_ipus} IPU(s)")
         for function in public_functions(module):
             ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name not in _UNPLACED]
+            # a training step's forward is placed as a model is; its backward and update follow
+            phases = [step_phase(op) for op in ops]
+            training = any(phases)
+            forward = [op for op, phase in zip(ops, phases) if phase == "forward" or not training]
             if BEGIN_BLOCKS_ATTR in function.attributes:
-                stages = _blocks(function, ops, target.num_ipus)
-            elif any(IPU_ID_ATTR in op.attributes for op in ops):
-                stages = _annotated(ops, target.num_ipus)
+                stages = _blocks(function, forward, target.num_ipus)
+            elif any(IPU_ID_ATTR in op.attributes for op in forward):
+                stages = _annotated(forward, target.num_ipus)
             else:
-                stages = _balanced(ops, ipus)
+                stages = _balanced(forward, ipus, _variables(function))
+            if training:
+                stages = _by_layer(ops, phases, stages)
             for op, stage in zip(ops, stages):
                 op.attributes[IPU_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, module.context), stage)
 
@@ -136,9 +147,76 @@ def _location_names(location: ir.Location) -> list[str]:
     return names
 
 
-def _balanced(ops: list[ir.OpView], ipus: int) -> list[int]:
+def _by_layer(ops: list[ir.OpView], phases: list[str], forward_stages: list[int]) -> list[int]:
+    """The stages of a training step's ops, given its forward ops' (in order), the forward kept
+    in whole layers; a backward or update op naming a layer (frontends/joint.py names them) goes to the IPU of that layer's
+    first forward op, so that a layer's backward and its weights' update run where its weights
+    and the activations it kept live; one naming none follows the op before it."""
+    forward = iter(forward_stages)
+    stages, layers, current = [], {}, 0
+    for op, phase in zip(ops, phases):
+        layer = _layer_name(op)
+        if phase == "forward":
+            stage = next(forward)
+            # memory balance may cut inside a layer: a layer is kept whole on its first op's IPU, an
+            # op of none (an activation, the bias add fused into it) with the op before it
+            current = layers.setdefault(layer, stage) if layer else current
+        elif layer:
+            current = next((layers[name] for name in _enclosing(layer) if name in layers), current)
+        stages.append(current)
+    return stages
+
+
+def _enclosing(layer: str) -> list[str]:
+    """`layer`'s module path and those of the modules holding it, innermost first."""
+    names = [layer]
+    while "." in names[-1]:
+        names.append(names[-1].rpartition(".")[0])
+    return names
+
+
+def step_phase(op: ir.OpView) -> str:
+    """The training step's phase an op's location names (`phase:forward`, from the front
+    end), '' for none."""
+    return next((name[len(_PHASE_PREFIX) :] for name in _step_names(op) if name.startswith(_PHASE_PREFIX)), "")
+
+
+def _layer_name(op: ir.OpView) -> str:
+    """The layer (a module path) an op's location names, '' for none: its name other than the
+    phase and the ATen op."""
+    return next((name for name in _step_names(op) if not name.startswith((_PHASE_PREFIX, "aten.", "prims."))), "")
+
+
+def _step_names(op: ir.OpView) -> list[str]:
+    """The names of an op's location; of an op canonicalize made of several (a fused location),
+    the first one's: the op it kept, its phase and layer."""
+    location = op.location
+    while location.is_a_fused() and location.locations:
+        location = location.locations[0]
+    return _location_names(location)
+
+
+def _variables(function: ir.OpView) -> dict[ir.Value, int]:
+    """The device variables among `function`'s arguments (a training step's parameters and
+    optimizer state), each with how many tensors of its size it brings to its IPU: weights, as
+    constants are, a parameter (`param:NAME`) counting also its gradient and each variable
+    kept for it (`opt:KIND:NAME`, `accum:grad:NAME`: the front end's names, frontends/joint.py),
+    which the forward does not read but its layer's update keeps on the same IPU."""
+    arguments = function.regions[0].blocks[0].arguments
+    names = resident_names(function)[0]
+    kept: dict[str, int] = {}
+    for name in names.values():
+        if name.startswith(("opt:", "accum:grad:")):
+            owner = name.rpartition(":")[2]
+            kept[owner] = kept.get(owner, 0) + 1
+    return {
+        arguments[index]: 2 + kept.get(name.removeprefix("param:"), 0) if name.startswith("param:") else 1 for index, name in names.items()
+    }
+
+
+def _balanced(ops: list[ir.OpView], ipus: int, variables: dict[ir.Value, int] | None = None) -> list[int]:
     seen: set[ir.Value] = set()
-    weights = [_bytes(op, seen) for op in ops]
+    weights = [_bytes(op, seen, variables or {}) for op in ops]
     total = sum(weights) or 1
     stages, before = [], 0
     for weight in weights:
@@ -147,18 +225,20 @@ def _balanced(ops: list[ir.OpView], ipus: int) -> list[int]:
     return stages
 
 
-def _bytes(op: ir.OpView, seen: set[ir.Value]) -> int:
-    """Bytes an op brings to its IPU: constants it reads first (weights), its results."""
+def _bytes(op: ir.OpView, seen: set[ir.Value], variables: dict[ir.Value, int]) -> int:
+    """Bytes an op brings to its IPU: constants and device variables it reads first (weights,
+    a parameter with its training state), its results."""
     total = sum(_tensor_bytes(result) for result in op.results)
     for region in op.operation.regions:
         for block in region.blocks:
             for inner in block.operations:
-                total += _bytes(inner, seen)
+                total += _bytes(inner, seen, variables)
     for operand in op.operands:
         owner = operand.owner  # a Block for a block argument, else the defining op
-        if operand not in seen and not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant":
+        weight = operand in variables or (not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant")
+        if operand not in seen and weight:
             seen.add(operand)
-            total += _tensor_bytes(operand)
+            total += _tensor_bytes(operand) * variables.get(operand, 1)
     return total
 
 

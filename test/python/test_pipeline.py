@@ -118,7 +118,7 @@ def test_poptorch_options_refusals() -> None:
 
     model, x = _torch_mlp()
     options = ipu_torch.Options().setExecutionStrategy(ipu_torch.PipelinedExecution())
-    with pytest.raises(IpuError, match="training over pipeline stages .* is not implemented"):
+    with pytest.raises(IpuError, match=r"PipelinedExecution needs Training.gradientAccumulation\(G\) .*; got 1"):
         ipu_torch.trainingModel(model, options)
     with pytest.raises(IpuError, match="setExecutionStrategy takes PipelinedExecution"):
         ipu_torch.Options().setExecutionStrategy("pipelined")

@@ -1,0 +1,71 @@
+"""Pipelined training (PopTorch's PipelinedExecution with gradient accumulation) over the IPUs of
+an m2000 (docs/many-ipus.md): a step's micro-batches flow through the stages in PopART's order,
+each layer's gradients summed on its IPU, one update a step; checked against PyTorch's loop with
+the same gradient accumulation (their mean, PopTorch's default reduction) by test_training's
+rule."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from test_sharded_training import MLP, Transformer, layer_of, train_sharded  # noqa: E402
+
+from ipu_mlir.frontends import torch as ipu_torch  # noqa: E402
+from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
+
+
+def pipelined():
+    return ipu_torch.Options().setExecutionStrategy(ipu_torch.PipelinedExecution())
+
+
+def test_mlp_over_two_ipus_sgd_momentum():
+    """2 IPUs: 3 pipeline stages, so 3 micro-batches a step; 2 device iterations a call."""
+    torch.manual_seed(0)
+    model = MLP()
+    ipu_torch.BeginBlock(model.layers[1], ipu_id=1)
+    batches = [(torch.randn(24, 8), torch.randn(24, 4)) for _ in range(2)]
+    (losses, reference, worst), ipus = train_sharded(
+        model,
+        lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9),
+        batches,
+        options=pipelined().deviceIterations(2),
+        accumulation=3,
+    )
+    assert worst < 1e-4 and losses == pytest.approx(reference, rel=1e-5)
+    placed = {name: ipu for name, ipu in ipus.items() if name.startswith(("param:", "opt:momentum_buffer:"))}
+    assert placed == {name: 0 if layer_of(name) == "layers.0" else 1 for name in placed}
+
+
+def test_transformer_over_four_ipus_adam():
+    """4 IPUs: 7 pipeline stages, 8 micro-batches a step."""
+    torch.manual_seed(2)
+    model = Transformer()
+    for ipu, layer in enumerate([*model.layers], start=1):
+        ipu_torch.BeginBlock(layer, ipu_id=ipu)
+    batches = [(torch.randint(0, 32, (16, 8)), torch.randint(0, 32, (16, 8))) for _ in range(3)]
+    unused = torch.ones(32, dtype=torch.bool)
+    unused[torch.cat([ids.flatten() for ids, _ in batches])] = False
+    noise = {"embed.weight": unused, **{f"layers.{k}.self_attn.in_proj_bias": slice(16, 32) for k in range(3)}}
+    (losses, reference, worst), _ = train_sharded(
+        model, lambda m: torch.optim.Adam(m.parameters(), lr=1e-3), batches, options=pipelined(), accumulation=8, noise=noise
+    )
+    assert worst < 1e-4 and losses == pytest.approx(reference, rel=1e-4)
+
+
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_too_few_micro_batches_refused(accumulation):
+    torch.manual_seed(0)
+    model = MLP()
+    ipu_torch.BeginBlock(model.layers[1], ipu_id=1)
+    options = pipelined().target("m2000")
+    options.Training.gradientAccumulation(accumulation)
+    with pytest.raises(IpuError) as error:
+        trained = ipu_torch.trainingModel(model, options=options, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+        trained(torch.randn(4 * accumulation, 8), torch.randn(4 * accumulation, 4))
+    message = str(error.value).splitlines()[0]
+    assert "pipeline stages" in message and "PopART's rule" in message
+    if accumulation == 2:
+        assert "gradient accumulation of 2 micro-batches is fewer than the 3 pipeline stages" in message
