@@ -368,7 +368,10 @@ class Im2col:
         # passes lose to by 2.3x; the taps pay for groups' many small products.
         depthwise = self.groups > 1 or self.fg == 1
         self.taps_added = self.cg == 1 and depthwise and (strided or self.oh * self.ow <= TAPS_ADDED_POSITIONS)
-        self.runs = self.cg == 1 and not strided and not self.taps_added  # and rows of a slow item size: decided per dtype
+        # depthwise only: a convolution of many filters over one input channel a tile (a weight
+        # gradient: the output gradient as the filter, 56 x 56 taps for 3 x 3 outputs) would
+        # multiply the whole runs, (oh - 1) * wp + ow columns where im2col has oh * ow
+        self.runs = depthwise and self.cg == 1 and not strided and not self.taps_added  # and rows of a slow item size: per dtype
         # f32 and f64 depthwise: compiled (dialects/ops/depthwise.py), the taps' bytes 2.3x faster
         compiled = self.cg == 1 and depthwise and self.exact and self.result in (np.float32, np.float64)
         self.planes = Planes(self, self.result) if compiled else None
