@@ -60,14 +60,16 @@ def test_a_weight_gradient_multiplies_im2col_columns_not_runs():
     filters (the output gradient's channels), taps as large as the output gradient (ResNet's
     56 x 56 for a 3 x 3 filter). The runs path would multiply (oh - 1) * wp + ow columns a
     filter where im2col has oh * ow (ResNet-18's: 119 against 9, 2 s of a 3.6 s training
-    step): it takes im2col, bit for bit the product of its filters and columns."""
+    step): it takes im2col, its columns laid out (oh * ow, taps) and multiplied transposed
+    (BLAS packs rows of kw faster than rows of ow), bit for bit that product."""
     kernel = codelet(conv((1, 1, 14, 14), (3, 1, 14, 14), (1, 1), (1, 1), (1, 1, 1, 1), 1), batch_rank=2)
     im2col = kernel._direct[0]
     x = RNG.standard_normal((2, 1, 1, 1, 14, 14)).astype(np.float32)
     w = RNG.standard_normal((1, 5, 3, 1, 14, 14)).astype(np.float32)
     (got,) = kernel([x, w])
-    product = np.matmul(im2col._filters(w), im2col._columns(x))
-    assert not im2col._by_runs(x)
+    columns = im2col._columns(x)
+    assert not im2col._by_runs(x) and columns.shape[-2:] == (14 * 14, 9) and columns.strides[-2] == 4
+    product = np.matmul(im2col._filters(w), columns)
     assert got.tobytes() == product.reshape(got.shape).tobytes()
     np.testing.assert_allclose(got, reference(x, w, (1, 1), (1, 1), (1, 1, 1, 1), 1), rtol=1e-4, atol=1e-4)
 
