@@ -1,7 +1,7 @@
 """Training steps (issue 25, point 9): a simulated training step against PyTorch eager's on one
 thread, the joint step's compile time, host bytes per step and simulated images per second.
 
-    .venv/bin/python bench/training.py [--quick] [--repeat N]
+    .venv/bin/python bench/training.py [--quick] [--repeat N] [--models resnet18 ...]
 
 Each case is a zoo model with `ipu-run --train`'s loss (tools/train.py: cross-entropy on random
 labels for the vision models, next-token cross-entropy for GPT-2, MSE for BERT's encoder) and
@@ -143,10 +143,13 @@ def measure(case: Case, repeat: int) -> dict:
     }
 
 
-def rows(quick: bool, repeat: int, row) -> list[dict]:  # noqa: ANN001 (bench/run.py's row)
-    """The section's rows, made by `row(section, what, input, figure, ratio, peer, goal, met, **raw)`."""
+def rows(quick: bool, repeat: int, row, models: tuple[str, ...] = ()) -> list[dict]:  # noqa: ANN001 (bench/run.py's row)
+    """The section's rows, made by `row(section, what, input, figure, ratio, peer, goal, met, **raw)`;
+    only the zoo `models` named, if any."""
     out = []
     for configurations in cases(quick):
+        if models and configurations[0].name not in models:
+            continue
         for case in configurations:
             figures = measure(case, repeat)
             if "refused" in figures:
@@ -156,9 +159,10 @@ def rows(quick: bool, repeat: int, row) -> list[dict]:  # noqa: ANN001 (bench/ru
                 continue
             out += case_rows(case, figures, row)
             break
-    if not quick:
+    if not quick and (not models or "gpt2" in models):
         out += gpt2_on_m2000_rows(repeat, row)
-    if not any(r["raw"].get("images_per_second") and "full size" in r["input"] for r in out):
+    tried = not models or "resnet50" in models
+    if tried and not any(r["raw"].get("images_per_second") and "full size" in r["input"] for r in out):
         out += [placeholder(system, per_ipu, quick, row) for system, per_ipu in PUBLISHED]
     return out
 
@@ -276,6 +280,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the reduced configurations only")
     parser.add_argument("--repeat", type=int, default=None, help="timed rounds (default: 3 quick, 7 full)")
+    parser.add_argument("--models", nargs="+", default=(), help="only these zoo models (resnet18, bert_encoder, gpt2, resnet50)")
     args = parser.parse_args()
 
     def row(section, what, input_, figure, ratio, peer, goal="-", met=None, **raw):  # noqa: ANN001, ANN202
@@ -283,7 +288,7 @@ def main() -> None:
         print(f"{what}: {input_}: {figure}" + ("" if ratio is None else f" (ratio {ratio:.3g})") + verdict, flush=True)
         return {"input": input_, "raw": raw}
 
-    rows(args.quick, args.repeat or (3 if args.quick else 7), row)
+    rows(args.quick, args.repeat or (3 if args.quick else 7), row, tuple(args.models))
 
 
 if __name__ == "__main__":

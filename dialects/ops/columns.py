@@ -13,7 +13,8 @@ on a busy host): 163.5 ms with the columns of a group gathered at once, 147.7 / 
 its Python calls).
 
 The bytes are those of one product over all tiles: np.matmul multiplies each tile's
-(filters, taps) @ (taps, oh * ow) matrices with one BLAS call anyway, and each chunk makes the
+(filters, taps) @ (taps, oh * ow) matrices (the latter transposed columns for
+`Im2col.transposed`) with one BLAS call anyway, and each chunk makes the
 same calls on the same values laid out the same (columns dense, filters and output the
 vertex group's views), only fewer of them at a time.
 
@@ -80,11 +81,10 @@ class Chunks:
         `matrices` its product's views of the filter and the output."""
         self.conv, self.x, self.filters, self.matrices = conv, x, filters, matrices
         b = conv.batch
-        columns = (conv.n, conv.groups, conv.taps, conv.oh * conv.ow)
-        self.pieces = chunks(x.shape[:b], math.prod(columns) * x.itemsize)
+        self.pieces = chunks(x.shape[:b], math.prod(conv.columns) * x.itemsize)
         largest = x[self.pieces[0]].shape[:b]
         self.padded_shape = (*largest, *conv.padded) if any(conv.pad) else None
-        self.columns_shape = (*largest, *columns)
+        self.columns_shape = (*largest, *conv.columns)
         padded_bytes = 0 if self.padded_shape is None else -(-math.prod(self.padded_shape) * x.itemsize // ALIGN) * ALIGN
         self.offsets = (0, padded_bytes, padded_bytes + math.prod(self.columns_shape) * x.itemsize)
         self.buffer, self.views, self.padded = None, [], None
@@ -123,7 +123,7 @@ class Chunks:
             windows = conv.windows(source)
             into = columns[chunk]
             rows = as_items(into.reshape(windows.shape), windows)
-            self.views.append((inner, rows, self.filters[own], into, self.matrices[piece]))
+            self.views.append((inner, rows, self.filters[own], conv.operand(into), self.matrices[piece]))
         self.padded = padded
 
 

@@ -64,3 +64,14 @@ def test_placeholder_for_the_published_throughput(rows) -> None:
     placeholders = [r for r in rows if r["input"].startswith("PLACEHOLDER")]
     assert [r["peer"] for r in placeholders] == [f"{system}, per IPU" for system, _ in training.PUBLISHED]
     assert all("not measured" in r["figure"] and r["ratio"] is None for r in placeholders)
+
+
+def test_models_picks_the_rows_and_no_placeholder_without_resnet50(monkeypatch) -> None:
+    """`--models resnet18` measures ResNet-18's configurations only, and does not claim that
+    the full-size ResNet-50 it never tried was refused."""
+    resnet18, bert = training.Case("r18", "resnet18", 1), training.Case("bert", "bert_encoder", 1)
+    monkeypatch.setattr(training, "cases", lambda quick: [[resnet18], [bert]])
+    monkeypatch.setattr(training, "measure", lambda case, repeat: {"refused": f"{case.label} refused"})
+    assert [r["input"] for r in training.rows(False, 1, row, ("resnet18",))] == ["r18"]
+    assert [r["input"] for r in training.rows(False, 1, row, ("resnet50",))][-1].startswith("PLACEHOLDER")
+    assert [r["input"] for r in training.rows(False, 1, row)][:2] == ["r18", "bert"]

@@ -23,6 +23,7 @@ CASES = [  # input, filter, strides, dilations, padding, groups
     ((1, 6, 7, 7), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 3),  # grouped, two channels a group
     ((1, 3, 6, 6), (4, 3, 3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1),  # no padding: the windows of the input itself
     ((1, 8, 5, 6), (6, 8, 1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1),  # 1 x 1 with a stride
+    ((1, 1, 9, 9), (4, 1, 7, 7), (1, 1), (1, 1), (1, 1, 1, 1), 1),  # a weight gradient: columns transposed
 ]
 GRID = (3, 2, 5)  # the input varies along axes 0 and 2, the filter along 1 and 2
 
