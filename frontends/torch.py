@@ -42,7 +42,7 @@ from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
-from ipu_mlir.frontends.joint import pad_without_negative_widths
+from ipu_mlir.frontends.backward_rewrites import pad_without_negative_widths
 from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint

@@ -276,7 +276,7 @@ def test_mobilenet_v2_reduced():
 def test_max_pool_backward_by_windows_is_atens(kernel, stride, padding, dilation, ceil_mode, size):
     """The rewrite of max-pool's backward (reads of each window's arg-max, no scatter) against
     ATen's own in f64, ties included (ATen's indices pick which tied input gets the gradient)."""
-    from ipu_mlir.frontends.joint import _max_pool_backward_by_windows
+    from ipu_mlir.frontends.backward_rewrites import max_pool_backward_by_windows as _max_pool_backward_by_windows
 
     generator = torch.Generator().manual_seed(7)
     source = torch.randn(2, 3, *size, generator=generator, dtype=torch.float64)
