@@ -562,7 +562,8 @@ def _decompositions() -> dict:
     computes it: torch-mlir's own lowering of it takes sqrt(2/pi) as 0.797724 (0.7978846), off by
     up to 5e-5 at |x| near 1 (fuzz seed 285). Its exact form is left to torch-mlir (erf). And
     `fmod(x, 1.5)` as `fmod(x, tensor(1.5))`: torch-mlir lowers only the second (seed 25). And a
-    negative pad width as a slice (torch-mlir folds a shape-keeping pad away, seed 413)."""
+    negative pad width as a slice (torch-mlir folds a shape-keeping pad away, seed 413). And
+    clamp, minimum and maximum keeping NaN, as ATen does (`_clamp`, `_minimum_or_maximum`)."""
     import torch
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -571,7 +572,69 @@ def _decompositions() -> dict:
         torch.ops.aten.gelu.default: _gelu,
         torch.ops.aten.fmod.Scalar: _fmod_scalar,
         torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths,
+        torch.ops.aten.clamp.default: _clamp,
+        torch.ops.aten.clamp.Tensor: _clamp,
+        torch.ops.aten.hardtanh.default: lambda x, low=-1.0, high=1.0: _clamp(x, low, high),
+        torch.ops.aten.minimum.default: functools.partial(_minimum_or_maximum, "lt"),
+        torch.ops.aten.maximum.default: functools.partial(_minimum_or_maximum, "gt"),
+        torch.ops.aten.argmax.default: functools.partial(_arg_extreme, "amax"),
+        torch.ops.aten.argmin.default: functools.partial(_arg_extreme, "amin"),
+        torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
+        torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
     }
+
+
+def _clamp(x: Any, low: Any = None, high: Any = None) -> Any:
+    """ATen's clamp of NaN is NaN; torch-mlir lowers clamp to `cmpf ult` / `ugt` and a select,
+    which are true for NaN, so NaN became the bound (found by the fuzzer's odd inputs). Ordered
+    comparisons keep it; a low bound above the high one gives the high one, and a NaN bound
+    NaN, as ATen."""
+    import torch
+
+    if not any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in (x, low, high)):
+        return NotImplemented
+    for bound, beyond in ((low, torch.lt), (high, torch.gt)):
+        if bound is None:
+            continue
+        if not isinstance(bound, torch.Tensor):  # a number: NaN or not is known now
+            x = torch.where(beyond(x, bound), bound, x) if not math.isnan(bound) else torch.full_like(x, math.nan)
+            continue
+        x = torch.where(beyond(x, bound) | torch.isnan(bound), bound, x)
+    return x
+
+
+def _minimum_or_maximum(order: str, a: Any, b: Any) -> Any:
+    """ATen's minimum / maximum propagate NaN from either side; torch-mlir's lowering (`cmpf
+    olt` / `ogt` and a select) took b when a was NaN."""
+    import torch
+
+    if not (a.is_floating_point() or b.is_floating_point()):
+        return NotImplemented
+    return torch.where(getattr(torch, order)(a, b) | torch.isnan(a), a, b)
+
+
+def _arg_extreme(reduce: str, x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    """argmax / argmin as the first index holding the `amax` / `amin` (which propagate NaN):
+    ATen's index is that of the first NaN if there is one; torch-mlir's lowering (`cmpf ogt`
+    and a select per element) never picks a NaN."""
+    if not x.is_floating_point():
+        return NotImplemented
+    if dim is None:
+        index = _extreme_and_index(reduce, x.reshape(-1), 0)[1]
+        return index.reshape([1] * x.dim()) if keepdim else index
+    return _extreme_and_index(reduce, x, dim, keepdim)[1]
+
+
+def _extreme_and_index(reduce: str, x: Any, dim: int, keepdim: bool = False) -> Any:
+    """`max.dim` / `min.dim` (values and indices) by `_arg_extreme`'s rule."""
+    import torch
+
+    if not x.is_floating_point():
+        return NotImplemented
+    extreme = getattr(torch, reduce)(x, dim, keepdim=True)
+    hit = (x == extreme) | torch.isnan(x)  # a NaN is the extreme wherever there is one
+    index = torch.argmax(hit.to(torch.int32), dim, keepdim=keepdim)  # the first hit: integers go to torch-mlir
+    return (extreme if keepdim else extreme.squeeze(dim)), index
 
 
 def _gelu(x: Any, approximate: str = "none") -> Any:
