@@ -572,6 +572,7 @@ def _decompositions() -> dict:
         torch.ops.aten.gelu.default: _gelu,
         torch.ops.aten.fmod.Scalar: _fmod_scalar,
         torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths,
+        torch.ops.aten.roll.default: _roll,
         torch.ops.aten.clamp.default: _clamp,
         torch.ops.aten.clamp.Tensor: _clamp,
         torch.ops.aten.hardtanh.default: lambda x, low=-1.0, high=1.0: _clamp(x, low, high),
@@ -582,6 +583,22 @@ def _decompositions() -> dict:
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
     }
+
+
+def _roll(x: Any, shifts: Any, dims: Any = ()) -> Any:
+    """roll as slices and a concat, each shift taken modulo its size: torch-mlir's roll by a
+    whole turn (`roll(3)` of a dimension of 3) cut a slice of zero elements, which the compiler
+    refuses (fuzz seed 1206)."""
+    import torch
+
+    if not dims:  # the flattened tensor rolled
+        return _roll(x.reshape(-1), shifts, [0]).reshape(x.shape)
+    for shift, dim in zip(shifts, dims):
+        size = x.shape[dim]
+        shift = shift % size if size else 0
+        if shift:
+            x = torch.cat([x.narrow(dim, size - shift, shift), x.narrow(dim, 0, size - shift)], dim)
+    return x.clone()
 
 
 def _clamp(x: Any, low: Any = None, high: Any = None) -> Any:

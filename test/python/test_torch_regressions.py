@@ -218,3 +218,21 @@ def test_nan_through_ops_that_select(name) -> None:  # noqa: ANN001
     model = Lambda(SELECTING[name])
     got = ipu_torch.compile(model, ODD_ROWS, target=TARGET, use_cache=False)(ODD_ROWS)
     torch.testing.assert_close(got, model(ODD_ROWS), rtol=0, atol=0, equal_nan=True)
+
+
+SHAPE_KEEPING = {
+    "circular_pad_of_two_dims": lambda x: nn.functional.pad(x, [1, 1, 2, 0], mode="circular"),
+    "roll_a_whole_turn": lambda x: x.roll(4, -1),
+    "roll_more_than_a_turn": lambda x: x.roll((-7, 5), (2, 3)),
+    "roll_flattened": lambda x: x.roll(5),
+}
+
+
+@pytest.mark.parametrize("name", SHAPE_KEEPING)
+def test_valid_programs_once_refused(name) -> None:  # noqa: ANN001
+    """Fuzzer seeds 1267 and 1206: ATen's circular pad reads a slice of its `empty` output
+    (rows it fills later), refused as "a tensor with no storage"; torch-mlir's roll by a whole
+    turn cut a zero-size slice, refused as such. Both run now, exactly as ATen."""
+    model, x = Lambda(SHAPE_KEEPING[name]), torch.randn(2, 1, 3, 4)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=0, atol=0)
