@@ -573,6 +573,8 @@ def _decompositions() -> dict:
         torch.ops.aten.fmod.Scalar: _fmod_scalar,
         torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths,
         torch.ops.aten.roll.default: _roll,
+        torch.ops.aten._softmax.default: functools.partial(_softmax_of_a_scalar, torch.ops.aten._softmax.default),
+        torch.ops.aten._log_softmax.default: functools.partial(_softmax_of_a_scalar, torch.ops.aten._log_softmax.default),
         torch.ops.aten.clamp.default: _clamp,
         torch.ops.aten.clamp.Tensor: _clamp,
         torch.ops.aten.hardtanh.default: lambda x, low=-1.0, high=1.0: _clamp(x, low, high),
@@ -583,6 +585,17 @@ def _decompositions() -> dict:
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
     }
+
+
+def _softmax_of_a_scalar(op: Any, x: Any, dim: int, half_to_float: bool) -> Any:
+    """softmax / log_softmax of a 0-d tensor as that of a 1-element one: torch-mlir's pipeline
+    on the 0-d softmax never ends, emitting diagnostics until memory runs out (fuzz seed 1289),
+    and its log_softmax (an amax over dimension 0 of a 0-d tensor) fails to legalize."""
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    if x.dim() != 0:
+        return get_decomposition_table().get(op, lambda *_: NotImplemented)(x, dim, half_to_float)
+    return op(x.reshape(1), 0, half_to_float).reshape(())
 
 
 def _roll(x: Any, shifts: Any, dims: Any = ()) -> Any:

@@ -236,3 +236,29 @@ def test_valid_programs_once_refused(name) -> None:  # noqa: ANN001
     model, x = Lambda(SHAPE_KEEPING[name]), torch.randn(2, 1, 3, 4)
     got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
     torch.testing.assert_close(got, model(x), rtol=0, atol=0)
+
+
+SCALAR_SOFTMAX = """
+import torch
+from ipu_mlir.frontends import torch as ipu_torch
+
+class Softmaxes(torch.nn.Module):
+    def forward(self, x):
+        return x.softmax(0), x.log_softmax(-1)
+
+for value in (0.7, float("inf"), float("nan")):
+    x = torch.tensor(value)
+    got = ipu_torch.compile(Softmaxes(), x, target="tiny", use_cache=False)(x)
+    for ours, theirs in zip(got, Softmaxes()(x)):
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=0, equal_nan=True)
+"""
+
+
+def test_softmax_of_a_0d_tensor() -> None:
+    """Fuzzer seed 1289: torch-mlir's pipeline never ended on the softmax of a 0-d tensor (it
+    emitted diagnostics until memory ran out), and refused its log_softmax. In a process of
+    its own, with a time limit, so that a hang fails rather than stops the suite."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", SCALAR_SOFTMAX], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
