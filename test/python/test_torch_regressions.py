@@ -262,3 +262,11 @@ def test_softmax_of_a_0d_tensor() -> None:
 
     done = subprocess.run([sys.executable, "-c", SCALAR_SOFTMAX], capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_reciprocal_of_zero_and_nan() -> None:
+    """Fuzzer seed 5054 (odd values): torch-mlir's reciprocal asserts that no element is zero
+    (a compare false for NaN too): NaN and +-0 failed at run time; ATen gives NaN and +-inf."""
+    model, x = Lambda(torch.reciprocal), torch.tensor([NAN, 0.0, -0.0, 4.0, float("inf"), 1e-40])
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=0, atol=0, equal_nan=True)
