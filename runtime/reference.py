@@ -29,7 +29,9 @@ pass, the message):
   refused: time-stepping programs yield one); identity layouts make
   arguments and results plain row-major buffers, which is what the arrays handed over are
   (inputs are copied in C order for each run: a transposed view would be misread, and the
-  program may write into its arguments).
+  program may write into its arguments). With `copy-before-write` when an `scf.index_switch`
+  yields a tensor: the analysis misses that its result aliases what a case yields, and wrote a
+  later `outs` into that buffer in place (docs/mlir-notes.md).
 - `buffer-results-to-out-params{modify-public-functions hoist-static-allocs}`: results become
   arguments the caller allocates, so numpy owns every output and nothing needs copying out of
   or freeing in the JIT's heap. `modify-public-functions` is essential and off by default:
@@ -196,7 +198,8 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         if "sym_visibility" in func.attributes:
             del func.attributes["sym_visibility"]  # a private entry would get no C interface
-        _run_passes(clone, TO_BUFFERS[:-1])
+        _run_passes(clone, TO_BUFFERS[:1])
+        _run_passes(clone, (_bufferize(clone),))
         _run_passes(clone, TO_BUFFERS[-1:] if not _returns_a_buffer_twice(_find_entry(clone, entry)) else (OUT_PARAMS_COPYING,))
         _check_out_params(clone, entry, len(arguments) + len(results))
         _run_passes(clone, TO_LOOPS)
@@ -296,6 +299,24 @@ module attributes {transform.with_named_sequence} {
   }
 }
 """
+
+
+def _bufferize(module: ir.Module) -> str:
+    """One-shot-bufferize, copying before every write when a `scf.index_switch` yields a tensor:
+    MLIR 22's analysis does not see that the switch's result aliases what its cases yield, so a
+    later in-place write into a yielded tensor (`linalg.fill ... outs(%a)` after a default
+    yielding `%a`) also changed the switch's result (docs/mlir-notes.md; fuzz_control seed
+    1662). `scf.if` is analysed right."""
+    switches: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "scf.index_switch" and any(isinstance(r.type, ir.RankedTensorType) for r in op.results):
+            switches.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return TO_BUFFERS[1][:-1] + " copy-before-write}" if switches else TO_BUFFERS[1]
 
 
 def _returns_a_buffer_twice(func: ir.Operation) -> bool:

@@ -5,7 +5,9 @@ against PyTorch eager.
     python test/fuzz/fuzz_pytorch.py --seed 17 --show             # one case: its model and verdict
 
 Each seed is a case: an inference model (a chain of layers drawn from `LAYERS` by the shape at
-hand, some side outputs) through `frontends.torch.compile`, or a training model (a few layers,
+hand, some side outputs; one seed in 8 with NaN, +-inf, -0.0, huge or subnormal elements in
+its input, drawn after the model so that a seed's model stays the one it was) through
+`frontends.torch.compile`, or a training model (a few layers,
 a loss, an optimizer, deviceIterations / gradientAccumulation, frozen parameters, parameter
 groups) through `trainingModel`, its parameters after two calls against PyTorch's own loop.
 Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismatch), crash
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import random
 import subprocess
@@ -53,8 +56,9 @@ EXACT_ZERO, F32_NOISE = 2.0**-40, 2.0**-20
 TARGETS = ("tiny", "gc2")
 
 
-def make_inference(rng: random.Random) -> tuple[nn.Module, tuple, str]:
-    """(model, inputs, description): a chain of 2-6 layers on a random input."""
+def make_inference(rng: random.Random, odd_values: bool | None = None) -> tuple[nn.Module, tuple, str]:
+    """(model, inputs, description): a chain of 2-6 layers on a random input (with odd values
+    in it: `_odd_values`)."""
     if rng.random() < 0.15:  # token ids first: an Embedding
         batch, length, vocab, width = rng.choice([1, 2, 3]), rng.randint(1, 6), rng.randint(3, 12), rng.choice([4, 6, 8])
         padding = rng.choice([None, 0, vocab - 1])
@@ -75,7 +79,34 @@ def make_inference(rng: random.Random) -> tuple[nn.Module, tuple, str]:
     model = Chain(layers).eval()
     _randomize_buffers(model, rng)
     inputs = tuple(_odd_layout(rng, value) for value in inputs)
-    return model, inputs, " -> ".join(layer.name for layer in layers) + f"  on {_describe(inputs)}"
+    finite = any(word in layer.name for layer in layers for word in ("bilinear", "topk(", "sort("))  # see _odd_values
+    inputs, odd = _odd_values(rng.getrandbits(31) if odd_values is None else odd_values, inputs, finite)
+    return model, inputs, " -> ".join(layer.name for layer in layers) + f"  on {_describe(inputs)}{odd}"
+
+
+ODD_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 3e38, -3e38, 1e-40, -1e-42)
+
+
+def _odd_values(draw: int, inputs: tuple, finite: bool = False) -> tuple[tuple, str]:
+    """For some seeds (one in 8, or `draw` True), a few elements of each float input made NaN,
+    +-inf, -0.0, huge or subnormal: the values a model meets from a bad batch, checked as any
+    other (non-finite elements must match PyTorch's exactly). `finite`: none of NaN and +-inf,
+    for a bilinear interpolate (of +-inf it gives NaN, in torch-mlir's lowering too: known,
+    open) and topk / sort (the order of equal NaNs or infinities is ATen's choice: seed 5037's
+    [1, 3, 2] where we give [1, 2, 3])."""
+    odd = random.Random(draw)
+    if draw is not True and odd.random() >= 1 / 8:
+        return inputs, ""
+    values = [value for value in ODD_VALUES if not finite or math.isfinite(value)]
+    changed, any_float = [], False
+    for value in inputs:
+        if value.is_floating_point() and value.numel():
+            any_float = True
+            value = value.clone()  # the same layout (channels_last, transposed)
+            for _ in range(odd.randint(1, max(1, value.numel() // 4))):
+                value[tuple(odd.randrange(size) for size in value.shape)] = odd.choice(values)
+        changed.append(value)
+    return tuple(changed), " with odd values" if any_float else ""
 
 
 def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:

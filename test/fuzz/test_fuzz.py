@@ -108,6 +108,17 @@ def test_reference_f16_promotion_keeps_the_programs_rounding() -> None:
     assert np.array_equal(reference.run_reference(text, [x])[0], rounded)
 
 
+def test_reference_sees_a_switch_result_alias_its_input() -> None:
+    """fuzz_control seed 1662: MLIR 22's one-shot-bufferize wrote a later `linalg.fill outs(%a)`
+    into %a's buffer although the switch's result, returned, is %a (its default case)."""
+    from ipu_mlir.runtime import reference
+
+    a = np.array([-5, 1, 7, -2, 0, 9, -1, 4], dtype=np.int32)
+    path = Path(__file__).parent / "regressions" / "switch-result-aliases-written-input.mlir"
+    switched, filled = reference.run_reference(path, [a, np.array(2, dtype=np.int32)])
+    assert switched.tolist() == a.tolist() and filled.tolist() == [3] * 8
+
+
 # Every family the generator writes, by the prefix of the kinds it records.
 FAMILIES = (
     "matmul", "batch_matmul", "matvec", "vecmat", "dot", "conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc",
