@@ -56,7 +56,7 @@ from .partials_in_place import elide
 from .planner import Planner, Variable, accesses
 from .profile import Profile, buffer_lives
 from .replicas import tile_classes
-from .steps import prepare
+from .steps import Copy, prepare
 from .streams import HostToDevice
 
 
@@ -104,6 +104,8 @@ class _Plan:
             if isinstance(step, HostToDevice) and step.buffer.name in (loaded or {}):
                 step.buffer.data = loaded[step.buffer.name].data
                 continue
+            if isinstance(step, Copy) and step.dest.name in planner.same_bytes:
+                continue  # an earlier buffer's bytes (Planner._same_bytes): its array, below
             written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
             for buffer in written:
                 buffer.resident = False
@@ -111,6 +113,8 @@ class _Plan:
             step.run(values, planner.checks)
             for buffer in written:
                 buffer.resident = True
+        for name, equal in planner.same_bytes.items():
+            planner.buffers[name].data = planner.buffers[equal].data
         for variable in planner.variables.values():
             if not planner.checks:  # its array for good: the later plan's steps keep views of it (steps.prepare)
                 variable.buffer.data = np.zeros((variable.buffer.row_count, variable.buffer.elements), variable.buffer.dtype)
