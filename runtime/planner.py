@@ -125,7 +125,7 @@ class Planner:
         self.traffic: dict[int, object] = {}  # per copy form: its messages counted per tile (traffic.copy_traffic)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
-        _share_rows(self.buffers.values(), len(layouts))
+        _share_rows(self.buffers.values())
         self.checked = checked
         # buffers whose rows are the checked plan's (no tile has a replica): copies between them are alike
         self.unreplicated = (
@@ -658,15 +658,14 @@ class _CopyForm:
     senders: TileGrid  # the source grid with the axes that repeat one message cut to one point
 
 
-def _share_rows(buffers, distinct: int) -> None:
-    """One array of rows per tile for the buffers whose rows are laid out alike (`distinct` of
-    them), read-only from now on: a pipeline repeats each layer's buffers per micro-batch, and
-    each array has an entry per tile of the target."""
+def _share_rows(buffers) -> None:
+    """One array of rows per tile for the buffers whose rows are laid out alike, read-only from
+    now on: a pipeline repeats each layer's buffers per micro-batch, and each array has an entry
+    per tile of the target."""
     shared: dict[bytes, np.ndarray] = {}
     for buffer in buffers:
         buffer.row_of_tile = shared.setdefault(buffer.row_of_tile.tobytes(), buffer.row_of_tile)
         buffer.row_of_tile.flags.writeable = False
-    assert len(shared) == distinct
 
 
 def _symbol_name(attribute: ir.Attribute) -> str:

@@ -253,3 +253,5 @@ def test_micro_batches_copies_of_a_weight_share_one_array() -> None:
         assert len(copies) == 4 * micro_batches  # a copy per stage and micro-batch
         layouts = {(b.row_of_tile.tobytes(), b.elements) for b in copies}
         assert len({id(b.data) for b in copies}) == len(layouts) < 3 * micro_batches
+        buffers = simulator._later.buffers  # and one array of rows per tile per layout (`_share_rows`)
+        assert len({id(b.row_of_tile) for b in buffers}) == len({b.row_of_tile.tobytes() for b in buffers}) < len(buffers)
