@@ -120,7 +120,8 @@ def rows(
     the weight bytes against the goal, every phase's time and peak in the figure; then, with
     `micro_batches` > 1, one per model of PIPELINED run as a pipeline: its device time per
     sample beside the sharded run's, its fill and flush beside the ideal. None: MICRO_BATCHES
-    when `reduced`, else 1 (BERT-Large pipelined at full size outgrew 12 GiB: docs/many-ipus.md)."""
+    when `reduced`, else 1 (BERT-Large pipelined at full size over 4 micro-batches loads at
+    10 GiB and runs 9 minutes on this machine: docs/many-ipus.md)."""
     micro_batches = micro_batches or (MICRO_BATCHES if reduced else 1)
     result, sharded = [], {}
     for name in models or list(MODELS):

@@ -117,6 +117,7 @@ class Planner:
             variable.buffer.resident = True
             self.writes.append(StreamWrite(variable.buffer.name, variable.to_device.tiles))
         self.pieces: list[list] = []  # of each ipu.copy in program order, for the later plan
+        self.copy_keys: dict[int, tuple] = {}  # id of each Copy step -> its source, size and form number (`_keyed`)
         self.copies: list[tuple] = []  # each ipu.copy's attributes decoded, in program order, for the later plan
         self.planned: dict[tuple, list] = {}  # pieces per distinct copy (`_pieces`)
         self.forms: dict[tuple[ir.Attribute, ...], _CopyForm] = {}  # copies' grids and offsets, decoded (`_copy_form`)
@@ -125,6 +126,7 @@ class Planner:
         self.traffic: dict[int, object] = {}  # per copy form: its messages counted per tile (traffic.copy_traffic)
         layouts: dict[bytes, int] = {}  # buffers' rows of tiles, numbered: equal rows, equal numbers
         self.row_keys = {name: layouts.setdefault(b.row_of_tile.tobytes(), len(layouts)) for name, b in self.buffers.items()}
+        _share_rows(self.buffers.values())
         self.checked = checked
         # buffers whose rows are the checked plan's (no tile has a replica): copies between them are alike
         self.unreplicated = (
@@ -169,6 +171,7 @@ class Planner:
         loaded = [stream.value for stream in self.loads]
         self.load_only = {slot for slot in set(loaded) if loaded.count(slot) == self.constant_reads[slot]} - set(self.results)
         self.hoisted = [] if self.checks else self._hoisted(steps)
+        self.same_bytes = {} if self.checks else self._same_bytes(self.hoisted)
         fixed = {id(step) for step in self.loads + self.hoisted}
         kept = [(index, step, dead) for index, (step, dead) in enumerate(zip(steps, release)) if id(step) not in fixed]
         self.steps, self.release = [step for _, step, _ in kept], [[b for b in dead if not b.resident] for _, _, dead in kept]
@@ -236,6 +239,28 @@ class Planner:
             for buffer in accesses(steps[index])[1]:
                 buffer.resident = True
         return [steps[index] for index in sorted(hoisted)]
+
+    def _same_bytes(self, hoisted: list) -> dict[str, str]:
+        """The hoisted buffers holding the same bytes as an earlier one, each named with it: all
+        their writers are copies equal to its writers (the same source, or one of the same bytes,
+        and the same size and forms) into rows laid out alike. A pipeline's micro-batches each
+        copy a weight into the layout their matmul reads, the same bytes on the same tiles, M
+        times; these buffers share the first one's array (`_Plan.load` runs its copies only)."""
+        writers: dict[str, list] = {}
+        for step in hoisted:
+            for buffer in accesses(step)[1]:
+                writers.setdefault(buffer.name, []).append(step)
+        same: dict[str, str] = {}
+        first: dict[tuple, str] = {}
+        for name, steps in writers.items():  # in program order: a source's writers come before its readers
+            if not all(id(step) in self.copy_keys for step in steps):
+                continue
+            buffer = self.buffers[name]
+            copies = tuple((same.get(source, source), *rest) for source, *rest in (self.copy_keys[id(step)] for step in steps))
+            equal = first.setdefault((self.row_keys[name], buffer.elements, buffer.dtype, copies), name)
+            if equal != name:
+                same[name] = equal
+        return same
 
     def _memory_per_tile(self, buffers: list[Buffer]) -> np.ndarray:
         placed, unplaced = np.zeros(self.target.num_tiles, np.int64), np.zeros(self.target.num_tiles, np.int64)
@@ -393,7 +418,7 @@ class Planner:
             # rows as in the checked plan: its pieces (the checked run proved that no axis of
             # the grid writes one place twice, so none would be cut to its first point here)
             self.pieces.append(self.checked.pieces[index])
-            return Copy(site, source, dest, self.pieces[-1])
+            return self._keyed(Copy(site, source, dest, self.pieces[-1]), size, form)
         pieces = self._pieces(source, dest, form, size, site)
         self.pieces.append(pieces)
         if self.checks:  # the profile is the checked plan's; the pieces' regions for the race checks
@@ -416,7 +441,12 @@ class Planner:
                 for piece in pieces
                 for buffer, region, write in zip((source, dest), piece, (False, True))
             ]
-        return Copy(site, source, dest, pieces)
+        return self._keyed(Copy(site, source, dest, pieces), size, form)
+
+    def _keyed(self, copy: Copy, size: int, form: _CopyForm) -> Copy:
+        """`copy`, its bytes' key recorded (`_same_bytes`): its source, size and forms."""
+        self.copy_keys[id(copy)] = (copy.source.name, size, form.number)
+        return copy
 
     def _pieces(self, source: Buffer, dest: Buffer, form: _CopyForm, size: int, site: Site):
         """A copy's pieces, planned once per distinct copy: what they depend on is the copy's
@@ -649,6 +679,16 @@ class _CopyForm:
     dst_grid: TileGrid
     starts: tuple[TileGrid, TileGrid]  # the first element on each side, affine like the tiles
     senders: TileGrid  # the source grid with the axes that repeat one message cut to one point
+
+
+def _share_rows(buffers) -> None:
+    """One array of rows per tile for the buffers whose rows are laid out alike, read-only from
+    now on: a pipeline repeats each layer's buffers per micro-batch, and each array has an entry
+    per tile of the target."""
+    shared: dict[bytes, np.ndarray] = {}
+    for buffer in buffers:
+        buffer.row_of_tile = shared.setdefault(buffer.row_of_tile.tobytes(), buffer.row_of_tile)
+        buffer.row_of_tile.flags.writeable = False
 
 
 def _symbol_name(attribute: ir.Attribute) -> str:

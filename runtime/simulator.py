@@ -57,7 +57,7 @@ from .partials_in_place import elide
 from .planner import Planner, Variable, accesses
 from .profile import Profile, buffer_lives
 from .replicas import tile_classes
-from .steps import prepare
+from .steps import Copy, prepare
 from .streams import HostToDevice
 
 
@@ -107,6 +107,8 @@ class _Plan:
         for index, step in enumerate(planner.loads + planner.hoisted):
             if isinstance(step, HostToDevice) and step.buffer.name in (loaded or {}):
                 step.buffer.data = loaded[step.buffer.name].data
+            elif isinstance(step, Copy) and step.dest.name in planner.same_bytes:
+                pass  # an earlier buffer's bytes (Planner._same_bytes): its array, below
             else:
                 written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
                 for buffer in written:
@@ -122,6 +124,8 @@ class _Plan:
                 constants.pop(step.value, None)
         for slot in planner.load_only:  # those of loads another MPI rank makes (World.localize)
             constants.pop(slot, None)
+        for name, equal in planner.same_bytes.items():
+            planner.buffers[name].data = planner.buffers[equal].data
         for variable in planner.variables.values():
             if not planner.checks:  # its array for good: the later plan's steps keep views of it (steps.prepare)
                 variable.buffer.data = np.zeros((variable.buffer.row_count, variable.buffer.elements), variable.buffer.dtype)

@@ -201,3 +201,57 @@ def test_a_value_skipping_a_stage_goes_straight_to_its_user() -> None:
     assert (0, 2) in flows and (1, 2) in flows and not any(dst == 1 and src != 0 for src, dst in flows)
     skipped = sum(step.link_flows.get((0, 2), 0) for step in pipelined.profile.steps)
     assert skipped == sum(step.link_flows.get((0, 2), 0) for step in sharded.profile.steps) == 16 * 128 * 4
+
+
+CHAIN = """module attributes {ipu.target = "m2000"} {
+  func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+    %w = arith.constant dense<WEIGHT> : tensor<64x64xf32>
+    %0 = "ipu.matmul"(%x, %w) {ipu.ipu_id = 0 : i64} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %1 = "ipu.matmul"(%0, %w) {ipu.ipu_id = 1 : i64} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %2 = "ipu.matmul"(%1, %w) {ipu.ipu_id = 2 : i64} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %3 = "ipu.matmul"(%2, %w) {ipu.ipu_id = 3 : i64} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    return %3 : tensor<64x64xf32>
+  }
+}"""
+
+
+WEIGHT = (np.arange(64 * 64, dtype=np.float32).reshape(64, 64) % 7 - 3) / 8  # exact in f32, no two rows alike in order
+
+
+def _weight_copies(micro_batches: int):
+    """The chain of 4 matmuls on one constant weight, pipelined: its simulator, and the buffers
+    the weight is copied into (each micro-batch's matmul reads it in its own buffer)."""
+    with make_context():
+        module = ir.Module.parse(CHAIN.replace("WEIGHT", str(WEIGHT.tolist())))
+        build_pass_manager(default_pipeline("m2000", micro_batches=micro_batches)).run(module.operation)
+        program = next(op for op in module.body.operations if "ipu.program" in op.attributes)
+        weight = next(
+            ir.FlatSymbolRefAttr(op.attributes["buffer"]).value
+            for op in program.regions[0].blocks[0].operations
+            if op.operation.name == "ipu.host_to_device" and not isinstance(op.operands[0].owner, ir.Block)  # the constant
+        )
+        dests = {
+            ir.FlatSymbolRefAttr(op.attributes["dest"]).value
+            for op in program.regions[0].blocks[0].operations
+            if op.operation.name == "ipu.copy" and ir.FlatSymbolRefAttr(op.attributes["source"]).value == weight
+        }
+        return runtime_api.load_simulator(module, None, "main", verified=True), dests
+
+
+def test_micro_batches_copies_of_a_weight_share_one_array() -> None:
+    """Each micro-batch's matmul reads the weight copied into a buffer of its own, at load (the
+    copies read only a weight); those on the same tiles in the same layout hold the same bytes,
+    and the later plan holds them once (runtime/planner.py `_same_bytes`): one array per layout
+    of the weight, not per micro-batch. Runs stay equal bit for bit to the checked run."""
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    for micro_batches in (4, 8):
+        simulator, dests = _weight_copies(micro_batches)
+        checked = simulator.run([x])[0]  # the checked plan: each buffer its own rows
+        cycles = simulator.profile.cycles
+        assert np.array_equal(simulator.run([x])[0], checked) and simulator.profile.cycles == cycles
+        copies = [b for b in simulator._later.buffers if b.name in dests]
+        assert len(copies) == 4 * micro_batches  # a copy per stage and micro-batch
+        layouts = {(b.row_of_tile.tobytes(), b.elements) for b in copies}
+        assert len({id(b.data) for b in copies}) == len(layouts) < 3 * micro_batches
+        buffers = simulator._later.buffers  # and one array of rows per tile per layout (`_share_rows`)
+        assert len({id(b.row_of_tile) for b in buffers}) == len({b.row_of_tile.tobytes() for b in buffers}) < len(buffers)
