@@ -164,11 +164,17 @@ def _amp_inner_cycles(positions: int, zeroing: bool, dtype: _DType, target: Targ
 
 
 def partials_are_float(dtype: _DType, partials: str | None) -> bool:
-    """Whether the AMP sums `dtype` operands into float partials: f32 operands always; f16 ones
-    (bf16 and FP8 priced as f16) when `partials` (an op's `ipu.partials`, Poplar's
-    partialsType) is "f32". Assumption: without it, half partials, as the result of an f16
-    product is half (Poplar's default is float partials: docs/precision.md)."""
-    return dtype.bytes == 4 or partials == "f32"
+    """Whether the AMP sums `dtype` operands into float partials: f32 ones always; f16 ones
+    (bf16 priced as f16) unless `partials` (an op's `ipu.partials`, Poplar's partialsType) is
+    "f16"; FP8 ones never. Float is Poplar's default: graphcore/poplibs' `MatMulOptions`
+    (lib/poplin/MatMul.cpp) and `ConvOptions` (lib/poplin/ConvOptions.hpp) hold `partialsType =
+    poplar::FLOAT`; graphcore/popart's MatMulOp keeps FLOAT unless the op or the session's
+    `partialsTypeMatMuls` (unset by default) says otherwise (willow/src/op/matmul.cpp); and
+    graphcore/poptorch's `Precision.setPartialsType` sets those two only when called
+    (python/options.py). FP8 (QUARTER) operands sum into half partials whatever is asked:
+    poplibs' validateLayerParams sets HALF, "the only valid option where the input is of type
+    QUARTER" (lib/poplin/ConvValidation.cpp)."""
+    return dtype.bytes == 4 or (dtype.bytes == 2 and partials != "f16")
 
 
 def conv_units(dtype: _DType, target: Target, float_partials: bool) -> int:

@@ -27,10 +27,15 @@ def test_matmul_on_poplibs_amp_vertex():
     # Outer loop: 12 + 1 + 7 x (15 + 4 x (19 + 6 + 64 + 660)) + (11 + 4 x (18 + 7 + 64 + 1200))
     # = 26257, plus the vertex's 50.
     assert cost_model.matmul_cycles(1, 64, 64, 64, "f32", TINY) == 50 + 26257
-    # f16: 16 channels per chunk, retention savings (7, 3); 2 x 32^3: rows (6, 6, 5, 5, 5, 5),
-    # 2 x 2 chunks. Zeroing worker 37 + 4 x 3 - 7 = 42 -> 252; later 38 + 12 - 7 = 43 -> 258.
+    # f16 into f16 partials: 16 channels per chunk, retention savings (7, 3); 2 x 32^3: rows
+    # (6, 6, 5, 5, 5, 5), 2 x 2 chunks. Zeroing worker 37 + 4 x 3 - 7 = 42 -> 252; later
+    # 38 + 12 - 7 = 43 -> 258.
     # 6 x (7 + 3 x 3) + 2 x (13 + (15 + 2 x (19 + 6 + 64 + 258)) + (11 + 2 x (18 + 7 + 64 + 252))).
-    assert cost_model.matmul_cycles(2, 32, 32, 32, "f16", TINY) == 50 + 2926
+    assert cost_model.matmul_work(2, 32, 32, 32, "f16", TINY, "f16") == 2926
+    # Unmarked f16 sums into f32 partials (Poplar's default): 8 conv units, so 4 output chunks
+    # and a weight load of 8 x 32 B / 8 B per cycle = 32; the same workers.
+    # 6 x (7 + 3 x 3) + 2 x (13 + (15 + 4 x (19 + 6 + 32 + 258)) + (11 + 4 x (18 + 7 + 32 + 252))).
+    assert cost_model.matmul_cycles(2, 32, 32, 32, "f16", TINY) == 50 + 5166
     # Sustained share of the 16 FMA/cycle peak grows with the block (docs/ipu-run.md).
     share = [s**3 / 16 / cost_model.matmul_cycles(1, s, s, s, "f32", TINY) for s in (32, 64, 128, 256)]
     assert [round(x, 2) for x in share] == [0.43, 0.62, 0.76, 0.87]
