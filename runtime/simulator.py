@@ -108,7 +108,9 @@ class _Plan:
             if isinstance(step, HostToDevice) and step.buffer.name in (loaded or {}):
                 step.buffer.data = loaded[step.buffer.name].data
             elif isinstance(step, Copy) and step.dest.name in planner.same_bytes:
-                pass  # an earlier buffer's bytes (Planner._same_bytes): its array, below
+                # an earlier buffer's bytes (Planner._same_bytes): its array, shared before a
+                # later hoisted step reads this buffer
+                step.dest.data = planner.buffers[planner.same_bytes[step.dest.name]].data
             else:
                 written = [step.buffer] if isinstance(step, HostToDevice) else accesses(step)[1]
                 for buffer in written:
@@ -124,8 +126,6 @@ class _Plan:
                 constants.pop(step.value, None)
         for slot in planner.load_only:  # those of loads another MPI rank makes (World.localize)
             constants.pop(slot, None)
-        for name, equal in planner.same_bytes.items():
-            planner.buffers[name].data = planner.buffers[equal].data
         for variable in planner.variables.values():
             if not planner.checks:  # its array for good: the later plan's steps keep views of it (steps.prepare)
                 variable.buffer.data = np.zeros((variable.buffer.row_count, variable.buffer.elements), variable.buffer.dtype)
