@@ -40,7 +40,7 @@ from ipu_mlir.dialects.ops.conv import CONV_FORMS
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel, numpy_dtype
 from ipu_mlir.dialects.resources import dense_array, is_resource
 
-from .pass_registry import ModulePass, register_pass
+from .pass_registry import ModulePass, ops_named, register_pass
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 _AFFINE_OPS = ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf")
@@ -95,15 +95,7 @@ class FoldBatchNorm(ModulePass):
     name = "ipu-fold-batch-norm"
 
     def run(self, module: ir.Operation) -> None:
-        convs: list[ir.Operation] = []
-
-        def collect(op: ir.Operation) -> ir.WalkResult:
-            if op.name in CONV_FORMS:
-                convs.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(collect)
-        for conv in convs:
+        for conv in ops_named(module, CONV_FORMS):
             fold = _plan(conv)
             if fold is not None:
                 fold.apply()

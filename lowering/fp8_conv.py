@@ -36,7 +36,7 @@ from ipu_mlir.dialects.ops.conv import CONV_FORMS
 from ipu_mlir.dialects.ops.convert import pad_value, pair
 
 from .fp8_matmul import dequantized, element_of, erase_unused, owner_of, transposed
-from .pass_registry import ModulePass, register_pass
+from .pass_registry import ModulePass, ops_named, register_pass
 
 _VIEWS = ("tensor.pad", "tensor.expand_shape", "tensor.collapse_shape")  # what torch-mlir puts between
 
@@ -70,15 +70,7 @@ class FP8Conv(ModulePass):
     name = "ipu-fp8-conv"
 
     def run(self, module: ir.Operation) -> None:
-        convs: list[ir.Operation] = []
-
-        def collect(op: ir.Operation) -> ir.WalkResult:
-            if op.name in CONV_FORMS:
-                convs.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(collect)
-        for conv in convs:
+        for conv in ops_named(module, CONV_FORMS):
             _rewrite(conv)
 
 

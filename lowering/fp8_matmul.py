@@ -41,7 +41,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import LOG2_SCALES, QUARTER_ATTR, QUARTER_FORMATS, QuarterAttr
 from ipu_mlir.target.element_types import FLOAT_DTYPES
 
-from .pass_registry import ModulePass, register_pass
+from .pass_registry import ModulePass, ops_named, register_pass
 
 # Each named product's operand and result loops, as linalg's default indexing maps give them.
 _PRODUCTS = {"linalg.matmul": ([0, 2], [2, 1], [0, 1]), "linalg.batch_matmul": ([0, 1, 3], [0, 3, 2], [0, 1, 2])}
@@ -82,15 +82,7 @@ class FP8Matmul(ModulePass):
     name = "ipu-fp8-matmul"
 
     def run(self, module: ir.Operation) -> None:
-        products: list[ir.Operation] = []
-
-        def collect(op: ir.Operation) -> ir.WalkResult:
-            if op.name in _PRODUCTS:
-                products.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(collect)
-        for product in products:
+        for product in ops_named(module, _PRODUCTS):
             _rewrite(product)
 
 
