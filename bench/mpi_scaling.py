@@ -157,20 +157,25 @@ def _run(command: list[str]) -> subprocess.CompletedProcess:
         os.close(write_end)
 
 
+def _both_sides(command: list[str], folder: str) -> tuple[dict, bool]:
+    """`command` (this script in a rank's role) run alone and on 2 MPI ranks, each writing its
+    outputs to `folder`: each side's last JSON line, and whether the outputs are the same bytes."""
+    sides = {}
+    for ranks in (1, 2):
+        launcher = [str(MPIEXEC), "-n", str(ranks)] if ranks > 1 else []
+        done = _run([*launcher, *command, "--out", str(Path(folder) / f"out{ranks}.npz")])
+        if done.returncode:
+            raise SystemExit(f"mpi_scaling: {ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
+        sides[ranks] = json.loads(done.stdout.strip().splitlines()[-1])
+    one, two = (np.load(Path(folder) / f"out{ranks}.npz") for ranks in (1, 2))
+    return sides, all(one[name].tobytes() == two[name].tobytes() for name in one.files)
+
+
 def measure_training(quick: bool, repeat: int, iterations: int) -> dict:
     """`--training`: both sides; the call times, speedup and efficiency; the same bytes?"""
+    command = [sys.executable, __file__, "--training", "--rank", "-", "--repeat", str(repeat), "--iterations", str(iterations)]
     with tempfile.TemporaryDirectory(prefix="mpi-bench-") as folder:
-        sides = {}
-        for ranks in (1, 2):
-            command = [sys.executable, __file__, "--training", "--rank", "-", "--repeat", str(repeat), "--iterations", str(iterations)]
-            command += ["--out", str(Path(folder) / f"out{ranks}.npz"), *(["--quick"] if quick else [])]
-            launcher = [str(MPIEXEC), "-n", str(ranks)] if ranks > 1 else []
-            done = _run([*launcher, *command])
-            if done.returncode:
-                raise SystemExit(f"mpi_scaling: {ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
-            sides[ranks] = json.loads(done.stdout.strip().splitlines()[-1])
-        one, two = (np.load(Path(folder) / f"out{ranks}.npz") for ranks in (1, 2))
-        same = all(one[name].tobytes() == two[name].tobytes() for name in one.files)
+        sides, same = _both_sides([*command, *(["--quick"] if quick else [])], folder)
     width, layers, batch = (128, 2, 16) if quick else (512, 4, 64)
     t1, t2 = sides[1]["run_s"], sides[2]["run_s"]
     return {
@@ -194,17 +199,8 @@ def measure(quick: bool, repeat: int, iterations: list[int]) -> dict:
     with tempfile.TemporaryDirectory(prefix="mpi-bench-") as folder:
         program = Path(folder) / "mlp.l3.mlir"
         compile_program(mlp_text(width, layers, batch), program)
-        sides = {}
-        for ranks in (1, 2):
-            command = [sys.executable, __file__, "--rank", str(program), "--repeat", str(repeat), "--iterations", *map(str, iterations)]
-            command += ["--out", str(Path(folder) / f"out{ranks}.npz")]
-            launcher = [str(MPIEXEC), "-n", str(ranks)] if ranks > 1 else []
-            done = _run([*launcher, *command])
-            if done.returncode:
-                raise SystemExit(f"mpi_scaling: {ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
-            sides[ranks] = json.loads(done.stdout.strip().splitlines()[-1])
-        one, two = (np.load(Path(folder) / f"out{ranks}.npz") for ranks in (1, 2))
-        same = all(one[name].tobytes() == two[name].tobytes() for name in one.files)
+        command = [sys.executable, __file__, "--rank", str(program), "--repeat", str(repeat), "--iterations", *map(str, iterations)]
+        sides, same = _both_sides(command, folder)
     runs = {}
     for count in iterations:
         t1, t2 = sides[1]["runs"][str(count)]["run_s"], sides[2]["runs"][str(count)]["run_s"]
