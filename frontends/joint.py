@@ -57,10 +57,10 @@ from mlir.dialects import scf, tensor
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.backward_rewrites import (
     adaptive_pool_by_averaging_matrices,
     max_pool_backward_by_windows,
-    pad_without_negative_widths,
     rewrite_adaptive_pool_backward,
     rewrite_grouped_convolution_backward,
 )
@@ -372,8 +372,8 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
     decompositions = {
         **core_aten_decompositions(),
         **get_decompositions([torch.ops.aten.native_batch_norm]),
+        **aten_rewrites(),
         torch.ops.aten._adaptive_avg_pool2d.default: adaptive_pool_by_averaging_matrices,
-        torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths,
     }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
@@ -392,7 +392,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         first.recompile()
         graph = make_fx(
             torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
-            decomposition_table={**core_aten_decompositions(), torch.ops.aten.constant_pad_nd.default: pad_without_negative_widths},
+            decomposition_table={**core_aten_decompositions(), **aten_rewrites()},
             tracing_mode="fake",
         )(*flat)
     for node in graph.graph.nodes:
