@@ -199,6 +199,8 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
             program = torch.export.export(module, inputs, strict=False).run_decompositions(_decompositions())
             importer.import_frozen_program(program, func_name="main")
             del program
+        except IpuError:
+            raise
         except Exception as error:  # torch.export's or the importer's own refusal: one line, no traceback
             if (signal := _signal_behind(error)) is not None:
                 raise signal from None
@@ -582,7 +584,12 @@ def _importer_class() -> type:
             for tensor in (*prog.state_dict.values(), *getattr(prog, "constants", {}).values()):
                 _track_weight(tensor, self._py_attr_tracker, self._c, self.weights)
             _list_operands_as_attributes(prog)
+            _refuse_side_effects(prog.graph)
             return super().import_frozen_program(prog, *args, **options)
+
+        def import_stateless_graph(self, graph, *args, **options):  # noqa: ANN001, ANN002, ANN003, ANN202
+            _refuse_side_effects(graph)
+            return super().import_stateless_graph(graph, *args, **options)
 
     return Importer
 
@@ -617,6 +624,24 @@ def _list_operands_as_attributes(prog: Any) -> None:
             getter = graph.get_attr(attribute)
         node.replace_all_uses_with(getter)
         graph.erase_node(node)
+
+
+def _refuse_side_effects(graph: Any) -> None:
+    """An op torch.export ran for its side effect (`torch.linalg.inv`'s singular-matrix check,
+    `aten._linalg_check_errors`) is wrapped in a `with_effects` node, which torch-mlir's
+    importer does not import ("Higher-order operation 'with_effects' not implemented"): refused
+    here naming the op, where the model calls it."""
+    for node in graph.nodes:
+        if node.op != "call_function" or getattr(node.target, "__name__", "") != "with_effects":
+            continue
+        op = _op_name(node.args[1]) if len(node.args) > 1 else "an op"
+        frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
+        own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
+        location = ir.Location.file(own[-1][0], int(own[-1][1]), 0, context=ir.Context()) if own else None
+        raise IpuError(
+            f"{op} runs for its side effect (torch.export wraps it in with_effects), which torch-mlir's importer does not import",
+            location,
+        )
 
 
 def _own_frame(node: Any, context: Any) -> Any:

@@ -217,7 +217,13 @@ class _Folder:
         for inner in block.operations:
             name = inner.operation.name
             if name == "linalg.yield":
-                out = _from_loops(np.broadcast_to(env[inner.operands[0]], loops), maps[-1])
+                # the body may yield a value defined outside it (a captured scalar)
+                yielded = env.get(inner.operands[0])
+                if yielded is None:
+                    yielded = self._constant(inner.operands[0])
+                if yielded is None:
+                    return None
+                out = _from_loops(np.broadcast_to(yielded, loops), maps[-1])
                 return None if out is None else out.reshape(result_shape)
             if not self._evaluate(inner, env):
                 return None
