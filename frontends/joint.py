@@ -360,6 +360,19 @@ def _tensors(value: Any) -> list[Any]:
     return [tensor for item in value for tensor in _tensors(item)] if isinstance(value, (tuple, list)) else []
 
 
+@contextlib.contextmanager
+def _without_mkldnn() -> Any:
+    """oneDNN off while tracing (`torch.backends.mkldnn.flags` would also warn about TF32)."""
+    import torch
+
+    previous = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = previous
+
+
 def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int]:
     """The functionalized graph of `step` on `flat`, and how many random ops it draws with
     (computed from the arguments at `random_variables`, the seed and the step counter)."""
@@ -377,7 +390,15 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
     }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
-    with warnings.catch_warnings(), sdpa_kernel([SDPBackend.MATH]), fx_traceback.preserve_node_meta(), marking_checkpoints():
+    # mkldnn off: torch's LSTM decomposition otherwise picks its oneDNN layer on CPU
+    # (`aten.mkldnn_rnn_layer`, which torch-mlir cannot lower) over the one made of matmuls.
+    with (
+        warnings.catch_warnings(),
+        sdpa_kernel([SDPBackend.MATH]),
+        _without_mkldnn(),
+        fx_traceback.preserve_node_meta(),
+        marking_checkpoints(),
+    ):
         warnings.simplefilter("ignore", (FutureWarning, UserWarning))
         first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
         placeholders = [node for node in first.graph.nodes if node.op == "placeholder"]

@@ -438,3 +438,29 @@ def test_training_takes_the_export_s_aten_rewrites() -> None:
     losses, reference_losses, worst = train_both(SelectingOps(), lambda m: torch.optim.SGD(m.parameters(), lr=0.5), batches)
     assert worst < 1e-6
     assert np.allclose(losses, reference_losses, rtol=1e-5)
+
+
+class Recurrent(nn.Module):
+    """An LSTM and a GRU, as a sequence classifier is written."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, batch_first=True)
+        self.gru = nn.GRU(8, 8, batch_first=True)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x, labels):
+        h, _ = self.lstm(x)
+        h, _ = self.gru(h)
+        return nn.functional.cross_entropy(self.fc(h[:, -1]), labels)
+
+
+def test_lstm_and_gru_train() -> None:
+    """torch's LSTM decomposition picks oneDNN's layer on CPU (`aten.mkldnn_rnn_layer`, which
+    torch-mlir cannot lower: the step was refused); the trace turns oneDNN off."""
+    torch.manual_seed(0)
+    data = batches(3, 3, lambda g: torch.randn(4, 5, 6, generator=g), lambda g: torch.randint(0, 3, (4,), generator=g))
+    losses, reference, worst = train_both(Recurrent(), lambda m: torch.optim.Adam(m.parameters(), lr=1e-2), data)
+    assert worst < 1e-4
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+    assert torch.backends.mkldnn.enabled  # restored after the trace
