@@ -8,7 +8,8 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - `fmod(x, 1.5)` as `fmod(x, tensor(1.5))`: torch-mlir lowers only the second (seed 25);
 - a negative pad width as a slice (torch-mlir folds a shape-keeping pad away, seed 413);
 - clamp, minimum, maximum, argmax / argmin and max / min over a dimension keeping NaN as ATen
-  does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor.
+  does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor;
+- ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import functools
 import math
 from typing import Any
 
+from ipu_mlir.frontends.aten_refused import refused_op_rewrites
 from ipu_mlir.frontends.backward_rewrites import pad_without_negative_widths
 
 
@@ -41,6 +43,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.argmin.default: functools.partial(_arg_extreme, "amin"),
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
+        **refused_op_rewrites(),
     }
 
 
