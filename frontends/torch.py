@@ -54,6 +54,9 @@ from ipu_mlir.target import DEFAULT_TARGET, load_target
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
+OUTPUT_TREE_ATTR = "ipu.output_tree"  # the forward's output structure (torch's pytree, serialized)
+UNSIGNED_RESULTS_ATTR = "ipu.unsigned_results"  # the positions of its unsigned integer outputs
+
 __all__ = [
     "BeginBlock",
     "CompiledModule",
@@ -116,6 +119,10 @@ def compile(
             program = compile_program(
                 imported, target, module, micro_batches=micro_batches, replicas=replicas, use_cache=use_cache and not key
             )
+            with program.context:  # the outputs' structure and types, kept with the program (and in its cache entry)
+                for name in (OUTPUT_TREE_ATTR, UNSIGNED_RESULTS_ATTR):
+                    if name in imported.operation.attributes:
+                        program.operation.attributes[name] = ir.Attribute.parse(str(imported.operation.attributes[name]))
         if key:
             cache.store(key, program)
     with phases.phase("load"):
@@ -197,6 +204,8 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
         warnings.simplefilter("ignore", FutureWarning)
         try:
             program = torch.export.export(module, inputs, strict=False).run_decompositions(_decompositions())
+            _refuse_mutations(program, module)
+            output_tree, unsigned = _output_tree(program), _unsigned_results(program)
             importer.import_frozen_program(program, func_name="main")
             del program
         except IpuError:
@@ -215,7 +224,57 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
                 torch_passmanager.PassManager.parse(pipeline).run(imported.operation)
     except torch_ir.MLIRError:
         raise _export_error(errors, module) from None
-    return _into_context(imported, importer.weights, _begin_blocks(module))
+    exported = _into_context(imported, importer.weights, _begin_blocks(module))
+    with exported.context:
+        if output_tree is not None:
+            exported.operation.attributes[OUTPUT_TREE_ATTR] = ir.StringAttr.get(output_tree)
+        if unsigned:
+            exported.operation.attributes[UNSIGNED_RESULTS_ATTR] = ir.DenseI64ArrayAttr.get(unsigned)
+    return exported
+
+
+def _unsigned_results(program: Any) -> list[int]:
+    """The positions of the forward's unsigned integer outputs (torch.uint8): torch-mlir's
+    types are signless (`i8`), so the simulator's result is read back as signed unless told."""
+    import torch
+
+    unsigned = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+    output = next(node for node in program.graph.nodes if node.op == "output")
+    values = [getattr(node, "meta", {}).get("val") for node in output.args[0]]
+    return [index for index, value in enumerate(values) if getattr(value, "dtype", None) in unsigned]
+
+
+def _refuse_mutations(program: Any, module: Any) -> None:
+    """A forward that changes its buffers (BatchNorm in train mode updates its running
+    statistics) or an input in place: the compiled program holds the buffers as constants and
+    gives back only the forward's outputs, so the change would not carry to the next call (a
+    wrong number there), and the values torch.export adds to the outputs for it were returned
+    as if they were the forward's."""
+    signature = program.graph_signature
+    if signature.buffers_to_mutate:
+        names = ", ".join(sorted(signature.buffers_to_mutate.values()))
+        raise IpuError(
+            f"{type(module).__name__}'s forward changes its buffers ({names}), which a compiled inference program "
+            "does not carry between calls: compile it in eval mode (model.eval(); inferenceModel does), or train it with trainingModel"
+        )
+    if signature.user_inputs_to_mutate:
+        names = ", ".join(sorted(signature.user_inputs_to_mutate.values()))
+        raise IpuError(f"{type(module).__name__}'s forward changes its input {names} in place, which a compiled program does not do")
+
+
+def _output_tree(program: Any) -> str | None:
+    """The structure of the forward's outputs (a dict, a list, nested tuples) as torch's pytree
+    writes it, None when it is one tensor or a flat tuple of them (the compiled module's own
+    way) or when pytree cannot write it."""
+    from torch.utils import _pytree as pytree
+
+    spec = program.call_spec.out_spec
+    if spec is None or spec.is_leaf() or (spec.type is tuple and all(child.is_leaf() for child in spec.children_specs)):
+        return None
+    try:
+        return pytree.treespec_dumps(spec)
+    except Exception:  # a type pytree registered without a serialized name: the flat tuple
+        return None
 
 
 def _signal_behind(error: Exception) -> BaseException | None:
@@ -429,11 +488,22 @@ class CompiledModule:
         return self.simulator.profile
 
     def __call__(self, *inputs: Any) -> Any:
-        as_torch = any(type(value).__module__.startswith("torch") for value in inputs)
+        as_torch = not inputs or any(type(value).__module__.startswith("torch") for value in inputs)
         arrays = [_to_numpy(value) for value in inputs]
+        # the program's integers are signless: an unsigned input (a uint8 image) is passed as its bits
+        arrays = [array.view(f"i{array.dtype.itemsize}") if array.dtype.kind == "u" else array for array in arrays]
         outputs = self.simulator.run(arrays)
+        if UNSIGNED_RESULTS_ATTR in self.program.operation.attributes:
+            outputs = list(outputs)
+            for index in ir.DenseI64ArrayAttr(self.program.operation.attributes[UNSIGNED_RESULTS_ATTR]):
+                outputs[index] = np.asarray(outputs[index]).view(f"u{np.asarray(outputs[index]).dtype.itemsize}")
         if as_torch:
             outputs = [_to_torch(np.asarray(output, order="C")) for output in outputs]  # 0-d stays 0-d
+        if OUTPUT_TREE_ATTR in self.program.operation.attributes:  # the forward's dict, list or nesting
+            from torch.utils import _pytree as pytree
+
+            tree = ir.StringAttr(self.program.operation.attributes[OUTPUT_TREE_ATTR]).value
+            return pytree.tree_unflatten(outputs, pytree.treespec_loads(tree))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -460,10 +530,15 @@ class InferenceModel:
             first = (array[0] for array in arrays)
             self.compiled = compile(self.model, *first, target=self.options.target_name, replicas=replicas,
                                     partials_type=self.options.Precision.partials_type)  # fmt: skip
+        from torch.utils import _pytree as pytree
+
         runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
-        runs = [run if isinstance(run, tuple) else (run,) for run in runs]
-        outputs = [torch.from_numpy(np.concatenate(values)) for values in zip(*runs)]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        flat = [pytree.tree_flatten(run) for run in runs]  # each leaf of the forward's output structure
+        outputs = [  # concatenated over the iterations; a 0-d leaf becomes one value an iteration
+            torch.from_numpy(np.concatenate([np.atleast_1d(np.asarray(value)) for value in values]))
+            for values in zip(*(leaves for leaves, _ in flat))
+        ]
+        return pytree.tree_unflatten(outputs, flat[0][1])
 
 
 def _to_numpy(value: Any) -> np.ndarray:
