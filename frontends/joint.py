@@ -142,7 +142,13 @@ def build_step(
     batch = tuple(value.detach() for value in micro_batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
-    graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
+    try:
+        graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
+    except IpuError:
+        raise
+    except Exception as error:  # PyTorch's own refusal (torch.cond under torch.func's grad): one line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+        raise IpuError(f"cannot trace the training step of {type(model).__name__}: {type(error).__name__}: {first}") from None
     if draws and pipelined:
         raise IpuError("a pipelined training step with random ops (dropout) is not supported: its micro-batches would draw alike")
     returns = layout.returns

@@ -43,6 +43,7 @@ from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.aten_rewrites import aten_rewrites
+from ipu_mlir.frontends.cond_import import install_cond_import
 from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
@@ -625,6 +626,8 @@ def _importer_class() -> type:
       by a `get_attr` node, which that import takes as a literal."""
     from torch_mlir import ir as torch_ir
     from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+
+    install_cond_import()
 
     class NamedLocationCache(ContextCache):
         __slots__ = ()
