@@ -269,9 +269,14 @@ def test_sums_are_the_codelets_bytes(dtype, k, length):
     assert output.tobytes() == codelet_sum(x).tobytes()
     elements = np.ascontiguousarray((starts[:, :, None] + np.arange(length)).transpose(1, 0, 2).reshape(k, -1))
     into = rng.permutation(points * length)  # outputs in any order
-    output = np.full(points * length, 7, dtype)
-    compiled(partials_in_place._sum_elements)(source.reshape(-1), elements, output, into, halving)
-    assert output[into].tobytes() == codelet_sum(x).reshape(-1).tobytes()
+    by_element = compiled(partials_in_place._sum_elements)
+    for table, offsets, laid in [
+        (elements, np.zeros(k, np.int64), source),  # pieces anywhere: a table of every piece
+        (np.arange(points * length)[None], np.arange(k) * points * length, x.transpose(1, 0, 2)),  # k apart: one row
+    ]:
+        output = np.full(points * length, 7, dtype)
+        by_element(np.ascontiguousarray(laid).reshape(-1), table, offsets, output, into, halving)
+        assert output[into].tobytes() == codelet_sum(x).reshape(-1).tobytes()
 
 
 COMBINE = """func.func private @c(%arg0: tensor<3x4x{t}>) -> tensor<4x{t}> attributes {{ipu.codelet, ipu.combine = {mark}}} {{
