@@ -103,6 +103,7 @@ class FusedSumInPlace(SumInPlace):
         self.inputs = [gathered, *rest]
         self.views = ([self.summed.view(), *self.views[0]], self.views[1])
         self.views[0][0].flags.writeable = False
+        self.write = self.writer()  # with the sum's view among its arguments
 
     def run(self, check: bool) -> None:
         self.sum_into(self.summed.reshape(-1))
