@@ -24,6 +24,28 @@ interleaved with eager's, medians of `--repeat` CPU times; and a 10-layer MLP (b
 16: next to no work) as the cost of a run per program of that depth. The load average is
 printed beside them: the ratios move with it.
 
+Issue 27 point 6, `--small --repeat 21` at 5b5c41d (before) and 56a8acb (after: short runs
+of partial sums summed element by element from compact tables, runtime/partials_in_place.py;
+`ipu.gather`'s lookup one compiled pass, dialects/ops/gather.py; codelet calls checked once at
+load, `CompiledCodelet.writer`), the two trees run alternately five times each (load average
+10-11 on 2 cores), medians of the five medians, ms:
+
+| program | before | eager | x eager | after | eager | x eager |
+|---|---|---|---|---|---|---|
+| GPT-2 block d128 | 15.48 | 2.77 | 5.59 | 11.18 | 2.58 | 4.34 |
+| BERT block d128 | 11.64 | 1.98 | 6.16 | 8.35 | 1.88 | 4.43 |
+| MLP 10 layers: fixed cost | 1.04 | | | 0.83 | | |
+
+Outputs and cycles are the same bytes as before. The goal, 3x eager, is missed: where an
+after run of the GPT-2 block goes (each step timed alone, CPU ms): 53 generic vertex groups
+3.9 (softmax, layer norm, GELU, bias adds: 20-25 us of Python per group even on a few
+thousand elements; runtime/generic_body.py interprets a body op by op), 22 matmul groups 1.9
+(per-tile BLAS products of the plan's shapes: 28x32 by 32x14 on 1,136 tiles), partial sums
+1.9 (the plan cuts k over 8 to 32 tiles, so each product leaves 8-32 partials per output to
+add, up to 645,000 floats a sum), 228 copies 1.0, 3 lookups 0.9. Only the generic bodies are
+large enough to close the gap (3x is about 7.5 ms): compiling whole bodies, reductions
+included, into one pass as runtime/fused.py does for element-wise ones.
+
 Issue 12 on gc200, steady run ms (CPU time, best of 5 interleaved with eager; `--size 224`,
 resnet18 at 128; transformers `--layers 12`), at 8bf262e and at c398c39 (reductions by
 runtime/reduce.py, run-invariant steps at load, output item views made once, dense
