@@ -3,6 +3,7 @@ PyTorch eager on one thread, side by side in one process.
 
     .venv/bin/python bench/simulator_speed.py [--models resnet18 bert_encoder] [--size 128]
         [--layers 1] [--target gc200] [--repeat 15] [--cache /tmp/ipu-speed] [--profile] [--breakdown]
+    .venv/bin/python bench/simulator_speed.py --small [--repeat 31]
 
 Each model is exported and compiled once and its L3 program cached as `CACHE/<model>.mlir`
 (export and compile are not what this measures; bench/zoo_models.py times them), then loaded
@@ -14,6 +15,36 @@ set: two BLAS threads on a busy machine spin, and process time counts both).
 `--profile` prints cProfile's top functions of one steady run, `--breakdown` where a steady
 run's time goes: exchange copies, vertex groups by codelet (its name without digits), host
 streams.
+
+`--small` measures the fixed cost small programs pay instead (issue 27, point 6: small blocks
+within 3x eager): a GPT-2 block and a BERT-style block at hidden 128 (one layer, seq 128, 2
+heads; GPT-2's vocabulary 1,000) compiled as a user does (`frontends.torch.compile`: export,
+compile, load; the program cache keyed by name) and called with torch tensors, steady runs
+interleaved with eager's, medians of `--repeat` CPU times; and a 10-layer MLP (batch 4, width
+16: next to no work) as the cost of a run per program of that depth. The load average is
+printed beside them: the ratios move with it.
+
+Issue 27 point 6, `--small --repeat 21` at 5b5c41d (before) and 56a8acb (after: short runs
+of partial sums summed element by element from compact tables, runtime/partials_in_place.py;
+`ipu.gather`'s lookup one compiled pass, dialects/ops/gather.py; codelet calls checked once at
+load, `CompiledCodelet.writer`), the two trees run alternately five times each (load average
+10-11 on 2 cores), medians of the five medians, ms:
+
+| program | before | eager | x eager | after | eager | x eager |
+|---|---|---|---|---|---|---|
+| GPT-2 block d128 | 15.48 | 2.77 | 5.59 | 11.18 | 2.58 | 4.34 |
+| BERT block d128 | 11.64 | 1.98 | 6.16 | 8.35 | 1.88 | 4.43 |
+| MLP 10 layers: fixed cost | 1.04 | | | 0.83 | | |
+
+Outputs and cycles are the same bytes as before. The goal, 3x eager, is missed: where an
+after run of the GPT-2 block goes (each step timed alone, CPU ms): 53 generic vertex groups
+3.9 (softmax, layer norm, GELU, bias adds: 20-25 us of Python per group even on a few
+thousand elements; runtime/generic_body.py interprets a body op by op), 22 matmul groups 1.9
+(per-tile BLAS products of the plan's shapes: 28x32 by 32x14 on 1,136 tiles), partial sums
+1.9 (the plan cuts k over 8 to 32 tiles, so each product leaves 8-32 partials per output to
+add, up to 645,000 floats a sum), 228 copies 1.0, 3 lookups 0.9. Only the generic bodies are
+large enough to close the gap (3x is about 7.5 ms): compiling whole bodies, reductions
+included, into one pass as runtime/fused.py does for element-wise ones.
 
 Issue 12 on gc200, steady run ms (CPU time, best of 5 interleaved with eager; `--size 224`,
 resnet18 at 128; transformers `--layers 12`), at 8bf262e and at c398c39 (reductions by
@@ -61,6 +92,7 @@ import torch  # noqa: E402
 
 from ipu_mlir.frontends import torch as torch_frontend  # noqa: E402
 from ipu_mlir.frontends import zoo  # noqa: E402
+from ipu_mlir.lowering.pipelines import compile_module  # noqa: E402
 from ipu_mlir.runtime import partials_in_place, steps, streams  # noqa: E402
 from ipu_mlir.runtime.api import load_module  # noqa: E402
 from ipu_mlir.runtime.simulator import Simulator  # noqa: E402
@@ -153,6 +185,57 @@ def measure(name: str, args: argparse.Namespace) -> dict:
     return dict(model=name, load=load, first=first_s, second=second_s, run=run, eager=eager, ratio=run / eager, error=error, same=same)
 
 
+# the small blocks of `--small`: (zoo model, its options)
+SMALL_BLOCKS = {
+    "GPT-2 block d128": ("gpt2", dict(size=128, layers=1, hidden=128, heads=2, vocab=1000)),
+    "BERT block d128": ("bert_encoder", dict(size=128, layers=1, hidden=128, heads=2)),
+}
+
+
+def small_block(title: str, repeat: int) -> dict:
+    name, options = SMALL_BLOCKS[title]
+    module, inputs = zoo.build(name, **options)
+    key = f"{name} " + " ".join(f"{k} {v}" for k, v in sorted(options.items()))
+    compiled = torch_frontend.compile(module, *inputs, cache_key=key)
+    times = {"sim": [], "eager": []}
+    with torch.no_grad():
+        expected, got = module(*inputs), compiled(*inputs)
+        compiled(*inputs)  # the second run plans the later ones
+        for _ in range(repeat):
+            for key, step in (("sim", lambda: compiled(*inputs)), ("eager", lambda: module(*inputs))):
+                times[key].append(clock(step, time.process_time)[1])
+    expected, got = (x if isinstance(x, tuple) else (x,) for x in (expected, got))
+    error = max(float((g - e).abs().max() / e.abs().max()) for g, e in zip(got, expected))
+    run, eager = (float(np.median(times[key])) for key in ("sim", "eager"))
+    return dict(model=title, run=run, eager=eager, ratio=run / eager, error=error)
+
+
+def mlp_fixed_cost(repeat: int, layers: int = 10) -> float:
+    """Median CPU seconds of a steady run of bench/simulator_vs_numpy.py's MLP at batch 4,
+    width 16: what a run of a program `layers` deep costs beyond its work."""
+    from simulator_vs_numpy import model  # bench/: the script's own directory
+
+    module = load_module(model(layers, 4, 16, "gc200"))
+    with module.context:
+        compile_module(module)
+    simulator = Simulator(module)
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(dtype) for shape, dtype in simulator.arguments]
+    simulator.run(arrays)
+    simulator.run(arrays)
+    return float(np.median([clock(lambda: simulator.run(arrays), time.process_time)[1] for _ in range(repeat * 4)]))
+
+
+def small(args: argparse.Namespace) -> None:
+    print("| program | steady run ms (median) | eager ms (median) | x eager | rel. error |")
+    print("|---|---|---|---|---|")
+    for title in SMALL_BLOCKS:
+        r = small_block(title, args.repeat)
+        print(f"| {title} | {r['run'] * 1e3:.2f} | {r['eager'] * 1e3:.2f} | {r['ratio']:.2f} | {r['error']:.1e} |", flush=True)
+    print(f"| MLP 10 layers (batch 4, width 16): fixed cost | {mlp_fixed_cost(args.repeat) * 1e3:.2f} | | | |")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min) on {os.cpu_count()} cores")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["resnet18", "bert_encoder"], choices=sorted(zoo.MODELS))
@@ -163,8 +246,11 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/ipu-speed"))
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--breakdown", action="store_true", help="a steady run's time per kind of step")
+    parser.add_argument("--small", action="store_true", help="small blocks' steady runs against eager, medians (issue 27)")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.small:
+        return small(args)
     print("| model | load s | first run s | second run s | steady run ms | eager ms | x eager | rel. error | runs equal |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.models:

@@ -97,25 +97,44 @@ class CompiledCodelet:
         (runtime/inplace.py), a reduction combines its init into it.
         False, having written nothing, for any other codelet or an `output` of another shape or
         layout than the kernel writes as its own."""
+        write = self.writer(inputs, output)
+        return write is not None and write()
+
+    def writer(self, inputs: Sequence[np.ndarray], output: np.ndarray) -> Callable[[], bool] | None:
+        """`into(inputs, output)` as a call of no arguments, its checks made once: for a vertex
+        group whose arguments and output are the same arrays on every run (the views of
+        steps.VertexGroup.prepare), where they cost as much as a small codelet's work. None
+        where `into` would write nothing; the call returns False when the kernel refuses
+        `output`'s layout, having written nothing."""
         if self._direct is None and self._sink is None:
-            return False
+            return None
         tiles = self._tiles(inputs)
         if output.shape != (*tiles, *self.results[0][1]):
-            return False
+            return None
         if self._direct is None:
             slot, dtype = self._sink
             if output.dtype != dtype or not output.flags.writeable or any(np.may_share_memory(output, x) for x in inputs):
-                return False
-            env = list(self._template)
+                return None
+            env, steps = list(self._template), self._steps
             env[: len(inputs)] = inputs
-            env[slot] = output
-            with np.errstate(all="ignore"):
-                for step in self._steps:
-                    step(env)
-            return True
+
+            def run_body() -> bool:
+                values = env.copy()  # steps leave their values in it: the arguments' slots stay
+                values[slot] = output
+                with np.errstate(all="ignore"):
+                    for step in steps:
+                        step(values)
+                return True
+
+            return run_body
         kernel, operands = self._direct
-        with np.errstate(all="ignore"):
-            return kernel.into(*[inputs[i] for i in operands], out=output)
+        arguments = [inputs[i] for i in operands]
+
+        def run_kernel() -> bool:
+            with np.errstate(all="ignore"):
+                return kernel.into(*arguments, out=output)
+
+        return run_kernel
 
     def renamed(self, name: str) -> CompiledCodelet:
         """The same plan for a codelet of another name and an equal body (`body_key`): its

@@ -78,6 +78,7 @@ class VertexGroup:
     # the one output's view, when it has one: the codelet may write into it (inputs gathered
     # each run are new arrays, sharing no memory with it)
     direct: np.ndarray | None = None
+    write: object = None  # with every view made once: the codelet writing `direct` (CompiledCodelet.writer)
 
     def prepare(self) -> None:
         """The edges' strided views, made once for buffers bound to arrays; outputs' as `_Assign`s."""
@@ -87,8 +88,21 @@ class VertexGroup:
         )
         self.views = inputs, [None if view is None else _Assign(view) for view in outputs]
         self.direct = outputs[0] if len(outputs) == 1 and outputs[0] is not None else None
+        self.write = self.writer()
+
+    def writer(self):  # noqa: ANN201 (CompiledCodelet.writer's call, or None)
+        """The codelet writing `direct` from the input views, its checks made once (None with
+        an input gathered each run, or arguments the codelet refuses: `run` reports them)."""
+        if self.direct is None or any(view is None for view in self.views[0]):
+            return None
+        try:
+            return self.kernel.writer(self.views[0], self.direct)
+        except self.codelet_error:
+            return None
 
     def run(self, check: bool) -> None:
+        if self.write is not None and self.write():
+            return
         if self.views is None:
             arguments = [buffer.read(region, self.site, check) for buffer, region in self.inputs]
         elif any(view is None for view in self.views[0]):

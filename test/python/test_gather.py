@@ -3,15 +3,19 @@ PyTorch; out-of-range indices stop the run with torch-mlir's own bounds-check me
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch  # the test extra installs torch and torch-mlir
 from mlir import ir
 from torch_mlir import fx
 
+from ipu_mlir.dialects.ops.gather import Gather
 from ipu_mlir.frontends import api
 from ipu_mlir.lowering.pass_registry import build_pass_manager
 from ipu_mlir.runtime.memory import SimulationError
+from ipu_mlir.target.element_types import numpy_float
 
 
 class Embed(torch.nn.Module):
@@ -88,3 +92,47 @@ def test_row_gather_behind_the_negative_index_wrap_is_a_row_lookup():
         function = module.body.operations[0]
         tables = [str(op.operands[0].type) for op in function.regions[0].blocks[0].operations if op.operation.name == "ipu.gather"]
     assert tables == [f"tensor<{nodes}x{columns}xf32>"], tables  # whole rows of the table, not one element per point
+
+
+def _numpy_lookup(table, indices, rows, batch):
+    """The kernel's result as numpy's masks and fancy indexing give it (its code before the
+    compiled lookup): each tile's rows of the indices it holds, zeros elsewhere."""
+    tiles = np.broadcast_shapes(table.shape[:batch], indices.shape[:batch], rows.shape[:batch])
+    count, columns = table.shape[batch:]
+    points = indices.shape[batch:]
+    wanted = np.broadcast_to(indices, tiles + points).reshape(*tiles, -1).astype(np.int64)
+    local = wanted - np.broadcast_to(rows[..., :1], (*tiles, 1)).astype(np.int64)
+    held = np.nonzero((local >= 0) & (local < count))
+    result = np.zeros((*local.shape, columns), table.dtype)
+    result[held] = table[(*(axis if n > 1 else 0 for axis, n in zip(held, table.shape[:batch])), local[held])]
+    return result.reshape(*tiles, *points, columns)
+
+
+# (table's batch shape, indices' batch shape, rows' batch shape, rows a tile, columns, points)
+LAYOUTS = [
+    ((1, 1, 7, 5), (1, 2, 1, 1), (1, 1, 1, 5), 9, 1, (1, 13)),  # GPT-2's: columns cut, rows cut, two index halves
+    ((3, 1), (1, 4), (3, 1), 11, 3, (5,)),
+    ((1,), (6,), (1,), 40, 2, (2, 3)),  # one table on every tile
+    ((2, 3), (2, 3), (2, 3), 4, 5, (7,)),  # nothing broadcast
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "bool", "float64"])
+def test_lookup_kernel_gives_numpys_bytes(layout, dtype):
+    """The compiled lookup against numpy's, on broadcast tile grids and a strided table view,
+    with indices below, inside and above each tile's rows, NaN payloads and -0.0 kept."""
+    table_batch, index_batch, rows_batch, count, columns, points = layout
+    batch, rng = len(table_batch), np.random.default_rng(count)
+    holder = np.dtype(numpy_float(dtype) or dtype)
+    raw = rng.integers(0, 2 ** (8 * holder.itemsize) - 1, (*table_batch, count, columns + 1), dtype=np.uint64)
+    bits = np.dtype(f"u{holder.itemsize}")
+    table = (raw.astype(bits) if dtype != "bool" else (raw & 1).astype(np.uint8)).view(holder)[..., 1:]  # strided: a column dropped
+    total = math.prod(rows_batch) * count
+    indices = rng.integers(-3, total + 3, (*index_batch, *points))
+    firsts = (np.arange(math.prod(rows_batch)) * count).reshape(rows_batch)
+    rows = firsts[..., None] + np.arange(count)
+    got = Gather().kernel(None, batch)(table, indices, rows)
+    expected = _numpy_lookup(table, indices, rows, batch)
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    assert np.count_nonzero(expected.view(bits)) > 0 and np.count_nonzero(expected.view(bits) == 0) > 0

@@ -240,12 +240,14 @@ def codelet_sum(x: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", [2, 3, 8, 9, 15, 16])
-@pytest.mark.parametrize("length", [16, 64])
+@pytest.mark.parametrize("length", [1, 2, 3, 16, 64])
 def test_sums_are_the_codelets_bytes(dtype, k, length):
     """Runs summed from where they lie give fold's bytes with -0.0, NaN and infinities in the
-    pieces, each order on the layout fold takes it for (pieces of 16: halving above 8)."""
+    pieces, each order on the layout fold takes it for (pieces of 16: halving above 8), run by
+    run (`_sum_runs`) and element by element (`_sum_elements`, over more outputs than its
+    block of 512)."""
     rng = np.random.default_rng(k)
-    points = 40
+    points = 40 if length > 1 else 1100
     x = rng.standard_normal((points, k, length)).astype(dtype)
     x[0] = -0.0  # every piece -0.0: +0.0 either way, never -0.0
     x[1, ::2] = -0.0
@@ -265,6 +267,16 @@ def test_sums_are_the_codelets_bytes(dtype, k, length):
     kernel(source.reshape(-1), starts, output, np.arange(points, dtype=np.int64) * length, length, halving)
     assert halving is (k > 8 and length < 64)
     assert output.tobytes() == codelet_sum(x).tobytes()
+    elements = np.ascontiguousarray((starts[:, :, None] + np.arange(length)).transpose(1, 0, 2).reshape(k, -1))
+    into = rng.permutation(points * length)  # outputs in any order
+    by_element = compiled(partials_in_place._sum_elements)
+    for table, offsets, laid in [
+        (elements, np.zeros(k, np.int64), source),  # pieces anywhere: a table of every piece
+        (np.arange(points * length)[None], np.arange(k) * points * length, x.transpose(1, 0, 2)),  # k apart: one row
+    ]:
+        output = np.full(points * length, 7, dtype)
+        by_element(np.ascontiguousarray(laid).reshape(-1), table, offsets, output, into, halving)
+        assert output[into].tobytes() == codelet_sum(x).reshape(-1).tobytes()
 
 
 COMBINE = """func.func private @c(%arg0: tensor<3x4x{t}>) -> tensor<4x{t}> attributes {{ipu.codelet, ipu.combine = {mark}}} {{
