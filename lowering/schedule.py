@@ -6,6 +6,7 @@ The pass's docstring (`ipu-opt --help-pass arg0`) explains it, with a before/aft
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 
 from mlir import ir
@@ -44,6 +45,47 @@ from .select_entry import public_functions
 class Stored:
     buffer: str
     layout: Layout
+
+
+class _Storage(dict):
+    """The `Stored` of each scheduled value, and the values each buffer holds (`holding`):
+    `in_place` asks whether any value of a buffer is read later, for every op a loop body or
+    the function yields, which scanning the later ops' operands made quadratic in the ops."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holding: dict[str, set[ir.Value]] = defaultdict(set)
+
+    def __setitem__(self, value: ir.Value, stored: Stored) -> None:
+        if value in self:
+            self.holding[self[value].buffer].discard(value)
+        super().__setitem__(value, stored)
+        self.holding[stored.buffer].add(value)
+
+
+@dataclass(frozen=True)
+class _Uses:
+    """Each op's position in a block, and each value's last reader there, by position (ops
+    nested in a later op read at its position: an inner loop reading an old value); the
+    block's terminator is left out, its operands asked one by one."""
+
+    position: dict[ir.Operation, int]
+    last: dict[ir.Value, int]
+
+    @staticmethod
+    def of(body: ir.Block) -> _Uses:
+        position, last = {}, {}
+        operations = list(body.operations)
+        for index, op in enumerate(operations[:-1]):
+            position[op.operation] = index
+
+            def read(inner: ir.Operation, index: int = index) -> ir.WalkResult:
+                for value in inner.operands:
+                    last[value] = index
+                return ir.WalkResult.ADVANCE
+
+            op.operation.walk(read)
+        return _Uses(position, last)
 
 
 @register_pass
@@ -104,7 +146,8 @@ class _Scheduler:
     def __init__(self, module: ir.Operation, function: ir.OpView):
         self.module, self.source = module, function
         self.body = module.regions[0].blocks[0]
-        self.stored: dict[ir.Value, Stored] = {}
+        self.stored = _Storage()
+        self.uses: dict[ir.Block, _Uses] = {}  # in_place's question of each block, answered once
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
@@ -306,16 +349,19 @@ class _Scheduler:
             return None
         if final not in (None, target.layout) or not self.element_for_element(op, inputs, target.buffer):
             return None
-        later, seen = [], False
-        for after in body.operations:
-            if seen:  # with the ops nested in it (an inner loop reading the old value)
-                after.operation.walk(lambda inner, later=later: later.append(inner) or ir.WalkResult.ADVANCE)
-            seen = seen or after == op
-        for inner in later:
-            operands = [v for k, v in enumerate(inner.operands) if inner != terminator.operation or k != positions[0]]
-            if any(v in self.stored and self.stored[v].buffer == target.buffer for v in operands):
-                return None
+        uses = self.uses_of(body)
+        after = uses.position[op.operation]
+        held = self.stored.holding[target.buffer]
+        if any(uses.last.get(v, -1) > after for v in held):
+            return None
+        if any(v in held for k, v in enumerate(terminator.operands) if k != positions[0]):
+            return None
         return target.buffer
+
+    def uses_of(self, body: ir.Block) -> _Uses:
+        if body not in self.uses:
+            self.uses[body] = _Uses.of(body)
+        return self.uses[body]
 
     @staticmethod
     def element_for_element(op: ir.OpView, inputs: list[str], buffer: str) -> bool:
