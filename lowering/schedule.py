@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir
 from mlir.dialects import func, scf, tensor
@@ -19,7 +19,7 @@ from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets, control_flow
-from .exchange import open_link_phases, plan_transfers
+from .exchange import Transfer, open_link_phases, plan_transfers
 from .layout import Layout, Parts
 from .layout_algebra import (
     Partition,
@@ -45,6 +45,26 @@ from .select_entry import public_functions
 class Stored:
     buffer: str
     layout: Layout
+
+
+@dataclass
+class TransferPlans:
+    """`plan_transfers`, planned once per distinct question: a deep model's layers exchange
+    between alike layouts (ResNet-50's training step asks about half its copies twice). The
+    key holds each layout's every field, as Layout's own equality ignores a one-part
+    dimension's tile stride."""
+
+    plans: dict[tuple, list[Transfer]] = field(default_factory=dict)
+
+    def __call__(self, src: Layout, dst: Layout, shift=None, box=None, steps=None) -> list[Transfer]:
+        key = (_fields(src), _fields(dst), shift, box, steps)
+        if key not in self.plans:
+            self.plans[key] = plan_transfers(src, dst, shift, box, steps)
+        return self.plans[key]
+
+
+def _fields(layout: Layout) -> tuple:
+    return layout.shape, layout.first_tile, layout.dims, layout.replicate
 
 
 class _Storage(dict):
@@ -148,6 +168,7 @@ class _Scheduler:
         self.body = module.regions[0].blocks[0]
         self.stored = _Storage()
         self.uses: dict[ir.Block, _Uses] = {}  # in_place's question of each block, answered once
+        self.transfers = TransferPlans()
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
@@ -402,7 +423,7 @@ class _Scheduler:
         return buffer
 
     def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None) -> None:
-        for t in plan_transfers(source.layout, wanted, shift, box, steps):
+        for t in self.transfers(source.layout, wanted, shift, box, steps):
             ipu.copy(
                 source.buffer,
                 dest,
