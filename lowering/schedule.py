@@ -87,15 +87,21 @@ class _Storage(dict):
 class _Uses:
     """Each op's position in a block, and each value's last reader there, by position (ops
     nested in a later op read at its position: an inner loop reading an old value); the
-    block's terminator is left out, its operands asked one by one."""
+    block's terminator is left out, its operands asked one by one: `yielded` holds each
+    value's positions there (a block's operation list is a linked list: its length and its
+    last op cost a walk, as does a function return's hundreds of updated variables)."""
 
     position: dict[ir.Operation, int]
     last: dict[ir.Value, int]
+    terminator: ir.OpView
+    yielded: dict[ir.Value, list[int]]
 
     @staticmethod
     def of(body: ir.Block) -> _Uses:
-        position, last = {}, {}
+        position, last, yielded = {}, {}, {}
         operations = list(body.operations)
+        for k, value in enumerate(operations[-1].operands):
+            yielded.setdefault(value, []).append(k)
         for index, op in enumerate(operations[:-1]):
             position[op.operation] = index
 
@@ -105,7 +111,7 @@ class _Uses:
                 return ir.WalkResult.ADVANCE
 
             op.operation.walk(read)
-        return _Uses(position, last)
+        return _Uses(position, last, operations[-1], yielded)
 
 
 @register_pass
@@ -356,8 +362,8 @@ class _Scheduler:
         function's return is such a yield for the device variables it updates (their buffers)."""
         owner = op.operation.parent
         body = op.operation.block
-        terminator = body.operations[len(body.operations) - 1]
-        positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
+        uses = self.uses_of(body)
+        terminator, positions = uses.terminator, uses.yielded.get(op.results[0], [])
         if len(positions) != 1:
             return None
         if owner.name == "scf.for":
@@ -370,12 +376,11 @@ class _Scheduler:
             return None
         if final not in (None, target.layout) or not self.element_for_element(op, inputs, target.buffer):
             return None
-        uses = self.uses_of(body)
         after = uses.position[op.operation]
         held = self.stored.holding[target.buffer]
         if any(uses.last.get(v, -1) > after for v in held):
             return None
-        if any(v in held for k, v in enumerate(terminator.operands) if k != positions[0]):
+        if any(k != positions[0] for v in held for k in uses.yielded.get(v, [])):
             return None
         return target.buffer
 
