@@ -6,8 +6,7 @@ The pass's docstring (`ipu-opt --help-pass arg0`) explains it, with a before/aft
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import func, scf, tensor
@@ -19,7 +18,7 @@ from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets, control_flow
-from .exchange import Transfer, open_link_phases, plan_transfers
+from .exchange import open_link_phases
 from .layout import Layout, Parts
 from .layout_algebra import (
     Partition,
@@ -38,6 +37,7 @@ from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
 from .resident import declare_variable, resident_names, update_variables
 from .scalars import is_predicate
+from .schedule_state import BlockUses, Storage, TransferPlans
 from .select_entry import public_functions
 
 
@@ -45,73 +45,6 @@ from .select_entry import public_functions
 class Stored:
     buffer: str
     layout: Layout
-
-
-@dataclass
-class TransferPlans:
-    """`plan_transfers`, planned once per distinct question: a deep model's layers exchange
-    between alike layouts (ResNet-50's training step asks about half its copies twice). The
-    key holds each layout's every field, as Layout's own equality ignores a one-part
-    dimension's tile stride."""
-
-    plans: dict[tuple, list[Transfer]] = field(default_factory=dict)
-
-    def __call__(self, src: Layout, dst: Layout, shift=None, box=None, steps=None) -> list[Transfer]:
-        key = (_fields(src), _fields(dst), shift, box, steps)
-        if key not in self.plans:
-            self.plans[key] = plan_transfers(src, dst, shift, box, steps)
-        return self.plans[key]
-
-
-def _fields(layout: Layout) -> tuple:
-    return layout.shape, layout.first_tile, layout.dims, layout.replicate
-
-
-class _Storage(dict):
-    """The `Stored` of each scheduled value, and the values each buffer holds (`holding`):
-    `in_place` asks whether any value of a buffer is read later, for every op a loop body or
-    the function yields, which scanning the later ops' operands made quadratic in the ops."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.holding: dict[str, set[ir.Value]] = defaultdict(set)
-
-    def __setitem__(self, value: ir.Value, stored: Stored) -> None:
-        if value in self:
-            self.holding[self[value].buffer].discard(value)
-        super().__setitem__(value, stored)
-        self.holding[stored.buffer].add(value)
-
-
-@dataclass(frozen=True)
-class _Uses:
-    """Each op's position in a block, and each value's last reader there, by position (ops
-    nested in a later op read at its position: an inner loop reading an old value); the
-    block's terminator is left out, its operands asked one by one: `yielded` holds each
-    value's positions there (a block's operation list is a linked list: its length and its
-    last op cost a walk, as does a function return's hundreds of updated variables)."""
-
-    position: dict[ir.Operation, int]
-    last: dict[ir.Value, int]
-    terminator: ir.OpView
-    yielded: dict[ir.Value, list[int]]
-
-    @staticmethod
-    def of(body: ir.Block) -> _Uses:
-        position, last, yielded = {}, {}, {}
-        operations = list(body.operations)
-        for k, value in enumerate(operations[-1].operands):
-            yielded.setdefault(value, []).append(k)
-        for index, op in enumerate(operations[:-1]):
-            position[op.operation] = index
-
-            def read(inner: ir.Operation, index: int = index) -> ir.WalkResult:
-                for value in inner.operands:
-                    last[value] = index
-                return ir.WalkResult.ADVANCE
-
-            op.operation.walk(read)
-        return _Uses(position, last, operations[-1], yielded)
 
 
 @register_pass
@@ -172,8 +105,8 @@ class _Scheduler:
     def __init__(self, module: ir.Operation, function: ir.OpView):
         self.module, self.source = module, function
         self.body = module.regions[0].blocks[0]
-        self.stored = _Storage()
-        self.uses: dict[ir.Block, _Uses] = {}  # in_place's question of each block, answered once
+        self.stored = Storage()
+        self.uses: dict[ir.Block, BlockUses] = {}  # in_place's question of each block, answered once
         self.transfers = TransferPlans()
         self.names: dict[str, int] = {}
         self.loc = function.location
@@ -384,9 +317,9 @@ class _Scheduler:
             return None
         return target.buffer
 
-    def uses_of(self, body: ir.Block) -> _Uses:
+    def uses_of(self, body: ir.Block) -> BlockUses:
         if body not in self.uses:
-            self.uses[body] = _Uses.of(body)
+            self.uses[body] = BlockUses.of(body)
         return self.uses[body]
 
     @staticmethod

@@ -6,7 +6,7 @@ import dataclasses
 
 from ipu_mlir.lowering.exchange import plan_transfers
 from ipu_mlir.lowering.layout import Layout, Parts
-from ipu_mlir.lowering.schedule import TransferPlans
+from ipu_mlir.lowering.schedule_state import TransferPlans
 
 SOURCE = Layout((8, 64), 0, (Parts.blocks(8, 4, 4), Parts.blocks(64, 16, 1)))
 WANTED = Layout((8, 64), 16, (Parts.blocks(8, 2, 2), Parts.blocks(64, 32, 1)))
