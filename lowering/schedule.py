@@ -18,7 +18,7 @@ from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
 from . import codelets, control_flow
-from .exchange import open_link_phases, plan_transfers
+from .exchange import open_link_phases
 from .layout import Layout, Parts
 from .layout_algebra import (
     Partition,
@@ -37,6 +37,7 @@ from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
 from .resident import declare_variable, resident_names, update_variables
 from .scalars import is_predicate
+from .schedule_state import BlockUses, Storage, TransferPlans
 from .select_entry import public_functions
 
 
@@ -104,7 +105,9 @@ class _Scheduler:
     def __init__(self, module: ir.Operation, function: ir.OpView):
         self.module, self.source = module, function
         self.body = module.regions[0].blocks[0]
-        self.stored: dict[ir.Value, Stored] = {}
+        self.stored = Storage()
+        self.uses: dict[ir.Block, BlockUses] = {}  # in_place's question of each block, answered once
+        self.transfers = TransferPlans()
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
@@ -292,8 +295,8 @@ class _Scheduler:
         function's return is such a yield for the device variables it updates (their buffers)."""
         owner = op.operation.parent
         body = op.operation.block
-        terminator = body.operations[len(body.operations) - 1]
-        positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
+        uses = self.uses_of(body)
+        terminator, positions = uses.terminator, uses.yielded.get(op.results[0], [])
         if len(positions) != 1:
             return None
         if owner.name == "scf.for":
@@ -306,16 +309,18 @@ class _Scheduler:
             return None
         if final not in (None, target.layout) or not self.element_for_element(op, inputs, target.buffer):
             return None
-        later, seen = [], False
-        for after in body.operations:
-            if seen:  # with the ops nested in it (an inner loop reading the old value)
-                after.operation.walk(lambda inner, later=later: later.append(inner) or ir.WalkResult.ADVANCE)
-            seen = seen or after == op
-        for inner in later:
-            operands = [v for k, v in enumerate(inner.operands) if inner != terminator.operation or k != positions[0]]
-            if any(v in self.stored and self.stored[v].buffer == target.buffer for v in operands):
-                return None
+        after = uses.position[op.operation]
+        held = self.stored.holding[target.buffer]
+        if any(uses.last.get(v, -1) > after for v in held):
+            return None
+        if any(k != positions[0] for v in held for k in uses.yielded.get(v, [])):
+            return None
         return target.buffer
+
+    def uses_of(self, body: ir.Block) -> BlockUses:
+        if body not in self.uses:
+            self.uses[body] = BlockUses.of(body)
+        return self.uses[body]
 
     @staticmethod
     def element_for_element(op: ir.OpView, inputs: list[str], buffer: str) -> bool:
@@ -356,7 +361,7 @@ class _Scheduler:
         return buffer
 
     def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None) -> None:
-        for t in plan_transfers(source.layout, wanted, shift, box, steps):
+        for t in self.transfers(source.layout, wanted, shift, box, steps):
             ipu.copy(
                 source.buffer,
                 dest,
