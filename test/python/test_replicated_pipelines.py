@@ -23,9 +23,10 @@ from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
 
 
 def train_replicated(model, make_optimizer, batches, options, replicas, target, accumulation, noise=None):
-    """(simulated losses, torch's, largest relative difference over the parameters, the L3
-    program): `batches` (one tuple per call, one update each) through `replicas` replicas and
-    through PyTorch's loop over the call's replicas x accumulation micro-batches."""
+    """(simulated losses, largest relative difference over the parameters, the L3 program):
+    `batches` (one tuple per call, one update each) through `replicas` replicas and through
+    PyTorch's loop over the call's replicas x accumulation micro-batches; each replica's loss
+    checked against its slice's."""
     reference = copy.deepcopy(model).train()
     optimizer, reference_optimizer = make_optimizer(model), make_optimizer(reference)
     options.replicationFactor(replicas).target(target).Training.gradientAccumulation(accumulation)
@@ -38,16 +39,20 @@ def train_replicated(model, make_optimizer, batches, options, replicas, target, 
         result = trained(*batch)
         loss = result[-1] if isinstance(result, tuple) else result
         assert loss.shape == (replicas,)  # the last micro-batch's loss on each replica
-        losses.append(float(loss.mean()))
+        losses.append(loss.detach())
         # the host batch is G micro-batches of the replicas' R slices each (PopTorch's order)
         micro = [tuple(value.chunk(accumulation)[g] for value in batch) for g in range(accumulation)]
         reference_optimizer.zero_grad()
         for inputs in micro:
+            last = []
             for replica in range(replicas):
                 result = reference(*(value.chunk(replicas)[replica] for value in inputs))
                 loss = result[-1] if isinstance(result, tuple) else result
+                last.append(loss.detach())
                 (loss / (accumulation * replicas)).backward()
         reference_optimizer.step()
+        # each replica's loss is its own slice's: the slices went to the right replicas
+        assert torch.allclose(losses[-1], torch.stack(last), rtol=1e-4, atol=1e-6), (losses[-1], last)
     trained.copyWeightsToHost()
     ours, theirs = dict(model.state_dict()), reference.state_dict()
     for name, part in (noise or {}).items():
