@@ -8,6 +8,7 @@ each tensor's largest magnitude after 3 steps)."""
 from __future__ import annotations
 
 import copy
+import os
 import re
 
 import pytest
@@ -80,8 +81,10 @@ def test_mlp_pipelined_over_two_ipus_two_replicas_sgd_momentum():
     assert sorted(rings) == ["0, 2", "1, 3"]  # each IPU's gradients over the IPUs of its stage
 
 
+@pytest.mark.skipif(not os.environ.get("IPU_TRAIN_FULL"), reason="9 minutes on a loaded 2-core machine: make train-full")
 def test_transformer_pipelined_over_four_ipus_two_replicas_adam():
-    """2 replicas x 4 IPUs of a pod16: 7 pipeline stages, 8 micro-batches a step."""
+    """2 replicas x 4 IPUs of a pod16: 7 pipeline stages, 8 micro-batches a step (531 s on this
+    machine at load 12, so `make train-full` runs it, `make test` skips it)."""
     torch.manual_seed(2)
     model = Transformer()
     for ipu, layer in enumerate([*model.layers], start=1):
