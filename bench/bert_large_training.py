@@ -24,7 +24,12 @@ ratio per tensor: in f32, Adam's update of a 30522 x 1024 tensor needs 680 KB a 
 leanest cut over one IPU, more than a tile has); micro-batch 1 (Graphcore's is larger); the masked-LM head predicts the
 first 20 positions (Graphcore's phase 1 masks 20 tokens of 128) with its own decoder weight on
 IPU 3 (BERT ties it to the token embedding, and Graphcore puts it with the embedding on IPU 0);
-no dropout (random ops in a pipelined step are refused).
+no dropout (random ops in a pipelined step are refused); the two vocabulary-sized weights (the
+token embedding, the decoder) are frozen: the unrolled pipelined step keeps each micro-batch's
+dense gradient of such a 30522 x 1024 tensor and the update sums the G of them in one
+element-wise op, 765 KB a tile at its leanest cut at G 7 with momentum (the second run's
+refusal), more than a tile has. What freezing leaves out per micro-batch: the decoder's weight
+gradient (a 20 x 1024 by 20 x 30522 product) and both weights' update.
 """
 
 from __future__ import annotations
@@ -69,6 +74,10 @@ class Pretraining(nn.Module):
                     setattr(parent, name, nn.Identity())
         self.mlm = nn.Linear(1024, 30522)
         self.nsp = nn.Linear(1024, 2)
+        # frozen (module docstring): the unrolled step holds each micro-batch's dense gradient of a
+        # 30522 x 1024 tensor, which the update's one element-wise op reads together
+        self.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+        self.mlm.weight.requires_grad_(False)
 
     def forward(self, ids: torch.Tensor, masked_labels: torch.Tensor, next_sentence: torch.Tensor) -> torch.Tensor:
         hidden, pooled = self.bert(ids)
@@ -86,7 +95,7 @@ def measure(depth: int, accumulation: int) -> dict:
     options = ipu_torch.Options().target(TARGET).setExecutionStrategy(ipu_torch.PipelinedExecution())
     options.setAvailableMemoryProportion({f"IPU{i}": MEMORY_PROPORTION for i in range(IPUS)})
     options.Training.gradientAccumulation(accumulation)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-4, momentum=0.9)
     trained = ipu_torch.trainingModel(model, options=options, optimizer=optimizer)
     programs = []
     compile_program = trained._compile_program
@@ -103,8 +112,9 @@ def measure(depth: int, accumulation: int) -> dict:
     assert torch.isfinite(loss).all()
     per_ipu = np.zeros(IPUS, np.int64)
     tiles_per_ipu = load_target(TARGET).tiles_per_ipu
+    trained_names = {f"param:{name}" for name, p in model.named_parameters() if p.requires_grad}
     for op in programs[0].body.operations:
-        if op.operation.name == "ipu.variable" and (variable := ipu.VariableOp(op.operation)).variable_name.startswith("param:"):
+        if op.operation.name == "ipu.variable" and (variable := ipu.VariableOp(op.operation)).variable_name in trained_names:
             per_ipu[variable.mapping.all_tiles().min_tile // tiles_per_ipu] += int(np.prod(ir.RankedTensorType(variable.type).shape))
     return {
         "depth": depth,
