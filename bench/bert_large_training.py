@@ -25,10 +25,9 @@ leanest cut over one IPU, more than a tile has); micro-batch 1 (Graphcore's is l
 first 20 positions (Graphcore's phase 1 masks 20 tokens of 128) with its own decoder weight on
 IPU 3 (BERT ties it to the token embedding, and Graphcore puts it with the embedding on IPU 0);
 no dropout (random ops in a pipelined step are refused); the two vocabulary-sized weights (the
-token embedding, the decoder) are frozen: the unrolled pipelined step keeps each micro-batch's
-dense gradient of such a 30522 x 1024 tensor and the update sums the G of them in one
-element-wise op, 765 KB a tile at its leanest cut at G 7 with momentum (the second run's
-refusal), more than a tile has. What freezing leaves out per micro-batch: the decoder's weight
+token embedding, the decoder) are frozen: with them trained, an element-wise op of the token
+embedding's update read 8 tensors of 30522 x 1024 f32, 765 KB a tile at its leanest cut at G 7
+with momentum (the second run's refusal), more than a tile has. What freezing leaves out per micro-batch: the decoder's weight
 gradient (a 20 x 1024 by 20 x 30522 product) and both weights' update.
 """
 
