@@ -62,9 +62,10 @@ conformance: $(STAMP)
 	IPU_CONFORMANCE_ALL=1 $(BIN)/pytest -q test/python/test_conformance.py
 
 # Full-size ResNet-50 training on gc200 against PyTorch's loop: docs/training.md's console
-# block, minutes long (test/python/test_training_full.py; `make test` skips it).
+# block, minutes long (test/python/test_training_full.py; `make test` skips it); and a
+# transformer pipelined over 4 IPUs x 2 replicas of a pod16 (test_replicated_pipelines.py).
 train-full: $(STAMP)
-	IPU_TRAIN_FULL=1 $(BIN)/pytest -q test/python/test_training_full.py
+	IPU_TRAIN_FULL=1 $(BIN)/pytest -q test/python/test_training_full.py test/python/test_replicated_pipelines.py
 
 # BERT-Large ([3, 7, 7, 7] over an m2000) and GPT-2 medium (sharded over an m2000) at full size,
 # with GPT-2 small and BERT-base: time and peak memory per phase, each checked against PyTorch

@@ -118,7 +118,7 @@ def _ring(target, sizes: list[int]) -> tuple[int, int]:  # noqa: ANN001
             spread = np.zeros(target.num_tiles, np.int64)
             per_tile = -(-size // target.tiles_per_ipu)
             spread[: target.tiles_per_ipu] = np.clip(size - np.arange(target.tiles_per_ipu) * per_tile, 0, per_tile)
-            for superstep in price_ring_all_reduce({"op": "ipu.ring_all_reduce"}, REPLICAS, f32, spread, 4, 1, target):
+            for superstep in price_ring_all_reduce({"op": "ipu.ring_all_reduce"}, range(REPLICAS), f32, spread, 4, 1, target):
                 cycles += superstep.cycles * superstep.repeat
                 link_bytes += superstep.link_bytes * superstep.repeat
     return cycles, link_bytes

@@ -408,17 +408,21 @@ irdl.dialect @ipu {
   // replicas' IPUs in a ring over the links, reduce-scatter then all-gather, 2 x (replicas - 1)
   // steps, each moving 1 / replicas of the tensor to the ring's next IPU in one exchange
   // phase over the IPU-Links after a global sync. Every replica's `dest` then holds the sum
-  // (or, for `"mean"`, the mean) of all replicas' `source`.
+  // (or, for `"mean"`, the mean) of all replicas' `source`. `ring` lists, by replica, the IPU
+  // holding replica r's copy of the tensor: the program is replica 0's, on IPUs 0..K-1, and
+  // replica r runs it on IPUs rK..rK+K-1, so a tensor on IPU s is reduced over the IPUs
+  // s, s + K, ..., the IPUs holding the same pipeline stage (K = 1: IPUs 0..R-1).
   //
   // **Verified in Python:** `source` and `dest` name `ipu.buffer`s with the element type of
   // `type`; `mapping` is valid for `type`'s shape and fits both (as a stream's would);
-  // `replicas` is a power of two of at least 2 and at most the target's IPUs; `reduction` is
-  // `"sum"` or `"mean"`.
+  // `replicas` is a power of two of at least 2 and at most the target's IPUs; `ring` holds
+  // `replicas` distinct IPUs of the target, its first the IPU of `mapping`'s tiles; `reduction`
+  // is `"sum"` or `"mean"`.
   //
   // ```mlir
   // "ipu.ring_all_reduce"() {source = @matmul3, dest = @all_reduce0, type = tensor<64x32xf32>,
   //     mapping = {kind = "linear", grain = 1 : i64, tiles = array<i64: 0, 16, 1>},
-  //     replicas = 4 : i64, reduction = "mean"} : () -> ()
+  //     replicas = 4 : i64, ring = array<i64: 0, 1, 2, 3>, reduction = "mean"} : () -> ()
   // ```
   irdl.operation @ring_all_reduce {
     %source = irdl.base "#builtin.symbol_ref"
@@ -426,6 +430,7 @@ irdl.dialect @ipu {
     %type = irdl.base "#builtin.type"
     %mapping = irdl.base "#builtin.dictionary"
     %replicas = irdl.base "#builtin.integer"
+    %ring = irdl.base "#builtin.dense_array"
     %sum = irdl.is "sum"
     %mean = irdl.is "mean"
     %reduction = irdl.any_of(%sum, %mean)
@@ -435,6 +440,7 @@ irdl.dialect @ipu {
       "type" = %type,
       "mapping" = %mapping,
       "replicas" = %replicas,
+      "ring" = %ring,
       "reduction" = %reduction
     }
   }

@@ -366,6 +366,11 @@ def _reduction(op: ir.OpView, name: str) -> str:
     return ir.StringAttr(op.attributes[name]).value
 
 
+# On an `ipu.all_reduce` of a replica spanning K IPUs (set by ipu-replicate): by replica, the IPU
+# holding its copy of the tensor (s, s + K, ...), ipu-schedule's `ring` for `ipu.ring_all_reduce`.
+RING_ATTR = "ipu.ring"
+
+
 @_register
 class AllReduceOp(ir.OpView):
     """The sum (or mean) of a tensor over the data-parallel replicas (L1)."""
@@ -393,6 +398,7 @@ class RingAllReduceOp(ir.OpView):
     dest = _attribute("dest", _symbol)
     mapping = _attribute("mapping", _mapping)
     replicas = _attribute("replicas", _int)
+    ring = _attribute("ring", _i64_array)  # by replica, the IPU holding its copy of the tensor
     reduction = _attribute("reduction", _reduction)
 
     @property
@@ -404,14 +410,24 @@ class RingAllReduceOp(ir.OpView):
 
 
 def ring_all_reduce(
-    source: str, dest: str, type: ir.RankedTensorType, mapping: TileMapping, replicas: int, reduction: str, *, loc=None, ip=None
+    source: str,
+    dest: str,
+    type: ir.RankedTensorType,
+    mapping: TileMapping,
+    ring: Sequence[int],
+    reduction: str,
+    *,
+    loc=None,
+    ip=None,
 ) -> RingAllReduceOp:
+    """`ring`: by replica, the IPU holding its copy (its length is the replica count)."""
     attributes = {
         "source": _ref(source),
         "dest": _ref(dest),
         "type": ir.TypeAttr.get(type),
         "mapping": mapping.encode(),
-        "replicas": ir.IntegerAttr.get(_I64(), replicas),
+        "replicas": ir.IntegerAttr.get(_I64(), len(ring)),
+        "ring": ir.DenseI64ArrayAttr.get(list(ring)),
         "reduction": ir.StringAttr.get(reduction),
     }
     return _create("ipu.ring_all_reduce", attributes=attributes, loc=loc, ip=ip)

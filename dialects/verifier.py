@@ -345,7 +345,7 @@ def _check_replicas(op: ir.OpView, scope: _Scope | None) -> None:
         raise op_error(op, f"expects replicas to be a power of two of at least 2 (GCL's ring all-reduce), got {replicas}")
     if scope is not None and replicas > scope.target.num_ipus:
         raise op_error(
-            op, f"all-reduces over {replicas} replicas, one IPU each, but target '{scope.target.name}' has {scope.target.num_ipus}"
+            op, f"all-reduces over {replicas} replicas, at least one IPU each, but target '{scope.target.name}' has {scope.target.num_ipus}"
         )
 
 
@@ -360,6 +360,12 @@ def _verify_ring_all_reduce(op: ipu.RingAllReduceOp, scope: _Scope) -> None:
     tensor_type = op.type
     for attribute in ("source", "dest"):  # each tile of the mapping reduces its own elements
         _check_stream(op, tensor_type, scope, attribute)
+    ring, target = op.ring, scope.target
+    if len(ring) != op.replicas or len(set(ring)) != len(ring) or not all(0 <= i < target.num_ipus for i in ring):
+        raise op_error(op, f"expects 'ring' to list {op.replicas} distinct IPUs of target '{target.name}', one a replica, got {list(ring)}")
+    home = target.ipu_of_tile(op.mapping.all_tiles().min_tile)
+    if ring[0] != home:
+        raise op_error(op, f"expects 'ring' to begin with IPU {home}, which holds the tensor (replica 0's), got {list(ring)}")
 
 
 def _verify_predicate(op: ipu.PredicateOp, scope: _Scope) -> None:

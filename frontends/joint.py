@@ -249,7 +249,9 @@ class _Layout:
                             with _layer_of(name):
                                 grads[name] = grad if name not in grads else grads[name] + grad
                 if mean:
-                    grads = {name: grad / self.pipelined for name, grad in grads.items()}
+                    for name, grad in grads.items():
+                        with _layer_of(name):
+                            grads[name] = grad / self.pipelined
             with _phase("update"):
                 return update(values, trainable, grads, loss, outputs, buffers)
 
@@ -268,7 +270,7 @@ class _Layout:
                         grads[name] = total / accumulation if mean else total
                         new[f"accum:grad:{name}"] = torch.where(apply, torch.zeros_like(total), total)
             if self.replicas > 1:  # the update's gradients, the same on every replica
-                grads = _reduced_together(grads, apply)
+                grads = _reduced_apart(grads, apply)
             if mixed is not None:  # an inf or NaN gradient skips the update; dynamic scaling moves the scale
                 finite = mixed.all_finite(grads)
                 scale = mixed.next_scale(values, finite)
@@ -478,23 +480,15 @@ def _all_reduce_marker() -> Any:
     return _MARKER[0]
 
 
-def _reduced_together(grads: dict, when: Any = None) -> dict:
-    """The gradients through one all-reduce per element type, flattened and joined, then split
-    again: one ring for all of them, its 2 (R - 1) global syncs paid once, as PopART merges
-    the gradients' collectives (ResNet-50's 161 rings were 4,830 syncs). `when` (gradient
-    accumulation: the last micro-batch of a group): the all-reduce runs only then, once per
-    update as GCL's after the accumulation loop; the other micro-batches' updates are dropped."""
-    import torch
-
-    reduce, by_type = _all_reduce_marker(), {}
-    for name, grad in grads.items():
-        by_type.setdefault(grad.dtype, []).append(name)
-    reduced = {}
-    for names in by_type.values():
-        joined = reduce(torch.cat([grads[name].reshape(-1) for name in names]), when)
-        for name, part in zip(names, torch.split(joined, [grads[name].numel() for name in names])):
-            reduced[name] = part.view(grads[name].shape)
-    return reduced
+def _reduced_apart(grads: dict, when: Any = None) -> dict:
+    """Each gradient through its own all-reduce; ipu-replicate puts each on its gradient's IPU
+    and joins those of an IPU into one ring (its 2 (R - 1) global syncs paid once, as PopART
+    merges the gradients' collectives: ResNet-50's 161 rings were 4,830 syncs). `when`
+    (gradient accumulation: the last micro-batch of a group): the all-reduce runs only then,
+    once per update as GCL's after the accumulation loop; the other micro-batches' updates are
+    dropped."""
+    reduce = _all_reduce_marker()
+    return {name: reduce(grad, when) for name, grad in grads.items()}
 
 
 def _cut_at_all_reduces(graph: Any) -> list[bool]:

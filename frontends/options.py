@@ -118,7 +118,8 @@ class Options:
 
     def replicationFactor(self, count: int) -> Options:  # noqa: N802 (PopTorch's name)
         """Data-parallel replicas (ipu-replicate), each on its share of the target's IPUs and of
-        each device iteration's batch; a power of two. Inference only here."""
+        each micro-batch; a power of two. In training, each replica runs the whole step (one IPU,
+        or its IPUs when sharded or pipelined) and the gradients are all-reduced once per update."""
         self.replication_factor = _positive("replicationFactor", count)
         return self
 

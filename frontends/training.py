@@ -61,7 +61,7 @@ class TrainingModel:
         self.device: Simulator | None = None  # holds the device variables between calls
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._lrs: list[float] = []
-        self.replicas = options.replication_factor  # data-parallel replicas, one IPU and simulator each
+        self.replicas = options.replication_factor  # data-parallel replicas, a simulator each (one IPU, or a sharded step's IPUs)
         # PipelinedExecution: the micro-batches of a step in one run (0: one micro-batch a run)
         self.pipelined = options.Training.gradient_accumulation if options.execution_strategy.pipelined else 0
         self._host_state_stale = False  # the device updated the optimizer state since the host last read it
@@ -74,9 +74,9 @@ class TrainingModel:
 
     def __call__(self, *inputs: Any) -> Any:
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
-        if self.pipelined:  # a run takes a step's micro-batches, pipelined over the IPUs
-            arrays = [array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in arrays]
         shards = replica_slices(arrays, self.replicas)
+        if self.pipelined:  # a run takes a step's micro-batches (each replica's own), pipelined over its IPUs
+            shards = [[array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in shard] for shard in shards]
         if self.device is None:
             self._compile(tuple(to_torch(array[0]) for array in shards[0]))
         self._check_batch(shards[0])
@@ -84,14 +84,14 @@ class TrainingModel:
         if self._device_state_stale:
             self._write_optimizer_state()
         start = time.perf_counter()
-        iterations = len(arrays[0])
+        iterations = len(shards[0][0])
         if self.replicas > 1:
             # each output as PopTorch returns it: the replicas' along the first axis (a scalar: one per replica)
             per_replica = self.device.run(shards, iterations=iterations)
             results = [np.stack([r[k][-1] for r in per_replica]) for k in range(len(per_replica[0]))]
             results = [a if a.ndim == 1 else a.reshape(-1, *a.shape[2:]) for a in results]
         else:
-            results = [result[-1] for result in self.device.run(arrays, iterations=iterations)]
+            results = [result[-1] for result in self.device.run(shards[0], iterations=iterations)]
         self.timings["run"] = time.perf_counter() - start
         self._host_state_stale = self._host_weights_stale = True
         last = [to_torch(np.asarray(result, order="C")) for result in results]  # a 0-d loss stays 0-d

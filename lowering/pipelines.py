@@ -26,6 +26,8 @@ from mlir import ir
 from ipu_mlir.target import DEFAULT_TARGET, TARGET_ATTR
 
 from .pass_registry import NamedPipeline, PipelineError, build_pass_manager, register_pipeline
+from .resident import resident_names
+from .select_entry import public_functions
 
 STEPS = (
     "ipu-convert-tm-tensor",
@@ -63,18 +65,22 @@ def default_pipeline(
     memory_fraction: float | None = None,
     micro_batches: int = 1,
     replicas: int = 1,
+    training: bool = False,
 ) -> str:
     """`memory_fraction`: ipu-plan's budget per tile (poplin's availableMemoryProportion);
     None: the target's. `micro_batches` > 1: ipu-pipeline after ipu-shard; `replicas` > 1:
-    ipu-replicate after them, ipu-shard then sharding each replica over its share of the IPUs."""
+    ipu-replicate after them, ipu-shard then sharding each replica over its share of the IPUs.
+    Both together only for a `training` step (device variables), whose replicas ipu-replicate
+    keeps one program (SPMD)."""
     steps = ([f"ipu-set-target{{target={_quoted(target)}}}"] if target else []) + list(STEPS)
     if replicas != 1:
-        if micro_batches != 1:
-            raise PipelineError("pipelined replicas (micro-batches and replicas together) are not implemented")
+        if micro_batches != 1 and not training:
+            raise PipelineError("pipelined replicas (micro-batches and replicas together) are implemented for training only")
         at = steps.index("ipu-shard")
         steps[at : at + 1] = [f"ipu-shard{{replicas={replicas}}}", f"ipu-replicate{{replicas={replicas}}}"]
     if micro_batches != 1:
-        steps.insert(steps.index("ipu-shard") + 1, f"ipu-pipeline{{micro-batches={micro_batches}}}")
+        shard = next(index for index, step in enumerate(steps) if step.startswith("ipu-shard"))
+        steps.insert(shard + 1, f"ipu-pipeline{{micro-batches={micro_batches}}}")
     if micro_batches != 1 or replicas != 1:
         steps[steps.index("ipu-merge-supersteps")] = f"ipu-merge-supersteps{{lookahead={PIPELINE_LOOKAHEAD}}}"
     if memory_fraction is not None:
@@ -129,6 +135,9 @@ def compile_module(
     operation = module.operation
     if target is None and TARGET_ATTR not in operation.attributes:
         target = DEFAULT_TARGET
-    pipeline = default_pipeline(target, entry=entry, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas)
+    training = any(resident_names(function)[0] for function in public_functions(operation))
+    pipeline = default_pipeline(
+        target, entry=entry, memory_fraction=memory_fraction, micro_batches=micro_batches, replicas=replicas, training=training
+    )
     build_pass_manager(pipeline, module.context).run(operation)
     return module

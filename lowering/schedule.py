@@ -494,7 +494,8 @@ class _Scheduler:
         dest = self.buffer("all_reduce", result, ir.RankedTensorType(op.results[0].type).element_type, op.location)
         ipu.sync("global", ip=self.ip)
         reduce = ipu.AllReduceOp(op.operation)
-        ipu.ring_all_reduce(source, dest, op.results[0].type, result.mapping(), reduce.replicas, reduce.reduction, ip=self.ip)
+        ring = ir.DenseI64ArrayAttr(op.attributes[ipu.RING_ATTR]) if ipu.RING_ATTR in op.attributes else range(reduce.replicas)
+        ipu.ring_all_reduce(source, dest, op.results[0].type, result.mapping(), list(ring), reduce.reduction, ip=self.ip)
         ipu.sync("global", ip=self.ip)
         self.stored[op.results[0]] = Stored(dest, result)
 

@@ -14,6 +14,7 @@ stops with an error naming the op: one replica alone has nothing to reduce with.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 import numpy as np
 from mlir import ir
@@ -69,17 +70,25 @@ def plan_ring_all_reduce(op: ipu.RingAllReduceOp, site: Site, buffers: tuple, sl
 
 
 def price_ring_all_reduce(
-    record: dict[str, str], replicas: int, dtype: ir.Type, elements_per_tile: np.ndarray, element_bytes: int, repeat: int, target: Target
+    record: dict[str, str],
+    ring: Sequence[int],
+    dtype: ir.Type,
+    elements_per_tile: np.ndarray,
+    element_bytes: int,
+    repeat: int,
+    target: Target,
 ) -> tuple[Superstep, Superstep]:
-    """GCL's ring as two supersteps, each `replicas - 1` times (`repeat` x): reduce-scatter
-    (each IPU sends 1 / R of the tensor to the ring's next IPU over the IPU-Links, and its
-    tiles add the chunk they received) then all-gather (the reduced chunks passed on). Each
-    ring step is an exchange phase over the links (target.cost_model.link_cycles, poplibs'
-    IPU model's figures) after a global sync. Assumption: the tiles' own exchange of the
-    chunks overlaps the links' (as `Superstep.finish` assumes for any link phase).
-    `elements_per_tile`: the tensor's elements on each tile of the target."""
+    """GCL's ring over the IPUs `ring` (one a replica) as two supersteps, each R - 1 times
+    (`repeat` x): reduce-scatter (each IPU sends 1 / R of the tensor to the ring's next IPU over
+    the IPU-Links, and its tiles add the chunk they received) then all-gather (the reduced
+    chunks passed on). Each ring step is an exchange phase over the links
+    (target.cost_model.link_cycles, poplibs' IPU model's figures) after a global sync.
+    Assumption: the tiles' own exchange of the chunks overlaps the links' (as
+    `Superstep.finish` assumes for any link phase). `elements_per_tile`: the tensor's elements
+    on each tile of the target (replica 0's copy)."""
+    replicas = len(ring)
     num_bytes = int(elements_per_tile.sum()) * element_bytes
-    flows = cost_model.ring_step_flows(num_bytes, replicas)
+    flows = cost_model.ring_step_flows(num_bytes, ring)
     scatter = Superstep(ops=[{**record, "phase": "reduce-scatter"}], repeat=repeat * (replicas - 1), link_flows=dict(flows))
     sizes, which = np.unique(-(-elements_per_tile // replicas), return_inverse=True)  # each tile adds its share of a chunk
     adds = np.array([cost_model.elementwise_cycles(int(n), 1, dtype, target) if n else 0 for n in sizes], np.int64)

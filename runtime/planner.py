@@ -495,7 +495,7 @@ class Planner:
                 counts[tile] = count
             self._close(None)
             element_type = ir.RankedTensorType(op.type).element_type
-            priced = price_ring_all_reduce(site_record(op), op.replicas, element_type, counts, dest.element_bytes, self.repeat, self.target)
+            priced = price_ring_all_reduce(site_record(op), op.ring, element_type, counts, dest.element_bytes, self.repeat, self.target)
             for superstep in priced:
                 self.supersteps.append(superstep)
                 if self.count is not None:  # in an If (once per accumulated step): counted as it runs

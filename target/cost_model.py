@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -418,20 +419,24 @@ def link_cycles(flows: dict[tuple[int, int], int], target: Target) -> int:
     return math.ceil(seconds * target.clock_hz)
 
 
-def ring_of(replicas: int) -> list[int]:
-    """The IPUs 0..replicas-1 in the order of the ring an all-reduce runs over on the ladder:
-    up the even side, down the odd side, so that every hop is one IPU-Link group (a rail
-    between IPUs i and i + 2, or the card's links at the two ends). Assumption: GCL's own
-    ring order is not published; this is the ring of one-hop neighbours the ladder allows."""
-    return list(range(0, replicas, 2)) + list(range(replicas - 1, 0, -2)) if replicas > 2 else list(range(replicas))
+def ring_of(ipus: Sequence[int]) -> list[int]:
+    """`ipus` (one a replica) in the order of the ring an all-reduce runs over on the ladder: up
+    the even side, down the odd side, so that every hop of a ring of neighbours (IPUs
+    0..R-1) is one IPU-Link group (a rail between IPUs i and i + 2, or the card's links at the
+    two ends); a ring of the IPUs holding one pipeline stage (s, s + K, ...) runs up and back
+    down its side, each hop routed over the ladder (`link_route`). Assumption: GCL's own ring
+    order is not published; this is the ring of one-hop neighbours the ladder allows."""
+    return sorted(i for i in ipus if i % 2 == 0) + sorted((i for i in ipus if i % 2), reverse=True)
 
 
-def ring_step_flows(num_bytes: int, replicas: int) -> dict[tuple[int, int], int]:
-    """One step of a ring all-reduce of `num_bytes` per replica (GCL's reduce-scatter then
-    all-gather: 2 x (replicas - 1) such steps, each IPU sending 1 / replicas of the tensor to
-    the next IPU of `ring_of`, so each link carries 2 (R - 1) / R x `num_bytes` in all)."""
-    ring, chunk = ring_of(replicas), -(-num_bytes // replicas)
-    return {(ipu, ring[(k + 1) % replicas]): chunk for k, ipu in enumerate(ring)}
+def ring_step_flows(num_bytes: int, ipus: Sequence[int]) -> dict[tuple[int, int], int]:
+    """One step of a ring all-reduce of `num_bytes` per replica over `ipus` (GCL's
+    reduce-scatter then all-gather: 2 x (R - 1) such steps, each IPU sending 1 / R of the
+    tensor to the next IPU of `ring_of`, so each link carries 2 (R - 1) / R x `num_bytes` in
+    all)."""
+    ring = ring_of(ipus)
+    chunk = -(-num_bytes // len(ring))
+    return {(ipu, ring[(k + 1) % len(ring)]): chunk for k, ipu in enumerate(ring)}
 
 
 def host_seconds(num_bytes: int, target: Target) -> float:

@@ -18,7 +18,8 @@ from test_mpi import BIN, _run
 pytest.importorskip("torch")
 
 # 2 replicas x gradientAccumulation 2 of a small CNN with BatchNorm (per replica statistics),
-# SGD with momentum, 2 calls; rank 0 (or the one process) saves what the front end returns.
+# sharded over 2 IPUs (the replicas on IPUs 0-1 and 2-3, a ring for each IPU's gradients), SGD
+# with momentum, 2 calls; rank 0 (or the one process) saves what the front end returns.
 _SCRIPT = """
 import sys
 import numpy as np
@@ -39,6 +40,7 @@ class CNN(nn.Module):
 
 torch.manual_seed(0)
 model = CNN()
+ipu_torch.BeginBlock(model.fc, ipu_id=1)  # each replica sharded over 2 IPUs: a ring per IPU
 options = ipu_torch.Options().replicationFactor(2).target("m2000")
 options.Training.gradientAccumulation(2)
 trained = ipu_torch.trainingModel(model, options=options, optimizer=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))

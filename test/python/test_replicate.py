@@ -49,8 +49,10 @@ def test_replicas_equal_the_unreplicated_program_on_their_slices(replicas: int) 
     assert busiest == replicas  # the replicas' first layers in one superstep
 
 
-def test_replicas_and_micro_batches_together_are_refused() -> None:
+def test_replicas_and_micro_batches_together_are_refused_in_inference() -> None:
     from ipu_mlir.lowering.pass_registry import PipelineError
 
-    with pytest.raises(PipelineError, match="pipelined replicas .* are not implemented"):
+    with pytest.raises(PipelineError, match="pipelined replicas .* are implemented for training only"):
         default_pipeline("m2000", micro_batches=4, replicas=2)
+    steps = default_pipeline("m2000", micro_batches=4, replicas=2, training=True)
+    assert steps.index("ipu-shard{replicas=2}") < steps.index("ipu-pipeline") < steps.index("ipu-replicate")

@@ -11,10 +11,10 @@ module attributes {ipu.target = "m2000"} {
     %xt = arith.constant dense<0.25> : tensor<64x8xf32>
     // CHECK: %[[G:.*]] = "ipu.matmul"
     // CHECK-NOT: "ipu.matmul"
-    // CHECK: "ipu.all_reduce"(%[[G]]) {reduction = "mean", replicas = 4 : i64} : (tensor<64x32xf32>) -> tensor<64x32xf32>
+    // CHECK: "ipu.all_reduce"(%[[G]]) {ipu.ipu_id = 0 : i64, ipu.ring = array<i64: 0, 1, 2, 3>, reduction = "mean", replicas = 4 : i64} : (tensor<64x32xf32>) -> tensor<64x32xf32>
     // CHECK-NOT: "ipu.all_reduce"
     // L3: "ipu.sync"() {kind = "global"}
-    // L3-NEXT: "ipu.ring_all_reduce"() {dest = @all_reduce0, mapping = {{.*}}, reduction = "mean", replicas = 4 : i64, source = @{{.*}}, type = tensor<64x32xf32>}
+    // L3-NEXT: "ipu.ring_all_reduce"() {dest = @all_reduce0, mapping = {{.*}}, reduction = "mean", replicas = 4 : i64, ring = array<i64: 0, 1, 2, 3>, source = @{{.*}}, type = tensor<64x32xf32>}
     // L3-NEXT: "ipu.sync"() {kind = "global"}
     %g = "ipu.matmul"(%xt, %dy) : (tensor<64x8xf32>, tensor<8x32xf32>) -> tensor<64x32xf32>
     %r = "ipu.all_reduce"(%g) {replicas = 4 : i64, reduction = "mean"} : (tensor<64x32xf32>) -> tensor<64x32xf32>
@@ -49,7 +49,7 @@ module attributes {ipu.target = "m2000"} {
     %last = arith.constant 1.0 : f32
     %apply = arith.cmpf oeq, %n, %last : f32
     // CHECK: scf.if %{{.*}} -> (tensor<64x32xf32>) {
-    // CHECK-NEXT: "ipu.all_reduce"(%{{.*}}) {reduction = "mean", replicas = 4 : i64}
+    // CHECK-NEXT: "ipu.all_reduce"(%{{.*}}) {ipu.ipu_id = 0 : i64, ipu.ring = array<i64: 0, 1, 2, 3>, reduction = "mean", replicas = 4 : i64}
     // CHECK-NEXT: scf.yield
     // CHECK-NEXT: } else {
     // CHECK-NOT: "ipu.all_reduce"

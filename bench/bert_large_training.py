@@ -1,0 +1,207 @@
+"""BERT-Large phase-1 training on a Bow Pod16 (issue 26): 4 replicas x 4-IPU pipelines, seq 128,
+simulated sequences per second beside Graphcore's published 5,179 seq/s.
+
+    .venv/bin/python bench/bert_large_training.py [--depths 1 2] [--accumulation 7 14]   # 6+ GB: under a lock on shared machines
+    .venv/bin/python bench/bert_large_training.py --report                               # the table of the results so far
+
+What is simulated: one replica's pipelined training step (PopTorch's PipelinedExecution,
+lowering/pipeline_training.py) of BERT at BERT-Large's width (hidden 1024, 16 heads, FFN 4096,
+vocabulary 30522, seq 128) with `depth` encoder layers on each of a Bow Pod16's first 4 IPUs
+(BeginBlock; the embeddings on IPU 0, the heads on IPU 3), micro-batch 1 sequence, f32, SGD
+with momentum, G micro-batches a step. The 4 replicas are alike, so one is run; the all-reduce of each IPU's
+gradients over the ring of the 4 IPUs holding its stage (IPUs s, s + 4, s + 8, s + 12) is
+priced with the planner's own pricing of `ipu.ring_all_reduce` (runtime/all_reduce.py) on the
+gradients' bytes of that IPU, spread over its tiles, the rings one after another (what
+ipu-replicate compiles for `replicationFactor(4)`, docs/many-ipus.md).
+
+Full depth ([3, 7, 7, 7], 24 layers) is not simulated: the unrolled step's compile and load grow
+with depth x G beyond what this machine can give one job. docs/many-ipus.md projects it from the
+measured rows, each step of the projection labelled.
+
+Departures from Graphcore's run, each an assumption of this bench: f32 (Graphcore: FP16 with
+FP32 master weights) and SGD with momentum (Graphcore: LAMB, Adam's two moments and a trust
+ratio per tensor: in f32, Adam's update of a 30522 x 1024 tensor needs 680 KB a tile at its
+leanest cut over one IPU, more than a tile has); micro-batch 1 (Graphcore's is larger); the masked-LM head predicts the
+first 20 positions (Graphcore's phase 1 masks 20 tokens of 128) with its own decoder weight on
+IPU 3 (BERT ties it to the token embedding, and Graphcore puts it with the embedding on IPU 0);
+no dropout (random ops in a pipelined step are refused); the two vocabulary-sized weights (the
+token embedding, the decoder) are frozen: with them trained, an element-wise op of the token
+embedding's update read 8 tensors of 30522 x 1024 f32, 765 KB a tile at its leanest cut at G 7
+with momentum (the second run's refusal), more than a tile has. What freezing leaves out per micro-batch: the decoder's weight
+gradient (a 20 x 1024 by 20 x 30522 product) and both weights' update.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from mlir import ir
+from torch import nn
+
+import ipu_mlir.frontends.torch as ipu_torch
+from ipu_mlir.dialects import ipu, make_context
+from ipu_mlir.frontends import zoo
+from ipu_mlir.runtime.all_reduce import price_ring_all_reduce
+from ipu_mlir.target import load_target
+
+TARGET, REPLICAS, IPUS, SEQ, MASKED = "bowpod16", 4, 4, 128, 20
+# The planner's share of each tile: the vocabulary-sized tensors' momentum update (the token
+# embedding on IPU 0, the masked-LM decoder on IPU 3, 30522 x 1024 f32 each) needs 425 KB a
+# tile at the leanest cut, beyond the default 0.6's 383 KB (GPT-2 small's embedding likewise).
+MEMORY_PROPORTION = 0.85
+# Graphcore's BERT-Large phase-1 (seq 128) training throughput on a Bow Pod16 (4 replicas x 4
+# IPUs), as issue 26 quotes it from Graphcore's performance results page.
+PUBLISHED = 5_179
+RESULTS = Path(__file__).parent / "results" / "bert_large_training.json"
+
+
+class Pretraining(nn.Module):
+    """BERT with phase 1's two losses: masked-LM cross-entropy on `MASKED` positions, next-sentence
+    cross-entropy on the pooled output."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.bert, _ = zoo.build("bert_large", seq=SEQ, layers=IPUS * depth, layers_per_ipu=(depth,) * IPUS)
+        for parent in self.bert.modules():  # no dropout: a pipelined step refuses random ops
+            for name, child in parent.named_children():
+                if isinstance(child, nn.Dropout):
+                    setattr(parent, name, nn.Identity())
+        self.mlm = nn.Linear(1024, 30522)
+        self.nsp = nn.Linear(1024, 2)
+        # frozen (module docstring): the unrolled step holds each micro-batch's dense gradient of a
+        # 30522 x 1024 tensor, which the update's one element-wise op reads together
+        self.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+        self.mlm.weight.requires_grad_(False)
+
+    def forward(self, ids: torch.Tensor, masked_labels: torch.Tensor, next_sentence: torch.Tensor) -> torch.Tensor:
+        hidden, pooled = self.bert(ids)
+        logits = self.mlm(hidden[:, :MASKED])
+        mlm = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), masked_labels.reshape(-1))
+        return mlm + nn.functional.cross_entropy(self.nsp(pooled), next_sentence)
+
+
+def measure(depth: int, accumulation: int) -> dict:
+    """One replica's step of G = `accumulation` micro-batches at `depth` layers an IPU: its
+    cycles, each IPU's gradient elements, and the phases' seconds and peak memory."""
+    torch.manual_seed(0)
+    model = Pretraining(depth).train()
+    ipu_torch.BeginBlock(model.mlm, ipu_id=IPUS - 1)
+    options = ipu_torch.Options().target(TARGET).setExecutionStrategy(ipu_torch.PipelinedExecution())
+    options.setAvailableMemoryProportion({f"IPU{i}": MEMORY_PROPORTION for i in range(IPUS)})
+    options.Training.gradientAccumulation(accumulation)
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-4, momentum=0.9)
+    trained = ipu_torch.trainingModel(model, options=options, optimizer=optimizer)
+    programs = []
+    compile_program = trained._compile_program
+    trained._compile_program = lambda *a, **k: programs.append(compile_program(*a, **k)) or programs[-1]
+    g = torch.Generator().manual_seed(1)
+    batch = (
+        torch.randint(0, 30522, (accumulation, SEQ), generator=g),
+        torch.randint(0, 30522, (accumulation, MASKED), generator=g),
+        torch.randint(0, 2, (accumulation,), generator=g),
+    )
+    start = time.perf_counter()
+    loss = trained(*batch)
+    first_call = time.perf_counter() - start
+    assert torch.isfinite(loss).all()
+    per_ipu = np.zeros(IPUS, np.int64)
+    tiles_per_ipu = load_target(TARGET).tiles_per_ipu
+    trained_names = {f"param:{name}" for name, p in model.named_parameters() if p.requires_grad}
+    for op in programs[0].body.operations:
+        if op.operation.name == "ipu.variable" and (variable := ipu.VariableOp(op.operation)).variable_name in trained_names:
+            per_ipu[variable.mapping.all_tiles().min_tile // tiles_per_ipu] += int(np.prod(ir.RankedTensorType(variable.type).shape))
+    return {
+        "depth": depth,
+        "accumulation": accumulation,
+        "step_cycles": trained.profile.cycles,
+        "gradient_elements_per_ipu": per_ipu.tolist(),
+        "first_call_s": round(first_call, 1),
+        **{f"{phase}_s": round(seconds, 1) for phase, seconds in trained.timings.items()},
+    }
+
+
+def all_reduce_cycles(elements_per_ipu: list[int]) -> int:
+    """The rings of the 4 IPUs' gradients (f32), one after another, each over the IPUs of its
+    stage in the 4 replicas, the gradients spread evenly over their IPU's tiles."""
+    target = load_target(TARGET)
+    cycles = 0
+    with make_context():
+        f32 = ir.F32Type.get()
+        for ipu, size in enumerate(elements_per_ipu):
+            spread = np.zeros(target.num_tiles, np.int64)
+            per_tile = -(-size // target.tiles_per_ipu)
+            first = ipu * target.tiles_per_ipu
+            spread[first : first + target.tiles_per_ipu] = np.clip(size - np.arange(target.tiles_per_ipu) * per_tile, 0, per_tile)
+            ring = [ipu + replica * IPUS for replica in range(REPLICAS)]
+            for superstep in price_ring_all_reduce({"op": "ipu.ring_all_reduce"}, ring, f32, spread, 4, 1, target):
+                cycles += superstep.cycles * superstep.repeat
+    return cycles
+
+
+def full_depth_elements(split: tuple[int, ...] = (3, 7, 7, 7)) -> list[int]:
+    """Each IPU's parameter elements of the model at full depth, split as Graphcore ran it: the
+    embeddings and the first layers on IPU 0, the pooler and heads with the last layers (built on
+    torch's meta device: shapes only)."""
+    with torch.device("meta"):
+        model = Pretraining(1)
+        model.bert.encoder.layer = nn.ModuleList([type(model.bert.encoder.layer[0])(1024, 16, 4096) for _ in range(sum(split))])
+    first = np.cumsum((0,) + split)
+    per_ipu = [0] * len(split)
+    for name, parameter in model.named_parameters():
+        parts = name.split(".")
+        if parts[:3] == ["bert", "encoder", "layer"]:
+            ipu_id = int(np.searchsorted(first, int(parts[3]), side="right")) - 1
+        else:
+            ipu_id = 0 if parts[:2] == ["bert", "embeddings"] else len(split) - 1
+        per_ipu[ipu_id] += parameter.numel()
+    return per_ipu
+
+
+def report(rows: list[dict]) -> list[str]:
+    """A markdown table of the measured rows: the simulated seq/s of 4 replicas at each depth and
+    G (one update: G micro-batches through the pipeline, then the rings)."""
+    clock = load_target(TARGET).clock_hz
+    lines = [
+        "| layers an IPU | G | step (one replica) | all-reduce (4 rings) | simulated seq/s (4 replicas) | published (Bow Pod16) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in sorted(rows, key=lambda r: (r["depth"], r["accumulation"])):
+        seconds = (row["step_cycles"] + row["all_reduce_cycles"]) / clock
+        lines.append(
+            f"| {row['depth']} | {row['accumulation']} | {row['step_cycles']:,} cycles = {row['step_cycles'] / clock * 1e3:.1f} ms "
+            f"| {row['all_reduce_cycles']:,} cycles = {row['all_reduce_cycles'] / clock * 1e3:.1f} ms "
+            f"| {REPLICAS * row['accumulation'] / seconds:,.0f} | {PUBLISHED:,} |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--depths", type=int, nargs="+", default=[1], help="encoder layers on each IPU")
+    parser.add_argument("--accumulation", type=int, nargs="+", default=[7], help="micro-batches a step (>= 2 x 4 - 1)")
+    parser.add_argument("--report", action="store_true", help="print the table of bench/results/bert_large_training.json only")
+    args = parser.parse_args()
+    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    if args.report:
+        elements = full_depth_elements()
+        cycles = all_reduce_cycles(elements)
+        print("\n".join(report(rows)))
+        print(f"full depth [3, 7, 7, 7]: gradient elements per IPU {elements}, {4 * sum(elements):,} bytes; 4 rings {cycles:,} cycles")
+        return
+    for depth in args.depths:
+        for accumulation in args.accumulation:
+            row = measure(depth, accumulation)
+            row["all_reduce_cycles"] = all_reduce_cycles(row["gradient_elements_per_ipu"])
+            row["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            print(json.dumps(row), flush=True)
+            rows = [r for r in rows if (r["depth"], r["accumulation"]) != (depth, accumulation)] + [row]
+            RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
