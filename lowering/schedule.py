@@ -5,6 +5,7 @@ The pass's docstring (`ipu-opt --help-pass arg0`) explains it, with a before/aft
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -108,6 +109,11 @@ class _Scheduler:
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
+        self.tiles_per_ipu = target_of(module).tiles_per_ipu
+        # (value, IPU) -> its copy already brought to that IPU from another, and the block the
+        # copy was made in: the value crosses the IPU-Links once, as PopART's IpuCopyOp copies
+        # a tensor to an IPU once for all its consumers there.
+        self.on_ipu: dict[tuple[ir.Value, int], tuple[Stored, ir.Block]] = {}
 
     # --- naming and creation ------------------------------------------------------------------
 
@@ -350,10 +356,34 @@ class _Scheduler:
         stored = self.get(op, value)
         if stored.layout == wanted:
             return stored.buffer
+        ipu_id = self.ipu_of(wanted)
+        crossing = ipu_id is not None and self.ipu_of(stored.layout) != ipu_id
+        near = self.on_ipu.get((value, ipu_id)) if crossing else None
+        if near is not None and near[1] == self.ip.block:  # redistributed on its IPU, not sent again
+            stored, crossing = near[0], False
+            if stored.layout == wanted:
+                return stored.buffer
         element_type = ir.RankedTensorType(value.type).element_type
+        if crossing and wanted.replicate and len(list(value.uses)) > 1:
+            # Others on that IPU read it too: it crosses once into one replica of `wanted`
+            # (a copy's source is stored once, plan_transfers), the replicas copied from there.
+            once = dataclasses.replace(wanted, replicate=())
+            stored = Stored(self.buffer(stem, once, element_type, op.location), once)
+            self.copy(self.get(op, value), stored.buffer, once)
+            ipu.sync("internal", ip=self.ip)
+            self.on_ipu[(value, ipu_id)] = (stored, self.ip.block)
+            crossing = False
         buffer = self.buffer(stem, wanted, element_type, op.location)
         self.copy(stored, buffer, wanted)
+        if crossing and not wanted.replicate:
+            self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), self.ip.block)
         return buffer
+
+    def ipu_of(self, layout: Layout) -> int | None:
+        """The IPU holding all of `layout`'s tiles, None when they span IPUs."""
+        grid = layout.grid()
+        first, last = grid.min_tile // self.tiles_per_ipu, grid.max_tile // self.tiles_per_ipu
+        return first if first == last else None
 
     def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None) -> None:
         for t in plan_transfers(source.layout, wanted, shift, box, steps):

@@ -230,11 +230,11 @@ def _weight_copies(micro_batches: int):
             for op in program.regions[0].blocks[0].operations
             if op.operation.name == "ipu.host_to_device" and not isinstance(op.operands[0].owner, ir.Block)  # the constant
         )
-        dests = {
-            ir.FlatSymbolRefAttr(op.attributes["dest"]).value
-            for op in program.regions[0].blocks[0].operations
-            if op.operation.name == "ipu.copy" and ir.FlatSymbolRefAttr(op.attributes["source"]).value == weight
-        }
+        dests, sources = set(), {weight}  # the weight's copies, and theirs (it crosses to an IPU once)
+        for op in program.regions[0].blocks[0].operations:
+            if op.operation.name == "ipu.copy" and ir.FlatSymbolRefAttr(op.attributes["source"]).value in sources:
+                dests.add(ir.FlatSymbolRefAttr(op.attributes["dest"]).value)
+                sources.add(ir.FlatSymbolRefAttr(op.attributes["dest"]).value)
         return runtime_api.load_simulator(module, None, "main", verified=True), dests
 
 
@@ -250,7 +250,7 @@ def test_micro_batches_copies_of_a_weight_share_one_array() -> None:
         cycles = simulator.profile.cycles
         assert np.array_equal(simulator.run([x])[0], checked) and simulator.profile.cycles == cycles
         copies = [b for b in simulator._later.buffers if b.name in dests]
-        assert len(copies) == 4 * micro_batches  # a copy per stage and micro-batch
+        assert len(copies) == 4 * micro_batches + 3  # a copy per stage and micro-batch, and one to each other IPU
         layouts = {(b.row_of_tile.tobytes(), b.elements) for b in copies}
         assert len({id(b.data) for b in copies}) == len(layouts) < 3 * micro_batches
         buffers = simulator._later.buffers  # and one array of rows per tile per layout (`_share_rows`)
