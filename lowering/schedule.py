@@ -5,7 +5,6 @@ The pass's docstring (`ipu-opt --help-pass arg0`) explains it, with a before/aft
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -359,23 +358,15 @@ class _Scheduler:
         ipu_id = self.ipu_of(wanted)
         crossing = ipu_id is not None and self.ipu_of(stored.layout) != ipu_id
         near = self.on_ipu.get((value, ipu_id)) if crossing else None
-        if near is not None and near[1] == self.ip.block:  # redistributed on its IPU, not sent again
-            stored, crossing = near[0], False
-            if stored.layout == wanted:
-                return stored.buffer
+        if near is not None and near[1] == self.ip.block:  # read there, or redistributed on its IPU: not sent again
+            if near[0].layout == wanted:
+                return near[0].buffer
+            # Of a replicated layout, the first replica: a copy's source is stored once (plan_transfers).
+            stored, crossing = Stored(near[0].buffer, Layout(wanted.shape, near[0].layout.first_tile, near[0].layout.dims)), False
         element_type = ir.RankedTensorType(value.type).element_type
-        if crossing and wanted.replicate and len(list(value.uses)) > 1:
-            # Others on that IPU read it too: it crosses once into one replica of `wanted`
-            # (a copy's source is stored once, plan_transfers), the replicas copied from there.
-            once = dataclasses.replace(wanted, replicate=())
-            stored = Stored(self.buffer(stem, once, element_type, op.location), once)
-            self.copy(self.get(op, value), stored.buffer, once)
-            ipu.sync("internal", ip=self.ip)
-            self.on_ipu[(value, ipu_id)] = (stored, self.ip.block)
-            crossing = False
         buffer = self.buffer(stem, wanted, element_type, op.location)
         self.copy(stored, buffer, wanted)
-        if crossing and not wanted.replicate:
+        if crossing:
             self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), self.ip.block)
         return buffer
 

@@ -69,7 +69,6 @@ module attributes {ipu.target = "m2000"} {
   // L3: "ipu.copy"() {dest = @[[ONCE:matmul_in[0-9]+]], {{.*}}source = @arg1_0
   // L3: "ipu.sync"() {kind = "internal"}
   // L3: "ipu.copy"() {dest = @matmul_in{{[0-9]+}}, {{.*}}source = @[[ONCE]]
-  // L3: "ipu.copy"() {dest = @matmul_in{{[0-9]+}}, {{.*}}source = @[[ONCE]]
   // L3: "ipu.sync"() {kind = "global"}
   // L3: "ipu.copy"() {{{.*}}source = @arg1_0
   // L3-NOT: kind = "global"
