@@ -56,7 +56,9 @@ class Schedule(ModulePass):
     are one piece of it, each a window of it in the codelet); every compute op becomes one
     superstep: an exchange phase of `ipu.copy` patterns bringing each tile the operand pieces
     its part reads (`lowering/exchange.py`), the
-    compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
+    compute set running one vertex group per class of alike tiles, and a sync. A tensor read on
+    another IPU crosses the IPU-Links to it once; its other readers there copy it on that IPU,
+    or read that copy when they want its layout. A cut reduction
     adds a second superstep exchanging and summing the partial results. Data-movement ops
     (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
@@ -110,8 +112,9 @@ class _Scheduler:
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
         self.tiles_per_ipu = target_of(module).tiles_per_ipu
         # (value, IPU) -> its copy already brought to that IPU from another, and the block the
-        # copy was made in: the value crosses the IPU-Links once, as PopART's IpuCopyOp copies
-        # a tensor to an IPU once for all its consumers there.
+        # copy was made in: the value crosses the IPU-Links once, as PopART's InterIpuCopy
+        # transform makes one IpuCopyOp per tensor and IPU (graphcore/popart
+        # willow/src/transforms/interipucopy.cpp, CopiedTensors).
         self.on_ipu: dict[tuple[ir.Value, int], tuple[Stored, ir.Block]] = {}
 
     # --- naming and creation ------------------------------------------------------------------
