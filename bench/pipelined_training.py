@@ -12,6 +12,11 @@ pipeline, (2S - 2) / (G + 2S - 2) with S IPUs (each IPU idle 2S - 2 of the G + 2
 the stages assumed alike), beside the measured one, 1 - (sharded step / S) / pipelined step: the
 share of the pipelined step the IPUs would not need if the sharded step's work were spread
 evenly over them.
+
+A second table decomposes the pipelined step from its profile (docs/many-ipus.md, "The
+bubble"): the compute of its supersteps (each its slowest tile's, the IPUs in step), what the
+busiest IPU computes on its own tiles (the IPUs' supersteps paired as they are, a lower
+bound), the exchange phases carrying IPU-Link traffic, the other exchange phases, the syncs.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
 import torch
 from torch import nn
 
 import ipu_mlir.frontends.torch as ipu_torch
+from ipu_mlir.runtime.profile import Profile
 
 WIDTH, ROWS, IPUS = 1024, 256, 4
 
@@ -38,8 +45,8 @@ class Net(nn.Module):
         return nn.functional.mse_loss(x, target)
 
 
-def step_cycles(pipelined: bool, accumulation: int) -> tuple[int, float]:
-    """(simulated cycles of one step, seconds to compile) for the MLP."""
+def step_cycles(pipelined: bool, accumulation: int) -> tuple[Profile, float]:
+    """(the profile of one step, seconds to compile) for the MLP."""
     torch.manual_seed(0)
     net = Net()
     for ipu, layer in enumerate(net.layers[1:], start=1):
@@ -50,7 +57,23 @@ def step_cycles(pipelined: bool, accumulation: int) -> tuple[int, float]:
     model = ipu_torch.trainingModel(net, options=options, optimizer=torch.optim.SGD(net.parameters(), lr=1e-3, momentum=0.9))
     start = time.perf_counter()
     model(torch.randn(ROWS * accumulation, WIDTH), torch.randn(ROWS * accumulation, WIDTH))
-    return model.profile.cycles, time.perf_counter() - start  # the call's runs: one step either way
+    return model.profile, time.perf_counter() - start  # the call's runs: one step either way
+
+
+def decomposition(profile: Profile) -> dict[str, int]:
+    """The step's cycles by kind: the supersteps' sums, each counted `repeat` times, times the
+    call's runs (sharded: one a micro-batch, all alike; pipelined: one)."""
+    tiles_per_ipu = profile.num_tiles // profile.num_ipus
+    own = np.zeros(profile.num_ipus, np.int64)  # each IPU's compute: its slowest tile's, per superstep
+    parts = dict.fromkeys(("compute", "link phases", "other exchange", "sync"), 0)
+    for step in profile.steps:
+        if step.compute_cycles_per_tile is not None:
+            own += step.compute_cycles_per_tile.reshape(profile.num_ipus, tiles_per_ipu).max(axis=1) * step.repeat
+        parts["compute"] += step.compute_cycles * step.repeat
+        parts["link phases" if step.link_flows else "other exchange"] += step.exchange_cycles * step.repeat
+        parts["sync"] += step.sync_cycles * step.repeat
+    runs = profile.iterations
+    return {"step": profile.cycles, **{k: v * runs for k, v in parts.items()}, "busiest IPU's own compute": int(own.max()) * runs}
 
 
 def main() -> None:
@@ -59,9 +82,12 @@ def main() -> None:
     args = parser.parse_args()
     print("| G | sharded step | pipelined step | speedup | bubble (ideal) | bubble (measured) | first call, sharded / pipelined |")
     print("|---|---|---|---|---|---|---|")
+    parts = {}
     for accumulation in args.accumulation:
-        sharded, sharded_s = step_cycles(False, accumulation)
-        pipelined, pipelined_s = step_cycles(True, accumulation)
+        sharded_profile, sharded_s = step_cycles(False, accumulation)
+        pipelined_profile, pipelined_s = step_cycles(True, accumulation)
+        sharded, pipelined = sharded_profile.cycles, pipelined_profile.cycles
+        parts[accumulation] = (decomposition(sharded_profile), decomposition(pipelined_profile))
         ideal = (2 * IPUS - 2) / (accumulation + 2 * IPUS - 2)
         measured = 1 - sharded / IPUS / pipelined
         print(
@@ -69,6 +95,12 @@ def main() -> None:
             f"| {sharded_s:.1f} s / {pipelined_s:.1f} s |",
             flush=True,
         )
+    names = list(next(iter(parts.values()))[0])
+    print("\n| G, execution | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for accumulation, both in parts.items():
+        for label, cycles in zip(("sharded", "pipelined"), both):
+            print(f"| {accumulation}, {label} | " + " | ".join(f"{cycles[name]:,}" for name in names) + " |")
 
 
 if __name__ == "__main__":

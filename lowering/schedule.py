@@ -57,7 +57,9 @@ class Schedule(ModulePass):
     are one piece of it, each a window of it in the codelet); every compute op becomes one
     superstep: an exchange phase of `ipu.copy` patterns bringing each tile the operand pieces
     its part reads (`lowering/exchange.py`), the
-    compute set running one vertex group per class of alike tiles, and a sync. A cut reduction
+    compute set running one vertex group per class of alike tiles, and a sync. A tensor read on
+    another IPU crosses the IPU-Links to it once; its other readers there copy it on that IPU,
+    or read that copy when they want its layout. A cut reduction
     adds a second superstep exchanging and summing the partial results. Data-movement ops
     (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
@@ -111,6 +113,12 @@ class _Scheduler:
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
+        self.tiles_per_ipu = target_of(module).tiles_per_ipu
+        # (value, IPU) -> its copy already brought to that IPU from another, and the block the
+        # copy was made in: the value crosses the IPU-Links once, as PopART's InterIpuCopy
+        # transform makes one IpuCopyOp per tensor and IPU (graphcore/popart
+        # willow/src/transforms/interipucopy.cpp, CopiedTensors).
+        self.on_ipu: dict[tuple[ir.Value, int], tuple[Stored, ir.Block]] = {}
 
     # --- naming and creation ------------------------------------------------------------------
 
@@ -355,10 +363,26 @@ class _Scheduler:
         stored = self.get(op, value)
         if stored.layout == wanted:
             return stored.buffer
+        ipu_id = self.ipu_of(wanted)
+        crossing = ipu_id is not None and self.ipu_of(stored.layout) != ipu_id
+        near = self.on_ipu.get((value, ipu_id)) if crossing else None
+        if near is not None and near[1] == self.ip.block:  # read there, or redistributed on its IPU: not sent again
+            if near[0].layout == wanted:
+                return near[0].buffer
+            # Of a replicated layout, the first replica: a copy's source is stored once (plan_transfers).
+            stored, crossing = Stored(near[0].buffer, Layout(wanted.shape, near[0].layout.first_tile, near[0].layout.dims)), False
         element_type = ir.RankedTensorType(value.type).element_type
         buffer = self.buffer(stem, wanted, element_type, op.location)
         self.copy(stored, buffer, wanted)
+        if crossing:
+            self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), self.ip.block)
         return buffer
+
+    def ipu_of(self, layout: Layout) -> int | None:
+        """The IPU holding all of `layout`'s tiles, None when they span IPUs."""
+        grid = layout.grid()
+        first, last = grid.min_tile // self.tiles_per_ipu, grid.max_tile // self.tiles_per_ipu
+        return first if first == last else None
 
     def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None) -> None:
         for t in self.transfers(source.layout, wanted, shift, box, steps):

@@ -219,8 +219,8 @@ WEIGHT = (np.arange(64 * 64, dtype=np.float32).reshape(64, 64) % 7 - 3) / 8  # e
 
 
 def _weight_copies(micro_batches: int):
-    """The chain of 4 matmuls on one constant weight, pipelined: its simulator, and the buffers
-    the weight is copied into (each micro-batch's matmul reads it in its own buffer)."""
+    """The chain of 4 matmuls on one constant weight, pipelined: its simulator, the buffers the
+    weight or a copy of it is copied into, and those the weight itself is copied into."""
     with make_context():
         module = ir.Module.parse(CHAIN.replace("WEIGHT", str(WEIGHT.tolist())))
         build_pass_manager(default_pipeline("m2000", micro_batches=micro_batches)).run(module.operation)
@@ -230,27 +230,30 @@ def _weight_copies(micro_batches: int):
             for op in program.regions[0].blocks[0].operations
             if op.operation.name == "ipu.host_to_device" and not isinstance(op.operands[0].owner, ir.Block)  # the constant
         )
-        dests = {
-            ir.FlatSymbolRefAttr(op.attributes["dest"]).value
-            for op in program.regions[0].blocks[0].operations
-            if op.operation.name == "ipu.copy" and ir.FlatSymbolRefAttr(op.attributes["source"]).value == weight
-        }
-        return runtime_api.load_simulator(module, None, "main", verified=True), dests
+        dests, direct = {weight}, set()  # its copies and theirs; the weight's own
+        for op in program.regions[0].blocks[0].operations:
+            if op.operation.name == "ipu.copy" and ir.FlatSymbolRefAttr(op.attributes["source"]).value in dests:
+                dests.add(ir.FlatSymbolRefAttr(op.attributes["dest"]).value)
+                if ir.FlatSymbolRefAttr(op.attributes["source"]).value == weight:
+                    direct.add(ir.FlatSymbolRefAttr(op.attributes["dest"]).value)
+        return runtime_api.load_simulator(module, None, "main", verified=True), dests - {weight}, direct
 
 
 def test_micro_batches_copies_of_a_weight_share_one_array() -> None:
-    """Each micro-batch's matmul reads the weight copied into a buffer of its own, at load (the
-    copies read only a weight); those on the same tiles in the same layout hold the same bytes,
-    and the later plan holds them once (runtime/planner.py `_same_bytes`): one array per layout
-    of the weight, not per micro-batch. Runs stay equal bit for bit to the checked run."""
+    """Each micro-batch's matmul on the weight's IPU reads it copied into a buffer of its own, at
+    load (the copies read only a weight); those on the same tiles in the same layout hold the
+    same bytes, and the later plan holds them once (runtime/planner.py `_same_bytes`): one array
+    per layout of the weight, not per micro-batch. The weight crosses to each other IPU once,
+    its micro-batches there reading that one buffer (ipu-schedule's `bring`). Runs stay equal
+    bit for bit to the checked run."""
     x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
     for micro_batches in (4, 8):
-        simulator, dests = _weight_copies(micro_batches)
+        simulator, dests, direct = _weight_copies(micro_batches)
+        assert len(direct) == micro_batches + 3  # a copy per micro-batch on its IPU, one to each other IPU
         checked = simulator.run([x])[0]  # the checked plan: each buffer its own rows
         cycles = simulator.profile.cycles
         assert np.array_equal(simulator.run([x])[0], checked) and simulator.profile.cycles == cycles
         copies = [b for b in simulator._later.buffers if b.name in dests]
-        assert len(copies) == 4 * micro_batches  # a copy per stage and micro-batch
         layouts = {(b.row_of_tile.tobytes(), b.elements) for b in copies}
         assert len({id(b.data) for b in copies}) == len(layouts) < 3 * micro_batches
         buffers = simulator._later.buffers  # and one array of rows per tile per layout (`_share_rows`)

@@ -62,9 +62,15 @@ module attributes {ipu.target = "m2000"} {
     %3 = "ipu.matmul"(%2, %w) {ipu.ipu_id = 1 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
     return %3 : tensor<8x64xf32>
   }
-  // Each matmul off IPU 0 brings %w from IPU 0, where its first user placed it.
+  // %w crosses from IPU 0, where its first user placed it, once to each other IPU using it:
+  // IPU 3's second matmul copies it from IPU 3's copy, within the IPU.
   // L3-LABEL: func.func @annotated
-  // L3-COUNT-3: "ipu.sync"() {kind = "global"}
+  // L3: "ipu.sync"() {kind = "global"}
+  // L3: "ipu.copy"() {dest = @[[ONCE:matmul_in[0-9]+]], {{.*}}source = @arg1_0
+  // L3: "ipu.sync"() {kind = "internal"}
+  // L3: "ipu.copy"() {dest = @matmul_in{{[0-9]+}}, {{.*}}source = @[[ONCE]]
+  // L3: "ipu.sync"() {kind = "global"}
+  // L3: "ipu.copy"() {{{.*}}source = @arg1_0
   // L3-NOT: kind = "global"
 }
 
