@@ -516,6 +516,10 @@ class InferenceModel:
         self.compiled.simulator = api.load_simulator(self.compiled.program, self.options.target_name, verified=True)
         self._attached = True
 
+    def copyWeightsToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        """The host model's weights to the device: here, the next call compiles them in."""
+        self.compiled = None
+
     def destroy(self) -> None:
         """PopTorch's: the program and the device released; a later call compiles again."""
         self.compiled = None

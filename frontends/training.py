@@ -84,11 +84,14 @@ class TrainingModel:
         self.program: Any = None  # the compiled step, kept to attach again after detachFromDevice
         self._detached: dict[str, np.ndarray] | None = None  # every device variable, while detached
         self.host_weights_version = 0  # copyWeightsToHost calls: an inferenceModel of the model follows it
+        self.destroyed = False
         for module in model.modules():  # an inferenceModel of the model, or of a layer of it, follows this one
             _TRAINERS[module] = weakref.ref(self)
 
     def _batches(self, inputs: tuple) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
         """(each input's micro-batches, each replica's share of them) of a call's inputs."""
+        if self.destroyed:
+            raise IpuError("the trainingModel was destroyed: make a new one of the model")
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
         if self.pipelined:  # a run takes a step's micro-batches, pipelined over the IPUs
             arrays = [array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in arrays]
@@ -210,16 +213,15 @@ class TrainingModel:
 
     def destroy(self) -> None:
         """PopTorch's: the weights and optimizer state to the host, then the program and the
-        device released and the hooks on the model and optimizer removed; a later call compiles again."""
-        if self.step is None:
-            return
+        device released and the model and optimizer let go (their hooks removed); a later
+        call is refused."""
         if self.device is not None:
             self.copyWeightsToHostIfNeeded()
             self._read_optimizer_state()
         self.step = self.device = self.program = self._detached = None
         for hook in [self._model_hook, *self._hooks]:
             hook.remove()
-        self._hooks = []
+        self._hooks, self.destroyed = [], True
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> Any:
         """The host model's `load_state_dict`, then copyWeightsToDevice(), as PopTorch's."""

@@ -262,6 +262,10 @@ def test_inference_model_of_a_trained_model(tmp_path):
     inference.detachFromDevice()
     assert not inference.isAttachedToDevice()
     np.testing.assert_array_equal(inference(probe).numpy(), second.numpy())  # attaches again
+    with torch.no_grad():
+        net[2].bias.add_(1.0)  # the host's weights changed by hand: copyWeightsToDevice, as in PopTorch
+    inference.copyWeightsToDevice()
+    np.testing.assert_allclose(inference(probe).numpy(), second.numpy() + 1, rtol=1e-5, atol=1e-5)
 
 
 def test_face_is_the_front_end():
@@ -327,6 +331,8 @@ def test_attach_when_attached_is_refused():
         model.detachFromDevice()
     model.destroy()
     assert not model.isCompiled()
+    with pytest.raises(IpuError, match=r"the trainingModel was destroyed: make a new one of the model$"):
+        model(torch.ones(2, 2))
 
 
 def test_docs_session():
