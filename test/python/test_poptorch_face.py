@@ -124,6 +124,47 @@ def test_identity_loss_none_backpropagates_ones():
     assert worst_difference(net, reference) < 1e-5
 
 
+class WithMSE(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x, target):
+        return nn.functional.mse_loss(self.inner(x), target)
+
+
+def torch_gradients(net, weights, x, target):
+    """PyTorch's gradients (f64) of the MSE of a copy of `net` holding `weights`."""
+    probe = copy.deepcopy(net)
+    with torch.no_grad():
+        for name, p in probe.named_parameters():
+            p.copy_(torch.from_numpy(weights[name]))
+    nn.functional.mse_loss(probe(x), target).backward()
+    return {name: p.grad.double().numpy() for name, p in probe.named_parameters()}
+
+
+def test_adamw_without_bias_correction():
+    """poptorch.optim.AdamW(bias_correction=False): decoupled weight decay, Adam's moments used
+    uncorrected; 3 updates within 1e-5 of numpy's (torch's AdamW always corrects)."""
+    torch.manual_seed(5)
+    net = nn.Linear(8, 4)
+    weights = {name: p.detach().double().numpy().copy() for name, p in net.named_parameters()}
+    x, target = torch.randn(12, 8), torch.randn(12, 4)
+    optimizer = poptorch.optim.AdamW(net.parameters(), lr=0.01, weight_decay=0.1, bias_correction=False)
+    model = poptorch.trainingModel(WithMSE(net), poptorch.Options().deviceIterations(3).target(TARGET), optimizer)
+    model(x, target)
+    model.copyWeightsToHost()
+    moments = {name: (0.0, 0.0) for name in weights}
+    for step in range(3):
+        grads = torch_gradients(net, weights, x[4 * step : 4 * (step + 1)], target[4 * step : 4 * (step + 1)])
+        for name, g in grads.items():
+            m, v = moments[name]
+            moments[name] = m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+            weights[name] = weights[name] * (1 - 0.01 * 0.1) - 0.01 * m / (np.sqrt(v) + 1e-8)
+    for name, p in net.named_parameters():
+        assert relative_difference(p.detach(), weights[name]) < 1e-5, name
+
+
 def lamb_reference(weights, grads, state, lr, betas, eps, weight_decay, max_weight_norm, bias_correction):
     """LAMB in numpy (f64) from You et al., "Large Batch Optimization for Deep Learning: Training
     BERT in 76 minutes" (ICLR 2020, arXiv:1904.00962), Algorithm 2, with PopART's scaling function
@@ -157,18 +198,9 @@ def test_lamb_matches_the_paper(settings):
     net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     start = {name: p.detach().double().numpy().copy() for name, p in net.named_parameters()}
     host = copy.deepcopy(net)
-
-    class WithLoss(nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, x, target):
-            return nn.functional.mse_loss(self.inner(x), target)
-
     x, target = torch.randn(20, 8), torch.randn(20, 4)
     optimizer = poptorch.optim.LAMB(net.parameters(), **settings)
-    model = poptorch.trainingModel(WithLoss(net), poptorch.Options().deviceIterations(5).target(TARGET), optimizer)
+    model = poptorch.trainingModel(WithMSE(net), poptorch.Options().deviceIterations(5).target(TARGET), optimizer)
     model(x, target)
     model.copyWeightsToHost()
 
@@ -177,12 +209,7 @@ def test_lamb_matches_the_paper(settings):
     host_optimizer = poptorch.optim.LAMB(host.parameters(), **settings)
     for step in range(5):
         rows = slice(4 * step, 4 * (step + 1))
-        probe = copy.deepcopy(net)  # PyTorch's gradients at the reference's weights
-        with torch.no_grad():
-            for name, p in probe.named_parameters():
-                p.copy_(torch.from_numpy(weights[name]))
-        nn.functional.mse_loss(probe(x[rows]), target[rows]).backward()
-        grads = {name: p.grad.double().numpy() for name, p in probe.named_parameters()}
+        grads = torch_gradients(net, weights, x[rows], target[rows])
         weights = lamb_reference(weights, grads, state, **{**defaults, **settings})
         host_optimizer.zero_grad()
         nn.functional.mse_loss(host(x[rows]), target[rows]).backward()
