@@ -20,6 +20,8 @@ state (momentum buffers; Adam's step, exp_avg, exp_avg_sq) into the torch optimi
 checkpoint holds what the device trained. The other way, `copyWeightsToDevice()` (and `load_state_dict`,
 which calls it) writes the host model's parameters and buffers to the device, and
 `optimizer.load_state_dict(...)` marks the optimizer's state to be written before the next call.
+`detachFromDevice()` keeps every device variable on the host and releases the simulator until
+`attachToDevice()` (or the next call) loads the program again; `destroy()` lets the model go.
 
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
