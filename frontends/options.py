@@ -131,7 +131,7 @@ class Options:
         self.execution_strategy: ShardedExecution = ShardedExecution()
         self.replication_factor = 1
         self.output_mode, self.output_return_period = OutputMode.Default, 1
-        self.use_model = True  # PopTorch's useIpuModel: here the simulator is always the IPU model
+        self.use_model = False  # PopTorch's useIpuModel (its default, hardware): the simulator either way
         self.executable_cache: str | None = ""  # enableExecutableCaching: "" the program cache's own directory, None off
 
     def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None) -> Options:  # noqa: N802 (PopTorch's)
@@ -144,9 +144,9 @@ class Options:
         return self
 
     def useIpuModel(self, use_model: bool) -> Options:  # noqa: N802 (PopTorch's name)
-        """Accepted as PopTorch's: True (the IPU Model) is what runs here; False (hardware) is refused."""
-        if use_model is not True:
-            raise IpuError(f"useIpuModel({use_model!r}): there is no IPU hardware here; the simulator is the IPU model")
+        """Accepted as PopTorch's: the IPU Model (True) or hardware (False); both run on the simulator here."""
+        if not isinstance(use_model, bool):
+            raise IpuError(f"useIpuModel takes True or False, got {use_model!r}")
         self.use_model = use_model
         return self
 

@@ -300,7 +300,7 @@ def test_face_is_the_front_end():
     assert poptorch.trainingModel is ipu_torch.trainingModel and poptorch.inferenceModel is ipu_torch.inferenceModel
     assert poptorch.Options is ipu_torch.Options and poptorch.BeginBlock is ipu_torch.BeginBlock
     assert poptorch.recomputationCheckpoint is ipu_torch.recomputationCheckpoint
-    assert poptorch.Options().useIpuModel(True).use_model
+    assert poptorch.Options().useIpuModel(True).use_model and not poptorch.Options().useIpuModel(False).use_model
 
 
 def _params():
@@ -326,7 +326,7 @@ def _params():
         (lambda: poptorch.identity_loss(torch.ones(2), reduction="max"), r"reduction must be 'sum', 'mean' or 'none', got 'max'"),
         (lambda: poptorch.Options().outputMode("All"), r"outputMode takes a poptorch.OutputMode"),
         (lambda: poptorch.Options().outputMode(poptorch.OutputMode.EveryN), r"output_return_period\) takes a positive integer"),
-        (lambda: poptorch.Options().useIpuModel(False), r"no IPU hardware here"),
+        (lambda: poptorch.Options().useIpuModel("yes"), r"useIpuModel takes True or False, got 'yes'"),
         (lambda: poptorch.Options().enableExecutableCaching(3), r"enableExecutableCaching takes a directory path or None"),
         (lambda: poptorch.trainingModel(nn.Linear(2, 2)).detachFromDevice(), r"detachFromDevice: the model has not been compiled"),
         (lambda: poptorch.trainingModel(nn.Linear(2, 2)).attachToDevice(), r"attachToDevice: the model has not been compiled"),
