@@ -70,9 +70,10 @@ from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["RESIDENT_ATTR", "JointStep", "Variable", "build_step", "split_result"]
+__all__ = ["RESIDENT_ATTR", "JointStep", "Variable", "build_step", "identity_loss", "split_result"]
 
 RESIDENT_ATTR = "ipu.resident"
+UNREDUCED_LOSS = "_ipu_unreduced_loss"  # a tensor attribute: identity_loss(reduction="none") made this loss
 _RANDOM_VARIABLES = ("random:seed", "random:step")  # frontends/random_ops.py's generator: kept only if the step draws
 
 
@@ -92,6 +93,21 @@ class JointStep:
     output_is_tuple: bool  # forward returned (outputs..., loss) rather than the loss
 
 
+def identity_loss(x: Any, reduction: str) -> Any:
+    """PopTorch's `poptorch.identity_loss`: `x` marked as the loss the backward pass starts
+    from, reduced as PopTorch's op reduces it (its CPU kernel, poptorch
+    `RegisterAtenOverloads.cpp` `identityLoss`: "sum", "mean", or "none", a copy). Unreduced, the
+    backward pass starts from a gradient of ones (PopTorch's user guide, "poptorch.identity_loss"),
+    and a training forward may return it as its loss whatever its shape."""
+    reductions = {"sum": lambda: x.sum(), "mean": lambda: x.mean(), "none": lambda: x.clone()}
+    if reduction not in reductions:
+        raise IpuError(f"identity_loss: reduction must be 'sum', 'mean' or 'none', got {reduction!r}")
+    loss = reductions[reduction]()
+    if reduction == "none":
+        setattr(loss, UNREDUCED_LOSS, True)
+    return loss
+
+
 def split_result(result: Any) -> tuple[list[Any], Any, bool]:
     """(other outputs, loss, was a tuple) of what a training forward returned: the loss, or a
     tuple whose last element is the loss, as in PopTorch."""
@@ -102,7 +118,8 @@ def split_result(result: Any) -> tuple[list[Any], Any, bool]:
         is_tuple = True
     else:
         outputs, loss, is_tuple = [], result, False
-    if not (isinstance(loss, torch.Tensor) and loss.dim() == 0 and loss.is_floating_point()):
+    unreduced = getattr(loss, UNREDUCED_LOSS, False)  # identity_loss(x, reduction="none")
+    if not (isinstance(loss, torch.Tensor) and (loss.dim() == 0 or unreduced) and loss.is_floating_point()):
         got = f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else type(loss).__name__
         raise IpuError(
             f"the model's forward must return the loss (a scalar tensor) or (output, loss) as in PopTorch; its last value is {got}"
@@ -233,9 +250,10 @@ class _Layout:
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
                 returns.outputs = len(outputs)
+                backward = rule.scaled(loss.sum() if loss.dim() else loss)  # identity_loss(reduction="none"): a gradient of ones
                 if mixed is not None:  # the backward pass differentiates the scaled loss, in f32
-                    return mixed.scaled(loss, values), (loss, outputs, buffers)
-                return loss, (loss, outputs, buffers)
+                    return mixed.scaled(backward, values), (loss, outputs, buffers)
+                return backward, (loss, outputs, buffers)
 
             if not self.pipelined:
                 with _phase("backward"):

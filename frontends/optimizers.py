@@ -13,6 +13,11 @@ step (torch starts the buffer as a copy of the gradient).
 `optimizer.state` (`momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq`), so that the host
 optimizer can carry on from where the device left it, and the device from a loaded checkpoint.
 
+PopTorch's optimizers (`ipu_mlir.poptorch.optim`: SGD, Adam, AdamW with PopTorch's extra
+arguments, and LAMB) name their rule in a class attribute `update_rule` and carry
+`loss_scaling` (the loss multiplied before the backward pass, each gradient divided before the
+update, as PopTorch's optimizers do) and `bias_correction` (Adam's and LAMB's).
+
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
 
@@ -29,11 +34,13 @@ from ipu_mlir.target.diagnostics import IpuError
 __all__ = ["OptimizerRule", "host_state", "load_host_state", "rule_of", "steps_taken"]
 
 _SUPPORTED = {"SGD": "sgd", "Adam": "adam", "AdamW": "adamw"}
-_STATE = {"sgd": ("momentum_buffer",), "adam": ("exp_avg", "exp_avg_sq"), "adamw": ("exp_avg", "exp_avg_sq")}
+_MOMENTS = ("exp_avg", "exp_avg_sq")
+_STATE = {"sgd": ("momentum_buffer",), "adam": _MOMENTS, "adamw": _MOMENTS, "lamb": _MOMENTS}
 _CONSTANTS = {
     "sgd": ("momentum", "dampening", "nesterov", "weight_decay", "maximize"),
     "adam": ("betas", "eps", "weight_decay", "maximize", "amsgrad"),
     "adamw": ("betas", "eps", "weight_decay", "maximize", "amsgrad"),
+    "lamb": ("betas", "eps", "weight_decay", "max_weight_norm"),
 }
 
 
@@ -41,8 +48,9 @@ _CONSTANTS = {
 class OptimizerRule:
     """The update of one torch optimizer: its kind, and per param group the constants."""
 
-    kind: str  # sgd, adam, adamw
+    kind: str  # sgd, adam, adamw, lamb
     groups: tuple[dict, ...]  # the constants of each param group (not the lr)
+    loss_scaling: float = 1.0  # PopTorch's: the backward pass differentiates loss x this; update() divides it out
 
     def state_names(self, group: int) -> tuple[str, ...]:
         """The per-parameter state a parameter of `group` keeps (SGD without momentum: none)."""
@@ -57,19 +65,33 @@ class OptimizerRule:
     def update(self, group: int, param: Any, grad: Any, state: dict[str, Any], lr: Any, step: Any) -> tuple[Any, dict[str, Any]]:
         """(new parameter, new state) after one step; `step` counts the updates made before it."""
         constants = self.groups[group]
+        if self.loss_scaling != 1:
+            grad = grad / self.loss_scaling
         if self.kind == "sgd":
             return _sgd(param, grad, state, lr, step, **constants)
+        if self.kind == "lamb":
+            return _lamb(param, grad, state, lr, step, **constants)
         return _adam(param, grad, state, lr, step, decoupled=self.kind == "adamw", **constants)
+
+    def scaled(self, loss: Any) -> Any:
+        """What the backward pass differentiates: the loss times PopTorch's `loss_scaling`."""
+        return loss * self.loss_scaling if self.loss_scaling != 1 else loss
 
 
 def rule_of(optimizer: Any) -> OptimizerRule:
-    """The rule of `optimizer` (torch.optim.SGD, Adam or AdamW, exactly those classes)."""
+    """The rule of `optimizer`: torch.optim.SGD, Adam or AdamW (exactly those classes), or one of
+    PopTorch's (a class naming its `update_rule`)."""
     import torch
 
     name = type(optimizer).__name__
-    kind = _SUPPORTED.get(name)
-    if kind is None or type(optimizer) is not getattr(torch.optim, name):
-        raise IpuError(f"unsupported optimizer {type(optimizer).__module__}.{name}: trainingModel takes torch.optim.SGD, Adam or AdamW")
+    kind = getattr(type(optimizer), "update_rule", None)
+    if kind is None and type(optimizer) is getattr(torch.optim, name, None):
+        kind = _SUPPORTED.get(name)
+    if kind is None:
+        raise IpuError(
+            f"unsupported optimizer {type(optimizer).__module__}.{name}: trainingModel takes torch.optim.SGD, Adam or AdamW,"
+            " or poptorch.optim.SGD, Adam, AdamW or LAMB"
+        )
     groups = tuple({key: group[key] for key in _CONSTANTS[kind]} for group in optimizer.param_groups)
     for group in groups:
         if group.get("amsgrad"):
@@ -77,10 +99,12 @@ def rule_of(optimizer: Any) -> OptimizerRule:
         if group.get("nesterov") and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise IpuError("SGD: Nesterov momentum requires a momentum and zero dampening (as torch.optim.SGD)")
         group.pop("amsgrad", None)
+        if kind != "sgd":
+            group["bias_correction"] = getattr(optimizer, "bias_correction", True)
     for group in optimizer.param_groups:
         if isinstance(group["lr"], torch.Tensor) or any(isinstance(value, torch.Tensor) for value in group.get("betas", ())):
             raise IpuError(f"{name}: tensor hyper-parameters (lr or betas as tensors) are not supported; give floats")
-    return OptimizerRule(kind, groups)
+    return OptimizerRule(kind, groups, float(getattr(optimizer, "loss_scaling", 1.0)))
 
 
 def steps_taken(optimizer: Any) -> float:
@@ -134,7 +158,7 @@ def _sgd(param, grad, state, lr, step, momentum, dampening, nesterov, weight_dec
     return param - lr * grad, new_state
 
 
-def _adam(param, grad, state, lr, step, betas, eps, weight_decay, maximize, decoupled):  # noqa: ANN001, ANN202
+def _adam(param, grad, state, lr, step, betas, eps, weight_decay, maximize, decoupled, bias_correction):  # noqa: ANN001, ANN202
     import torch
 
     beta1, beta2 = betas
@@ -148,8 +172,36 @@ def _adam(param, grad, state, lr, step, betas, eps, weight_decay, maximize, deco
             grad = grad + weight_decay * param
     exp_avg = state["exp_avg"] + (grad - state["exp_avg"]) * (1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
     exp_avg_sq = state["exp_avg_sq"] * beta2 + (1 - beta2) * grad * grad
+    if not bias_correction:  # PopTorch's AdamW(bias_correction=False)
+        return param - lr * (exp_avg / (exp_avg_sq.sqrt() + eps)), {"exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}
     bias_correction1 = 1 - torch.pow(beta1, step)
     bias_correction2 = 1 - torch.pow(beta2, step)
     step_size = lr / bias_correction1
     denom = exp_avg_sq.sqrt() / bias_correction2.sqrt() + eps
     return param - step_size * (exp_avg / denom), {"exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}
+
+
+def _lamb(param, grad, state, lr, step, betas, eps, weight_decay, max_weight_norm, bias_correction):  # noqa: ANN001, ANN202
+    """LAMB (You et al., "Large Batch Optimization for Deep Learning: Training BERT in 76
+    minutes", ICLR 2020, arXiv:1904.00962, Algorithm 2) as PopTorch's `poptorch.optim.LAMB` and
+    PopART define it: Adam's moments, the update r + weight_decay x w, scaled by the trust ratio
+    phi(||w||) / ||update|| per tensor with phi(z) = min(z, max_weight_norm), and a ratio of 1
+    where either norm is 0 (poptorch/python/optim.py, `LAMB.step`)."""
+    import torch
+
+    beta1, beta2 = betas
+    step = step + 1
+    exp_avg = state["exp_avg"] * beta1 + (1 - beta1) * grad
+    exp_avg_sq = state["exp_avg_sq"] * beta2 + (1 - beta2) * grad * grad
+    if bias_correction:
+        update = (exp_avg / (1 - torch.pow(beta1, step))) / (exp_avg_sq.sqrt() / (1 - torch.pow(beta2, step)).sqrt() + eps)
+    else:
+        update = exp_avg / (exp_avg_sq.sqrt() + eps)
+    if weight_decay != 0:
+        update = update + weight_decay * param
+    weight_norm = (param * param).sum().sqrt()
+    if max_weight_norm is not None:
+        weight_norm = weight_norm.clamp(max=max_weight_norm)
+    update_norm = (update * update).sum().sqrt()
+    trust = torch.where((weight_norm == 0) | (update_norm == 0), torch.ones_like(weight_norm), weight_norm / update_norm)
+    return param - (lr * trust) * update, {"exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}

@@ -11,11 +11,14 @@ so that calls chain as they do there. `target` (a target name or .toml path) is 
 from __future__ import annotations
 
 import enum
+import os
+
+import numpy as np
 
 from ipu_mlir.frontends.mixed_precision import LossScaling, PrecisionOptions, training_loss_scaling
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["Options", "PipelinedExecution", "ReductionType", "ShardedExecution"]
+__all__ = ["Options", "OutputMode", "PipelinedExecution", "ReductionType", "ShardedExecution"]
 
 
 class ReductionType(enum.Enum):
@@ -23,6 +26,18 @@ class ReductionType(enum.Enum):
 
     Mean = "mean"
     Sum = "sum"
+
+
+class OutputMode(enum.Enum):
+    """What a call returns of its micro-batches' outputs (PopTorch's `poptorch.OutputMode`):
+    `All` of them, the `Final` one, their `Sum`, or `EveryN` (each N-th); `Default` is `All`
+    for inference, `Final` for training."""
+
+    Final = "final"
+    EveryN = "every_n"
+    All = "all"
+    Sum = "sum"
+    Default = "default"
 
 
 class _TrainingOptions:
@@ -115,6 +130,47 @@ class Options:
         self.Precision = _PrecisionOptions()  # noqa: N815 (PopTorch's attribute)
         self.execution_strategy: ShardedExecution = ShardedExecution()
         self.replication_factor = 1
+        self.output_mode, self.output_return_period = OutputMode.Default, 1
+        self.use_model = False  # PopTorch's useIpuModel (its default, hardware): the simulator either way
+        self.executable_cache: str | None = ""  # enableExecutableCaching: "" the program cache's own directory, None off
+
+    def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None) -> Options:  # noqa: N802 (PopTorch's)
+        """What each call returns of its micro-batches' outputs (`returned`); `EveryN` takes N."""
+        if not isinstance(output_mode, OutputMode):
+            raise IpuError(f"outputMode takes a poptorch.OutputMode, got {output_mode!r}")
+        if output_mode is OutputMode.EveryN:
+            self.output_return_period = _positive("outputMode(OutputMode.EveryN, output_return_period)", output_return_period)
+        self.output_mode = output_mode
+        return self
+
+    def useIpuModel(self, use_model: bool) -> Options:  # noqa: N802 (PopTorch's name)
+        """Accepted as PopTorch's: the IPU Model (True) or hardware (False); both run on the simulator here."""
+        if not isinstance(use_model, bool):
+            raise IpuError(f"useIpuModel takes True or False, got {use_model!r}")
+        self.use_model = use_model
+        return self
+
+    def enableExecutableCaching(self, path: str | None) -> Options:  # noqa: N802 (PopTorch's name)
+        """Compiled programs kept in `path` (frontends/cache.py's directory), None: no caching."""
+        if path is not None and not isinstance(path, str | os.PathLike):
+            raise IpuError(f"enableExecutableCaching takes a directory path or None, got {path!r}")
+        self.executable_cache = None if path is None else os.fspath(path)
+        return self
+
+    def returned(self, outputs: np.ndarray, training: bool) -> np.ndarray:
+        """Of one output's values for each micro-batch of a call (axis 0), what the call returns
+        (PopTorch's output modes): all of them (a batch output's micro-batches concatenated,
+        a scalar's stacked), the final one, their sum, or every N-th."""
+        mode = self.output_mode
+        if mode is OutputMode.Default:
+            mode = OutputMode.Final if training else OutputMode.All
+        if mode is OutputMode.Final or len(outputs) == 1:  # one micro-batch: its outputs as they are (PopART's anchors)
+            return outputs[-1]
+        if mode is OutputMode.Sum:
+            return outputs.sum(axis=0)
+        if mode is OutputMode.EveryN:
+            outputs = outputs[self.output_return_period - 1 :: self.output_return_period]
+        return outputs.reshape(-1, *outputs.shape[2:]) if outputs.ndim > 1 else outputs
 
     def replicationFactor(self, count: int) -> Options:  # noqa: N802 (PopTorch's name)
         """Data-parallel replicas (ipu-replicate), each on its share of the target's IPUs and of

@@ -34,6 +34,7 @@ import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from mlir import ir
@@ -44,10 +45,10 @@ from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.cond_import import install_cond_import
-from ipu_mlir.frontends.options import Options, PipelinedExecution, ReductionType, ShardedExecution
+from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
-from ipu_mlir.frontends.training import TrainingModel, micro_batches
+from ipu_mlir.frontends.training import TrainingModel, micro_batches, trainer_of
 from ipu_mlir.lowering.shard import BEGIN_BLOCKS_ATTR
 from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
@@ -63,6 +64,7 @@ __all__ = [
     "CompiledModule",
     "InferenceModel",
     "Options",
+    "OutputMode",
     "PipelinedExecution",
     "ReductionType",
     "ShardedExecution",
@@ -176,7 +178,10 @@ def _compile_step(step: ir.Module, target: str, model: Any, **options: Any) -> i
 
 
 def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel:  # noqa: N802 (PopTorch's name)
-    """PopTorch's `inferenceModel`: `model` in eval mode, `deviceIterations` micro-batches per call."""
+    """PopTorch's `inferenceModel`: `model` (or a trainingModel's model) in eval mode,
+    `deviceIterations` micro-batches per call."""
+    if isinstance(model, TrainingModel):
+        model = model.model
     return InferenceModel(model, options or Options())
 
 
@@ -510,36 +515,90 @@ class CompiledModule:
 
 class InferenceModel:
     """`inferenceModel`'s result: the model compiled for one micro-batch by `compile`; a call
-    runs `deviceIterations` of them and returns every output, concatenated along the first
-    axis (PopTorch's default output mode for inference, `OutputMode.All`)."""
+    runs `deviceIterations` of them and returns their outputs as `Options.outputMode` says
+    (PopTorch's default for inference, `OutputMode.All`: every output, concatenated along the
+    first axis). The weights are constants of the program: when a trainingModel of the same
+    model has trained since (PopTorch copies the new weights to the device), the next call
+    copies them to the host and compiles again."""
 
     def __init__(self, model: Any, options: Options) -> None:
         self.model, self.options = model.eval(), options
         self.compiled: CompiledModule | None = None
+        self._weights_version: int | None = None  # the trainer's host_weights_version compiled in
+        self._attached = True
+
+    def compile(self, *inputs: Any) -> None:
+        """PopTorch's `compile`: compiles and loads for inputs like these (a call's), running nothing."""
+        self._follow_trainer()
+        if self.compiled is not None:
+            return
+        pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
+        if pipelined <= 1:  # one program a micro-batch (each the replicas')
+            inputs = tuple(array[0] for array in micro_batches(inputs, self.options.device_iterations))
+        self.model.eval()  # a trainingModel of the same model may have set train mode since
+        cache_directory = self.options.executable_cache
+        # Options.enableExecutableCaching(path): the program cache in `path`, even where IPU_MLIR_NO_CACHE is set
+        environment = {cache.DIR_ENV: cache_directory, cache.OFF_ENV: ""} if cache_directory else {}
+        with mock.patch.dict(os.environ, environment):
+            self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=max(pipelined, 1),
+                                    replicas=replicas, partials_type=self.options.Precision.partials_type,
+                                    use_cache=cache_directory is not None)  # fmt: skip
+        self._attached = True
+
+    def _follow_trainer(self) -> None:
+        """As PopTorch's inference model of a trained model: the trainer's weights to the host
+        when the device moved them, and a program compiled with them."""
+        trainer = trainer_of(self.model)
+        if trainer is None:
+            return
+        trainer.copyWeightsToHostIfNeeded()
+        if trainer.host_weights_version != self._weights_version:
+            self.compiled, self._weights_version = None, trainer.host_weights_version
 
     def __call__(self, *inputs: Any) -> Any:
-        import torch
-
-        pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
-        if pipelined > 1:  # PipelinedExecution: one program over the call's micro-batches
-            if self.compiled is None:
-                self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=pipelined, replicas=replicas,
-                                        partials_type=self.options.Precision.partials_type)  # fmt: skip
+        self.compile(*inputs)
+        if not self._attached:
+            self.attachToDevice()
+        if self.options.pipeline_micro_batches > 1:  # PipelinedExecution: one program over the call's micro-batches
             return self.compiled(*inputs)
         arrays = micro_batches(inputs, self.options.device_iterations)  # each the replicas' micro-batches
-        if self.compiled is None:
-            first = (array[0] for array in arrays)
-            self.compiled = compile(self.model, *first, target=self.options.target_name, replicas=replicas,
-                                    partials_type=self.options.Precision.partials_type)  # fmt: skip
         from torch.utils import _pytree as pytree
 
         runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
         flat = [pytree.tree_flatten(run) for run in runs]  # each leaf of the forward's output structure
-        outputs = [  # concatenated over the iterations; a 0-d leaf becomes one value an iteration
-            torch.from_numpy(np.concatenate([np.atleast_1d(np.asarray(value)) for value in values]))
+        outputs = [  # each leaf's values over the iterations, as the output mode returns them
+            _to_torch(self.options.returned(np.stack([_to_numpy(value) for value in values]), training=False))
             for values in zip(*(leaves for leaves, _ in flat))
         ]
         return pytree.tree_unflatten(outputs, flat[0][1])
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802 (PopTorch's name)
+        return self.compiled is not None and self._attached
+
+    def detachFromDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        """PopTorch's: the device released until attachToDevice() or the next call. The weights
+        are the program's constants: nothing to copy back."""
+        if self.compiled is None:
+            raise IpuError("detachFromDevice: the model has not been compiled or has been destroyed")
+        if not self._attached:
+            raise IpuError("detachFromDevice: the device is not attached")
+        self.compiled.simulator, self._attached = None, False
+
+    def attachToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        if self.compiled is None:
+            raise IpuError("attachToDevice: the model has not been compiled or has been destroyed")
+        if self._attached:
+            raise IpuError("attachToDevice: the device is already attached")
+        self.compiled.simulator = api.load_simulator(self.compiled.program, self.options.target_name, verified=True)
+        self._attached = True
+
+    def copyWeightsToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        """The host model's weights to the device: here, the next call compiles them in."""
+        self.compiled = None
+
+    def destroy(self) -> None:
+        """PopTorch's: the program and the device released; a later call compiles again."""
+        self.compiled = None
 
 
 def _to_numpy(value: Any) -> np.ndarray:

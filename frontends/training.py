@@ -20,6 +20,8 @@ state (momentum buffers; Adam's step, exp_avg, exp_avg_sq) into the torch optimi
 checkpoint holds what the device trained. The other way, `copyWeightsToDevice()` (and `load_state_dict`,
 which calls it) writes the host model's parameters and buffers to the device, and
 `optimizer.load_state_dict(...)` marks the optimizer's state to be written before the next call.
+`detachFromDevice()` keeps every device variable on the host and releases the simulator until
+`attachToDevice()` (or the next call) loads the program again; `destroy()` lets the model go.
 
 torch is imported inside the functions: the rest of ipu_mlir does not need it.
 """
@@ -27,6 +29,7 @@ torch is imported inside the functions: the rest of ipu_mlir does not need it.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -43,7 +46,16 @@ from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["TrainingModel", "micro_batches"]
+__all__ = ["TrainingModel", "micro_batches", "trainer_of"]
+
+_TRAINERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a host model and its layers -> their TrainingModel
+
+
+def trainer_of(model: Any) -> TrainingModel | None:
+    """The TrainingModel training `model` (or a model `model` is a layer of), if one does (and was not destroyed)."""
+    trainer = _TRAINERS.get(model)
+    trainer = trainer() if trainer is not None else None
+    return trainer if trainer is not None and trainer.step is not None else None
 
 
 class TrainingModel:
@@ -67,18 +79,39 @@ class TrainingModel:
         self._host_state_stale = False  # the device updated the optimizer state since the host last read it
         self._host_weights_stale = False  # the device updated the parameters since copyWeightsToHost
         # model.state_dict() copies the weights to the host first, as PopTorch's wrapped model does
-        model.register_state_dict_pre_hook(lambda *_: self._host_weights_stale and self.copyWeightsToHost())
+        self._model_hook = model.register_state_dict_pre_hook(lambda *_: self.copyWeightsToHostIfNeeded())
         self._device_state_stale = False  # the host loaded an optimizer state the device has not seen
         self._hooks: list[Any] = []
         self._follow(optimizer)
+        self.program: Any = None  # the compiled step, kept to attach again after detachFromDevice
+        self._detached: dict[str, np.ndarray] | None = None  # every device variable, while detached
+        self.host_weights_version = 0  # copyWeightsToHost calls: an inferenceModel of the model follows it
+        self.destroyed = False
+        for module in model.modules():  # an inferenceModel of the model, or of a layer of it, follows this one
+            _TRAINERS[module] = weakref.ref(self)
 
-    def __call__(self, *inputs: Any) -> Any:
+    def _batches(self, inputs: tuple) -> list[list[np.ndarray]]:
+        """Each replica's share of a call's inputs, cut into micro-batches."""
+        if self.destroyed:
+            raise IpuError("the trainingModel was destroyed: make a new one of the model")
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
         shards = replica_slices(arrays, self.replicas)
         if self.pipelined:  # a run takes a step's micro-batches (each replica's own), pipelined over its IPUs
             shards = [[array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in shard] for shard in shards]
-        if self.device is None:
+        return shards
+
+    def compile(self, *inputs: Any) -> None:
+        """PopTorch's `compile`: builds, compiles and loads the step for inputs like these (a
+        call's), running nothing; the device variables hold the model's weights after it."""
+        if self.step is None:
+            self._compile(tuple(to_torch(array[0]) for array in self._batches(inputs)[0]))
+
+    def __call__(self, *inputs: Any) -> Any:
+        shards = self._batches(inputs)
+        if self.step is None:
             self._compile(tuple(to_torch(array[0]) for array in shards[0]))
+        elif self.device is None:  # detached: attach as PopTorch's call does
+            self.attachToDevice()
         self._check_batch(shards[0])
         self._write_learning_rates()
         if self._device_state_stale:
@@ -88,10 +121,11 @@ class TrainingModel:
         if self.replicas > 1:
             # each output as PopTorch returns it: the replicas' along the first axis (a scalar: one per replica)
             per_replica = self.device.run(shards, iterations=iterations)
-            results = [np.stack([r[k][-1] for r in per_replica]) for k in range(len(per_replica[0]))]
-            results = [a if a.ndim == 1 else a.reshape(-1, *a.shape[2:]) for a in results]
+            results = [np.stack([r[k] for r in per_replica], axis=1) for k in range(len(per_replica[0]))]
+            results = [a if a.ndim == 2 else a.reshape(a.shape[0], -1, *a.shape[3:]) for a in results]
         else:
-            results = [result[-1] for result in self.device.run(shards[0], iterations=iterations)]
+            results = self.device.run(shards[0], iterations=iterations)
+        results = [self.options.returned(np.asarray(result), training=True) for result in results]  # Options.outputMode
         self.timings["run"] = time.perf_counter() - start
         self._host_state_stale = self._host_weights_stale = True
         last = [to_torch(np.asarray(result, order="C")) for result in results]  # a 0-d loss stays 0-d
@@ -112,6 +146,13 @@ class TrainingModel:
         self._follow(optimizer)
         self._device_state_stale = self.device is not None and bool(optimizer.state)
 
+    def copyWeightsToHostIfNeeded(self) -> bool:  # noqa: N802 (PopTorch's name)
+        """copyWeightsToHost() if the device trained since the last: whether it copied."""
+        stale = self._host_weights_stale
+        if stale:
+            self.copyWeightsToHost()
+        return stale
+
     def copyWeightsToHost(self) -> None:  # noqa: N802 (PopTorch's name)
         """The device's parameters and buffers (BatchNorm running statistics) into the host
         model, and its optimizer state into the torch optimizer."""
@@ -120,6 +161,7 @@ class TrainingModel:
         if self.device is None:
             return
         self._host_weights_stale = False
+        self.host_weights_version += 1
         tensors = self._host_tensors()
         with torch.no_grad():
             for variable in self.step.variables:
@@ -138,6 +180,51 @@ class TrainingModel:
         for variable in self.step.variables:
             if variable.name in tensors:
                 self.device.write_variable(variable.name, np.array(to_numpy(tensors[variable.name]), copy=True))
+
+    def isCompiled(self) -> bool:  # noqa: N802 (PopTorch's name)
+        return self.step is not None
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802 (PopTorch's name)
+        return self.device is not None
+
+    def detachFromDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        """PopTorch's: the weights and optimizer state copied to the host first; here every
+        device variable (the step counters, accumulators, random state too) is kept on the host
+        and the simulator released, until attachToDevice() or the next call."""
+        if self.step is None:
+            raise IpuError("detachFromDevice: the model has not been compiled or has been destroyed")
+        if self.device is None:
+            raise IpuError("detachFromDevice: the device is not attached")
+        self.copyWeightsToHostIfNeeded()
+        self._read_optimizer_state()
+        self._detached = {variable.name: self.device.read_variable(variable.name) for variable in self.step.variables}
+        self.device = None
+
+    def attachToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
+        """The program loaded again with the variables kept at detachFromDevice(), then, as
+        PopTorch's, the host model's weights and the optimizer's state written to it."""
+        if self.step is None:
+            raise IpuError("attachToDevice: the model has not been compiled or has been destroyed")
+        if self.device is not None:
+            raise IpuError("attachToDevice: the device is already attached")
+        self.device = self._load(self.program)
+        for name, value in self._detached.items():
+            self.device.write_variable(name, value)
+        self._detached = None
+        self.copyWeightsToDevice()
+        self._device_state_stale = bool(self.optimizer.state)
+
+    def destroy(self) -> None:
+        """PopTorch's: the weights and optimizer state to the host, then the program and the
+        device released and the model and optimizer let go (their hooks removed); a later
+        call is refused."""
+        if self.device is not None:
+            self.copyWeightsToHostIfNeeded()
+            self._read_optimizer_state()
+        self.step = self.device = self.program = self._detached = None
+        for hook in [self._model_hook, *self._hooks]:
+            hook.remove()
+        self._hooks, self.destroyed = [], True
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> Any:
         """The host model's `load_state_dict`, then copyWeightsToDevice(), as PopTorch's."""
@@ -212,7 +299,7 @@ class TrainingModel:
         start = time.perf_counter()
         training = self.options.Training
         self.step = build_step(
-            self.model,
+            self.model.train(),  # an inferenceModel of the same model may have set eval mode since
             self.optimizer,
             self.rule,
             micro_batch,
@@ -238,14 +325,17 @@ class TrainingModel:
             if fraction is not None and "memory-fraction)" in error.message:
                 error.message = error.message.replace("memory-fraction)", f"memory-fraction: setAvailableMemoryProportion {fraction!r})")
             raise
-        if self.replicas > 1:  # one simulator per replica, their all-reduces in lockstep
-            self.device = ReplicatedSimulator(program, load_target(target), self.replicas, verified=True)
-        else:
-            self.device = api.load_simulator(program, target, verified=True)  # the default pipeline ends in ipu-verify
+        self.program, self.device = program, self._load(program)
         self.timings.update(export=middle - start, compile_and_load=time.perf_counter() - middle)
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
         self._lrs = [float(group["lr"]) for group in self.optimizer.param_groups]
+
+    def _load(self, program: Any) -> Simulator | ReplicatedSimulator:
+        target = self.options.target_name
+        if self.replicas > 1:  # one simulator per replica, their all-reduces in lockstep
+            return ReplicatedSimulator(program, load_target(target), self.replicas, verified=True)
+        return api.load_simulator(program, target, verified=True)  # the default pipeline ends in ipu-verify
 
     def _mixed_precision(self) -> MixedPrecisionStep | None:
         """The master weights, loss scaling and stochastic rounding the options ask for, if any."""

@@ -35,6 +35,7 @@ CHECKED_ELSEWHERE = {
     "docs/writing-passes.md": "test_ipu_opt.py",
     "docs/training.md": "test_training_cli.py",
     "docs/many-ipus.md": "test_mpi.py",
+    "docs/poptorch.md": "test_poptorch_face.py",
 }
 # A command matching one of these takes minutes: run by `make docs-check` only.
 SLOW = (re.compile(r"--model (?!.*--reduced)"),)
