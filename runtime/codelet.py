@@ -44,7 +44,7 @@ from ipu_mlir.dialects.ops.semantics import cast_signed, elementwise_kernel, num
 from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.target.diagnostics import IpuError
 
-from .generic_body import CodeletError, GenericBodies, Step, error_at, segments, shape_of
+from .generic_body import CodeletError, GenericBodies, Step, error_at, same_view, segments, shape_of
 from .inplace import Env
 
 
@@ -72,7 +72,8 @@ class CompiledCodelet:
     _steps: list[Step]
     _checked: dict = field(default_factory=dict)  # the batch shape of inputs already checked, by their shapes and types
     _direct: tuple | None = None  # a body of one compute op whose kernel has `into`: (kernel, its operands' argument numbers)
-    # a body ending in a generic (element-wise or reduction): the slot `into` puts its output in, the result's type
+    # a body ending in a generic (element-wise or reduction): the slot `into` puts its output in,
+    # the result's type, and whether it is element-wise (it may then update an input in place)
     _sink: tuple | None = None
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -94,7 +95,9 @@ class CompiledCodelet:
         (*B, *shape): no new result copied into it. So does a codelet whose result is that of
         a `linalg.generic` (without `cf.assert`, whose failure a caller locates), unless
         `output` may overlap an input: an element-wise body's ops write into it
-        (runtime/inplace.py), a reduction combines its init into it.
+        (runtime/inplace.py), a reduction combines its init into it. An element-wise body may
+        take an input that is `output` itself, the same view (an optimizer's update of its
+        state): runtime/generic_body.py then reads each element before writing it, or computes aside.
         False, having written nothing, for any other codelet or an `output` of another shape or
         layout than the kernel writes as its own."""
         write = self.writer(inputs, output)
@@ -112,8 +115,10 @@ class CompiledCodelet:
         if output.shape != (*tiles, *self.results[0][1]):
             return None
         if self._direct is None:
-            slot, dtype = self._sink
-            if output.dtype != dtype or not output.flags.writeable or any(np.may_share_memory(output, x) for x in inputs):
+            slot, dtype, elementwise = self._sink
+            if output.dtype != dtype or not output.flags.writeable:
+                return None
+            if any(np.may_share_memory(output, x) and not (elementwise and same_view(output, x)) for x in inputs):
                 return None
             env, steps = list(self._template), self._steps
             env[: len(inputs)] = inputs
@@ -270,7 +275,7 @@ class _Compiler(GenericBodies):
         self.template: list = []
         self.arguments = 0  # slots 0 .. arguments - 1 are the codelet's arguments
         self.direct, self.direct_result = None, None
-        self.sink: tuple | None = None  # the last element-wise generic's result slot, sink slot, result type and step
+        self.sink: tuple | None = None  # the last generic's result slot, sink slot, result type, step, whether element-wise
         self.asserts = False  # whether the codelet runs a cf.assert
         self.fresh: set[ir.Value] = set()  # results of generics: arrays of their own (or read-only views)
         self.handlers: dict[str, Callable[[ir.OpView], Step | None]] = {
@@ -301,7 +306,9 @@ class _Compiler(GenericBodies):
                 direct = self.direct if len(steps) == 1 and [slot for slot, _ in results] == [self.direct_result] else None
                 sink = self.sink
                 sink = (
-                    sink[1:3] if sink and [slot for slot, _ in results] == [sink[0]] and steps[-1] is sink[3] and not self.asserts else None
+                    (*sink[1:3], sink[4])
+                    if sink and [slot for slot, _ in results] == [sink[0]] and steps[-1] is sink[3] and not self.asserts
+                    else None
                 )
                 return CompiledCodelet(name, arguments, results, ops, self.batch, self.template, steps, _direct=direct, _sink=sink)
             self._compute(op, steps) if record_of(op) else self._op(op, steps, self.handlers)

@@ -15,8 +15,9 @@ dispatch of each instruction cost more than the arithmetic).
 The bytes are numpy's: each instruction is the IEEE operation in the body's type (f32 ops in
 f32, no fused multiply-add: numba does not contract without fastmath), a max or min with NaNs
 and ties as the numpy function the body's `Op` calls (`Clamp`: np.fmax, np.maximum...).
-Only add, subtract, multiply, divide, clamps against a constant and f32 erf (BERT's GELU;
-semantics' algorithm, op for op) are fused. A body with any other op runs op by op as before:
+Only add, subtract, multiply, divide, clamps against a constant, f32 erf (BERT's GELU;
+semantics' algorithm, op for op) and a select on an i1 input (SGD momentum's first step, a
+register moved as it is) are fused. A body with any other op runs op by op as before:
 exp (numpy's SIMD exp is not the exp compiled code calls: 39% of 1M random f32 values differ),
 sqrt and rsqrt (the zoo has them only in layer norms mixing f64 and f32). So does a body of
 another type, with a NaN constant, or whose operands' layout does not merge into four axes of
@@ -40,12 +41,14 @@ from ipu_mlir.dialects.ops.compiled import compiled
 from ipu_mlir.dialects.ops.semantics import Clamp, elementwise_kernel, erf_f32, out_kernel
 from ipu_mlir.target.element_types import as_strided
 
-from .inplace import Op
+from .inplace import Op, Select
 
 AXES = 4  # a layout merged into more axes than this runs op by op
 
-# instructions: (code, destination register, left register, right register or -1 for the constant)
-ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF = range(11)
+# instructions: (code, destination register, left register, right register or -1 for the
+# constant, the condition's register of a SELECT or -1)
+ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT = range(12)
+BOOL = np.dtype(np.bool_)
 _ARITHMETIC = {np.add: ADD, np.subtract: SUBTRACT, np.multiply: MULTIPLY, np.divide: DIVIDE}
 _REVERSED = {ADD: ADD, MULTIPLY: MULTIPLY, SUBTRACT: SUBTRACT_FROM, DIVIDE: DIVIDE_INTO}  # c op x as x op' c
 _CLAMPS = {np.fmax: FMAX, np.fmin: FMIN, np.maximum: MAXIMUM, np.minimum: MINIMUM}
@@ -59,30 +62,37 @@ class Fused:
     (registers 0 .. len - 1), each op's result a register after them; `result` the register
     of the body's one wanted value."""
 
-    def __init__(self, inputs: list[int], program: np.ndarray, constants: np.ndarray, result: int, dtype: np.dtype):
-        self.inputs, self.program, self.constants, self.result, self.dtype = inputs, program, constants, result, dtype
+    def __init__(self, inputs: list[int], dtypes: list[np.dtype], program: np.ndarray, constants: np.ndarray, result: int, dtype: np.dtype):
+        self.inputs, self.dtypes, self.program, self.constants, self.result, self.dtype = inputs, dtypes, program, constants, result, dtype
         self.layouts: dict[tuple, tuple | None] = {}  # by the operands' and output's (shape, strides)
 
     @staticmethod
     def plan(steps: list, template: list, wanted: list[int]) -> Fused | None:
         """The body's steps as one compiled pass, or None unless every step is an `Op` of
-        arithmetic or a clamp of f32 or f64 or an f32 erf, with one wanted value computed by them."""
-        if not steps or len(wanted) != 1 or any(type(step) is not Op for step in steps):
+        arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed
+        or read on a condition read (an i1 input), with one wanted value computed by them."""
+        if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select) for step in steps):
             return None
         dtype = steps[0].dtype
         if dtype not in _TYPES or any(step.dtype != dtype for step in steps):
             return None
         known: set[int] = set()  # inputs and results so far
         inputs: list[int] = []
+        conditions: set[int] = set()  # inputs read as a select's condition, i1
         constants: dict[int, np.ndarray] = {}  # by the slot of a constant
         for step in steps:
-            for slot in step.operands:
+            for index, slot in enumerate(step.operands):
                 value = template[slot]
+                condition = type(step) is Select and index == 0
+                if condition != (slot in conditions) and slot in known:
+                    return None  # a condition computed in the body, or an i1 read as a number
                 if slot in known or slot in constants:
                     continue
                 if value is None:
                     known.add(slot)
                     inputs.append(slot)
+                    if condition:
+                        conditions.add(slot)
                 elif value.size != 1 or value.dtype != dtype or np.isnan(value).any():
                     return None  # a constant tensor, another type, or a NaN (whose payload wins): left to numpy
                 else:
@@ -95,13 +105,14 @@ class Fused:
             instructions = _instructions(step, numbers, constants)
             if instructions is None:
                 return None
-            for code, left, right, constant in instructions:
-                program.append((code, numbers[step.result], left, right))
+            for code, left, right, constant, condition in instructions:
+                program.append((code, numbers[step.result], left, right, condition))
                 values.append(constant)
         if wanted[0] not in numbers or wanted[0] in inputs:
             return None
         constants_array = np.array(values, dtype)
-        return Fused(inputs, np.array(program, np.int64).reshape(-1, 4), constants_array, numbers[wanted[0]], dtype)
+        dtypes = [BOOL if slot in conditions else dtype for slot in inputs]
+        return Fused(inputs, dtypes, np.array(program, np.int64).reshape(-1, 5), constants_array, numbers[wanted[0]], dtype)
 
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> bool:
         """Runs the body on `operands` (one per input, each broadcasting to `out`'s shape)
@@ -109,28 +120,34 @@ class Fused:
         key = tuple((x.shape, x.strides) for x in operands) + ((out.shape, out.strides),)
         layout = self.layouts.get(key)
         if layout is None and key not in self.layouts:
-            layout = self.layouts[key] = self._layout([*operands, out], out.shape, out.itemsize)
-        if layout is None or any(x.dtype != self.dtype for x in operands) or out.dtype != self.dtype:
+            layout = self.layouts[key] = self._layout([*operands, out], out.shape)
+        if layout is None or any(x.dtype != want for x, want in zip(operands, self.dtypes)) or out.dtype != self.dtype:
             return False
         sizes, strides, spans, kernel = layout
         flats = [as_strided(x, (span,), (x.itemsize,), writeable=False) for x, span in zip(operands, spans)]
         kernel(*flats, as_strided(out, (spans[-1],), (out.itemsize,)), sizes, strides, self.constants)
         return True
 
-    def _layout(self, arrays: list[np.ndarray], shape: tuple[int, ...], item: int) -> tuple | None:
+    def _layout(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
         """`_layout` and the kernel of its forms, or None."""
-        layout = _layout(arrays, shape, item)
+        layout = _layout(arrays, shape)
         if layout is None:
             return None
         sizes, strides, spans = layout
         return sizes, strides, spans, _kernel(_source(self.program, self.result, _forms(sizes, strides)))
 
 
-def _instructions(step: Op, numbers: dict[int, int], constants: dict[int, np.ndarray]) -> list[tuple] | None:
-    """`step` as (code, left register, right register or -1, constant) instructions."""
+def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[int, np.ndarray]) -> list[tuple] | None:
+    """`step` as (code, left register, right register or -1, constant, condition register or
+    -1) instructions."""
     kernel, operands = step.kernel, step.operands
+    if type(step) is Select:
+        condition, left, right = operands
+        if left not in numbers or right not in numbers:
+            return None  # a constant chosen: left to numpy
+        return [(SELECT, numbers[left], numbers[right], 0, numbers[condition])]
     if kernel is _ERF and step.dtype == _TYPES[0] and operands[0] in numbers:
-        return [(ERF, numbers[operands[0]], -1, 0)]
+        return [(ERF, numbers[operands[0]], -1, 0, -1)]
     if len(operands) != 2:
         return None
     left, right = operands
@@ -139,26 +156,27 @@ def _instructions(step: Op, numbers: dict[int, int], constants: dict[int, np.nda
         if code is None or left not in numbers or right not in constants:
             return None
         c = constants[right].reshape(-1)[0]
-        return [(code, numbers[left], -1, c)] + ([(ADD, numbers[step.result], -1, c)] if kernel.fix else [])
+        return [(code, numbers[left], -1, c, -1)] + ([(ADD, numbers[step.result], -1, c, -1)] if kernel.fix else [])
     code = _ARITHMETIC.get(kernel)
     if code is None:
         return None
     if left in numbers and right in numbers:
-        return [(code, numbers[left], numbers[right], 0)]
+        return [(code, numbers[left], numbers[right], 0, -1)]
     if left in numbers and right in constants:
-        return [(code, numbers[left], -1, constants[right].reshape(-1)[0])]
+        return [(code, numbers[left], -1, constants[right].reshape(-1)[0], -1)]
     if right in numbers and left in constants:
-        return [(_REVERSED[code], numbers[right], -1, constants[left].reshape(-1)[0])]
+        return [(_REVERSED[code], numbers[right], -1, constants[left].reshape(-1)[0], -1)]
     return None
 
 
-def _layout(arrays: list[np.ndarray], shape: tuple[int, ...], item: int) -> tuple | None:
+def _layout(arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
     """The iteration space `shape` merged into AXES axes with each array's strides over it
-    (elements; 0 where an array broadcasts) and the span each reads, or None if it merges into
-    more, a stride is negative or not whole elements, or an array does not broadcast."""
+    (its elements; 0 where an array broadcasts) and the span each reads, or None if it merges
+    into more, a stride is negative or not whole elements, or an array does not broadcast."""
     table = []
     for x in arrays:
-        if x.ndim > len(shape) or x.itemsize != item:
+        item = x.itemsize
+        if x.ndim > len(shape):
             return None
         padded_shape, padded = (1,) * (len(shape) - x.ndim) + x.shape, (0,) * (len(shape) - x.ndim) + x.strides
         row = []
@@ -205,6 +223,7 @@ _EXPRESSIONS = {
     (FMIN, False): "{y} if {y} < {k} else {k}",
     (MAXIMUM, False): "{k} if {y} < {k} else {y}",  # np.maximum: a NaN y kept
     (MINIMUM, False): "{k} if {y} > {k} else {y}",
+    (SELECT, True): "{y} if {c} else {z}",  # a register moved as it is: semantics.select's bits
 }
 ROW, SCALAR, STRIDED = "row", "scalar", "strided"  # how an array steps along the last axis
 EXPANDED = "expanded"  # a scalar of each short row, the rows merged: spread into a buffer
@@ -296,8 +315,9 @@ def _pass(program: np.ndarray, result: int, forms: tuple[str, ...], end: int | N
     body = inner + " " * 4
     loads = {ROW: "w{i}[e]", EXPANDED: "w{i}[e]", SCALAR: "s{i}", STRIDED: "x{i}[j{i} + e * t{i}]"}
     lines += [f"{body}r{i} = " + loads[form].format(i=i) for i, form in enumerate(forms[:-1])]
-    for op, (code, into, left, right) in enumerate(program.tolist()[:end]):
-        expression = f"h{op}[e]" if code == ERF else _EXPRESSIONS[code, right >= 0].format(y=f"r{left}", z=f"r{right}", k=f"k{op}")
+    for op, (code, into, left, right, condition) in enumerate(program.tolist()[:end]):
+        operands = {"y": f"r{left}", "z": f"r{right}", "k": f"k{op}", "c": f"r{condition}"}
+        expression = f"h{op}[e]" if code == ERF else _EXPRESSIONS[code, right >= 0].format(**operands)
         lines.append(f"{body}r{into} = {expression}")
     if end is not None:
         lines.append(f"{body}g[e] = r{program[end, 2]}")

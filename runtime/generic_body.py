@@ -28,9 +28,10 @@ from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import as_strided
 
 from .fused import Fused
-from .inplace import Env, Op, broadcast_shape, plan_ops, run_body
+from .inplace import Env, Op, Select, broadcast_shape, plan_ops, run_body
 from .reduce import fold
 
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the selects a compiled pass takes
 DENSE = 8  # a generic's input repeated along loops is made dense if shared by this many tiles
 KEPT_VIEWS = 64  # views a viewer keeps: one per vertex group calling it (BERT-12: 12)
 Step = Callable[[Env], None]
@@ -119,6 +120,11 @@ def _full(value: np.ndarray, loops: tuple[int, ...], batch: int) -> np.ndarray:
     if value.ndim < batch + len(loops):
         value = value.reshape((1,) * (batch + len(loops)))
     return np.broadcast_to(value, (*value.shape[:batch], *loops))
+
+
+def same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether `a` and `b` see the same elements at the same indices."""
+    return a.shape == b.shape and a.strides == b.strides and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
 
 
 def _writable(array: np.ndarray, other: np.ndarray) -> bool:
@@ -229,7 +235,7 @@ class GenericBodies:
 
             self.fresh.update(op.results)
             if sink is not None:
-                self.sink = (results[0], sink, self._dtype(op.results[0], op), reduce_step)
+                self.sink = (results[0], sink, self._dtype(op.results[0], op), reduce_step, False)
             return reduce_step
 
         if len(parallel) == len(kinds):
@@ -290,10 +296,15 @@ class GenericBodies:
 
         def fused_step(env: Env) -> bool:
             """The body as one compiled pass into the sink's array or a new one; False, having
-            written nothing, when it does not take the layout."""
+            written nothing, when it does not take the layout. An input that is the sink's
+            array seen the same way is read element by element before each is written; one
+            seen otherwise (transposed, broadcast) is not run here."""
             tiles, output = enter(env, dense=False)
             value = np.empty((*tiles, *extents), dtype) if output is None else output.transpose(to_dest)
-            if not fused([env[slot] for slot in fused.inputs], value):
+            operands = [env[slot] for slot in fused.inputs]
+            if output is not None and any(np.may_share_memory(value, x) and not same_view(value, x) for x in operands):
+                return False
+            if not fused(operands, value):
                 return False
             env[results[0]] = output if output is not None else value.transpose(layouts[0][1])
             clear(env)
@@ -304,8 +315,9 @@ class GenericBodies:
                 return
             tiles, output = enter(env)
             owned = {slot for slot in owned_inputs if env[slot].flags.writeable}
-            free = [] if output is None else [output.transpose(to_dest)]
-            dest = free[0] if free else None
+            dest = None if output is None else output.transpose(to_dest)
+            # an output that is also an input (an update in place): the body's values made aside, then copied
+            free = [] if dest is None or any(np.may_share_memory(dest, env[slot]) for slot in in_args) else [dest]
             run_body(env, steps, owned, free)
             for slot, (_, from_parallel), out in zip(wanted_slots, layouts, results):
                 value = env[slot]
@@ -320,7 +332,7 @@ class GenericBodies:
             clear(env)
 
         if sink is not None:
-            self.sink = (results[0], sink, self._dtype(op.results[0], op), parallel_step)
+            self.sink = (results[0], sink, self._dtype(op.results[0], op), parallel_step, True)
         return parallel_step
 
     def _sink_slot(self, results: list[int]) -> int | None:
@@ -383,6 +395,26 @@ class GenericBodies:
             found.append(_Reduction(combine.operation, f, reduce, kernel, operands[0] == out, out_kernel(kernel, [dtype, dtype], dtype)))
         return found
 
+    def _select(self, op: ir.OpView) -> Select | None:
+        """An `arith.select` of floats on an i1 as a `Select` step (runtime/fused.py takes it), else None."""
+        if op.operation.name != "arith.select":
+            return None
+        dtypes = [self._dtype(v, op) for v in op.operands]
+        if dtypes[0] != np.bool_ or dtypes[1] not in FLOATS or dtypes[2] != dtypes[1]:
+            return None
+        slots = tuple(self._slot(v, op) for v in op.operands)
+        return Select(elementwise_kernel("arith.select", dtypes, dtypes[1], None), slots, self._define(op.results[0]), dtypes[1])
+
+    def _fold(self, op: ir.OpView, steps: list[Step], count: int) -> None:
+        """The one step `_op` just added for an arith or math op of constants only (a momentum's
+        f64 constant truncated to f32) run now, its value a constant of the body: compiled
+        passes take constants, not casts."""
+        if len(steps) != count + 1 or len(op.results) != 1 or not op.operands or not op.operation.name.startswith(("arith.", "math.")):
+            return
+        if all(self.template[self._slot(v, op)] is not None for v in op.operands):
+            with np.errstate(all="ignore"):
+                steps.pop()(self.template)
+
     def _body(
         self, block: ir.Block, skip: list[ir.Operation], wanted: list[ir.Value]
     ) -> tuple[list[Step], list[tuple[int, int]], list[int], list[int], set[int]]:
@@ -409,7 +441,13 @@ class GenericBodies:
                     slots = tuple(self._slot(v, op) for v in operands)
                     steps.append(Op(kernel, slots, self._define(result), self._dtype(result, op), dying))
             elif op.operation != terminator.operation and not any(op.operation == s for s in skip):
-                self._op(op, steps, {"arith.constant": self._constant, "cf.assert": self._assert})
+                choice = self._select(op)
+                if choice is not None:
+                    steps.append(choice)
+                else:
+                    count = len(steps)
+                    self._op(op, steps, {"arith.constant": self._constant, "cf.assert": self._assert})
+                    self._fold(op, steps, count)
             local.update(op.results)
         wanted_slots = [self._slot(v, terminator) for v in wanted]
         temporaries = [self.slots[v] for v in local if v in self.slots and self.template[self.slots[v]] is None]

@@ -40,6 +40,20 @@ class Op:
         env[self.result] = self.kernel(*[env[s] for s in self.operands])
 
 
+@dataclass(frozen=True)
+class Select:
+    """`result = select(condition, a, b)` (semantics.select's bits) of float values, a plain
+    step a compiled pass (runtime/fused.py) can take: a momentum update's first-step choice."""
+
+    kernel: Callable[..., np.ndarray]
+    operands: tuple[int, int, int]
+    result: int
+    dtype: np.dtype
+
+    def __call__(self, env: Env) -> None:
+        env[self.result] = self.kernel(*[env[s] for s in self.operands])
+
+
 def run_body(env: Env, steps: list, owned: set[int], free: list[np.ndarray]) -> None:
     """Runs `steps` (`Op`s and plain steps) on `env`. `owned`: the slots holding buffers the
     body may overwrite once they die (updated: on return, the results living in such buffers);

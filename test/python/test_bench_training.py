@@ -42,9 +42,10 @@ def rows() -> list[dict]:
 def test_a_refusal_is_a_row_and_the_next_configuration_runs(rows) -> None:
     assert rows[0]["input"] == "a refused case" and rows[0]["figure"].startswith("refused: ") and rows[0]["met"] is False
     assert "\n" not in rows[0]["figure"]
-    assert [r["what"] for r in rows[1:4]] == [
+    assert [r["what"] for r in rows[1:5]] == [
         "simulated training step (SGD momentum, f32)",
         "host bytes per step",
+        "parameters after 1 and 3 steps vs PyTorch's",
         "joint step compile time",
     ]
 
@@ -75,3 +76,32 @@ def test_models_picks_the_rows_and_no_placeholder_without_resnet50(monkeypatch) 
     assert [r["input"] for r in training.rows(False, 1, row, ("resnet18",))] == ["r18"]
     assert [r["input"] for r in training.rows(False, 1, row, ("resnet50",))][-1].startswith("PLACEHOLDER")
     assert [r["input"] for r in training.rows(False, 1, row)][:2] == ["r18", "bert"]
+
+
+def test_parameters_after_the_steps_against_pytorchs(rows) -> None:
+    """Compared after the first step and after the 2 warm-up and 1 timed steps both sides took."""
+    parameters = rows[3]
+    raw = parameters["raw"]
+    assert raw["steps"] == 3 and raw["first_error"] <= training.PARAMETER_RTOL and raw["parameter_error"] <= training.PARAMETER_RTOL
+    assert parameters["met"] is True and raw["first_parameter"] in parameters["figure"] and raw["worst_parameter"] in parameters["figure"]
+
+
+def test_parameter_error_names_the_furthest_tensor() -> None:
+    torch = training.torch
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+    reference = training.copy.deepcopy(model)
+    assert training.parameter_error(model, reference)[1] == 0.0
+    with torch.no_grad():
+        weight = model[1].weight
+        weight[1, 2] += 1e-3 * float(weight.abs().max())
+    name, error = training.parameter_error(model, reference)
+    assert name == "1.weight" and error == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_cases_picks_configurations_by_label(monkeypatch) -> None:
+    """`--cases`: only the configurations whose label holds one of the texts are measured."""
+    small, large = training.Case("r18 batch 8", "resnet18", 8), training.Case("r18 batch 1", "resnet18", 1)
+    monkeypatch.setattr(training, "cases", lambda quick: [[large, small]])
+    monkeypatch.setattr(training, "measure", lambda case, repeat: {"refused": f"{case.label} refused"})
+    assert [r["input"] for r in training.rows(False, 1, row, ("resnet18",), ("batch 8",))] == ["r18 batch 8"]
+    assert [r["input"] for r in training.rows(False, 1, row, ("resnet18",))] == ["r18 batch 1", "r18 batch 8"]

@@ -231,3 +231,62 @@ def test_erf_on_a_dense_range_and_random_bits(taken, monkeypatch):
         (want,) = numpys(inputs)
         (got,) = fused(inputs)
         assert taken[-1] and same_bytes(got, want)
+
+
+def momentum_codelet(t: str, first: str = "%g") -> str:
+    """SGD momentum's buffer update as the joint step gives it: on the first step (an i1 read
+    by every element) the gradient, else momentum * buffer + gradient, the momentum an f64
+    constant truncated in the body (extended, for f64). `first` chosen on the first step: %m
+    reads the buffer again after an op has written a value (in place, op by op, a clobber)."""
+    shape, other, cast = f"tensor<4x6x{t}>", "f64" if t == "f32" else "f32", "truncf" if t == "f32" else "extf"
+    body = f"""  ^bb0(%c: i1, %g: {t}, %m: {t}, %o: {t}):
+    %t = arith.{cast} %momentum : {other} to {t}
+    %0 = arith.mulf %m, %t : {t}
+    %1 = arith.addf %0, %g : {t}
+    %2 = arith.select %c, {first}, %1 : {t}
+    linalg.yield %2 : {t}"""
+    op = generic(
+        ["(d0, d1) -> ()", "(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0, d1)"],
+        ["parallel", "parallel"],
+        [("%first", "tensor<i1>"), ("%gs", shape), ("%ms", shape)],
+        [("%e", shape)],
+        body,
+        shape,
+    )
+    return f"""func.func @f(%first: tensor<i1>, %gs: {shape}, %ms: {shape}) -> {shape} {{
+  %momentum = arith.constant 0.9 : {other}
+  %e = tensor.empty() : {shape}
+  %y = {op}
+  return %y : {shape}
+}}"""
+
+
+@pytest.mark.parametrize("first", ["%g", "%m"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_select_on_an_i1_input_is_compiled_and_updates_in_place(dtype, first, taken, monkeypatch):
+    """The momentum update (its f64 constant folded, its select an instruction) runs compiled
+    with numpy's bytes (NaN payloads, signed zeros), the condition differing by tile, into a new
+    array and in place over its buffer input; op by op it computes aside before writing; an
+    output overlapping an input seen otherwise is refused."""
+    text = momentum_codelet(NAMES[dtype], first)
+    fused, numpys = codelet(text), op_by_op(text, monkeypatch)
+    tiles = 6
+    chosen_name, first = first, np.array([True, False, False, True, False, False])
+    g, m = spread((tiles, 4, 6), dtype), spread((tiles, 4, 6), dtype)
+    (want,) = numpys([first, g, m])
+    chosen = g if chosen_name == "%g" else m
+    assert same_bytes(want[0], chosen[0]) and not same_bytes(want[1], chosen[1])  # both choices made
+    (got,) = fused([first, g, m])
+    assert taken == [True]
+    assert same_bytes(np.ascontiguousarray(got), want)
+    buffer = m.copy()
+    assert fused.into([first, g, buffer], buffer)  # the buffer read and written, element by element
+    assert taken == [True, True]
+    assert same_bytes(buffer, want)
+    buffer = m.copy()
+    assert numpys.into([first, g, buffer], buffer)  # op by op: made aside, then copied
+    assert same_bytes(buffer, want)
+    rows = np.concatenate([m, m[:, :, :1]], axis=2)  # the output one element past the buffer input
+    kept = rows.copy()
+    assert not fused.into([first, g, rows[:, :, :6]], rows[:, :, 1:])
+    assert same_bytes(rows, kept) and len(taken) == 2
