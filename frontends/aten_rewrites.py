@@ -8,12 +8,15 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - `fmod(x, 1.5)` as `fmod(x, tensor(1.5))`: torch-mlir lowers only the second (seed 25);
 - a negative pad width as a slice (torch-mlir folds a shape-keeping pad away, seed 413);
 - clamp, minimum, maximum, argmax / argmin and max / min over a dimension keeping NaN as ATen
-  does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor.
+  does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor;
+- linear, bilinear and trilinear upsampling in ATen's order of operations (weights times
+  neighbours), which neither overflows nor makes NaN where ATen does not.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import Any
 
@@ -41,6 +44,12 @@ def aten_rewrites() -> dict:
         torch.ops.aten.argmin.default: functools.partial(_arg_extreme, "amin"),
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
+        torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
+        torch.ops.aten.upsample_bilinear2d.vec: _upsample_linear_vec,
+        torch.ops.aten.upsample_trilinear3d.vec: _upsample_linear_vec,
+        torch.ops.aten.upsample_linear1d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
+        torch.ops.aten.upsample_bilinear2d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
+        torch.ops.aten.upsample_trilinear3d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
     }
 
 
@@ -147,3 +156,42 @@ def _fmod_scalar(x: Any, divisor: Any) -> Any:
     import torch
 
     return torch.fmod(x, torch.full((), divisor, dtype=x.dtype))
+
+
+def _upsample_linear_vec(x: Any, output_size: Any, align_corners: bool, scale_factors: Any) -> Any:
+    from torch._decomp.decompositions import upsample_compute_output_size
+
+    size = upsample_compute_output_size(x.size(), output_size, scale_factors)
+    return _upsample_linear(x, size, align_corners, scale_factors or [None] * len(size))
+
+
+def _upsample_linear(x: Any, output_size: Any, align_corners: bool, scales: Any) -> Any:
+    """Linear interpolation over the trailing dimensions as ATen's CPU kernel computes it (its
+    `Interpolate`): along the last dimension low * (1 - w) + high * w, then the same over each
+    earlier one. PyTorch's decomposition writes low + (high - low) * w, which overflows to inf
+    between neighbours of opposite sign near 3e38 where ATen stays finite (fuzz seed 1454), and
+    gives NaN beside an infinity where ATen gives it. Indices and weights as that decomposition
+    (and ATen) compute them."""
+    import torch
+    from torch._decomp.decompositions import _compute_scale, _compute_source_index
+
+    if x.dtype not in (torch.float32, torch.float64):
+        return NotImplemented  # half types: the decomposition computes in f32
+    rank = len(output_size)
+    neighbours = []  # per dimension: (low index, high index, weight of low, weight of high)
+    for dim, (size_in, size_out, scale) in enumerate(zip(x.shape[2:], output_size, [*scales, *[None] * rank])):
+        ratio = _compute_scale(size_in, size_out, align_corners, scale)
+        source = _compute_source_index(ratio, torch.arange(size_out).to(x.dtype), align_corners).clamp(min=0.0)
+        source = source.reshape(size_out, *[1] * (rank - 1 - dim))
+        low = source.to(torch.int64)
+        high = (low + 1).clamp(max=size_in - 1)
+        weight = (source - low).clamp(0.0, 1.0)
+        neighbours.append((low, high, 1 - weight, weight))
+    corners = [
+        torch.ops.aten.index.Tensor(x, [None, None, *(neighbours[d][side] for d, side in enumerate(sides))])
+        for sides in itertools.product((0, 1), repeat=rank)
+    ]
+    for dim in reversed(range(rank)):  # the last dimension first, pairs of corners differing in it
+        _, _, weight_low, weight_high = neighbours[dim]
+        corners = [low * weight_low + high * weight_high for low, high in zip(corners[::2], corners[1::2])]
+    return corners[0]

@@ -270,3 +270,30 @@ def test_reciprocal_of_zero_and_nan() -> None:
     model, x = Lambda(torch.reciprocal), torch.tensor([NAN, 0.0, -0.0, 4.0, float("inf"), 1e-40])
     got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
     torch.testing.assert_close(got, model(x), rtol=0, atol=0, equal_nan=True)
+
+
+def _odd_neighbours(shape: tuple) -> torch.Tensor:
+    """Normal values with +-3e38 side by side (their difference overflows), an infinity of each
+    sign and a NaN, each next to finite values."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)).flatten()
+    x[1], x[2], x[7], x[11], x[-2] = 3e38, -3e38, float("inf"), float("-inf"), NAN
+    return x.reshape(shape)
+
+
+INTERPOLATING = {
+    "linear": ((1, 2, 7), dict(scale_factor=2.5, mode="linear")),
+    "bilinear": ((1, 2, 4, 5), dict(scale_factor=1.5, mode="bilinear")),
+    "bilinear_corners": ((2, 1, 4, 5), dict(size=(7, 6), mode="bilinear", align_corners=True)),
+    "trilinear": ((1, 1, 3, 3, 4), dict(scale_factor=2, mode="trilinear")),
+}
+
+
+@pytest.mark.parametrize("name", INTERPOLATING)
+def test_linear_interpolation_of_huge_and_infinite_values(name) -> None:  # noqa: ANN001
+    """Fuzzer seed 1454: PyTorch's decomposition of bilinear interpolation (low + (high - low) *
+    w) overflowed to inf between 3e38 and -3e38 where ATen (low * (1 - w) + high * w) stays
+    finite, and gave NaN beside an infinity where ATen gives it; now ATen's order."""
+    shape, options = INTERPOLATING[name]
+    model, x = Lambda(lambda x: nn.functional.interpolate(x, **options)), _odd_neighbours(shape)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=1e-6, atol=1e-6, equal_nan=True)
