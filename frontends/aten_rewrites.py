@@ -10,7 +10,8 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - clamp, minimum, maximum, argmax / argmin and max / min over a dimension keeping NaN as ATen
   does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor;
 - linear, bilinear and trilinear upsampling in ATen's order of operations (weights times
-  neighbours), which neither overflows nor makes NaN where ATen does not.
+  neighbours), which neither overflows nor makes NaN where ATen does not;
+- LayerNorm whose variance overflows f32 gives NaN, not its bias.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.argmin.default: functools.partial(_arg_extreme, "amin"),
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
+        torch.ops.aten.native_layer_norm.default: _layer_norm,
         torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_bilinear2d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_trilinear3d.vec: _upsample_linear_vec,
@@ -57,10 +59,8 @@ def _softmax_of_a_scalar(op: Any, x: Any, dim: int, half_to_float: bool) -> Any:
     """softmax / log_softmax of a 0-d tensor as that of a 1-element one: torch-mlir's pipeline
     on the 0-d softmax never ends, emitting diagnostics until memory runs out (fuzz seed 1289),
     and its log_softmax (an amax over dimension 0 of a 0-d tensor) fails to legalize."""
-    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-
     if x.dim() != 0:
-        return get_decomposition_table().get(op, lambda *_: NotImplemented)(x, dim, half_to_float)
+        return _torch_mlirs_decomposition(op)(x, dim, half_to_float)
     return op(x.reshape(1), 0, half_to_float).reshape(())
 
 
@@ -195,3 +195,32 @@ def _upsample_linear(x: Any, output_size: Any, align_corners: bool, scales: Any)
         _, _, weight_low, weight_high = neighbours[dim]
         corners = [low * weight_low + high * weight_high for low, high in zip(corners[::2], corners[1::2])]
     return corners[0]
+
+
+def _layer_norm(x: Any, shape: Any, weight: Any, bias: Any, eps: float) -> Any:
+    """torch-mlir's and PyTorch's decomposition (var_mean, then (x - mean) * rsqrt(var + eps))
+    with one change: a row whose variance overflows f32 (a spread beyond 1.8e19, as from a
+    +-3e38 input) has rsqrt 0, and came out as the bias: a wrong number with no sign of it
+    (fuzz seed 1370; the f64 result is finite, ATen's own f32 kernel gives NaN). Its rsqrt is
+    made NaN, a select per row, so the row is NaN."""
+    import torch
+
+    if x.dtype != torch.float32:
+        return _torch_mlirs_decomposition(torch.ops.aten.native_layer_norm.default)(x, shape, weight, bias, eps)
+    dims = list(range(x.dim() - len(shape), x.dim()))
+    var, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    rstd = torch.where(rstd == 0, torch.full((), math.nan, dtype=x.dtype), rstd)
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+def _torch_mlirs_decomposition(op: Any) -> Any:
+    """torch-mlir's decomposition of `op`, or one leaving it as it is."""
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    return get_decomposition_table().get(op, lambda *_: NotImplemented)

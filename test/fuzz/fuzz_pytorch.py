@@ -17,7 +17,9 @@ Tolerances: an inference output element passes within 1e-4 of the output's large
 of PyTorch's f32 result, or within that plus twice PyTorch's own largest f32-f64 difference in
 the tensor of its f64 result (rounding alone moves PyTorch's f32 that far: LayerNorm over nearly
 equal values, seed 529, as tools/train.py's rule after several steps); non-finite elements must
-match exactly, integer outputs exactly. Training: the rule of test/python/test_training.py
+match exactly, integer outputs exactly, except in a tensor where PyTorch's own f32 result breaks
+down against f64 (a normalisation's statistic overflowing on +-3e38): there our NaN, or the
+f64 value, passes and is counted (`_overflow_excused`). Training: the rule of test/python/test_training.py
 (rtol 1e-4 of each tensor's largest magnitude), with the same f64 widening; under Adam/AdamW, elements
 whose gradient PyTorch's own f32 loop gets to no better than 1e-3 at some step, or whose exact
 gradient is zero at every step while ours (read from our Adam state) stayed within 2^-20 of the
@@ -152,11 +154,13 @@ def check_inference(model: nn.Module, inputs: tuple, target: str) -> tuple[str, 
     got = _as_tuple(compiled(*inputs))
     if len(got) != len(expected):
         return "wrong", f"{len(got)} outputs, PyTorch {len(expected)}"
+    excused = 0
     for index, (ours, theirs, f64) in enumerate(zip(got, expected, exact)):
-        problem = _compare(ours, theirs, f64)
+        problem, flagged = _compare(ours, theirs, f64)
         if problem:
             return "wrong", f"output #{index}: {problem}"
-    return "ok", ""
+        excused += flagged
+    return "ok", f"{excused} elements NaN or exact where PyTorch's f32 overflows" if excused else ""
 
 
 def check_training(model: nn.Module, batches: list, options: dict, target: str) -> tuple[str, str]:
@@ -193,7 +197,7 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
         if left_out and name not in noisy:  # a buffer (running statistics) computed from those elements
             continue
         keep = ~noisy[name] if name in noisy else torch.ones(theirs[name].shape, dtype=torch.bool)
-        problem = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
+        problem, _ = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
         if problem:
             return "wrong", f"{name}: {problem}"
     return "ok", f"{left_out} elements whose f32 gradient rounding decides left out, and the buffers" if left_out else ""
@@ -271,15 +275,41 @@ def run_case(seed: int, show: bool = False) -> dict:
     return record
 
 
-def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str:
-    """'' when `ours` matches PyTorch's `theirs` (f32) under the module docstring's rule."""
+def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> tuple[str, int]:
+    """('', excused) when `ours` matches PyTorch's `theirs` (f32) under the module docstring's
+    rule, `excused` counting the elements `_overflow_excused` lets pass; else (problem, 0)."""
     ours = torch.as_tensor(ours)
     if tuple(ours.shape) != tuple(theirs.shape):
-        return f"shape {tuple(ours.shape)}, PyTorch {tuple(theirs.shape)}"
+        return f"shape {tuple(ours.shape)}, PyTorch {tuple(theirs.shape)}", 0
     if not theirs.is_floating_point():  # indices, integers, booleans: exactly
         mismatch = ours.to(torch.int64).ne(theirs.to(torch.int64))
-        return f"{int(mismatch.sum())} of {theirs.numel()} integers differ" if mismatch.any() else ""
+        return (f"{int(mismatch.sum())} of {theirs.numel()} integers differ" if mismatch.any() else ""), 0
     ours, theirs, f64 = ours.double(), theirs.double(), f64.double()
+    excused = _overflow_excused(ours, theirs, f64)
+    problem = _compare_floats(ours[~excused], theirs[~excused], f64[~excused])
+    return problem, 0 if problem else int(excused.sum())
+
+
+def _overflow_excused(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> torch.Tensor:
+    """Where PyTorch's own f32 result breaks down (some element non-finite where the f64 one is
+    finite, or off it by over a tenth of the largest: a statistic that overflowed, as
+    LayerNorm's and GroupNorm's of +-3e38), our elements that are NaN (the overflow flagged) or
+    within RTOL of the f64 result (right): PyTorch is no reference there. Seed 1454 (before
+    interpolation was fixed): a GroupNorm over sums of 1e38s, PyTorch 0 (silently wrong: f64
+    -0.209), ours NaN. A silent wrong number of ours (seed 1370: LayerNorm's beta where
+    PyTorch gives NaN) is still caught."""
+    finite = torch.isfinite(f64)
+    if not finite.any():
+        return torch.zeros(ours.shape, dtype=torch.bool)
+    scale = max(float(f64[finite].abs().max()), 1e-30)
+    broken = (finite & ~torch.isfinite(theirs)) | ((theirs - f64).abs() > 0.1 * scale)
+    if not broken.any():
+        return torch.zeros(ours.shape, dtype=torch.bool)
+    flagged = torch.isnan(ours) & ~torch.isnan(theirs)
+    return flagged | (~torch.isfinite(theirs) & finite & ((ours - f64).abs() <= RTOL * scale))
+
+
+def _compare_floats(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str:
     finite = torch.isfinite(theirs)
     same_special = (ours == theirs) | (torch.isnan(ours) & torch.isnan(theirs))
     if (~finite & ~same_special).any():

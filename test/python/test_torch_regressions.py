@@ -297,3 +297,32 @@ def test_linear_interpolation_of_huge_and_infinite_values(name) -> None:  # noqa
     model, x = Lambda(lambda x: nn.functional.interpolate(x, **options)), _odd_neighbours(shape)
     got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
     torch.testing.assert_close(got, model(x), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_layer_norm_whose_variance_overflows_is_nan() -> None:
+    """Fuzzer seed 1370: a LayerNorm row holding 3e38 (or 1e20: a spread whose square passes
+    f32's largest) has an infinite f32 variance and an rsqrt of 0, and came out as the bias,
+    finite and wrong (the f64 result is finite and different). Such a row is NaN now, as ATen's
+    own f32 kernel gives for 3e38 (for 1e20 ATen gives the bias); other rows are untouched."""
+    model = nn.LayerNorm(4).eval()
+    with torch.no_grad():
+        model.bias.fill_(0.25)
+    x = torch.tensor([[1.0, -2.0, 0.5, 3.0], [1.0, 3e38, 0.5, 3.0], [1e20, -2.0, 0.5, 3.0], [-0.0, 1e-40, 0.0, 2.0]])
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    assert got[1:3].isnan().all()
+    torch.testing.assert_close(got[[0, 3]], model(x)[[0, 3]], rtol=1e-6, atol=1e-6)
+
+
+def test_pytorchs_own_overflow_excuses_only_nan_or_the_exact_value() -> None:
+    """The fuzzer's rule (fuzz_pytorch._overflow_excused): where PyTorch's f32 output breaks
+    down against f64 (a GroupNorm over sums of 1e38s: PyTorch 0, f64 -0.209), our NaN passes
+    and is counted; our NaN where PyTorch is right, or a finite value matching neither PyTorch
+    nor f64, is still wrong."""
+    exact = torch.tensor([-0.209, 1.5, -1.3], dtype=torch.float64)
+    right = exact.float()
+    overflowed = torch.tensor([0.0, NAN, -1.3])
+    compare = fuzz_pytorch._compare
+    assert compare(torch.tensor([NAN, NAN, -1.3]), overflowed, exact) == ("", 1)
+    assert compare(torch.tensor([-0.209, 1.5, -1.3]), overflowed, exact) == ("", 1)  # the exact value
+    assert compare(torch.tensor([NAN, 1.5, -1.3]), right, exact)[0]
+    assert compare(torch.tensor([0.0, 0.25, -1.3]), overflowed, exact)[0]  # silent, matching neither
