@@ -3,6 +3,7 @@ the minimized model checked against PyTorch eager, and a fixed-seed run of the f
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -315,9 +316,9 @@ def test_layer_norm_whose_variance_overflows_is_nan() -> None:
 
 def test_pytorchs_own_overflow_excuses_only_nan_or_the_exact_value() -> None:
     """The fuzzer's rule (fuzz_pytorch._overflow_excused): where PyTorch's f32 output breaks
-    down against f64 (a GroupNorm over sums of 1e38s: PyTorch 0, f64 -0.209), our NaN passes
-    and is counted; our NaN where PyTorch is right, or a finite value matching neither PyTorch
-    nor f64, is still wrong."""
+    down against f64 (a GroupNorm over sums of 1e38s: PyTorch 0, f64 -0.209; GELU(inf): NaN,
+    f64 inf), our NaN or the f64 value passes and is counted; our NaN where PyTorch is right,
+    or a value matching neither PyTorch nor f64, is still wrong."""
     exact = torch.tensor([-0.209, 1.5, -1.3], dtype=torch.float64)
     right = exact.float()
     overflowed = torch.tensor([0.0, NAN, -1.3])
@@ -326,3 +327,6 @@ def test_pytorchs_own_overflow_excuses_only_nan_or_the_exact_value() -> None:
     assert compare(torch.tensor([-0.209, 1.5, -1.3]), overflowed, exact) == ("", 1)  # the exact value
     assert compare(torch.tensor([NAN, 1.5, -1.3]), right, exact)[0]
     assert compare(torch.tensor([0.0, 0.25, -1.3]), overflowed, exact)[0]  # silent, matching neither
+    infinite = torch.tensor([math.inf, 2.0], dtype=torch.float64)  # seed 1802: ATen's f32 GELU(inf) is NaN
+    assert compare(torch.tensor([math.inf, 2.0]), torch.tensor([NAN, 2.0]), infinite) == ("", 1)
+    assert compare(torch.tensor([-math.inf, 2.0]), torch.tensor([NAN, 2.0]), infinite)[0]
