@@ -81,31 +81,34 @@ def make_inference(rng: random.Random, odd_values: bool | None = None) -> tuple[
     model = Chain(layers).eval()
     _randomize_buffers(model, rng)
     inputs = tuple(_odd_layout(rng, value) for value in inputs)
-    finite = any(word in layer.name for layer in layers for word in ("topk(", "sort("))  # see _odd_values
-    inputs, odd = _odd_values(rng.getrandbits(31) if odd_values is None else odd_values, inputs, finite)
+    untied = any(word in layer.name for layer in layers for word in ("topk(", "sort("))  # see _odd_values
+    inputs, odd = _odd_values(rng.getrandbits(31) if odd_values is None else odd_values, inputs, untied)
     return model, inputs, " -> ".join(layer.name for layer in layers) + f"  on {_describe(inputs)}{odd}"
 
 
 ODD_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 3e38, -3e38, 1e-40, -1e-42)
 
 
-def _odd_values(draw: int, inputs: tuple, finite: bool = False) -> tuple[tuple, str]:
-    """For some seeds (one in 8, or `draw` True), a few elements of each float input made NaN,
-    +-inf, -0.0, huge or subnormal: the values a model meets from a bad batch, checked as any
-    other (non-finite elements must match PyTorch's exactly). `finite`: none of NaN and +-inf,
-    for topk / sort (the order of equal NaNs or infinities is ATen's choice: seed 5037's
-    [1, 3, 2] where we give [1, 2, 3])."""
+def _odd_values(draw: int, inputs: tuple, untied: bool = False, always: bool = False) -> tuple[tuple, str]:
+    """For some seeds (one in 8, or `draw` True, or `always`), a few elements of each float input
+    made NaN, +-inf, -0.0, huge or subnormal: the values a model meets from a bad batch, checked
+    as any other (non-finite elements must match PyTorch's exactly). `untied`, for topk / sort:
+    no NaN or +-inf and each odd value at most once, since the order of equal values is ATen's
+    choice (seed 5037's [1, 3, 2] of equal infinities where we give [1, 2, 3]; seed 1836's two
+    -3e38 in one column, indices [2, 1] where we give [1, 2])."""
     odd = random.Random(draw)
-    if draw is not True and odd.random() >= 1 / 8:
+    if draw is not True and odd.random() >= 1 / 8 and not always:
         return inputs, ""
-    values = [value for value in ODD_VALUES if not finite or math.isfinite(value)]
+    values = [value for value in ODD_VALUES if not untied or math.isfinite(value)]
     changed, any_float = [], False
     for value in inputs:
         if value.is_floating_point() and value.numel():
             any_float = True
             value = value.clone()  # the same layout (channels_last, transposed)
-            for _ in range(odd.randint(1, max(1, value.numel() // 4))):
-                value[tuple(odd.randrange(size) for size in value.shape)] = odd.choice(values)
+            count = odd.randint(1, max(1, value.numel() // 4))
+            picks = odd.sample(values, min(count, len(values))) if untied else [odd.choice(values) for _ in range(count)]
+            for pick in picks:
+                value[tuple(odd.randrange(size) for size in value.shape)] = pick
         changed.append(value)
     return tuple(changed), " with odd values" if any_float else ""
 
@@ -141,6 +144,10 @@ def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:
         parameter.requires_grad_(name not in frozen)
     options = dict(per_call_options, optimizer=_optimizer_spec(rng), frozen=frozen)
     text = " -> ".join(layer.name for layer in layers) + f" -> {loss.name}; {options}"
+    odd = random.Random(rng.getrandbits(31))  # drawn last: a seed's model and batches stay what they were
+    if odd.random() < 1 / 8:  # a bad batch: NaN, +-inf, huge, -0.0, subnormal inputs (and float targets)
+        bad = odd.randrange(2)
+        batches[bad], text = _odd_values(odd.getrandbits(31), batches[bad], always=True)[0], f"{text} with odd values in batch {bad}"
     return model, batches, text, options
 
 
