@@ -11,7 +11,8 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
   does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor;
 - linear, bilinear and trilinear upsampling in ATen's order of operations (weights times
   neighbours), which neither overflows nor makes NaN where ATen does not;
-- LayerNorm whose variance overflows f32 gives NaN, not its bias.
+- LayerNorm whose variance overflows f32 gives NaN, not its bias;
+- smooth L1's gradient NaN where its input or target is, as ATen's kernel.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
         torch.ops.aten.native_layer_norm.default: _layer_norm,
+        torch.ops.aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_bilinear2d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_trilinear3d.vec: _upsample_linear_vec,
@@ -224,3 +226,20 @@ def _torch_mlirs_decomposition(op: Any) -> Any:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
     return get_decomposition_table().get(op, lambda *_: NotImplemented)
+
+
+def _smooth_l1_loss_backward(grad: Any, x: Any, target: Any, reduction: int, beta: float) -> Any:
+    """ATen's CPU kernel (its vectorized form): norm * (|d| >= beta ? sign : d / beta) * grad
+    with d = x - target. PyTorch's decomposition takes the sign of d outside beta, and
+    torch.sign(NaN) is 0: a NaN input or target gave a gradient of 0 where ATen's is NaN, and a
+    parameter stayed finite where PyTorch's became NaN (fuzz seed 61, training on a batch with
+    NaN, under AdamW)."""
+    import torch
+
+    if beta == 0 or not x.is_floating_point():
+        return NotImplemented  # ATen takes beta 0 as L1
+    norm = 1.0 / x.numel() if reduction == 1 else 1.0  # 1: mean
+    d = x - target
+    one = torch.ones((), dtype=d.dtype)
+    outside = torch.where(d > 0, one, -one)
+    return norm * torch.where(d.abs() >= beta, outside, d / beta) * grad

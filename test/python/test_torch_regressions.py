@@ -330,3 +330,28 @@ def test_pytorchs_own_overflow_excuses_only_nan_or_the_exact_value() -> None:
     infinite = torch.tensor([math.inf, 2.0], dtype=torch.float64)  # seed 1802: ATen's f32 GELU(inf) is NaN
     assert compare(torch.tensor([math.inf, 2.0]), torch.tensor([NAN, 2.0]), infinite) == ("", 1)
     assert compare(torch.tensor([-math.inf, 2.0]), torch.tensor([NAN, 2.0]), infinite)[0]
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+def test_smooth_l1_gradient_of_nan_is_nan(beta) -> None:  # noqa: ANN001
+    """Fuzzer seed 61 (training, odd values in the batch): PyTorch's decomposition of smooth
+    L1's backward takes sign(x - target) outside beta, and sign(NaN) is 0, so a NaN in the batch
+    gave the weights a zero gradient where ATen's kernel (and PyTorch's loop) gives NaN: one
+    weight stayed finite that PyTorch's made NaN. Now ATen's kernel."""
+
+    class SmoothL1(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = nn.Linear(3, 2)
+
+        def forward(self, x, t):  # noqa: ANN001, ANN202
+            y = self.net(x)
+            return y, nn.functional.smooth_l1_loss(y, t, beta=beta)
+
+    torch.manual_seed(0)
+    model = SmoothL1()
+    x, t = torch.randn(4, 3), torch.randn(4, 2) * 2
+    t[2, 1], t[3, 0] = NAN, float("inf")  # one weight row NaN, as in PyTorch
+    spec = {"device_iterations": 1, "accumulation": 1, "optimizer": {"kind": "SGD", "lr": 0.1, "groups": False, "momentum": 0.0}}
+    assert fuzz_pytorch.check_training(model, [(x, t)], spec, TARGET) == ("ok", "")
+    assert model.net.weight.isnan().any() and not model.net.weight.isnan().all()
