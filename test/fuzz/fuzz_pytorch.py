@@ -9,7 +9,8 @@ hand, some side outputs; one seed in 8 with NaN, +-inf, -0.0, huge or subnormal 
 its input, drawn after the model so that a seed's model stays the one it was) through
 `frontends.torch.compile`, or a training model (a few layers,
 a loss, an optimizer, deviceIterations / gradientAccumulation, frozen parameters, parameter
-groups) through `trainingModel`, its parameters after two calls against PyTorch's own loop.
+groups; one seed in 8 with such odd values in one of its two batches) through `trainingModel`,
+its parameters after two calls against PyTorch's own loop.
 Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismatch), crash
 (any other exception; a worker that dies is restarted after the seed it died on).
 
