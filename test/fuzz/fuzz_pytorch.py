@@ -149,6 +149,13 @@ def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:
     if odd.random() < 1 / 8:  # a bad batch: NaN, +-inf, huge, -0.0, subnormal inputs (and float targets)
         bad = odd.randrange(2)
         batches[bad], text = _odd_values(odd.getrandbits(31), batches[bad], always=True)[0], f"{text} with odd values in batch {bad}"
+    if len(start) == 3 and odd.random() < 0.2:  # token ids first: an Embedding, trained
+        vocab, padding = odd.randint(3, 10), odd.choice([None, 0])
+        head = Layer(f"Embedding({vocab}, {start[2]}, padding_idx={padding})", nn.Embedding(vocab, start[2], padding_idx=padding))
+        model.chain.layers.insert(0, head)
+        ids = torch.Generator().manual_seed(odd.getrandbits(31))
+        batches = [(torch.randint(0, vocab, x.shape[:2], generator=ids), *rest) for x, *rest in batches]
+        text = f"{head.name} -> {text}"
     return model, batches, text, options
 
 
