@@ -100,8 +100,8 @@ fuzz-special: $(STAMP)
 
 # The PyTorch-level fuzzer (test/fuzz/fuzz_pytorch.py): random small nn.Modules (layers,
 # activations, indexing, reductions, attention, odd layouts and magnitudes, NaN / inf / -0.0 /
-# subnormal inputs) through
-# frontends.torch.compile, and small models with a loss and an optimizer through trainingModel,
+# subnormal inputs) through frontends.torch.compile, and small models with a loss and an
+# optimizer (and at times such a bad batch) through trainingModel,
 # checked against PyTorch eager and PyTorch's own loop: ok / refused / wrong / crash, each
 # verdict in build/fuzz-torch/results.jsonl. About 4 seconds a seed on a quiet core.
 fuzz-torch: $(STAMP)

@@ -9,12 +9,17 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - a negative pad width as a slice (torch-mlir folds a shape-keeping pad away, seed 413);
 - clamp, minimum, maximum, argmax / argmin and max / min over a dimension keeping NaN as ATen
   does; reciprocal as a division; roll by whole turns; softmax of a 0-d tensor;
+- linear, bilinear and trilinear upsampling in ATen's order of operations (weights times
+  neighbours), which neither overflows nor makes NaN where ATen does not;
+- LayerNorm whose variance overflows f32 gives NaN, not its bias;
+- smooth L1's gradient NaN where its input or target is, as ATen's kernel;
 - ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import Any
 
@@ -43,6 +48,14 @@ def aten_rewrites() -> dict:
         torch.ops.aten.argmin.default: functools.partial(_arg_extreme, "amin"),
         torch.ops.aten.max.dim: functools.partial(_extreme_and_index, "amax"),
         torch.ops.aten.min.dim: functools.partial(_extreme_and_index, "amin"),
+        torch.ops.aten.native_layer_norm.default: _layer_norm,
+        torch.ops.aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
+        torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
+        torch.ops.aten.upsample_bilinear2d.vec: _upsample_linear_vec,
+        torch.ops.aten.upsample_trilinear3d.vec: _upsample_linear_vec,
+        torch.ops.aten.upsample_linear1d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
+        torch.ops.aten.upsample_bilinear2d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
+        torch.ops.aten.upsample_trilinear3d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
         **refused_op_rewrites(),
     }
 
@@ -51,10 +64,8 @@ def _softmax_of_a_scalar(op: Any, x: Any, dim: int, half_to_float: bool) -> Any:
     """softmax / log_softmax of a 0-d tensor as that of a 1-element one: torch-mlir's pipeline
     on the 0-d softmax never ends, emitting diagnostics until memory runs out (fuzz seed 1289),
     and its log_softmax (an amax over dimension 0 of a 0-d tensor) fails to legalize."""
-    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-
     if x.dim() != 0:
-        return get_decomposition_table().get(op, lambda *_: NotImplemented)(x, dim, half_to_float)
+        return _torch_mlirs_decomposition(op)(x, dim, half_to_float)
     return op(x.reshape(1), 0, half_to_float).reshape(())
 
 
@@ -150,3 +161,88 @@ def _fmod_scalar(x: Any, divisor: Any) -> Any:
     import torch
 
     return torch.fmod(x, torch.full((), divisor, dtype=x.dtype))
+
+
+def _upsample_linear_vec(x: Any, output_size: Any, align_corners: bool, scale_factors: Any) -> Any:
+    from torch._decomp.decompositions import upsample_compute_output_size
+
+    size = upsample_compute_output_size(x.size(), output_size, scale_factors)
+    return _upsample_linear(x, size, align_corners, scale_factors or [None] * len(size))
+
+
+def _upsample_linear(x: Any, output_size: Any, align_corners: bool, scales: Any) -> Any:
+    """Linear interpolation over the trailing dimensions as ATen's CPU kernel computes it (its
+    `Interpolate`): along the last dimension low * (1 - w) + high * w, then the same over each
+    earlier one. PyTorch's decomposition writes low + (high - low) * w, which overflows to inf
+    between neighbours of opposite sign near 3e38 where ATen stays finite (fuzz seed 1454), and
+    gives NaN beside an infinity where ATen gives it. Indices and weights as that decomposition
+    (and ATen) compute them."""
+    import torch
+    from torch._decomp.decompositions import _compute_scale, _compute_source_index
+
+    if x.dtype not in (torch.float32, torch.float64):
+        return NotImplemented  # half types: the decomposition computes in f32
+    rank = len(output_size)
+    neighbours = []  # per dimension: (low index, high index, weight of low, weight of high)
+    for dim, (size_in, size_out, scale) in enumerate(zip(x.shape[2:], output_size, [*scales, *[None] * rank])):
+        ratio = _compute_scale(size_in, size_out, align_corners, scale)
+        source = _compute_source_index(ratio, torch.arange(size_out).to(x.dtype), align_corners).clamp(min=0.0)
+        source = source.reshape(size_out, *[1] * (rank - 1 - dim))
+        low = source.to(torch.int64)
+        high = (low + 1).clamp(max=size_in - 1)
+        weight = (source - low).clamp(0.0, 1.0)
+        neighbours.append((low, high, 1 - weight, weight))
+    corners = [
+        torch.ops.aten.index.Tensor(x, [None, None, *(neighbours[d][side] for d, side in enumerate(sides))])
+        for sides in itertools.product((0, 1), repeat=rank)
+    ]
+    for dim in reversed(range(rank)):  # the last dimension first, pairs of corners differing in it
+        _, _, weight_low, weight_high = neighbours[dim]
+        corners = [low * weight_low + high * weight_high for low, high in zip(corners[::2], corners[1::2])]
+    return corners[0]
+
+
+def _layer_norm(x: Any, shape: Any, weight: Any, bias: Any, eps: float) -> Any:
+    """torch-mlir's and PyTorch's decomposition (var_mean, then (x - mean) * rsqrt(var + eps))
+    with one change: a row whose variance overflows f32 (a spread beyond 1.8e19, as from a
+    +-3e38 input) has rsqrt 0, and came out as the bias: a wrong number with no sign of it
+    (fuzz seed 1370; the f64 result is finite, ATen's own f32 kernel gives NaN). Its rsqrt is
+    made NaN, a select per row, so the row is NaN."""
+    import torch
+
+    if x.dtype != torch.float32:
+        return _torch_mlirs_decomposition(torch.ops.aten.native_layer_norm.default)(x, shape, weight, bias, eps)
+    dims = list(range(x.dim() - len(shape), x.dim()))
+    var, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    rstd = torch.where(rstd == 0, torch.full((), math.nan, dtype=x.dtype), rstd)
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+def _torch_mlirs_decomposition(op: Any) -> Any:
+    """torch-mlir's decomposition of `op`, or one leaving it as it is."""
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    return get_decomposition_table().get(op, lambda *_: NotImplemented)
+
+
+def _smooth_l1_loss_backward(grad: Any, x: Any, target: Any, reduction: int, beta: float) -> Any:
+    """ATen's CPU kernel (its vectorized form): norm * (|d| >= beta ? sign : d / beta) * grad
+    with d = x - target. PyTorch's decomposition takes the sign of d outside beta, and
+    torch.sign(NaN) is 0: a NaN input or target gave a gradient of 0 where ATen's is NaN, and a
+    parameter stayed finite where PyTorch's became NaN (fuzz seed 61, training on a batch with
+    NaN, under AdamW)."""
+    import torch
+
+    if beta == 0 or not x.is_floating_point():
+        return NotImplemented  # ATen takes beta 0 as L1
+    norm = 1.0 / x.numel() if reduction == 1 else 1.0  # 1: mean
+    d = x - target
+    one = torch.ones((), dtype=d.dtype)
+    outside = torch.where(d > 0, one, -one)
+    return norm * torch.where(d.abs() >= beta, outside, d / beta) * grad

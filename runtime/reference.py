@@ -50,7 +50,9 @@ pass, the message):
 - `_store_booleans_as_bytes`: this LLVM 22 build *aborts the process* when
   finalize-memref-to-llvm meets a load or store of `i1` (assertion `integralElementType.
   getWidth() >= 8`), so boolean buffers become `i8` ones holding 0 / 1 (numpy's bool layout).
-- `arith-expand` (e.g. `ceildivsi`), `convert-math-to-llvm` (ops with an LLVM intrinsic),
+- `arith-expand` (e.g. `ceildivsi`; with `include-bf16`, conversions to and from bf16 as integer
+  ops rounding to nearest even: LLVM's `fptrunc` to bfloat on an AVX512-BF16 host flushes
+  subnormals to 0, fuzz_control seed 2370), `convert-math-to-llvm` (ops with an LLVM intrinsic),
   `convert-math-to-libm` (the rest: `tanh`, `erf`, ... call the process's libm),
   `finalize-memref-to-llvm`, `convert-arith-to-llvm`, `convert-cf-to-llvm`,
   `convert-func-to-llvm` (`llvm.emit_c_interface` on the entry gives the `_mlir_ciface_`
@@ -120,7 +122,7 @@ TO_LOOPS = (
     "lower-affine",
 )
 TO_LLVM = (
-    "arith-expand",
+    "arith-expand{include-bf16=true}",
     "convert-math-to-llvm",
     "convert-math-to-libm",
     "finalize-memref-to-llvm",

@@ -9,7 +9,8 @@ hand, some side outputs; one seed in 8 with NaN, +-inf, -0.0, huge or subnormal 
 its input, drawn after the model so that a seed's model stays the one it was) through
 `frontends.torch.compile`, or a training model (a few layers,
 a loss, an optimizer, deviceIterations / gradientAccumulation, frozen parameters, parameter
-groups) through `trainingModel`, its parameters after two calls against PyTorch's own loop.
+groups; one seed in 8 with such odd values in one of its two batches) through `trainingModel`,
+its parameters after two calls against PyTorch's own loop.
 Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismatch), crash
 (any other exception; a worker that dies is restarted after the seed it died on).
 
@@ -17,7 +18,9 @@ Tolerances: an inference output element passes within 1e-4 of the output's large
 of PyTorch's f32 result, or within that plus twice PyTorch's own largest f32-f64 difference in
 the tensor of its f64 result (rounding alone moves PyTorch's f32 that far: LayerNorm over nearly
 equal values, seed 529, as tools/train.py's rule after several steps); non-finite elements must
-match exactly, integer outputs exactly. Training: the rule of test/python/test_training.py
+match exactly, integer outputs exactly, except in a tensor where PyTorch's own f32 result breaks
+down against f64 (a normalisation's statistic overflowing on +-3e38): there our NaN, or the
+f64 value, passes and is counted (`_overflow_excused`). Training: the rule of test/python/test_training.py
 (rtol 1e-4 of each tensor's largest magnitude), with the same f64 widening; under Adam/AdamW, elements
 whose gradient PyTorch's own f32 loop gets to no better than 1e-3 at some step, or whose exact
 gradient is zero at every step while ours (read from our Adam state) stayed within 2^-20 of the
@@ -79,32 +82,34 @@ def make_inference(rng: random.Random, odd_values: bool | None = None) -> tuple[
     model = Chain(layers).eval()
     _randomize_buffers(model, rng)
     inputs = tuple(_odd_layout(rng, value) for value in inputs)
-    finite = any(word in layer.name for layer in layers for word in ("bilinear", "topk(", "sort("))  # see _odd_values
-    inputs, odd = _odd_values(rng.getrandbits(31) if odd_values is None else odd_values, inputs, finite)
+    untied = any(word in layer.name for layer in layers for word in ("topk(", "sort("))  # see _odd_values
+    inputs, odd = _odd_values(rng.getrandbits(31) if odd_values is None else odd_values, inputs, untied)
     return model, inputs, " -> ".join(layer.name for layer in layers) + f"  on {_describe(inputs)}{odd}"
 
 
 ODD_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 3e38, -3e38, 1e-40, -1e-42)
 
 
-def _odd_values(draw: int, inputs: tuple, finite: bool = False) -> tuple[tuple, str]:
-    """For some seeds (one in 8, or `draw` True), a few elements of each float input made NaN,
-    +-inf, -0.0, huge or subnormal: the values a model meets from a bad batch, checked as any
-    other (non-finite elements must match PyTorch's exactly). `finite`: none of NaN and +-inf,
-    for a bilinear interpolate (of +-inf it gives NaN, in torch-mlir's lowering too: known,
-    open) and topk / sort (the order of equal NaNs or infinities is ATen's choice: seed 5037's
-    [1, 3, 2] where we give [1, 2, 3])."""
+def _odd_values(draw: int, inputs: tuple, untied: bool = False, always: bool = False) -> tuple[tuple, str]:
+    """For some seeds (one in 8, or `draw` True, or `always`), a few elements of each float input
+    made NaN, +-inf, -0.0, huge or subnormal: the values a model meets from a bad batch, checked
+    as any other (non-finite elements must match PyTorch's exactly). `untied`, for topk / sort:
+    no NaN or +-inf and each odd value at most once, since the order of equal values is ATen's
+    choice (seed 5037's [1, 3, 2] of equal infinities where we give [1, 2, 3]; seed 1836's two
+    -3e38 in one column, indices [2, 1] where we give [1, 2])."""
     odd = random.Random(draw)
-    if draw is not True and odd.random() >= 1 / 8:
+    if draw is not True and odd.random() >= 1 / 8 and not always:
         return inputs, ""
-    values = [value for value in ODD_VALUES if not finite or math.isfinite(value)]
+    values = [value for value in ODD_VALUES if not untied or math.isfinite(value)]
     changed, any_float = [], False
     for value in inputs:
         if value.is_floating_point() and value.numel():
             any_float = True
             value = value.clone()  # the same layout (channels_last, transposed)
-            for _ in range(odd.randint(1, max(1, value.numel() // 4))):
-                value[tuple(odd.randrange(size) for size in value.shape)] = odd.choice(values)
+            count = odd.randint(1, max(1, value.numel() // 4))
+            picks = odd.sample(values, min(count, len(values))) if untied else [odd.choice(values) for _ in range(count)]
+            for pick in picks:
+                value[tuple(odd.randrange(size) for size in value.shape)] = pick
         changed.append(value)
     return tuple(changed), " with odd values" if any_float else ""
 
@@ -140,6 +145,17 @@ def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:
         parameter.requires_grad_(name not in frozen)
     options = dict(per_call_options, optimizer=_optimizer_spec(rng), frozen=frozen)
     text = " -> ".join(layer.name for layer in layers) + f" -> {loss.name}; {options}"
+    odd = random.Random(rng.getrandbits(31))  # drawn last: a seed's model and batches stay what they were
+    if odd.random() < 1 / 8:  # a bad batch: NaN, +-inf, huge, -0.0, subnormal inputs (and float targets)
+        bad = odd.randrange(2)
+        batches[bad], text = _odd_values(odd.getrandbits(31), batches[bad], always=True)[0], f"{text} with odd values in batch {bad}"
+    if len(start) == 3 and odd.random() < 0.2:  # token ids first: an Embedding, trained
+        vocab, padding = odd.randint(3, 10), odd.choice([None, 0])
+        head = Layer(f"Embedding({vocab}, {start[2]}, padding_idx={padding})", nn.Embedding(vocab, start[2], padding_idx=padding))
+        model.chain.layers.insert(0, head)
+        ids = torch.Generator().manual_seed(odd.getrandbits(31))
+        batches = [(torch.randint(0, vocab, x.shape[:2], generator=ids), *rest) for x, *rest in batches]
+        text = f"{head.name} -> {text}"
     return model, batches, text, options
 
 
@@ -153,11 +169,13 @@ def check_inference(model: nn.Module, inputs: tuple, target: str) -> tuple[str, 
     got = _as_tuple(compiled(*inputs))
     if len(got) != len(expected):
         return "wrong", f"{len(got)} outputs, PyTorch {len(expected)}"
+    excused = 0
     for index, (ours, theirs, f64) in enumerate(zip(got, expected, exact)):
-        problem = _compare(ours, theirs, f64)
+        problem, flagged = _compare(ours, theirs, f64)
         if problem:
             return "wrong", f"output #{index}: {problem}"
-    return "ok", ""
+        excused += flagged
+    return "ok", f"{excused} elements NaN or exact where PyTorch's f32 breaks down" if excused else ""
 
 
 def check_training(model: nn.Module, batches: list, options: dict, target: str) -> tuple[str, str]:
@@ -194,7 +212,7 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
         if left_out and name not in noisy:  # a buffer (running statistics) computed from those elements
             continue
         keep = ~noisy[name] if name in noisy else torch.ones(theirs[name].shape, dtype=torch.bool)
-        problem = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
+        problem, _ = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
         if problem:
             return "wrong", f"{name}: {problem}"
     return "ok", f"{left_out} elements whose f32 gradient rounding decides left out, and the buffers" if left_out else ""
@@ -272,15 +290,42 @@ def run_case(seed: int, show: bool = False) -> dict:
     return record
 
 
-def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str:
-    """'' when `ours` matches PyTorch's `theirs` (f32) under the module docstring's rule."""
+def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> tuple[str, int]:
+    """('', excused) when `ours` matches PyTorch's `theirs` (f32) under the module docstring's
+    rule, `excused` counting the elements `_overflow_excused` lets pass; else (problem, 0)."""
     ours = torch.as_tensor(ours)
     if tuple(ours.shape) != tuple(theirs.shape):
-        return f"shape {tuple(ours.shape)}, PyTorch {tuple(theirs.shape)}"
+        return f"shape {tuple(ours.shape)}, PyTorch {tuple(theirs.shape)}", 0
     if not theirs.is_floating_point():  # indices, integers, booleans: exactly
         mismatch = ours.to(torch.int64).ne(theirs.to(torch.int64))
-        return f"{int(mismatch.sum())} of {theirs.numel()} integers differ" if mismatch.any() else ""
+        return (f"{int(mismatch.sum())} of {theirs.numel()} integers differ" if mismatch.any() else ""), 0
     ours, theirs, f64 = ours.double(), theirs.double(), f64.double()
+    excused = _overflow_excused(ours, theirs, f64)
+    problem = _compare_floats(ours[~excused], theirs[~excused], f64[~excused])
+    return problem, 0 if problem else int(excused.sum())
+
+
+def _overflow_excused(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> torch.Tensor:
+    """Where PyTorch's own f32 result breaks down against f64 (somewhere in the tensor: an
+    element non-finite where the f64 one is finite, NaN where it is not, or off it by over a
+    tenth of the largest), our elements that are NaN (the breakdown flagged) or equal to the
+    f64 result (within RTOL, or the same infinity): PyTorch is no reference there. Seed 1454
+    (before interpolation was fixed): a GroupNorm over sums of 1e38s, PyTorch 0 (silently
+    wrong: f64 -0.209), ours NaN. Seed 1802: GELU(+inf) is NaN in ATen's vectorized f32 kernel,
+    +inf in its scalar one, in f64 and ours. A silent wrong number of ours (seed 1370 before
+    LayerNorm's fix: the bias where PyTorch gives NaN) is still caught."""
+    finite = torch.isfinite(f64)
+    scale = max(float(f64[finite].abs().max()), 1e-30) if finite.any() else 1e-30
+    off = (theirs - f64).abs() > 0.1 * scale
+    broken = (finite & ~torch.isfinite(theirs)) | (torch.isnan(theirs) & ~torch.isnan(f64)) | (finite & off)
+    if not broken.any():
+        return torch.zeros(ours.shape, dtype=torch.bool)
+    flagged = torch.isnan(ours) & ~torch.isnan(theirs)
+    exact = (finite & ((ours - f64).abs() <= RTOL * scale)) | (~finite & (ours == f64))
+    return flagged | (~torch.isfinite(theirs) & exact)
+
+
+def _compare_floats(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str:
     finite = torch.isfinite(theirs)
     same_special = (ours == theirs) | (torch.isnan(ours) & torch.isnan(theirs))
     if (~finite & ~same_special).any():

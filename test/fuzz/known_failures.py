@@ -15,11 +15,7 @@ accepting part of it.
 """
 
 KNOWN: dict[int, str] = {}
-BF16_SUBNORMAL = (
-    "the reference flushes an f32 subnormal truncated to bf16 to 0 (MLIR 22's truncf f32 -> bf16), the simulator "
-    "keeps 9.18e-41 as ml_dtypes' IEEE rounding does: log of it finite vs -inf; which side the IPU takes is not checked"
-)
-KNOWN_CONTROL: dict[int, str] = {2370: "element 1 of output 1 (1e-40 through truncf to bf16, log, isinf): " + BF16_SUBNORMAL}
+KNOWN_CONTROL: dict[int, str] = {}
 KNOWN_FILES: dict[str, str] = {}
 
 KNOWN_REFUSALS: dict[str, str] = {

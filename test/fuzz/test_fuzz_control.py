@@ -17,10 +17,14 @@ from ipu_mlir.frontends import api
 
 REPRODUCERS = Path(__file__).resolve().parents[2] / "build" / "fuzz"
 SEEDS = 6  # about 12 s unloaded
+# Seeds that once failed. 2370: 1e-40 through truncf to bf16, then log and isinf: the reference
+# flushed the bf16 subnormal 9.18e-41 (IEEE's rounding, PyTorch's and ml_dtypes') to 0 (LLVM's
+# fptrunc to bfloat on an AVX512-BF16 host); runtime/reference.py now expands it exactly.
+FIXED = (2370,)
 
 
 def _params():
-    for seed in sorted(set(range(SEEDS)) | set(KNOWN_CONTROL)):
+    for seed in sorted(set(range(SEEDS)) | set(FIXED) | set(KNOWN_CONTROL)):
         marks = [pytest.mark.xfail(reason=KNOWN_CONTROL[seed], strict=True)] if seed in KNOWN_CONTROL else []
         yield pytest.param(seed, marks=marks, id=f"seed{seed}")
 

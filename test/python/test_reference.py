@@ -723,6 +723,27 @@ func.func @main(%x: tensor<4xi16>) -> tensor<4xf16> {
         np.testing.assert_array_equal(y, bits.view(np.float16) * 2)  # 65504 * 2 overflows to inf, as in f16
 
 
+def test_truncf_to_bf16_rounds_as_ieee_keeping_subnormals():
+    """f32 -> bf16 as ml_dtypes (and PyTorch) round: to nearest even, subnormals kept. LLVM's
+    `fptrunc` to bfloat on a host with AVX512-BF16 (`vcvtneps2bf16`) flushed them to 0 (1e-40
+    gave 0, not 9.18e-41: fuzz_control seed 2370); arith-expand's bf16 expansion is exact."""
+    import ml_dtypes
+
+    halves = (np.arange(1 << 12, dtype=np.uint32) << 20) | 0x8000  # ties, at every exponent and sign
+    subnormals = np.arange(1 << 12, dtype=np.uint32) * 0x801  # below 2^-126, some of them ties
+    x = np.concatenate([halves, halves | 0x10000, subnormals, subnormals | 0x80000000]).view(np.float32)
+    x = x[~np.isnan(x)]
+    (y,) = run_reference(
+        f"""
+func.func @main(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xbf16> {{
+  %y = arith.truncf %x : tensor<{x.size}xf32> to tensor<{x.size}xbf16>
+  return %y : tensor<{x.size}xbf16>
+}}""",
+        [x],
+    )
+    np.testing.assert_array_equal(y.view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
 def test_f64_and_i64():
     x, n = uniform(5, dtype=np.float64), integers(5, low=-(2**40), high=2**40, dtype=np.int64)
     y, m = run_reference(

@@ -3,6 +3,7 @@ the minimized model checked against PyTorch eager, and a fixed-seed run of the f
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -270,3 +271,87 @@ def test_reciprocal_of_zero_and_nan() -> None:
     model, x = Lambda(torch.reciprocal), torch.tensor([NAN, 0.0, -0.0, 4.0, float("inf"), 1e-40])
     got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
     torch.testing.assert_close(got, model(x), rtol=0, atol=0, equal_nan=True)
+
+
+def _odd_neighbours(shape: tuple) -> torch.Tensor:
+    """Normal values with +-3e38 side by side (their difference overflows), an infinity of each
+    sign and a NaN, each next to finite values."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)).flatten()
+    x[1], x[2], x[7], x[11], x[-2] = 3e38, -3e38, float("inf"), float("-inf"), NAN
+    return x.reshape(shape)
+
+
+INTERPOLATING = {
+    "linear": ((1, 2, 7), dict(scale_factor=2.5, mode="linear")),
+    "bilinear": ((1, 2, 4, 5), dict(scale_factor=1.5, mode="bilinear")),
+    "bilinear_corners": ((2, 1, 4, 5), dict(size=(7, 6), mode="bilinear", align_corners=True)),
+    "trilinear": ((1, 1, 3, 3, 4), dict(scale_factor=2, mode="trilinear")),
+}
+
+
+@pytest.mark.parametrize("name", INTERPOLATING)
+def test_linear_interpolation_of_huge_and_infinite_values(name) -> None:  # noqa: ANN001
+    """Fuzzer seed 1454: PyTorch's decomposition of bilinear interpolation (low + (high - low) *
+    w) overflowed to inf between 3e38 and -3e38 where ATen (low * (1 - w) + high * w) stays
+    finite, and gave NaN beside an infinity where ATen gives it; now ATen's order."""
+    shape, options = INTERPOLATING[name]
+    model, x = Lambda(lambda x: nn.functional.interpolate(x, **options)), _odd_neighbours(shape)
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    torch.testing.assert_close(got, model(x), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_layer_norm_whose_variance_overflows_is_nan() -> None:
+    """Fuzzer seed 1370: a LayerNorm row holding 3e38 (or 1e20: a spread whose square passes
+    f32's largest) has an infinite f32 variance and an rsqrt of 0, and came out as the bias,
+    finite and wrong (the f64 result is finite and different). Such a row is NaN now, as ATen's
+    own f32 kernel gives for 3e38 (for 1e20 ATen gives the bias); other rows are untouched."""
+    model = nn.LayerNorm(4).eval()
+    with torch.no_grad():
+        model.bias.fill_(0.25)
+    x = torch.tensor([[1.0, -2.0, 0.5, 3.0], [1.0, 3e38, 0.5, 3.0], [1e20, -2.0, 0.5, 3.0], [-0.0, 1e-40, 0.0, 2.0]])
+    got = ipu_torch.compile(model, x, target=TARGET, use_cache=False)(x)
+    assert got[1:3].isnan().all()
+    torch.testing.assert_close(got[[0, 3]], model(x)[[0, 3]], rtol=1e-6, atol=1e-6)
+
+
+def test_pytorchs_own_overflow_excuses_only_nan_or_the_exact_value() -> None:
+    """The fuzzer's rule (fuzz_pytorch._overflow_excused): where PyTorch's f32 output breaks
+    down against f64 (a GroupNorm over sums of 1e38s: PyTorch 0, f64 -0.209; GELU(inf): NaN,
+    f64 inf), our NaN or the f64 value passes and is counted; our NaN where PyTorch is right,
+    or a value matching neither PyTorch nor f64, is still wrong."""
+    exact = torch.tensor([-0.209, 1.5, -1.3], dtype=torch.float64)
+    right = exact.float()
+    overflowed = torch.tensor([0.0, NAN, -1.3])
+    compare = fuzz_pytorch._compare
+    assert compare(torch.tensor([NAN, NAN, -1.3]), overflowed, exact) == ("", 1)
+    assert compare(torch.tensor([-0.209, 1.5, -1.3]), overflowed, exact) == ("", 1)  # the exact value
+    assert compare(torch.tensor([NAN, 1.5, -1.3]), right, exact)[0]
+    assert compare(torch.tensor([0.0, 0.25, -1.3]), overflowed, exact)[0]  # silent, matching neither
+    infinite = torch.tensor([math.inf, 2.0], dtype=torch.float64)  # seed 1802: ATen's f32 GELU(inf) is NaN
+    assert compare(torch.tensor([math.inf, 2.0]), torch.tensor([NAN, 2.0]), infinite) == ("", 1)
+    assert compare(torch.tensor([-math.inf, 2.0]), torch.tensor([NAN, 2.0]), infinite)[0]
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+def test_smooth_l1_gradient_of_nan_is_nan(beta) -> None:  # noqa: ANN001
+    """Fuzzer seed 61 (training, odd values in the batch): PyTorch's decomposition of smooth
+    L1's backward takes sign(x - target) outside beta, and sign(NaN) is 0, so a NaN in the batch
+    gave the weights a zero gradient where ATen's kernel (and PyTorch's loop) gives NaN: one
+    weight stayed finite that PyTorch's made NaN. Now ATen's kernel."""
+
+    class SmoothL1(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = nn.Linear(3, 2)
+
+        def forward(self, x, t):  # noqa: ANN001, ANN202
+            y = self.net(x)
+            return y, nn.functional.smooth_l1_loss(y, t, beta=beta)
+
+    torch.manual_seed(0)
+    model = SmoothL1()
+    x, t = torch.randn(4, 3), torch.randn(4, 2) * 2
+    t[2, 1], t[3, 0] = NAN, float("inf")  # one weight row NaN, as in PyTorch
+    spec = {"device_iterations": 1, "accumulation": 1, "optimizer": {"kind": "SGD", "lr": 0.1, "groups": False, "momentum": 0.0}}
+    assert fuzz_pytorch.check_training(model, [(x, t)], spec, TARGET) == ("ok", "")
+    assert model.net.weight.isnan().any() and not model.net.weight.isnan().all()
