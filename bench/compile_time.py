@@ -48,7 +48,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as bench/run.py
 
 import torch  # noqa: E402
 
-from ipu_mlir.frontends import api, cache, zoo  # noqa: E402
+from ipu_mlir.frontends import (  # noqa: E402
+    api,
+    cache,
+    fx_import,  # noqa: E402
+    zoo,
+)
 from ipu_mlir.frontends import torch as torch_frontend  # noqa: E402
 from ipu_mlir.frontends.options import Options  # noqa: E402
 from ipu_mlir.frontends.training import TrainingModel  # noqa: E402
@@ -128,7 +133,7 @@ def training_figures(full: bool) -> dict:
         output_shape = tuple(copy.deepcopy(net).eval()(*example).shape)
     model = _WithLoss(net, "resnet50")
     options = Options().target(TARGET).randomSeed(0)
-    trained = TrainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.01), _stop, torch_frontend._importer_class())
+    trained = TrainingModel(model, options, torch.optim.SGD(model.parameters(), lr=0.01), _stop, fx_import.importer_class())
     batch = _batch(example, model, "resnet50", output_shape, 0)
     gc.collect()
     cpu, wall = time.process_time(), time.perf_counter()

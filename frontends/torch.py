@@ -43,8 +43,8 @@ from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
-from ipu_mlir.frontends.aten_rewrites import aten_rewrites
-from ipu_mlir.frontends.cond_import import install_cond_import
+from ipu_mlir.frontends.fx_import import ATEN_PREFIXES, RESOURCE, decompositions, importer_class
+from ipu_mlir.frontends.mixed_precision import to_numpy, to_torch
 from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
@@ -54,7 +54,6 @@ from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, load_target
 from ipu_mlir.target.diagnostics import IpuError
-from ipu_mlir.target.element_types import NARROW_FLOATS, numpy_float
 
 OUTPUT_TREE_ATTR = "ipu.output_tree"  # the forward's output structure (torch's pytree, serialized)
 UNSIGNED_RESULTS_ATTR = "ipu.unsigned_results"  # the positions of its unsigned integer outputs
@@ -78,8 +77,7 @@ __all__ = [
     "trainingModel",
 ]
 
-_ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
-_NOT_LAYER = (*_ATEN_PREFIXES, PHASE_PREFIX)  # location names other than a layer's
+_NOT_LAYER = (*ATEN_PREFIXES, PHASE_PREFIX)  # location names other than a layer's
 
 
 def compile(
@@ -165,7 +163,7 @@ def trainingModel(model: Any, options: Options | None = None, optimizer: Any = N
         )
     if optimizer is None:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    return TrainingModel(model, options or Options(), optimizer, functools.partial(_compile_step, model=model), _importer_class())
+    return TrainingModel(model, options or Options(), optimizer, functools.partial(_compile_step, model=model), importer_class())
 
 
 def _compile_step(step: ir.Module, target: str, model: Any, **options: Any) -> ir.Module:
@@ -204,12 +202,12 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     context.emit_error_diagnostics = True  # as torch-mlir's own runs: errors to the handler, not the exception
     errors: list[tuple[Any, str]] = []  # torch-mlir's error diagnostics, kept for the message (not printed)
     context.attach_diagnostic_handler(lambda d: errors.append((str(d.location), d.message)) or True)
-    importer = _importer_class()(context=context)
+    importer = importer_class()(context=context)
     inputs = tuple(_to_torch(value) for value in example_inputs)
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         try:
-            program = torch.export.export(module, inputs, strict=False).run_decompositions(_decompositions())
+            program = torch.export.export(module, inputs, strict=False).run_decompositions(decompositions())
             _refuse_mutations(program, module)
             output_tree, unsigned = _output_tree(program), _unsigned_results(program)
             importer.import_frozen_program(program, func_name="main")
@@ -300,9 +298,6 @@ _TORCH_MLIR_PIPELINES = (
 )
 
 
-_RESOURCE = re.compile(r"dense_resource<([^>]+)>")
-
-
 def _read_blobs(imported: Any, keys: set[str], weights: dict[str, np.ndarray]) -> bool:
     """Adds to `weights` the blobs of `keys` torch-mlir made itself (a boolean buffer, which its
     import converts to a new uint8 tensor: GPT-2's causal mask), read from its bytecode as
@@ -312,7 +307,7 @@ def _read_blobs(imported: Any, keys: set[str], weights: dict[str, np.ndarray]) -
     found: dict[str, Any] = {}
 
     def collect(op: Any) -> Any:
-        if op.name == "arith.constant" and (match := _RESOURCE.match(str(op.attributes["value"]))) and match.group(1) in keys:
+        if op.name == "arith.constant" and (match := RESOURCE.match(str(op.attributes["value"]))) and match.group(1) in keys:
             found[match.group(1)] = op.attributes["value"]
         return torch_ir.WalkResult.ADVANCE
 
@@ -387,7 +382,7 @@ def _lean_copy(imported: Any, weights: dict[str, np.ndarray]) -> ir.Module | Non
     """`imported` parsed here without its blobs, each then given the array of `weights` it was
     made from; None if a blob is not in `weights` or not the value of a constant."""
     text = imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True, large_resource_limit=0)
-    keys = _RESOURCE.findall(text)
+    keys = RESOURCE.findall(text)
     if not all(key in weights for key in keys) and not _read_blobs(imported, set(keys) - set(weights), weights):
         return None
     module = api.load_module(text)
@@ -397,7 +392,7 @@ def _lean_copy(imported: Any, weights: dict[str, np.ndarray]) -> ir.Module | Non
     def attach(op: ir.Operation) -> ir.WalkResult:
         nonlocal replaced
         if op.name == "arith.constant" and is_resource(value := op.attributes["value"]):
-            key = _RESOURCE.match(str(value)).group(1)
+            key = RESOURCE.match(str(value)).group(1)
             with module.context, op.location:
                 op.attributes["value"] = ir.DenseResourceElementsAttr.get_from_buffer(weights[key], key, value.type)
             replaced += 1
@@ -450,7 +445,7 @@ def torch_origin(location: ir.Location | None, module: Any = None) -> str:
     front end made, '' when it carries no layer or op. The source line is the innermost frame
     outside torch itself (the model's own code)."""
     names, frames = _unwrap(location)
-    op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "")
+    op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "")
     layer = next((name for name in names if not name.startswith(_NOT_LAYER)), "")
     if not op and not layer:
         return ""
@@ -471,7 +466,7 @@ def _export_error(errors: list[tuple[str, str]], module: Any) -> IpuError:
         return IpuError("torch-mlir cannot lower the model to linalg (it gave no diagnostic)")
     location, message = errors[0]
     names = re.findall(r'"([^"]+)"\(', location)  # name locations; file locations are "file":line:col
-    op = next((name for name in names if name.startswith(_ATEN_PREFIXES)), "an op")
+    op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "an op")
     layer = next((name for name in names if not name.startswith(_NOT_LAYER)), "")
     kind = _layer_class(module, layer) if layer else ""
     where = f" in {layer}" + (f" ({kind})" if kind else "") if layer else ""
@@ -602,32 +597,17 @@ class InferenceModel:
 
 
 def _to_numpy(value: Any) -> np.ndarray:
-    """A torch tensor as a numpy array; bf16 and float8 ones (which torch's `numpy()` refuses)
-    through their bits, as the ml_dtypes type of the same name."""
+    """A numpy array as it is, a torch tensor as one (bf16 and FP8 through their bits)."""
     if isinstance(value, np.ndarray):
         return value
     if type(value).__module__.startswith("torch"):
-        import torch
-
-        tensor = value.detach().cpu()
-        narrow = numpy_float(str(tensor.dtype).removeprefix("torch."))  # torch and ml_dtypes share the names
-        if narrow is not None:
-            bits = torch.int16 if tensor.element_size() == 2 else torch.uint8
-            return tensor.view(bits).numpy().view(narrow)
-        return tensor.numpy()
+        return to_numpy(value)
     raise IpuError(f"expected a numpy array or a torch tensor, got {type(value).__name__}")
 
 
 def _to_torch(value: Any) -> Any:
-    """A numpy array as a torch tensor, ml_dtypes' bf16 and FP8 types as torch's of the same name."""
-    if isinstance(value, np.ndarray):
-        import torch
-
-        if value.dtype in NARROW_FLOATS:
-            bits = np.int16 if value.dtype.itemsize == 2 else np.uint8
-            return torch.from_numpy(np.asarray(value, order="C").view(bits)).view(getattr(torch, value.dtype.name))
-        return torch.from_numpy(value)
-    return value
+    """A numpy array as a torch tensor (ml_dtypes' bf16 and FP8 as torch's), anything else as it is."""
+    return to_torch(value) if isinstance(value, np.ndarray) else value
 
 
 def _unwrap(location: ir.Location | None) -> tuple[list[str], list[tuple[str, int]]]:
@@ -661,174 +641,3 @@ def _layer_class(module: Any, path: str) -> str:
         return type(module.get_submodule(path)).__name__
     except AttributeError:
         return ""
-
-
-@functools.cache
-def _importer_class() -> type:
-    """torch-mlir's `FxImporter` with two additions (it has no public hook for either):
-
-    - node locations that name the layer and the ATen op, and in a training step the phase
-      (`phase:forward`, `phase:backward`, `phase:update`, outermost): its `ContextCache`, where
-      the graph importer asks for each node's location, is replaced by one that adds them;
-    - non-persistent buffers (HF BERT's `position_ids`, GPT-2's causal mask): its frozen import
-      looks buffers up in the program's state dict only, where `torch.export` leaves them out
-      ("Could not find state mapping for buffer"); they are in the program's constants, and are
-      added to the state dict of the program it imports (after torch.export's validation, which
-      would refuse them there);
-    - weights read as arrays: its literal import reads each tensor through `tensor.tolist()`
-      (it may see FakeTensors elsewhere), 30 of the 40 CPU seconds of ResNet-50's export; the
-      frozen program's weights are real tensors, so their attributes are made here from their
-      bytes and handed to its tracker of Python values, where it looks before converting;
-    - a weight, buffer or constant inside a list operand (`x[:, self.index]`, aten.index.Tensor's
-      list of indices): its frozen import puts the tensor itself in the list, which its list
-      import refuses ("Heterogeneous lists are not supported"); it is made an attribute read
-      by a `get_attr` node, which that import takes as a literal."""
-    from torch_mlir import ir as torch_ir
-    from torch_mlir.extras.fx_importer import ContextCache, FxImporter
-
-    install_cond_import()
-
-    class NamedLocationCache(ContextCache):
-        __slots__ = ()
-
-        def get_node_location(self, node):  # noqa: ANN001, ANN202 (torch-mlir's signature)
-            location = super().get_node_location(node)
-            if node.op != "call_function":
-                return location
-            location = _own_frame(node, self._c) or torch_ir.Location.unknown(context=self._c)
-            location = torch_ir.Location.name(_op_name(node.target), childLoc=location, context=self._c)
-            stack = node.meta.get("nn_module_stack")
-            custom = node.meta.get("custom") or {}  # the joint step's marks (frontends/joint.py)
-            path = list(stack.values())[-1][0] if stack else custom.get("layer", "")
-            if path:
-                location = torch_ir.Location.name(path, childLoc=location, context=self._c)
-            if "phase" in custom:
-                location = torch_ir.Location.name(PHASE_PREFIX + custom["phase"], childLoc=location, context=self._c)
-            return location
-
-    class Importer(FxImporter):
-        __slots__ = ("weights",)
-
-        def __init__(self, **options: Any) -> None:
-            super().__init__(**options)
-            self._cc = NamedLocationCache(self._c, py_attr_tracker=self._py_attr_tracker)
-            self.weights: dict[str, np.ndarray] = {}  # each weight's array by its blob's name
-
-        def import_frozen_program(self, prog, *args, **options):  # noqa: ANN001, ANN002, ANN003, ANN202
-            for name in prog.graph_signature.non_persistent_buffers:
-                if name in prog.constants:
-                    prog.state_dict.setdefault(name, prog.constants[name])
-            for tensor in (*prog.state_dict.values(), *getattr(prog, "constants", {}).values()):
-                _track_weight(tensor, self._py_attr_tracker, self._c, self.weights)
-            _list_operands_as_attributes(prog)
-            _refuse_side_effects(prog.graph)
-            return super().import_frozen_program(prog, *args, **options)
-
-        def import_stateless_graph(self, graph, *args, **options):  # noqa: ANN001, ANN002, ANN003, ANN202
-            _refuse_side_effects(graph)
-            return super().import_stateless_graph(graph, *args, **options)
-
-    return Importer
-
-
-@functools.cache
-def _decompositions() -> dict:
-    """torch-mlir's decompositions for `export_and_import`, then the rewrites of what its
-    lowerings get wrong (frontends/aten_rewrites.py)."""
-    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-
-    return {**get_decomposition_table(), **aten_rewrites()}
-
-
-def _list_operands_as_attributes(prog: Any) -> None:
-    """Each placeholder of a weight, buffer or constant that some node takes inside a list
-    operand replaced by a `get_attr` of the tensor (the docstring of `_importer_class`)."""
-    signature = prog.graph_signature
-    sources = {**signature.inputs_to_parameters, **signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}
-    values = {**prog.state_dict, **getattr(prog, "constants", {})}
-    graph = prog.graph
-    for node in list(graph.nodes):
-        if node.op != "placeholder" or sources.get(node.name) not in values:
-            continue
-        in_lists = (
-            item for user in node.users for arg in (*user.args, *user.kwargs.values()) if isinstance(arg, (list, tuple)) for item in arg
-        )
-        if node not in in_lists:
-            continue
-        attribute = f"_ipu_literal_{node.name}"
-        prog.graph_module.register_buffer(attribute, values[sources[node.name]])
-        with graph.inserting_after(node):
-            getter = graph.get_attr(attribute)
-        node.replace_all_uses_with(getter)
-        graph.erase_node(node)
-
-
-def _refuse_side_effects(graph: Any) -> None:
-    """An op torch.export ran for its side effect (`torch.linalg.inv`'s singular-matrix check,
-    `aten._linalg_check_errors`) is wrapped in a `with_effects` node, which torch-mlir's
-    importer does not import ("Higher-order operation 'with_effects' not implemented"): refused
-    here naming the op, where the model calls it."""
-    for node in graph.nodes:
-        if node.op != "call_function" or getattr(node.target, "__name__", "") != "with_effects":
-            continue
-        op = _op_name(node.args[1]) if len(node.args) > 1 else "an op"
-        frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
-        own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
-        location = ir.Location.file(own[-1][0], int(own[-1][1]), 0, context=ir.Context()) if own else None
-        raise IpuError(
-            f"{op} runs for its side effect (torch.export wraps it in with_effects), which torch-mlir's importer does not import",
-            location,
-        )
-
-
-def _own_frame(node: Any, context: Any) -> Any:
-    """The file location of the innermost frame of `node`'s stack trace outside torch itself (the
-    model's own code), None when every frame is torch's (a model built of torch's layers: its
-    name locations then say where the op comes from). Diagnostics point at the model's line,
-    never at `torch/nn/modules/linear.py:134`, and the IR keeps one frame, not the call chain."""
-    from torch_mlir import ir as torch_ir
-
-    frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
-    own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
-    if not own:
-        return None
-    path, line = own[-1]
-    return torch_ir.Location.file(path, int(line), 0, context=context)
-
-
-def _track_weight(tensor: Any, tracker: Any, context: Any, weights: dict[str, np.ndarray]) -> None:
-    """Gives torch-mlir's `tracker` the literal of a weight as its own import would make it (a
-    `dense_resource` blob named after the shape and type), read as one array, and records the
-    array in `weights` under the blob's name. The array is a view of the tensor's storage (a
-    copy only if it is not contiguous or not of numpy's type): the blob reads the weights as they
-    are when exported. One-element tensors (splats), types numpy does not hold and tensors
-    already tracked are left to its import."""
-    import torch
-    from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_NPY_TYPE, create_mlir_tensor_type
-    from torch_mlir.ir import DenseResourceElementsAttr, Location
-
-    if not isinstance(tensor, torch.Tensor) or tensor.numel() <= 1 or tensor.dtype == torch.complex32:
-        return
-    dtype = TORCH_DTYPE_TO_NPY_TYPE.get(tensor.dtype)
-    mapping = tracker.track(tensor)
-    if dtype is None or not mapping.is_empty:
-        return
-    array = np.ascontiguousarray(_to_numpy(tensor), dtype=dtype)
-    if array.dtype in NARROW_FLOATS:  # the bindings read a buffer of bits, not ml_dtypes' types
-        array = array.view(f"u{array.dtype.itemsize}")
-    with context, Location.unknown():  # types take a location for their diagnostics
-        shape = "_".join(str(size) for size in tensor.shape)
-        mapping.value = DenseResourceElementsAttr.get_from_buffer(
-            array, f"torch_tensor_{shape}_{tensor.dtype}", create_mlir_tensor_type(tensor)
-        )
-    weights[_RESOURCE.match(str(mapping.value)).group(1)] = array
-
-
-def _op_name(target: Any) -> str:
-    """'aten.convolution', 'aten.add.Tensor' (the overload unless default) for an FX node target."""
-    packet = getattr(target, "overloadpacket", None)
-    if packet is None:
-        name = getattr(target, "__name__", str(target))
-        return name if name.startswith(_ATEN_PREFIXES) else f"torch.{name}"
-    overload = getattr(target, "_overloadname", "default")
-    return str(packet) if overload == "default" else f"{packet}.{overload}"

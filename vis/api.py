@@ -18,8 +18,8 @@ from collections.abc import Callable
 from mlir import ir
 
 from ipu_mlir.frontends import api as frontend_api
+from ipu_mlir.frontends import fx_import, zoo
 from ipu_mlir.frontends import torch as torch_frontend
-from ipu_mlir.frontends import zoo
 from ipu_mlir.frontends.joint import build_step
 from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.runtime.api import Source
@@ -80,7 +80,7 @@ def training_program(model, inputs: tuple, optimizer, target: str = DEFAULT_TARG
     say = progress or (lambda line: None)
     say("tracing the training step and importing it with torch-mlir...")
     step = build_step(
-        model.train(), optimizer, rule_of(optimizer), inputs, importer=torch_frontend._importer_class()
+        model.train(), optimizer, rule_of(optimizer), inputs, importer=fx_import.importer_class()
     )  # its layer and phase locations
     say(f"compiling for {target}...")
     return torch_frontend.compile_program(step.module, target, model)
