@@ -105,7 +105,7 @@ def decompositions() -> dict:
 
 def _list_operands_as_attributes(prog: Any) -> None:
     """Each placeholder of a weight, buffer or constant that some node takes inside a list
-    operand replaced by a `get_attr` of the tensor (the docstring of `_importer_class`)."""
+    operand replaced by a `get_attr` of the tensor (the docstring of `importer_class`)."""
     signature = prog.graph_signature
     sources = {**signature.inputs_to_parameters, **signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}
     values = {**prog.state_dict, **getattr(prog, "constants", {})}
