@@ -39,7 +39,7 @@ __all__ = ["OPTIMIZERS", "train_zoo_model"]
 OPTIMIZERS = ("sgd", "adam", "adamw")
 RTOL = 1e-4  # the issue's tolerance for f32 parameters after N steps
 RANDOM_SEED = 0  # the device's dropout masks, and PyTorch's loop's
-ILL_SPREAD = 4  # an assumption above the 2.8 measured (`_check`): ours' largest f32 rounding outlier over PyTorch's
+ILL_SPREAD = 8  # an assumption above the 6.1 measured (`_check`): one f32 loop's rounding outlier over another's
 
 
 def train_zoo_model(
@@ -172,16 +172,15 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
     - after the first step, a tensor where PyTorch's own f32 loop is already further than RTOL
       from its f64 loop (`ill`) is judged tensor-wide as well: its elements within
       ILL_SPREAD x the tensor's largest f32-f64 difference of the f64 value, and its RMS
-      distance to the f64 value at most twice the f32 loop's. ResNet-50 at 64x64, batch 2, lr
-      0.01 (BatchNorm over 8 values a channel in layer4) after one step: PyTorch's f32 loop
-      is up to 5.1% of a tensor's largest magnitude from its f64 loop (116 of 320 tensors past
-      RTOL), its rounding outliers are single channels (layer4.2.conv2 channel 466: 15x that
-      tensor's other channels), and ours is 0.42x PyTorch's RMS distance to f64 in most
-      tensors (at most 0.56x in an ill one), its largest 2.8x PyTorch's largest in its tensor
-      (layer3.5.conv3, channel 537, where PyTorch's own is 0.3x its largest): the
-      per-element rule failed 769,702 elements there of rounding alone. The RMS bound still
-      fails an update off as a whole, ILL_SPREAD one element off by more than rounding moves
-      any.
+      distance to the f64 value at most twice the f32 loop's. ResNet-50, batch 2, lr 0.01,
+      one step: PyTorch's f32 loop is up to 5.1% (64x64) and 2.3% (224x224) of a tensor's
+      largest magnitude from its f64 loop (116 and 81 of 320 tensors past RTOL), and its
+      rounding outliers are single BatchNorm channels: PyTorch's f32 loop with oneDNN off
+      is 6.1x the default loop's largest in layer4.1.conv1 at 224x224, 1.7x its RMS. Ours
+      is at most 2.8x (64x64) and 4.8x (224x224, layer3.5.conv1, output channel 164) the
+      largest in an ill tensor, at most 1.0x and 1.4x its RMS: the per-element rule failed
+      769,702 and 938,901 elements of rounding alone. The RMS bound still fails an update
+      off as a whole, ILL_SPREAD one element off by more than rounding moves any.
 
     The line says how many elements each rule took."""
     ours, theirs, exact_values = model.state_dict(), reference.state_dict(), exact.state_dict()
