@@ -39,6 +39,7 @@ __all__ = ["OPTIMIZERS", "train_zoo_model"]
 OPTIMIZERS = ("sgd", "adam", "adamw")
 RTOL = 1e-4  # the issue's tolerance for f32 parameters after N steps
 RANDOM_SEED = 0  # the device's dropout masks, and PyTorch's loop's
+ILL_SPREAD = 8  # an assumption above the 6.1 measured (`_check`): one f32 loop's rounding outlier over another's
 
 
 def train_zoo_model(
@@ -167,11 +168,23 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
       after more (`tensor_wide`), the largest in its tensor. Rounding differences grow through
       the steps where training is ill-conditioned (BatchNorm over one image), and which element
       they reach first is chance: PyTorch's own f32 loop with oneDNN off fails the per-element
-      rule in 122 elements of full-size ResNet-50 after 2 steps at lr 1e-5, 25,048 after 5.
+      rule in 122 elements of full-size ResNet-50 after 2 steps at lr 1e-5, 25,048 after 5;
+    - after the first step, a tensor where PyTorch's own f32 loop is already further than RTOL
+      from its f64 loop (`ill`) is judged tensor-wide as well: its elements within
+      ILL_SPREAD x the tensor's largest f32-f64 difference of the f64 value, and its RMS
+      distance to the f64 value at most twice the f32 loop's. ResNet-50, batch 2, lr 0.01,
+      one step: PyTorch's f32 loop is up to 5.1% (64x64) and 2.3% (224x224) of a tensor's
+      largest magnitude from its f64 loop (116 and 81 of 320 tensors past RTOL), and its
+      rounding outliers are single BatchNorm channels: PyTorch's f32 loop with oneDNN off
+      is 6.1x the default loop's largest in layer4.1.conv1 at 224x224, 1.7x its RMS. Ours
+      is at most 2.8x (64x64) and 4.8x (224x224, layer3.5.conv1, output channel 164) the
+      largest in an ill tensor, at most 1.0x and 1.4x its RMS: the per-element rule failed
+      769,702 and 938,901 elements of rounding alone. The RMS bound still fails an update
+      off as a whole, ILL_SPREAD one element off by more than rounding moves any.
 
     The line says how many elements each rule took."""
     ours, theirs, exact_values = model.state_dict(), reference.state_dict(), exact.state_dict()
-    worst_name, worst, noise, widened, failed = "", 0.0, 0, 0, 0
+    worst_name, worst, noise, widened, spread, failed = "", 0.0, 0, 0, 0, 0
     largest = max(float(grads.max()) for grads in exact_grads.values())
     for key in theirs:
         mine, f32, f64 = ours[key].double(), theirs[key].double(), exact_values[key].double()
@@ -187,16 +200,26 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
         worst_name, worst = (key, error) if error > worst else (worst_name, worst)
         outside = (mine - f32).abs() > RTOL * scale
         rounding = (f32 - f64).abs()
-        within_rounding = (mine - f64).abs() <= RTOL * scale + 2 * (rounding.max() if tensor_wide else rounding)
-        widened += int((outside & within_rounding).sum())
+        ill = not tensor_wide and float(rounding.max()) > RTOL * scale
+        allowance = ILL_SPREAD * rounding.max() if ill else 2 * (rounding.max() if tensor_wide else rounding)
+        within_rounding = (mine - f64).abs() <= RTOL * scale + allowance
+        if ill and _rms(mine - f64) > 2 * _rms(f32 - f64):
+            within_rounding[:] = False
+        passed = int((outside & within_rounding).sum())
+        spread, widened = (spread + passed, widened) if ill else (spread, widened + passed)
         failed += int((outside & ~within_rounding).sum())
     notes = [f"{noise} with a gradient below 1e-9 of the largest left out"] if noise else []
     difference = "largest f32-f64 difference in their tensor" if tensor_wide else "own f32-f64 difference"
     notes += [f"{widened} within twice PyTorch's {difference}"] if widened else []
+    notes += [f"{spread} within {ILL_SPREAD}x the largest in a tensor PyTorch's f32 loop moves past rtol"] if spread else []
     verdict = "ok" if not failed else f"FAILED ({failed} elements)"
     note = f"; elements: {', '.join(notes)}" if notes else ""
     print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}")
     return not failed
+
+
+def _rms(values: Any) -> float:
+    return float(values.pow(2).mean().sqrt())
 
 
 class _WithLoss:
