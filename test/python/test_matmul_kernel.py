@@ -82,16 +82,27 @@ def test_a_codelet_of_one_matmul_writes_into_its_output():
 
 
 def test_later_runs_write_products_in_place_with_the_bytes_of_the_checked_run(monkeypatch):
+    """Later runs write each product through the writer `CompiledCodelet.writer` made once
+    (steps.VertexGroup.prepare); where it refuses, through the checked path, the same bytes."""
     from test_replicas import MLP
 
     written = []
-    into = codelet_module.CompiledCodelet.into
-    monkeypatch.setattr(codelet_module.CompiledCodelet, "into", lambda *args: written.append(into(*args)) or written[-1])
+    writer = codelet_module.CompiledCodelet.writer
+
+    def recording(self, inputs, output):  # noqa: ANN001, ANN202
+        write = writer(self, inputs, output)
+        if write is None:
+            return None
+        return lambda: written.append(write()) or written[-1]
+
+    monkeypatch.setattr(codelet_module.CompiledCodelet, "writer", recording)
     simulator = load_simulator(MLP)
     inputs = [RNG.standard_normal(shape).astype(dtype) for shape, dtype in simulator.arguments]
     checked = [a.tobytes() for a in simulator.run(inputs)]
     assert not any(written)  # the checked run reads and writes through its checks
     assert [a.tobytes() for a in simulator.run(inputs)] == checked
     assert any(written)
-    monkeypatch.setattr(codelet_module.CompiledCodelet, "into", lambda *args: False)
-    assert [a.tobytes() for a in simulator.run(inputs)] == checked
+    monkeypatch.setattr(codelet_module.CompiledCodelet, "writer", lambda *args: None)
+    refused = load_simulator(MLP)
+    assert [a.tobytes() for a in refused.run(inputs)] == checked
+    assert [a.tobytes() for a in refused.run(inputs)] == checked

@@ -359,9 +359,9 @@ def test_batch_of_the_wrong_shape_or_dtype_and_the_contract():
 
 
 def test_what_torch_mlir_refuses_is_one_line(capfd):
-    """Adaptive max pooling's backward: torch-mlir has no lowering for it (frontends/joint.py
-    rewrites adaptive average pooling's, test_training_pools.py, not max pooling's)."""
-    model = nn.Sequential(nn.Conv2d(4, 4, 3), nn.AdaptiveMaxPool2d(3), nn.Flatten(), nn.Linear(4 * 3 * 3, 1))
+    """erfinv: torch-mlir has no lowering for it (adaptive max pooling's backward, this test's
+    first example, now runs: frontends/aten_refused.py)."""
+    model = nn.Sequential(nn.Conv2d(4, 4, 3), nn.Flatten(), nn.Linear(4 * 7 * 7, 1))
 
     class WithLoss(nn.Module):
         def __init__(self):
@@ -369,13 +369,11 @@ def test_what_torch_mlir_refuses_is_one_line(capfd):
             self.net = model
 
         def forward(self, x):
-            return self.net(x).sum()
+            return torch.erfinv(torch.tanh(self.net(x)) * 0.5).sum()
 
     net = WithLoss()
     trained = ipu_torch.trainingModel(net, ipu_torch.Options().target(TARGET), torch.optim.SGD(net.parameters(), lr=0.1))
-    with pytest.raises(
-        IpuError, match=r"torch-mlir cannot import the training step: failed to legalize .*adaptive_max_pool2d_backward"
-    ) as error:
+    with pytest.raises(IpuError, match=r"torch-mlir cannot import the training step: failed to legalize .*erfinv") as error:
         trained(torch.randn(2, 4, 9, 9))
     assert "\n" not in str(error.value) and capfd.readouterr().err == ""
 
