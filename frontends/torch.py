@@ -49,6 +49,7 @@ from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, 
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
 from ipu_mlir.frontends.training import TrainingModel, micro_batches, trainer_of
+from ipu_mlir.lowering.accumulations import ACCUMULATION
 from ipu_mlir.lowering.shard import BEGIN_BLOCKS_ATTR
 from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
 from ipu_mlir.runtime.simulator import Simulator
@@ -700,6 +701,8 @@ def _importer_class() -> type:
             stack = node.meta.get("nn_module_stack")
             custom = node.meta.get("custom") or {}  # the joint step's marks (frontends/joint.py)
             path = list(stack.values())[-1][0] if stack else custom.get("layer", "")
+            if custom.get("accumulate"):  # kept out of fusion (lowering/accumulations.py)
+                location = torch_ir.Location.name(ACCUMULATION, childLoc=location, context=self._c)
             if path:
                 location = torch_ir.Location.name(path, childLoc=location, context=self._c)
             if "phase" in custom:
