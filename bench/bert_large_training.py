@@ -26,10 +26,11 @@ IPU 3 (BERT ties it to the token embedding, and Graphcore puts it with the embed
 no dropout (random ops in a pipelined step are refused); the masked-LM loss picks the labels'
 log-probabilities by a one-hot product, not cross-entropy's gather (the same value: the other
 terms are exact zeros; with the gather, its inputs, 244 KB a tile, took IPU 3's tiles past
-their memory). `--frozen` freezes the two
-vocabulary-sized weights (the token embedding, the decoder), as the bench did while the
-micro-batches' gradients were summed in one op at the end (8 tensors of 30522 x 1024 read at
-once, more than a tile has); they are summed as they arrive now (lowering/accumulations.py).
+their memory). `--frozen both` freezes the two vocabulary-sized weights (the token embedding,
+the decoder), `--frozen decoder` the decoder: with them trained, their update and state do not
+fit a tile's memory at depth 1 (docs/many-ipus.md, the memory plan's refusals), though their
+micro-batches' gradients are now summed as they arrive (lowering/accumulations.py), no longer
+in one op reading all G.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ MEMORY_PROPORTION = 0.85
 # Graphcore's BERT-Large phase-1 (seq 128) training throughput on a Bow Pod16 (4 replicas x 4
 # IPUs), as issue 26 quotes it from Graphcore's performance results page.
 PUBLISHED = 5_179
+# What `--frozen` freezes, as the report says it.
+FROZEN = {"none": "", "decoder": " (decoder frozen)", "both": " (token embedding and decoder frozen)"}
 RESULTS = Path(__file__).parent / "results" / "bert_large_training.json"
 
 
@@ -66,7 +69,7 @@ class Pretraining(nn.Module):
     """BERT with phase 1's two losses: masked-LM cross-entropy on `MASKED` positions, next-sentence
     cross-entropy on the pooled output."""
 
-    def __init__(self, depth: int, frozen: bool = False) -> None:
+    def __init__(self, depth: int, frozen: str = "none") -> None:
         super().__init__()
         self.bert, _ = zoo.build("bert_large", seq=SEQ, layers=IPUS * depth, layers_per_ipu=(depth,) * IPUS)
         for parent in self.bert.modules():  # no dropout: a pipelined step refuses random ops
@@ -75,8 +78,9 @@ class Pretraining(nn.Module):
                     setattr(parent, name, nn.Identity())
         self.mlm = nn.Linear(1024, 30522)
         self.nsp = nn.Linear(1024, 2)
-        if frozen:  # the two vocabulary-sized weights (module docstring)
+        if frozen == "both":  # the two vocabulary-sized weights (module docstring)
             self.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+        if frozen in ("both", "decoder"):
             self.mlm.weight.requires_grad_(False)
 
     def forward(self, ids: torch.Tensor, masked_labels: torch.Tensor, next_sentence: torch.Tensor) -> torch.Tensor:
@@ -88,7 +92,7 @@ class Pretraining(nn.Module):
         return mlm + nn.functional.cross_entropy(self.nsp(pooled), next_sentence)
 
 
-def measure(depth: int, accumulation: int, optimizer_name: str, frozen: bool) -> dict:
+def measure(depth: int, accumulation: int, optimizer_name: str, frozen: str) -> dict:
     """One replica's step of G = `accumulation` micro-batches at `depth` layers an IPU: its
     cycles, each IPU's gradient elements, and the phases' seconds."""
     torch.manual_seed(0)
@@ -172,7 +176,7 @@ def full_depth_elements(split: tuple[int, ...] = (3, 7, 7, 7)) -> list[int]:
 
 
 def _setup(row: dict) -> tuple:
-    return row["depth"], row.get("optimizer", "sgd"), row.get("frozen", True)
+    return row["depth"], row["optimizer"], row["frozen"]
 
 
 def report(rows: list[dict]) -> list[str]:
@@ -189,7 +193,7 @@ def report(rows: list[dict]) -> list[str]:
         seconds = (row["step_cycles"] + row["all_reduce_cycles"]) / clock
         depth, optimizer, frozen = _setup(row)
         lines.append(
-            f"| {depth} | {optimizer}{' (vocabulary weights frozen)' if frozen else ''} | {row['accumulation']} "
+            f"| {depth} | {optimizer}{FROZEN[frozen]} | {row['accumulation']} "
             f"| {row['step_cycles']:,} cycles = {row['step_cycles'] / clock * 1e3:.1f} ms "
             f"| {row['all_reduce_cycles']:,} cycles = {row['all_reduce_cycles'] / clock * 1e3:.1f} ms "
             f"| {REPLICAS * row['accumulation'] / seconds:,.1f} | {PUBLISHED:,} |"
@@ -202,7 +206,7 @@ def report(rows: list[dict]) -> list[str]:
         per_micro_batch = (last["step_cycles"] - first["step_cycles"]) / (last["accumulation"] - first["accumulation"])
         overhead = first["step_cycles"] - first["accumulation"] * per_micro_batch
         lines.append(
-            f"depth {setup[0]}, {setup[1]}: steady state {per_micro_batch:,.0f} cycles a micro-batch "
+            f"depth {setup[0]}, {setup[1]}{FROZEN[setup[2]]}: steady state {per_micro_batch:,.0f} cycles a micro-batch "
             f"(G {first['accumulation']} -> {last['accumulation']}), fill, flush and update {overhead:,.0f} cycles: "
             f"{REPLICAS * clock / per_micro_batch:,.1f} seq/s as G grows (projected, rings and fill amortized)"
         )
@@ -214,7 +218,7 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[1], help="encoder layers on each IPU")
     parser.add_argument("--accumulation", type=int, nargs="+", default=[7], help="micro-batches a step (>= 2 x 4 - 1)")
     parser.add_argument("--optimizer", choices=["lamb", "sgd"], default="lamb", help="LAMB (Graphcore's) or SGD with momentum")
-    parser.add_argument("--frozen", action="store_true", help="freeze the token embedding and the decoder")
+    parser.add_argument("--frozen", choices=list(FROZEN), default="none", help="the vocabulary-sized weights frozen")
     parser.add_argument("--report", action="store_true", help="print the table of bench/results/bert_large_training.json only")
     args = parser.parse_args()
     rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
