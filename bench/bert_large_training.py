@@ -1,34 +1,36 @@
 """BERT-Large phase-1 training on a Bow Pod16 (issue 26): 4 replicas x 4-IPU pipelines, seq 128,
 simulated sequences per second beside Graphcore's published 5,179 seq/s.
 
-    .venv/bin/python bench/bert_large_training.py [--depths 1 2] [--accumulation 7 14]   # 6+ GB: under a lock on shared machines
+    .venv/bin/python bench/bert_large_training.py [--depths 1] [--accumulation 7 14] [--optimizer lamb]   # 6+ GB: one at a time
     .venv/bin/python bench/bert_large_training.py --report                               # the table of the results so far
 
 What is simulated: one replica's pipelined training step (PopTorch's PipelinedExecution,
 lowering/pipeline_training.py) of BERT at BERT-Large's width (hidden 1024, 16 heads, FFN 4096,
 vocabulary 30522, seq 128) with `depth` encoder layers on each of a Bow Pod16's first 4 IPUs
-(BeginBlock; the embeddings on IPU 0, the heads on IPU 3), micro-batch 1 sequence, f32, SGD
-with momentum, G micro-batches a step. The 4 replicas are alike, so one is run; the all-reduce of each IPU's
-gradients over the ring of the 4 IPUs holding its stage (IPUs s, s + 4, s + 8, s + 12) is
-priced with the planner's own pricing of `ipu.ring_all_reduce` (runtime/all_reduce.py) on the
-gradients' bytes of that IPU, spread over its tiles, the rings one after another (what
-ipu-replicate compiles for `replicationFactor(4)`, docs/many-ipus.md).
+(BeginBlock; the embeddings on IPU 0, the heads on IPU 3), micro-batch 1 sequence, f32, LAMB
+(Graphcore's optimizer; `--optimizer sgd`: SGD with momentum), G micro-batches a step. The 4
+replicas are alike, so one is run; the all-reduce of each IPU's gradients over the ring of the
+4 IPUs holding its stage (IPUs s, s + 4, s + 8, s + 12) is priced with the planner's own
+pricing of `ipu.ring_all_reduce` (runtime/all_reduce.py) on the gradients' bytes of that IPU,
+spread over its tiles, the rings one after another (what ipu-replicate compiles for
+`replicationFactor(4)`, docs/many-ipus.md).
 
 Full depth ([3, 7, 7, 7], 24 layers) is not simulated: the unrolled step's compile and load grow
 with depth x G beyond what this machine can give one job. docs/many-ipus.md projects it from the
 measured rows, each step of the projection labelled.
 
 Departures from Graphcore's run, each an assumption of this bench: f32 (Graphcore: FP16 with
-FP32 master weights) and SGD with momentum (Graphcore: LAMB, Adam's two moments and a trust
-ratio per tensor: in f32, Adam's update of a 30522 x 1024 tensor needs 680 KB a tile at its
-leanest cut over one IPU, more than a tile has); micro-batch 1 (Graphcore's is larger); the masked-LM head predicts the
+FP32 master weights); micro-batch 1 (Graphcore's is larger); the masked-LM head predicts the
 first 20 positions (Graphcore's phase 1 masks 20 tokens of 128) with its own decoder weight on
 IPU 3 (BERT ties it to the token embedding, and Graphcore puts it with the embedding on IPU 0);
-no dropout (random ops in a pipelined step are refused); the two vocabulary-sized weights (the
-token embedding, the decoder) are frozen: with them trained, an element-wise op of the token
-embedding's update read 8 tensors of 30522 x 1024 f32, 765 KB a tile at its leanest cut at G 7
-with momentum (the second run's refusal), more than a tile has. What freezing leaves out per micro-batch: the decoder's weight
-gradient (a 20 x 1024 by 20 x 30522 product) and both weights' update.
+no dropout (random ops in a pipelined step are refused); the masked-LM loss picks the labels'
+log-probabilities by a one-hot product, not cross-entropy's gather (the same value: the other
+terms are exact zeros; with the gather, its inputs, 244 KB a tile, took IPU 3's tiles past
+their memory). `--frozen both` freezes the two vocabulary-sized weights (the token embedding,
+the decoder), `--frozen decoder` the decoder: with them trained, their update and state do not
+fit a tile's memory at depth 1 (docs/many-ipus.md, the memory plan's refusals), though their
+micro-batches' gradients are now summed as they arrive (lowering/accumulations.py), no longer
+in one op reading all G.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from torch import nn
 import ipu_mlir.frontends.torch as ipu_torch
 from ipu_mlir.dialects import ipu, make_context
 from ipu_mlir.frontends import zoo
+from ipu_mlir.poptorch.optim import LAMB
 from ipu_mlir.runtime.all_reduce import price_ring_all_reduce
 from ipu_mlir.target import load_target
 
@@ -57,6 +60,8 @@ MEMORY_PROPORTION = 0.85
 # Graphcore's BERT-Large phase-1 (seq 128) training throughput on a Bow Pod16 (4 replicas x 4
 # IPUs), as issue 26 quotes it from Graphcore's performance results page.
 PUBLISHED = 5_179
+# What `--frozen` freezes, as the report says it.
+FROZEN = {"none": "", "decoder": " (decoder frozen)", "both": " (token embedding and decoder frozen)"}
 RESULTS = Path(__file__).parent / "results" / "bert_large_training.json"
 
 
@@ -64,7 +69,7 @@ class Pretraining(nn.Module):
     """BERT with phase 1's two losses: masked-LM cross-entropy on `MASKED` positions, next-sentence
     cross-entropy on the pooled output."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, frozen: str = "none") -> None:
         super().__init__()
         self.bert, _ = zoo.build("bert_large", seq=SEQ, layers=IPUS * depth, layers_per_ipu=(depth,) * IPUS)
         for parent in self.bert.modules():  # no dropout: a pipelined step refuses random ops
@@ -73,28 +78,34 @@ class Pretraining(nn.Module):
                     setattr(parent, name, nn.Identity())
         self.mlm = nn.Linear(1024, 30522)
         self.nsp = nn.Linear(1024, 2)
-        # frozen (module docstring): the unrolled step holds each micro-batch's dense gradient of a
-        # 30522 x 1024 tensor, which the update's one element-wise op reads together
-        self.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-        self.mlm.weight.requires_grad_(False)
+        if frozen == "both":  # the two vocabulary-sized weights (module docstring)
+            self.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+        if frozen in ("both", "decoder"):
+            self.mlm.weight.requires_grad_(False)
 
     def forward(self, ids: torch.Tensor, masked_labels: torch.Tensor, next_sentence: torch.Tensor) -> torch.Tensor:
         hidden, pooled = self.bert(ids)
-        logits = self.mlm(hidden[:, :MASKED])
-        mlm = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), masked_labels.reshape(-1))
+        log_probabilities = self.mlm(hidden[:, :MASKED]).log_softmax(-1)
+        # cross-entropy's value without its gather (module docstring): the labels' log-probabilities picked by a one-hot product
+        picked = log_probabilities * (masked_labels.unsqueeze(-1) == torch.arange(log_probabilities.shape[-1]))
+        mlm = -picked.sum(-1).mean()
         return mlm + nn.functional.cross_entropy(self.nsp(pooled), next_sentence)
 
 
-def measure(depth: int, accumulation: int) -> dict:
+def measure(depth: int, accumulation: int, optimizer_name: str, frozen: str) -> dict:
     """One replica's step of G = `accumulation` micro-batches at `depth` layers an IPU: its
-    cycles, each IPU's gradient elements, and the phases' seconds and peak memory."""
+    cycles, each IPU's gradient elements, and the phases' seconds."""
     torch.manual_seed(0)
-    model = Pretraining(depth).train()
+    model = Pretraining(depth, frozen).train()
     ipu_torch.BeginBlock(model.mlm, ipu_id=IPUS - 1)
     options = ipu_torch.Options().target(TARGET).setExecutionStrategy(ipu_torch.PipelinedExecution())
     options.setAvailableMemoryProportion({f"IPU{i}": MEMORY_PROPORTION for i in range(IPUS)})
     options.Training.gradientAccumulation(accumulation)
-    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-4, momentum=0.9)
+    trained_parameters = [p for p in model.parameters() if p.requires_grad]
+    if optimizer_name == "lamb":
+        optimizer = LAMB(trained_parameters, lr=1e-4)
+    else:
+        optimizer = torch.optim.SGD(trained_parameters, lr=1e-4, momentum=0.9)
     trained = ipu_torch.trainingModel(model, options=options, optimizer=optimizer)
     programs = []
     compile_program = trained._compile_program
@@ -118,6 +129,8 @@ def measure(depth: int, accumulation: int) -> dict:
     return {
         "depth": depth,
         "accumulation": accumulation,
+        "optimizer": optimizer_name,
+        "frozen": frozen,
         "step_cycles": trained.profile.cycles,
         "gradient_elements_per_ipu": per_ipu.tolist(),
         "first_call_s": round(first_call, 1),
@@ -162,20 +175,40 @@ def full_depth_elements(split: tuple[int, ...] = (3, 7, 7, 7)) -> list[int]:
     return per_ipu
 
 
+def _setup(row: dict) -> tuple:
+    return row["depth"], row["optimizer"], row["frozen"]
+
+
 def report(rows: list[dict]) -> list[str]:
     """A markdown table of the measured rows: the simulated seq/s of 4 replicas at each depth and
-    G (one update: G micro-batches through the pipeline, then the rings)."""
+    G (one update: G micro-batches through the pipeline, then the rings); then, for each setup
+    measured at two G, its steady state: the cycles a further micro-batch adds to the step."""
     clock = load_target(TARGET).clock_hz
     lines = [
-        "| layers an IPU | G | step (one replica) | all-reduce (4 rings) | simulated seq/s (4 replicas) | published (Bow Pod16) |",
-        "|---|---|---|---|---|---|",
+        "| layers an IPU | optimizer | G | step (one replica) | all-reduce (4 rings) | simulated seq/s (4 replicas) | published |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for row in sorted(rows, key=lambda r: (r["depth"], r["accumulation"])):
+    rows = sorted(rows, key=lambda r: (_setup(r), r["accumulation"]))
+    for row in rows:
         seconds = (row["step_cycles"] + row["all_reduce_cycles"]) / clock
+        depth, optimizer, frozen = _setup(row)
         lines.append(
-            f"| {row['depth']} | {row['accumulation']} | {row['step_cycles']:,} cycles = {row['step_cycles'] / clock * 1e3:.1f} ms "
+            f"| {depth} | {optimizer}{FROZEN[frozen]} | {row['accumulation']} "
+            f"| {row['step_cycles']:,} cycles = {row['step_cycles'] / clock * 1e3:.1f} ms "
             f"| {row['all_reduce_cycles']:,} cycles = {row['all_reduce_cycles'] / clock * 1e3:.1f} ms "
-            f"| {REPLICAS * row['accumulation'] / seconds:,.0f} | {PUBLISHED:,} |"
+            f"| {REPLICAS * row['accumulation'] / seconds:,.1f} | {PUBLISHED:,} |"
+        )
+    for setup in sorted({_setup(row) for row in rows}):
+        measured = [row for row in rows if _setup(row) == setup]
+        if len(measured) < 2:
+            continue
+        first, last = measured[0], measured[-1]
+        per_micro_batch = (last["step_cycles"] - first["step_cycles"]) / (last["accumulation"] - first["accumulation"])
+        overhead = first["step_cycles"] - first["accumulation"] * per_micro_batch
+        lines.append(
+            f"depth {setup[0]}, {setup[1]}{FROZEN[setup[2]]}: steady state {per_micro_batch:,.0f} cycles a micro-batch "
+            f"(G {first['accumulation']} -> {last['accumulation']}), fill, flush and update {overhead:,.0f} cycles: "
+            f"{REPLICAS * clock / per_micro_batch:,.1f} seq/s as G grows (projected, rings and fill amortized)"
         )
     return lines
 
@@ -184,6 +217,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--depths", type=int, nargs="+", default=[1], help="encoder layers on each IPU")
     parser.add_argument("--accumulation", type=int, nargs="+", default=[7], help="micro-batches a step (>= 2 x 4 - 1)")
+    parser.add_argument("--optimizer", choices=["lamb", "sgd"], default="lamb", help="LAMB (Graphcore's) or SGD with momentum")
+    parser.add_argument("--frozen", choices=list(FROZEN), default="none", help="the vocabulary-sized weights frozen")
     parser.add_argument("--report", action="store_true", help="print the table of bench/results/bert_large_training.json only")
     args = parser.parse_args()
     rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
@@ -195,11 +230,12 @@ def main() -> None:
         return
     for depth in args.depths:
         for accumulation in args.accumulation:
-            row = measure(depth, accumulation)
+            row = measure(depth, accumulation, args.optimizer, args.frozen)
             row["all_reduce_cycles"] = all_reduce_cycles(row["gradient_elements_per_ipu"])
             row["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             print(json.dumps(row), flush=True)
-            rows = [r for r in rows if (r["depth"], r["accumulation"]) != (depth, accumulation)] + [row]
+            key = (_setup(row), accumulation)
+            rows = [r for r in rows if (_setup(r), r["accumulation"]) != key] + [row]
             RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
 
 

@@ -260,11 +260,11 @@ class _Layout:
                     grads, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, flat[len(names) :])
             else:  # the micro-batches one after another, each layer's gradients summed on its IPU (ipu-pipeline orders them)
                 grads = {}
-                for micro_batch in zip(*(value.chunk(self.pipelined) for value in flat[len(names) :])):
+                for index, micro_batch in enumerate(zip(*(value.chunk(self.pipelined) for value in flat[len(names) :]))):
                     with _phase("backward"):
                         these, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, micro_batch)
-                        for name, grad in these.items():
-                            with _layer_of(name):
+                        for name, grad in these.items():  # PyTorch's order: ((g1 + g2) + g3) + ...
+                            with _layer_of(name), _accumulating(index < self.pipelined - 1):
                                 grads[name] = grad if name not in grads else grads[name] + grad
                 if mean:
                     for name, grad in grads.items():
@@ -331,6 +331,15 @@ def _layer_of(parameter: str) -> Any:
     from torch.fx import traceback
 
     return traceback.annotate({"layer": parameter.rpartition(".")[0]})
+
+
+def _accumulating(marked: bool) -> Any:
+    """Marks the running gradient sums' additions (all but the last micro-batch's, which the
+    update may fuse with): kept out of fusion (lowering/accumulations.py), each adds one
+    micro-batch's gradient as it arrives, so that the sum and one gradient are live, not all G."""
+    from torch.fx import traceback
+
+    return traceback.annotate({"accumulate": True}) if marked else contextlib.nullcontext()
 
 
 @contextlib.contextmanager

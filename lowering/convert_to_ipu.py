@@ -21,7 +21,8 @@ Steps, in order:
    arg-reductions (argmax, max with index) become single-result generics (`arg_reductions.py`);
    outputs indexed by a constant (keepdim reductions) are computed squeezed and expanded;
    then large trees of element-wise generics are fused in linear time (`fuse_trees.py`), the
-   rest by `linalg-fuse-elementwise-ops`; `canonicalize`, `cse`;
+   rest by `linalg-fuse-elementwise-ops`; `canonicalize`, `cse`; the additions of a pipelined
+   training step's running gradient sums are kept out of fusion (`accumulations.py`);
 5. give the planner data it can place: slices inserted into a `tensor.empty` side by side
    become a `tensor.concat`; other reads of a `tensor.empty` (the window-shape operand of a
    pooling) read a zero splat constant; rank-reducing slices become full-rank slices and
@@ -47,6 +48,8 @@ from ipu_mlir.dialects.packing import lower_packs
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import FLOAT_DTYPES
 
+from .accumulations import GENERALIZE as GENERALIZE_ACCUMULATIONS
+from .accumulations import keep_accumulations_apart
 from .arg_reductions import rewrite_arg_reductions
 from .fuse_trees import fuse_elementwise_trees
 from .gathers import rewrite_computed_gathers, rewrite_embedding_lookups
@@ -151,9 +154,11 @@ class ConvertToIpu(ModulePass):
         for block in _blocks(module):
             squeeze_unit_outputs(block)  # before fusion, which moves the reshapes it adds
             read_inits_as_inputs(block)  # before fusion, which would keep them as second results
+            keep_accumulations_apart(block)  # a running gradient sum's additions: named ops, not fused
         for block in _blocks(module):
             fuse_elementwise_trees(block)  # what upstream would fuse in quadratic time
         run_upstream(module, _FUSE)
+        run_upstream(module, GENERALIZE_ACCUMULATIONS)
         for block in _blocks(module):
             _drop_fused_assert_copies(block)
         for block in _blocks(module):

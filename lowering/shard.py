@@ -11,6 +11,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
+from .accumulations import ACCUMULATION
 from .pass_registry import ModulePass, register_pass
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
@@ -184,7 +185,7 @@ def step_phase(op: ir.OpView) -> str:
 def _layer_name(op: ir.OpView) -> str:
     """The layer (a module path) an op's location names, '' for none: its name other than the
     phase and the ATen op."""
-    return next((name for name in _step_names(op) if not name.startswith((_PHASE_PREFIX, "aten.", "prims."))), "")
+    return next((name for name in _step_names(op) if not name.startswith((_PHASE_PREFIX, "aten.", "prims.")) and name != ACCUMULATION), "")
 
 
 def _step_names(op: ir.OpView) -> list[str]:
