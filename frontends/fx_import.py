@@ -138,9 +138,8 @@ def _refuse_side_effects(graph: Any) -> None:
         if node.op != "call_function" or getattr(node.target, "__name__", "") != "with_effects":
             continue
         op = _op_name(node.args[1]) if len(node.args) > 1 else "an op"
-        frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
-        own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
-        location = ir.Location.file(own[-1][0], int(own[-1][1]), 0, context=ir.Context()) if own else None
+        own = _own_line(node)
+        location = ir.Location.file(own[0], own[1], 0, context=ir.Context()) if own else None
         raise IpuError(
             f"{op} runs for its side effect (torch.export wraps it in with_effects), which torch-mlir's importer does not import",
             location,
@@ -154,12 +153,15 @@ def _own_frame(node: Any, context: Any) -> Any:
     never at `torch/nn/modules/linear.py:134`, and the IR keeps one frame, not the call chain."""
     from torch_mlir import ir as torch_ir
 
+    own = _own_line(node)
+    return None if own is None else torch_ir.Location.file(own[0], own[1], 0, context=context)
+
+
+def _own_line(node: Any) -> tuple[str, int] | None:
+    """(file, line) of the innermost frame of `node`'s stack trace outside torch itself."""
     frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
     own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
-    if not own:
-        return None
-    path, line = own[-1]
-    return torch_ir.Location.file(path, int(line), 0, context=context)
+    return (own[-1][0], int(own[-1][1])) if own else None
 
 
 def _track_weight(tensor: Any, tracker: Any, context: Any, weights: dict[str, np.ndarray]) -> None:

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, tensor
 
-from ipu_mlir.dialects.attrs import LOG2_SCALES, QuarterAttr
+from ipu_mlir.dialects.attrs import QuarterAttr
 from ipu_mlir.dialects.ops import converter_of
 from ipu_mlir.dialects.ops.conv import CONV_FORMS
 from ipu_mlir.dialects.ops.convert import pad_value, pair
 
-from .fp8_matmul import dequantized, element_of, erase_unused, owner_of, transposed
+from .fp8_matmul import dequantized, element_of, erase_unused, owner_of, scaled_pair, transposed
 from .pass_registry import ModulePass, ops_named, register_pass
 
 _VIEWS = ("tensor.pad", "tensor.expand_shape", "tensor.collapse_shape")  # what torch-mlir puts between
@@ -80,12 +80,9 @@ def _rewrite(conv: ir.Operation) -> None:
         return
     (x_views, x_base), (w_views, w_base) = _views(input), _views(filter)
     x, w = dequantized(x_base), dequantized(w_base)
-    if x is None or w is None or element_of(x.narrow) != element_of(w.narrow) or x.log2_scale + w.log2_scale not in LOG2_SCALES:
+    if (scaled := scaled_pair(x, w)) is None:
         return
-    log2_scale = x.log2_scale + w.log2_scale
-    fmt = QuarterAttr.format_of(element_of(x.narrow))
-    if fmt is None and log2_scale != 0:
-        return  # f16 and bf16 have no metadata to carry a scale
+    log2_scale, fmt = scaled
     replayed: list[ir.Operation] = []  # the views made on the FP8 tensors, innermost first
     with conv.location, ir.InsertionPoint(conv):
         narrow_input = _replayed(transposed(x.narrow, x.permutation), x_views, replayed)

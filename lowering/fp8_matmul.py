@@ -102,12 +102,9 @@ def _rewrite(product: ir.Operation) -> None:
     if str(result_type.element_type) not in ("f16", "f32") or not _is_zero_fill(init) or not _default_maps(product):
         return
     a, b = dequantized(lhs), dequantized(rhs)
-    if a is None or b is None or element_of(a.narrow) != element_of(b.narrow) or a.log2_scale + b.log2_scale not in LOG2_SCALES:
+    if (scaled := scaled_pair(a, b)) is None:
         return
-    log2_scale = a.log2_scale + b.log2_scale
-    fmt = QuarterAttr.format_of(element_of(a.narrow))
-    if fmt is None and log2_scale != 0:
-        return  # f16 and bf16 have no metadata to carry a scale
+    log2_scale, fmt = scaled
     with product.location, ir.InsertionPoint(product):
         operands = [transposed(x.narrow, x.permutation) for x in (a, b)]
         scaled = ipu.matmul(*operands, element_type=result_type.element_type)
@@ -116,6 +113,17 @@ def _rewrite(product: ir.Operation) -> None:
     product.results[0].replace_all_uses_with(scaled.result)
     product.erase()
     erase_unused([init.owner.operation, *a.ops, *b.ops])
+
+
+def scaled_pair(a: Dequantized | None, b: Dequantized | None) -> tuple[int, str | None] | None:
+    """(the product's log2 scale, its QUARTER format) of two dequantized operands; None where
+    they make no one narrow product: another narrow type each, a scale sum QUARTER cannot
+    carry, or a scale on f16 / bf16 operands (they have no metadata to carry one)."""
+    if a is None or b is None or element_of(a.narrow) != element_of(b.narrow) or a.log2_scale + b.log2_scale not in LOG2_SCALES:
+        return None
+    log2_scale = a.log2_scale + b.log2_scale
+    fmt = QuarterAttr.format_of(element_of(a.narrow))
+    return None if fmt is None and log2_scale != 0 else (log2_scale, fmt)
 
 
 def dequantized(value: ir.Value) -> Dequantized | None:

@@ -14,18 +14,10 @@ nn, F = torch.nn, torch.nn.functional
 from ipu_mlir.frontends import torch as ipu_torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_torch_regressions import Lambda  # noqa: E402
 from test_training import train_both  # noqa: E402
 
 TARGET = "tiny"
-
-
-class Lambda(nn.Module):
-    def __init__(self, function) -> None:  # noqa: ANN001
-        super().__init__()
-        self.function = function
-
-    def forward(self, *inputs):  # noqa: ANN002, ANN201
-        return self.function(*inputs)
 
 
 def _distinct_indices(generator, batch, rows, picks, size):  # noqa: ANN001, ANN202
