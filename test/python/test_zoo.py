@@ -18,7 +18,7 @@ from mlir import ir
 
 from ipu_mlir.dialects.resources import dense_array, is_resource
 from ipu_mlir.frontends import torch as torch_frontend
-from ipu_mlir.frontends import zoo
+from ipu_mlir.frontends import zoo, zoo_vision
 from ipu_mlir.runtime import oracle
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.tools import ipu_run
@@ -165,8 +165,8 @@ def test_locations_name_layers_and_aten_ops() -> None:
     imported = torch_frontend.export(module, *inputs)
     origins = set()
     imported.operation.walk(lambda op: origins.add(torch_frontend.torch_origin(op.location, module)) or ir.WalkResult.ADVANCE)
-    line = next(number for number, text in enumerate(open(zoo.__file__), 1) if "out = self.bn2(self.conv2(out))" in text)
-    assert f"aten.convolution in layer1.0.conv2 (Conv2d) at {zoo.__file__}:{line}" in origins
+    line = next(number for number, text in enumerate(open(zoo_vision.__file__), 1) if "out = self.bn2(self.conv2(out))" in text)
+    assert f"aten.convolution in layer1.0.conv2 (Conv2d) at {zoo_vision.__file__}:{line}" in origins
     assert any(origin.startswith("aten.convolution in layer2.0.downsample.0 (Conv2d)") for origin in origins)
     assert any(origin.startswith("aten.div.Tensor in layer4.1.bn1 (BatchNorm2d)") for origin in origins)  # reciprocal as 1 / x
     assert any(origin.startswith("aten.mm in fc (Linear)") for origin in origins)
