@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from ipu_mlir.dialects import attrs, make_context, verifier
+from ipu_mlir.dialects import attrs, make_context, verifier, verify_program
 from ipu_mlir.dialects.attrs import TileGrid
 
 
@@ -77,7 +77,7 @@ def test_the_stride_test_for_disjoint_writes_never_accepts_an_overlap(sizes, rea
         tiles = TileGrid(3, sizes, strides[: len(sizes)])
         offsets = TileGrid(8, sizes, strides[len(sizes) :])
         for size in (1, 2):
-            if verifier._nested(tiles, offsets, size, capacity=20):
+            if verify_program._nested(tiles, offsets, size, capacity=20):
                 answered += 1
                 flat = (tiles.tiles() * 20)[:, None] + offsets.tiles()[:, None] + np.arange(size)
                 assert len(np.unique(flat)) == flat.size, (tiles, offsets, size)

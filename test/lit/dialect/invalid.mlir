@@ -1,4 +1,4 @@
-// One case per rule of the Python verifier (dialects/verifier.py), with the exact message.
+// One case per rule of the Python verifier (dialects/verifier.py, verify_program.py), with the exact message.
 // RUN: ipu-opt %s --split-input-file --verify-diagnostics
 
 func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x2xf32>) -> tensor<2xf32> {

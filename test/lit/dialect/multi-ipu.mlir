@@ -1,5 +1,5 @@
 // Programs spanning the IPUs of a system (m2000: 4 x 1472 tiles, numbered globally): the
-// verifier's multi-IPU rules (dialects/verifier.py), each with its exact message, and the
+// verifier's multi-IPU rules (dialects/verify_scope.py, verify_program.py), each with its exact message, and the
 // forms it accepts.
 // RUN: ipu-opt %s --split-input-file --verify-diagnostics
 
