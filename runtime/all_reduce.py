@@ -23,8 +23,8 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.target import Target, cost_model
 
 from .memory import SimulationError, Site
-from .profile import Superstep
 from .streams import DeviceToHost, HostToDevice
+from .superstep import Superstep
 
 __all__ = [
     "Group",

@@ -22,7 +22,7 @@ from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.target.element_types import is_float
 
-from .profile import program_summary
+from .program_summary import program_summary
 from .simulator import Simulator
 
 Source = str | os.PathLike | ir.Module

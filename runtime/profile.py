@@ -1,7 +1,8 @@
 """What a simulated run cost: per superstep, per tile, and in total.
 
-The simulator fills one `Superstep` per run of ops between two `ipu.sync`s (a Repeat loop's
-body is recorded once, with its trip count as `repeat`) and `Profile.build` adds them up.
+The simulator fills one `Superstep` (superstep.py) per run of ops between two `ipu.sync`s
+(a Repeat loop's body is recorded once, with its trip count as `repeat`) and `Profile.build`
+adds them up.
 `Profile.to_json()` is the file `ipu-run --profile` writes; docs/ipu-run.md gives its schema.
 Given the program's buffers, it also records what lives in memory: each buffer's kind, size,
 tiles and the supersteps it is live in, and the bytes live per superstep on the busiest tile
@@ -12,222 +13,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from mlir import ir
 
-from ipu_mlir.dialects import ipu
-from ipu_mlir.dialects.ops import record_of, space_of
-from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import IpuError
 
+from .program_summary import PHASE_PREFIX as PHASE_PREFIX  # re-exported: frontends/torch.py and fx_import.py import it from here
+from .superstep import Superstep
+from .superstep import Traffic as Traffic  # re-exported: runtime/traffic.py imports it from here
+
 PROFILE_VERSION = 1
-
-
-@dataclass
-class Superstep:
-    """The ops between two syncs: an exchange phase, compute sets and host streams.
-
-    Per-tile arrays have one entry per tile of the target (None: no such phase)."""
-
-    ops: list[dict[str, str]] = field(default_factory=list)
-    repeat: int = 1
-    compute_cycles_per_tile: np.ndarray | None = None
-    bytes_received_per_tile: np.ndarray | None = None
-    bytes_sent_per_tile: np.ndarray | None = None
-    # Of the bytes received, those every tile of the receiver's super tile received alike (one
-    # message to all of them): they come over the super tile's shared exchange bus.
-    shared_bytes_per_tile: np.ndarray | None = None
-    local_bytes_per_tile: np.ndarray | None = None  # copied within a tile by `ipu.copy` (not exchange)
-    host_bytes: int = 0
-    sync: str | None = None  # "internal", "external", "global", or None when no sync ends it
-    exchange_cycles: int = 0
-    sync_cycles: int = 0
-    # Bytes between IPUs over the IPU-Links, per (source IPU, destination IPU): multi-IPU targets.
-    link_flows: dict[tuple[int, int], int] = field(default_factory=dict)
-    link_cycles: int = 0
-
-    @property
-    def link_bytes(self) -> int:
-        return sum(self.link_flows.values())
-
-    @property
-    def kind(self) -> str:
-        parts = [
-            name
-            for name, present in (
-                ("host", self.host_bytes > 0),
-                ("exchange", self.bytes_received_per_tile is not None),
-                ("compute", self.compute_cycles_per_tile is not None),
-            )
-            if present
-        ]
-        return "+".join(parts) or "sync"
-
-    @property
-    def compute_cycles(self) -> int:
-        """The slowest tile's compute: BSP waits for it at the sync."""
-        return 0 if self.compute_cycles_per_tile is None else int(self.compute_cycles_per_tile.max())
-
-    @property
-    def exchange_bytes(self) -> int:
-        return 0 if self.bytes_received_per_tile is None else int(self.bytes_received_per_tile.sum())
-
-    @property
-    def cycles(self) -> int:
-        return self.compute_cycles + self.exchange_cycles + self.sync_cycles
-
-    def add_host(self, num_bytes: int, op: dict[str, str]) -> None:
-        self.host_bytes += num_bytes
-        self.ops.append(op)
-
-    def add_exchange(
-        self,
-        senders: np.ndarray,
-        receivers: np.ndarray,
-        message_bytes: int,
-        num_tiles: int,
-        op: dict[str, str],
-        sources=None,
-        source_starts=None,
-        tiles_per_bus: int = 1,
-    ) -> None:
-        """Each sender tile sends, and each receiver tile receives, one message (tiles repeat).
-        With `sources` (the source tile of each receiver's message), a message whose source is
-        its receiver does not go through the exchange: the tile copies it itself at memory speed
-        (`cost_model.copy_work`, added to the superstep's compute by `finish`). A multicast
-        (fewer senders than receivers) is still sent once. With `source_starts` too (where each
-        message starts on its source tile), a message that every tile of a super tile (runs of
-        `tiles_per_bus` tiles from 0) receives comes over their shared bus (`shared_bytes_per_tile`)."""
-        self.add_traffic(listed_traffic(senders, receivers, num_tiles, sources, source_starts, tiles_per_bus), message_bytes, op)
-
-    def add_traffic(self, traffic: Traffic, message_bytes: int, op: dict[str, str]) -> None:
-        """An exchange's messages, counted per tile (`listed_traffic`, or runtime/traffic.py
-        from a copy's affine forms), each of `message_bytes`."""
-        self.ops.append(op)
-        num_tiles = traffic.num_tiles
-        if traffic.local is not None:
-            if self.local_bytes_per_tile is None:
-                self.local_bytes_per_tile = np.zeros(num_tiles, np.int64)
-            self.local_bytes_per_tile += traffic.local * message_bytes
-        if traffic.received is None:
-            return
-        if self.bytes_received_per_tile is None:
-            self.bytes_received_per_tile, self.bytes_sent_per_tile = np.zeros(num_tiles, np.int64), np.zeros(num_tiles, np.int64)
-            self.shared_bytes_per_tile = np.zeros(num_tiles, np.int64)
-        self.bytes_received_per_tile += traffic.received * message_bytes
-        self.bytes_sent_per_tile += traffic.sent * message_bytes
-        if traffic.shared is not None:
-            self.shared_bytes_per_tile += traffic.shared * message_bytes
-
-    def add_compute(self, cycles_per_tile: np.ndarray, op: dict[str, str]) -> None:
-        """A compute set; those of one superstep run back to back on each tile."""
-        if self.compute_cycles_per_tile is None:
-            self.compute_cycles_per_tile = np.zeros_like(cycles_per_tile)
-        self.compute_cycles_per_tile += cycles_per_tile
-        self.ops.append(op)
-
-    def finish(self, target: Target) -> None:
-        """Prices the exchange, the on-tile copies and the sync, once the superstep's ops are all in."""
-        if self.local_bytes_per_tile is not None:
-            sizes, which = np.unique(self.local_bytes_per_tile, return_inverse=True)  # few distinct sizes
-            copies = np.array([cost_model.copy_work(int(b), target) for b in sizes], np.int64)[which]
-            self.compute_cycles_per_tile = copies if self.compute_cycles_per_tile is None else self.compute_cycles_per_tile + copies
-        if self.bytes_received_per_tile is not None:
-            # The slowest receiver (bytes over a shared bus count 1/tiles_per_bus) or sender.
-            received, shared, share = self.bytes_received_per_tile, self.shared_bytes_per_tile, target.exchange_tiles_per_shared_bus
-            tile = int(np.argmax(share * (received - shared) + shared))
-            receiving = cost_model.exchange_cycles(int(received[tile]), target, int(shared[tile]))
-            self.exchange_cycles = max(receiving, cost_model.exchange_cycles(int(self.bytes_sent_per_tile.max()), target))
-        if self.link_flows:
-            # Assumption: the IPU-Links stream while the tiles exchange, so the phase lasts as
-            # long as the slower of the two (poplibs' model prices the links alone).
-            self.link_cycles = cost_model.link_cycles(self.link_flows, target)
-            self.exchange_cycles = max(self.exchange_cycles, self.link_cycles)
-        sync = cost_model.global_sync_cycles if self.sync == "global" else cost_model.sync_cycles
-        self.sync_cycles = sync(target) if self.sync else 0
-
-    def to_dict(self, index: int, tiles_per_ipu: int = 0) -> dict:
-        """The superstep's record; with `tiles_per_ipu` (a multi-IPU target), its compute names
-        the IPUs whose tiles work (the report's lane per IPU)."""
-        record = {"index": index, "kind": self.kind, "repeat": self.repeat, "ops": self.ops, "cycles": self.cycles}
-        if self.compute_cycles_per_tile is not None:
-            per_tile = self.compute_cycles_per_tile
-            record["compute"] = {"cycles": self.compute_cycles, "mean_cycles": float(per_tile.mean()), "cycles_per_tile": per_tile.tolist()}
-            if tiles_per_ipu:
-                record["compute"]["ipus"] = np.unique(np.flatnonzero(per_tile) // tiles_per_ipu).tolist()
-        if self.bytes_received_per_tile is not None:
-            record["exchange"] = {
-                "cycles": self.exchange_cycles,
-                "bytes": self.exchange_bytes,
-                "bytes_received_per_tile": self.bytes_received_per_tile.tolist(),
-                "bytes_sent_per_tile": self.bytes_sent_per_tile.tolist(),
-            }
-        if self.host_bytes:
-            record["host_bytes"] = self.host_bytes
-        if self.link_flows:
-            flows = [{"from": src, "to": dst, "bytes": n} for (src, dst), n in sorted(self.link_flows.items())]
-            record["links"] = {"cycles": self.link_cycles, "bytes": self.link_bytes, "flows": flows}
-        record["sync"] = {"kind": self.sync, "cycles": self.sync_cycles} if self.sync else None
-        return record
-
-
-@dataclass(frozen=True)
-class Traffic:
-    """An exchange's messages counted per tile of the target: received through the exchange
-    (None: every message was local), sent, copied on their own tile (None: none was), and of
-    those received, the ones over the receiver's shared bus (None: not a multicast)."""
-
-    num_tiles: int
-    received: np.ndarray | None
-    sent: np.ndarray | None
-    local: np.ndarray | None
-    shared: np.ndarray | None
-
-
-def listed_traffic(
-    senders: np.ndarray,
-    receivers: np.ndarray,
-    num_tiles: int,
-    sources=None,
-    source_starts=None,
-    tiles_per_bus: int = 1,
-) -> Traffic:
-    """`Superstep.add_exchange`'s messages, from their listed tiles, counted per tile."""
-    local_counts = None
-    if sources is not None:
-        sources = np.asarray(sources)
-        local = sources == receivers
-        if local.any():
-            local_counts = np.bincount(receivers[local], minlength=num_tiles)
-            senders = senders[~local] if len(senders) == len(receivers) else senders
-            receivers, sources = receivers[~local], sources[~local]
-            source_starts = None if source_starts is None else np.asarray(source_starts)[~local]
-            if not len(receivers):
-                return Traffic(num_tiles, None, None, local_counts, None)
-    received, sent = np.bincount(receivers, minlength=num_tiles), np.bincount(senders, minlength=num_tiles)
-    multicast = tiles_per_bus > 1 and len(senders) < len(receivers)  # only a multicast shares
-    shared_counts = None
-    if multicast and source_starts is not None:
-        shared = _bus_shared(receivers, sources, np.asarray(source_starts), tiles_per_bus)
-        shared_counts = np.bincount(receivers[shared], minlength=num_tiles)
-    return Traffic(num_tiles, received, sent, local_counts, shared_counts)
-
-
-def _bus_shared(receivers: np.ndarray, sources: np.ndarray, starts: np.ndarray, tiles_per_bus: int) -> np.ndarray:
-    """Which receivers get their message over their super tile's shared bus: those whose
-    super tile's every tile receives the same message (same source tile and start)."""
-    message = np.unique(np.stack([sources, starts]), axis=1, return_inverse=True)[1].reshape(-1)
-    span = int(receivers.max()) + 1
-    pairs = np.unique(message * span + receivers)  # each receiver of a message once
-    groups, counts = np.unique(pairs // span * span + pairs % span // tiles_per_bus, return_counts=True)
-    return counts[np.searchsorted(groups, message * span + receivers // tiles_per_bus)] == tiles_per_bus
 
 
 @dataclass
@@ -497,80 +297,6 @@ class Profile:
         return "\n".join(lines)
 
 
-# The names the PyTorch front end gives ATen ops in locations (the others name layers).
-ATEN_PREFIXES = ("aten.", "prims.", "torch.", "_operator.", "operator.")
-# The phase of a training step's op (frontends/joint.py): "phase:forward", "phase:backward", "phase:update".
-PHASE_PREFIX = "phase:"
-
-
-def program_summary(module: ir.Module | ir.Operation) -> dict:
-    """What the report says of an L3 program beyond its costs: per compute set, the PyTorch
-    layer and ATen op its location names (the PyTorch front end's name locations, '' without),
-    its FLOPs and its vertex groups (codelet, FLOPs per vertex, tiles as [first, end) runs:
-    sizes scale with the groups, not with tiles x groups); per buffer, its layer and op.
-
-    FLOPs: a contraction (an op with reduction loops: matmul, convolution) 2 per point of its
-    loop space (a multiply and an add); an elementwise op one per float arithmetic or math op of
-    its body per point; data movement none."""
-    program = Program(module)
-    flops_of: dict[str, int] = {}
-    compute_sets = {}
-    for function in program.functions(ipu.COMPUTE_SET_ATTR):
-        name = ir.StringAttr(function.attributes["sym_name"]).value
-        groups = []
-        for group in program.groups(name):
-            codelet = ir.FlatSymbolRefAttr(group.attributes["codelet"]).value
-            if codelet not in flops_of:
-                flops_of[codelet] = _codelet_flops(program.function(codelet, ipu.CODELET_ATTR))
-            tiles = group.tiles.tiles()
-            groups.append(
-                {"codelet": codelet, "flops_per_vertex": flops_of[codelet], "vertices": int(tiles.size), "tiles": _runs(np.unique(tiles))}
-            )
-        first = program.groups(name)[:1]
-        location = (first[0] if first else function).operation.location
-        layer, op = _origin(location)
-        compute_sets[name] = {
-            "layer": layer,
-            "op": op,
-            "phase": location_phase(location),
-            "vertices": sum(g["vertices"] for g in groups),
-            "flops": sum(g["flops_per_vertex"] * g["vertices"] for g in groups),
-            "groups": groups,
-        }
-    return {"compute_sets": compute_sets, "buffers": _buffer_origins(module, program)}
-
-
-def _buffer_origins(module: ir.Module | ir.Operation, program: Program) -> dict[str, dict[str, str]]:
-    """Each buffer's layer and ATen op: those of the vertex group writing it, else of the first
-    copy or vertex group naming it (a weight's buffer op and host stream sit at the program's
-    start, located at its first layer), else its own location's; a device variable's buffer also
-    its `variable` name."""
-    writers: dict[str, dict[str, str]] = {}
-    users: dict[str, dict[str, str]] = {}
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        keys = {"ipu.copy": ("source", "dest"), "ipu.vertex_group": ("inputs", "outputs")}.get(op.name)
-        layer, aten = _origin(op.location) if keys else ("", "")
-        phase = location_phase(op.location) if keys else ""
-        for key in keys if layer or aten else ():
-            attribute = op.attributes[key]
-            for ref in [attribute] if isinstance(attribute, ir.FlatSymbolRefAttr) else list(ir.ArrayAttr(attribute)):
-                name = ir.FlatSymbolRefAttr(ref).value
-                (writers if key == "outputs" else users).setdefault(name, {"layer": layer, "op": aten, "phase": phase})
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    found = users | writers
-    for variable in program.variables():  # a device variable's buffer: named as the host names it (param:fc1.weight)
-        found[variable.buffer] = {**found.get(variable.buffer, {"layer": "", "op": ""}), "variable": variable.variable_name}
-    for buffer in program.buffers():
-        name = ir.StringAttr(buffer.attributes["sym_name"]).value
-        layer, aten = _origin(buffer.operation.location)
-        if name not in found and (layer or aten):
-            found[name] = {"layer": layer, "op": aten}
-    return found
-
-
 def write_profile(profile: Profile, path: str) -> str:
     """`profile` as JSON at `path` (its directory made if needed), written whole or not at all
     (a temporary file renamed): the automatic profiles of the front ends and tools."""
@@ -584,73 +310,3 @@ def write_profile(profile: Profile, path: str) -> str:
     except OSError as error:
         raise IpuError(f"cannot write the profile '{path}': {error.strerror}") from None
     return path
-
-
-def location_names(location: ir.Location) -> list[str]:
-    """The names of a location's name locations, outermost first (fused ones: of the first
-    part carrying any), e.g. ["layer1.0.conv1", "aten.convolution"] from the PyTorch front end."""
-    found: list[str] = []
-
-    def walk(loc: ir.Location) -> None:
-        if loc.is_a_name():
-            found.append(loc.name_str)
-            walk(loc.child_loc)
-        elif loc.is_a_callsite():
-            walk(loc.callee)
-        elif loc.is_a_fused():
-            for inner in loc.locations:
-                if not found:
-                    walk(inner)
-
-    walk(location)
-    return found
-
-
-def _origin(location: ir.Location) -> tuple[str, str]:
-    """The layer (module path) and the ATen op a location names, '' for each it does not."""
-    names = location_names(location)
-    op = next((name for name in names if name.startswith(ATEN_PREFIXES)), "")
-    layer = next((name for name in names if not name.startswith((*ATEN_PREFIXES, PHASE_PREFIX))), "")
-    return layer, op
-
-
-def location_phase(location: ir.Location) -> str:
-    """The training phase a location names (forward, backward, update), '' outside a training step."""
-    return next((name[len(PHASE_PREFIX) :] for name in location_names(location) if name.startswith(PHASE_PREFIX)), "")
-
-
-def _codelet_flops(codelet: ir.OpView | None) -> int:
-    if codelet is None:
-        return 0
-    total = 0
-    for op in codelet.regions[0].blocks[0].operations:
-        if record_of(op) is None:
-            continue
-        space = space_of(op)
-        if space.reductions:
-            total += space.flops()
-        else:
-            total += math.prod(space.extents) * _arithmetic_ops(op.operation)
-    return total
-
-
-def _arithmetic_ops(op: ir.Operation) -> int:
-    """Float arithmetic and math ops in `op`'s body (constants and index casts are no work)."""
-    count = 0
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                name = inner.operation.name
-                if name.startswith(("arith.", "math.")) and not name.startswith(("arith.constant", "arith.index")):
-                    count += 1
-                count += _arithmetic_ops(inner.operation)
-    return count
-
-
-def _runs(tiles: np.ndarray) -> list[list[int]]:
-    """Sorted distinct tile numbers as [first, end) runs of consecutive tiles."""
-    if not tiles.size:
-        return []
-    breaks = np.flatnonzero(np.diff(tiles) != 1) + 1
-    starts, ends = np.r_[tiles[:1], tiles[breaks]], np.r_[tiles[breaks - 1] + 1, tiles[-1:] + 1]
-    return np.stack((starts, ends), axis=1).tolist()  # Python ints, made in C: a grid of stride 60 has 720 runs

@@ -333,7 +333,7 @@ def exchange_cycles(num_bytes: int, target: Target, shared_bytes: int = 0) -> in
     times the rate): ceil(16 x bytes / (round(16 x rate) x share)), poplibs' getCycles
     (ExchangeEstimator.cpp:68-109), with the two kinds of bytes in one division. The planner
     passes a tile's operand pieces (`exchanged_bytes`, `shares_exchange_bus`); the simulator each
-    superstep's busiest tile (runtime/profile.py: received, with the shared part, or sent,
+    superstep's busiest tile (runtime/superstep.py: received, with the shared part, or sent,
     whichever is slower: a tile's port limits both directions; a tile sends at the base rate)."""
     share = target.exchange_tiles_per_shared_bus
     scaled = EXCHANGE_SCALE * (share * (num_bytes - shared_bytes) + shared_bytes)

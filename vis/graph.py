@@ -29,7 +29,7 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.program import Program
-from ipu_mlir.runtime.profile import ATEN_PREFIXES, PHASE_PREFIX, location_names, location_phase
+from ipu_mlir.runtime.program_summary import ATEN_PREFIXES, PHASE_PREFIX, location_names, location_phase
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import IpuError
 

@@ -12,7 +12,7 @@ liveness by buffer with layer names; for a training step, its phases, the activa
 for backward and the device variables; with a `baseline`, the two profiles compared.
 
 Here the profile is reduced to what the views read (`report_data`); layers come from the
-program summary (runtime/profile.py `program_summary`): a superstep belongs to the layer of
+program summary (runtime/program_summary.py): a superstep belongs to the layer of
 its compute set, else of the buffers it moves. Nothing is fetched when the file is opened.
 """
 

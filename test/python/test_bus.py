@@ -1,5 +1,5 @@
 """The shared exchange bus from a copy's affine forms (`runtime/bus.py`) against the profile's
-listed form (`runtime/profile.py`'s `_bus_shared`)."""
+listed form (`runtime/superstep.py`'s `_bus_shared`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.runtime.bus import bus_shared_counts, tally
-from ipu_mlir.runtime.profile import Superstep
 from ipu_mlir.runtime.replicas import moving_axes, restrict
+from ipu_mlir.runtime.superstep import Superstep
 
 TILES = 8
 

@@ -11,8 +11,8 @@ import pytest
 from mlir import ir
 
 from ipu_mlir.dialects import make_context, ops
-from ipu_mlir.runtime.profile import Superstep
 from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.runtime.superstep import Superstep
 from ipu_mlir.target import cost_model, load_target
 
 REPO = Path(__file__).resolve().parents[2]

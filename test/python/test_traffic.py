@@ -1,5 +1,5 @@
 """An exchange's per-tile counts from a copy's affine forms (`runtime/traffic.py`) against the
-profile's listed form (`runtime/profile.py`'s `listed_traffic`), on random forms and on whole
+profile's listed form (`runtime/superstep.py`'s `listed_traffic`), on random forms and on whole
 zoo programs (their profiles must not move by a byte)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends import zoo
 from ipu_mlir.runtime import planner as planner_module
-from ipu_mlir.runtime.profile import Traffic, listed_traffic
 from ipu_mlir.runtime.simulator import Simulator
+from ipu_mlir.runtime.superstep import Traffic, listed_traffic
 from ipu_mlir.runtime.traffic import copy_traffic
 
 TILES = 8

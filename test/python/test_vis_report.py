@@ -1,5 +1,5 @@
 """The interactive report's data (vis/interactive.py) and the profile's program summary it
-reads (runtime/profile.py): layers, FLOPs, the time and bytes shared out among layers; the
+reads (runtime/program_summary.py): layers, FLOPs, the time and bytes shared out among layers; the
 static views' two fixes; the automatic report of `ipu-run --report` / IPU_MLIR_REPORT."""
 
 from __future__ import annotations
