@@ -3,7 +3,7 @@
 
 numpy gives every op a new array: a batch norm with ReLU6 over 1.2M floats made eight 4.8 MB
 arrays per call, each one's pages faulted in and each pass through memory. An op whose kernel
-may write into `out=` with the same bytes (dialects/ops/semantics.py: `out_kernel`,
+may write into `out=` with the same bytes (dialects/ops/out_kernels.py: `out_kernel`,
 `compare_select`) instead writes into a buffer the body owns and no longer needs: the group's
 output view first (then nothing is copied after), else a value dying at this op, else one
 freed by an earlier op; a new array only when none fits. A value's buffer is reused only if
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.dialects.ops.semantics import compare_select, elementwise_kernel, numpy_dtype, out_kernel
+from ipu_mlir.dialects.ops.out_kernels import compare_select, out_kernel
+from ipu_mlir.dialects.ops.semantics import elementwise_kernel, numpy_dtype
 
 Env = list
 
@@ -136,14 +137,14 @@ def _dtype(value: ir.Value) -> np.dtype | None:
     return numpy_dtype(ir.ShapedType(value.type).element_type if isinstance(value.type, ir.ShapedType) else value.type)
 
 
-# ops whose results are never signaling NaNs: IEEE arithmetic quiets them (semantics.compare_select)
+# ops whose results are never signaling NaNs: IEEE arithmetic quiets them (out_kernels.compare_select)
 _ARITHMETIC = frozenset(["arith.addf", "arith.subf", "arith.mulf", "arith.divf"])
 
 
 def _compare_select(op: ir.OpView) -> tuple | None:
     """`select(cmpf(x, c), x, c)` (in any order) of a float x and a scalar constant c, the
     compare read by nothing else, as (kernel, x, c, the compare's result) when one max or min
-    gives its bytes (semantics.compare_select), else None."""
+    gives its bytes (out_kernels.compare_select), else None."""
     condition, a, b = op.operands
     compare = condition.owner
     if isinstance(compare, ir.Block) or compare.operation.name != "arith.cmpf" or len(list(condition.uses)) != 1:

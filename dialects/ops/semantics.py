@@ -20,7 +20,6 @@ and `fpowi` evaluate in f64 and round once. NaNs: `maximumf` / `minimumf` propag
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -29,6 +28,10 @@ from mlir import ir
 from ipu_mlir.target.element_types import FLOAT_DTYPES, NARROW_FLOATS, is_float
 
 from .compiled import compiled
+from .erf import erf64, erf_rounded, erfc64
+from .erf import erf_f32 as erf_f32  # re-exported: runtime/fused.py imports it from here
+from .out_kernels import Clamp as Clamp  # re-exported: runtime/fused.py imports it from here
+from .out_kernels import out_kernel as out_kernel  # re-exported: runtime/fused.py and generic_body.py import it from here
 
 Kernel = Callable[..., np.ndarray]
 Reducer = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
@@ -199,145 +202,6 @@ def _round(x: np.ndarray) -> np.ndarray:
     return t + np.copysign((np.abs(x - t) >= 0.5).astype(x.dtype), x)
 
 
-_SQRT_PI = math.sqrt(math.pi)
-
-
-def _erf64(x: np.ndarray) -> np.ndarray:
-    """erf in f64 to ~1e-14 relative: for |x| < 2.5 the all-positive series
-    erf(x) = 2/sqrt(pi) exp(-x^2) sum (2x^2)^n x / (2n+1)!!, beyond it 1 - erfc(x) with erfc's
-    continued fraction (checked against math.erf on a dense grid in the tests)."""
-    a = np.abs(x)
-    near = a < 2.5
-    result = np.empty_like(a)
-    # each formula on its own elements only: the series costs 100 passes, the fraction 40
-    s = a[near]
-    z, term, total = 2.0 * s * s, s.copy(), s.copy()
-    for n in range(1, 34):
-        term *= z / (2 * n + 1)
-        total += term
-    result[near] = (2 / _SQRT_PI) * np.exp(-s * s) * total
-    far = a[~near]
-    fraction = far.copy()
-    for k in range(20, 0, -1):
-        fraction = far + (k / 2) / fraction
-    result[~near] = 1.0 - np.exp(-far * far) / _SQRT_PI / fraction
-    return np.copysign(result, x)
-
-
-# f32 and f16 erf: erf(x) / x as a polynomial in x^2 on |x| < 2, and exp(x^2) erfc(x) as one
-# in |x| - 3 on 2 <= |x| < 4: Chebyshev least-squares fits to math.erf in f64 (numpy's chebfit
-# on 5,000 Chebyshev points, degrees 13 and 11), highest power first; relative error below 3e-13
-# on each range, checked against math.erf in the tests.
-_ERF_NEAR = (
-    -1.1181109776649182e-12, 4.501152563439024e-11, -9.285393797653632e-10, 1.351527841234299e-08, -1.5969604796986245e-07,
-    1.6374956576417007e-06, -1.491196248417594e-05, 0.00012053821743686515, -0.0008548213089694233, 0.00522397203702156,
-    -0.026866168998082536, 0.11283791645568003, -0.37612638901640405, 1.1283791670953573,
-)  # fmt: skip
-_ERFC_FAR = (
-    -7.831861983072991e-08, 3.385953211716897e-07, -1.218084457471768e-06, 5.089234153439267e-06, -2.099877810819131e-05,
-    8.358425256679585e-05, -0.0003241228024874935, 0.0012230319300719596, -0.004479431363275684, 0.015884371774086865,
-    -0.054372259994799464, 0.1790011511728218,
-)  # fmt: skip
-
-
-def _horner(coefficients: tuple[float, ...], x: np.ndarray) -> np.ndarray:
-    result = np.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
-        result *= x
-        result += c
-    return result
-
-
-def _erf_narrow(x: np.ndarray) -> np.ndarray:
-    """erf in f64 to 3e-13 relative, for results rounded to f32 or f16: almost always the
-    correctly rounded value, as the f64 series gives. The first polynomial runs on every
-    element (clamped), the second only on the few at |x| >= 2, clamped to 4, past which erf
-    rounds to +-1 in f32 (1 - erf(4) = 1.5e-8, under half an ulp)."""
-    a = np.abs(x)
-    s = np.minimum(a, 2.0)  # NaN stays NaN
-    result = s * _horner(_ERF_NEAR, s * s)
-    far = a >= 2.0
-    if far.any():
-        c = np.minimum(a[far], 4.0)
-        result[far] = 1.0 - np.exp(-c * c) * _horner(_ERFC_FAR, c - 3.0)
-    return np.copysign(result, x)
-
-
-_BLOCK = 16384  # elements: a block's f64 temporaries stay in a 1 MB L2 cache
-
-
-def _erf_rounded(x: np.ndarray) -> np.ndarray:
-    """erf of an f32 or f16 array, evaluated in f64 block by block and rounded once: 4x the
-    speed of the series on whole arrays (GELU over 685K elements 52 -> 12 ms), the same bytes.
-    f32 runs `_erf_blocks` compiled (BERT's GELU, 387K elements a layer, 2.3x faster)."""
-    flat = x.reshape(-1)
-    result = np.empty(flat.shape, x.dtype)
-    if x.dtype == np.float32:
-        compiled(_erf_blocks)(np.ascontiguousarray(flat), result, np.array(_ERF_NEAR), np.array(_ERFC_FAR))
-        return result.reshape(x.shape)
-    for start in range(0, flat.size, _BLOCK):
-        result[start : start + _BLOCK] = _erf_narrow(flat[start : start + _BLOCK].astype(np.float64))
-    return result.reshape(x.shape)
-
-
-def _erf_into(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """f32 erf (`_erf_rounded`) into `out` if given, through a new array: `_erf_blocks` reads
-    a block's far elements after writing the block, and `out` may be `x` or a strided view."""
-    result = _erf_rounded(x)
-    if out is None:
-        return result
-    np.copyto(out, result)
-    return out
-
-
-def erf_f32() -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The two coefficient tuples of f32 `math.erf` (`_erf_blocks`), for runtime/fused.py's
-    kernels, which evaluate it op for op as `_erf_blocks` does (their tests compare bytes)."""
-    return _ERF_NEAR, _ERFC_FAR
-
-
-def _erf_blocks(x, out, near, far):  # pragma: no cover - compiled by numba (dialects/ops/compiled.py)
-    """`_erf_narrow` on f32 `x` into `out`, op for op in f64 (two roundings a Horner step: numba
-    does not contract without fastmath), so the same bytes, over blocks of 512 elements: the
-    first polynomial on every element one coefficient at a time (loops the compiler vectorizes),
-    then, in a block holding any, the elements at |x| >= 2 gathered and taken the same way:
-    element by element with a branch each, in a second pass over the array, they cost 1.9 ms
-    against 1.0 where 18% are far, and the pass 0.3 ms of 1.4 where almost none are (BERT's GELU,
-    393K elements a layer)."""
-    block = 512
-    s, z, p = np.empty(block), np.empty(block), np.empty(block)
-    where, c, q = np.empty(block, np.int64), np.empty(block), np.empty(block)
-    for start in range(0, x.size, block):
-        count = min(block, x.size - start)
-        for i in range(count):
-            a = abs(np.float64(x[start + i]))
-            s[i] = 2.0 if a > 2.0 else a  # NaN stays NaN, as np.minimum
-            z[i] = s[i] * s[i]
-            p[i] = near[0]
-        for k in range(1, near.size):
-            for i in range(count):
-                p[i] = p[i] * z[i] + near[k]
-        far_count = 0
-        for i in range(count):
-            v = np.float64(x[start + i])
-            out[start + i] = math.copysign(s[i] * p[i], v)
-            far_count += abs(v) >= 2.0  # a count, not the gather below: the loop vectorizes
-        if far_count == 0:  # almost every block of BERT's GELU (2.5e-6 of its inputs far)
-            continue
-        far_count = 0
-        for i in range(count):
-            where[far_count] = start + i
-            far_count += abs(np.float64(x[start + i])) >= 2.0
-        for j in range(far_count):
-            c[j] = min(abs(np.float64(x[where[j]])), 4.0)
-            q[j] = far[0]
-        for k in range(1, far.size):
-            for j in range(far_count):
-                q[j] = q[j] * (c[j] - 3.0) + far[k]
-        for j in range(far_count):
-            out[where[j]] = math.copysign(1.0 - math.exp(-c[j] * c[j]) * q[j], np.float64(x[where[j]]))
-
-
 def _fpowi(signed: Callable[[np.ndarray], np.ndarray]) -> Kernel:
     """x^n in f64, rounded once to x's type. The square or cube of f32 or f16 (one exponent
     for all: GPT-2's GELU cubes 400K elements a layer) is multiplied out in f64, x * x exact
@@ -366,22 +230,6 @@ def _powers(x, power, out):  # pragma: no cover - compiled by numba (dialects/op
         v = np.float64(x[i])
         square = v * v
         out[i] = square if power == 2 else square * v
-
-
-def _erfc64(x: np.ndarray) -> np.ndarray:
-    """erfc in f64: 1 - erf below 2.5 (erfc(2.5) = 4e-4: 3e-11 relative there, ample for f32),
-    erfc's continued fraction from 2.5 up (where 1 - erf would cancel to nothing), and
-    2 - erfc(-x) for negative x."""
-    a = np.abs(x)
-    result = np.empty_like(a)
-    near = a < 2.5
-    result[near] = 1.0 - _erf64(a[near])
-    far = a[~near]
-    fraction = far.copy()
-    for k in range(20, 0, -1):
-        fraction = far + (k / 2) / fraction
-    result[~near] = np.exp(-far * far) / _SQRT_PI / fraction
-    return np.where(x < 0, 2.0 - result, result)
 
 
 def _isnormal(x: np.ndarray) -> np.ndarray:
@@ -536,9 +384,9 @@ def elementwise_kernel(name: str, operands: list[np.dtype], result: np.dtype, pr
     if is_float(first) and name in _FLOAT_UNARY:
         return _FLOAT_UNARY[name]
     if name == "math.erf" and is_float(first):
-        return _erf64 if first == np.float64 else _erf_rounded
+        return erf64 if first == np.float64 else erf_rounded
     if name == "math.erfc" and first.kind == "f":
-        return _erfc64 if first == np.float64 else _in_f64(_erfc64)
+        return erfc64 if first == np.float64 else _in_f64(erfc64)
     if name in _FLOAT_CLASSES and first.kind == "f":
         return _FLOAT_CLASSES[name]
     if name == "math.clampf" and first.kind == "f":
@@ -592,82 +440,3 @@ def reducer(name: str, dtype: np.dtype) -> Reducer | None:
     signedness = _INT_BINARY[name][1]
     view, back = _view(dtype, signedness), _back(dtype)
     return lambda x, axes: back(ufunc.reduce(view(x), axis=axes))
-
-
-# --- Kernels writing into a given array ----------------------------------------------------
-
-# ufuncs whose every result is exactly rounded (or exact): the same bytes whatever numpy's inner
-# loop (SIMD or scalar, contiguous or strided output), so they may write into any `out=`.
-# Transcendental ones (exp, tanh, power...) are left out: numpy may evaluate them by another
-# algorithm on another layout.
-_EXACT_UFUNCS = frozenset(
-    [np.add, np.subtract, np.multiply, np.divide, np.fmod, np.maximum, np.minimum, np.fmax, np.fmin, np.copysign]
-    + [np.negative, np.absolute, np.sqrt, np.ceil, np.floor, np.trunc, np.rint]
-    + [np.equal, np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal]
-    + [np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift, np.floor_divide, np.remainder]
-)
-
-
-def out_kernel(kernel: Kernel, operands: list[np.dtype], result: np.dtype) -> Kernel | None:
-    """`kernel` (from `elementwise_kernel`) if it may be called with `out=` an array of `result`
-    and give the bytes it gives into a new array: an exactly rounded ufunc whose own result type
-    on `operands` is `result` (with `out=` numpy would otherwise cast), or f32 erf (`_erf_into`,
-    which runtime/fused.py compiles into a body's pass); else None."""
-    if kernel is _erf_rounded and operands == [np.dtype(np.float32)] and result == np.float32:
-        return _erf_into
-    if not isinstance(kernel, np.ufunc) or kernel not in _EXACT_UFUNCS or len(operands) != kernel.nin:
-        return None
-    try:
-        resolved = kernel.resolve_dtypes((*operands, None))
-    except TypeError:
-        return None
-    return kernel if resolved[-1] == result else None
-
-
-# arith.cmpf predicates comparing x with c as (relation, ordered): an ordered one is false on
-# NaN, an unordered one true.
-_RELATIONS = {2: (">", True), 3: (">=", True), 4: ("<", True), 5: ("<=", True)}
-_RELATIONS |= {9: (">", False), 10: (">=", False), 11: ("<", False), 12: ("<=", False)}
-_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}  # c REL x as x REL' c
-_NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # not (x REL c), the other ordering
-
-
-def compare_select(predicate: int, x_first: bool, x_when_true: bool, constant: np.ndarray, quiet: bool = False) -> Kernel | None:
-    """`select(cmpf(predicate, x, c), x, c)` (`x_first`: x is cmpf's left operand;
-    `x_when_true`: select's true value is x, the other c) as one max or min of x and the scalar
-    constant c, a kernel(x, c, out=None) giving the same bytes as the compare and select
-    (a ReLU in two passes instead of four), or None when no max or min does.
-
-    As `(x REL c) ? x : c`: REL > or >= is a max, < or <= a min. On NaN the ordered predicates
-    give c, as np.fmax / np.fmin do; the unordered give x, as np.maximum / np.minimum do, with
-    x's own NaN bits. Ties (x == c) are bitwise equal unless c is zero, where the max and min
-    return either zero: only a strict REL against +0.0 is done, its result never -0.0, so
-    adding +0.0 makes either zero +0.0 and leaves every other value as it is, NaNs too when
-    they are quiet: an unordered REL only if x is `quiet`, never a signaling NaN (the result
-    of IEEE arithmetic), whose bits the addition would change."""
-    if predicate not in _RELATIONS or constant.size != 1 or constant.dtype.kind != "f":
-        return None
-    c = constant.reshape(-1)[0]
-    relation, ordered = _RELATIONS[predicate]
-    if not x_first:
-        relation = _FLIPPED[relation]
-    if not x_when_true:
-        relation, ordered = _NEGATED[relation], not ordered
-    if np.isnan(c) or (c == 0 and (not (ordered or quiet) or relation in (">=", "<=") or np.signbit(c))):
-        return None
-    larger = relation in (">", ">=")
-    return Clamp((np.fmax if larger else np.fmin) if ordered else (np.maximum if larger else np.minimum), c == 0)
-
-
-class Clamp:
-    """A `compare_select` kernel(x, c, out=None): `ufunc(x, c)`, then c added when `fix` (c is
-    +0.0: either zero becomes +0.0). Its parts are read by runtime/fused.py."""
-
-    __slots__ = ("fix", "ufunc")
-
-    def __init__(self, ufunc: np.ufunc, fix: bool):
-        self.ufunc, self.fix = ufunc, bool(fix)
-
-    def __call__(self, x: np.ndarray, c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        result = self.ufunc(x, c, out=out)
-        return np.add(result, c, out=result) if self.fix else result

@@ -16,7 +16,8 @@ from mlir import ir
 from numpy.lib.stride_tricks import as_strided
 
 from ipu_mlir.dialects import make_context
-from ipu_mlir.dialects.ops.semantics import _erf_narrow, select
+from ipu_mlir.dialects.ops.erf import _erf_narrow
+from ipu_mlir.dialects.ops.semantics import select
 from ipu_mlir.runtime.codelet import CodeletError, CompiledCodelet, compile_codelet
 
 T = 3

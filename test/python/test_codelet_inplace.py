@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from test_codelet import codelet, generic
 
-from ipu_mlir.dialects.ops.semantics import _CMPF, compare_select, out_kernel, select
+from ipu_mlir.dialects.ops.out_kernels import compare_select, out_kernel
+from ipu_mlir.dialects.ops.semantics import _CMPF, select
 from ipu_mlir.runtime.inplace import broadcast_shape
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # references compute on NaN and inf on purpose

@@ -1,9 +1,9 @@
-"""f32 erf compiled (dialects/ops/semantics.py `_erf_blocks`): op for op the numpy evaluation
+"""f32 erf compiled (dialects/ops/erf.py `_erf_blocks`): op for op the numpy evaluation
 in f64 (`_erf_narrow`, whose accuracy test_codelet checks against math.erf), so the same bytes."""
 
 import numpy as np
 
-from ipu_mlir.dialects.ops import semantics
+from ipu_mlir.dialects.ops import erf
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel
 
 RNG = np.random.default_rng(11)
@@ -18,7 +18,7 @@ def test_compiled_f32_erf_is_the_numpy_evaluation_byte_for_byte():
         ]
     ).astype(np.float32)
     kernel = elementwise_kernel("math.erf", [np.dtype(np.float32)], np.dtype(np.float32), None)
-    want = semantics._erf_narrow(x.astype(np.float64)).astype(np.float32)
+    want = erf._erf_narrow(x.astype(np.float64)).astype(np.float32)
     got = kernel(x)
     assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
     strided = x.reshape(-1, 5)[:, ::2]  # a view: the same values, laid out apart
@@ -39,6 +39,6 @@ def test_compiled_f32_erf_far_elements_gathered_per_block_keep_their_bytes():
     x[[2600, 2601, 2602]] = [np.inf, -np.inf, np.nan]
     x[3600] = far[3600]  # the only one in its block
     x = x.astype(np.float32)
-    want = semantics._erf_narrow(x.astype(np.float64)).astype(np.float32)
-    assert semantics._erf_rounded(x).tobytes() == want.tobytes()
-    assert semantics._erf_rounded(x[:5]).tobytes() == want[:5].tobytes()  # one partial block
+    want = erf._erf_narrow(x.astype(np.float64)).astype(np.float32)
+    assert erf.erf_rounded(x).tobytes() == want.tobytes()
+    assert erf.erf_rounded(x[:5]).tobytes() == want[:5].tobytes()  # one partial block
