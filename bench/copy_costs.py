@@ -11,7 +11,7 @@ and three times, each the best of `--repeat` passes over the run's copies in pla
   the calls, not of the bytes);
 - `memcpy`: `np.copyto` of as many contiguous bytes as each copy writes.
 Then the copies' time by the size of their pieces' items (the runs contiguous in both sides
-that `memory.item_views` makes one item), against memcpy's.
+that `regions.item_views` makes one item), against memcpy's.
 
 Programs are cached as simulator_speed.py caches them (`--cache`, `--size` and `--layers`: the
 same files; MobileNetV2 at full size takes `--size 224`).

@@ -15,7 +15,8 @@ from mlir import ir
 
 from ipu_mlir.dialects import ipu
 
-from .memory import Site, copy_region
+from .memory import Site
+from .regions import copy_region
 from .steps import Count, If, Predicate, Switch, While
 
 

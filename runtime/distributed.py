@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .all_reduce import ring_chunks
-from .memory import Buffer, SimulationError, Strided
+from .memory import Buffer, SimulationError
+from .regions import Strided
 from .steps import Copy, Execute, Repeat
 from .streams import DeviceToHost, HostToDevice
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from ipu_mlir.dialects.attrs import TileGrid
 
-from .memory import Buffer, Region, SimulationError, Site, Strided
+from .memory import Buffer, SimulationError, Site
+from .regions import Region, Strided
 from .replicas import moving_axes, restrict, row_ids
 
 
@@ -232,7 +233,7 @@ def _meeting(accesses: list[Access]) -> list[Access]:
     they can race. Two sieves, each exact about what it keeps out: first one address range
     per access over all its tiles (a phase's reads of its sources and its writes of distinct
     destinations, which the memory plan places apart, mostly drop out), then per tile the
-    range an access spans there, from its affine forms (runtime/memory.py's `Strided`) for a
+    range an access spans there, from its affine forms (runtime/regions.py's `Strided`) for a
     copy's side, so a halo copy of millions of grid points on a thousand tiles is a thousand
     ranges (two writes of one buffer on interleaved tiles drop out). What is left is checked
     per tile and byte, whose cost is in the grid points."""

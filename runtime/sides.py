@@ -3,13 +3,13 @@
 A copy's tiles and starts are affine in its grid index; its buffer rows are the rows of its
 tiles, so they move only along the axes that move the tile. Checking that the rows are
 affine there, over a grid of at most a few thousand points (a tile each), makes the side a
-`Strided` view (runtime/memory.py) with no pass over the copy's points: a ResNet-50 halo
-copy has 2.4 million of them on 1,190 tiles. `memory.strided_pieces` plans the sides that are
+`Strided` view (runtime/regions.py) with no pass over the copy's points: a ResNet-50 halo
+copy has 2.4 million of them on 1,190 tiles. `copy_pieces.strided_pieces` plans the sides that are
 not affine (in pieces, or as windows) from listed points.
 
     whole = strided_side(buffer, tiles, starts, count, write, site)   # None: not affine
 
-A side that is not affine is planned from listed points (`memory.strided_pieces`), but only
+A side that is not affine is planned from listed points (`copy_pieces.strided_pieces`), but only
 over the axes moving either side's tile (`narrow_pieces`): along the others, rows stay and
 starts step by their forms' strides, so no cut falls there and each piece takes them back as
 axes of its own. A ResNet-50 copy of 368,640 points lists 9,216.
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from ipu_mlir.dialects.attrs import TileGrid
 
-from .memory import Buffer, Side, Site, Strided, affine_form, constant_axes, strided_pieces
+from .copy_pieces import Side, strided_pieces
+from .memory import Buffer, Site
+from .regions import Strided, affine_form, constant_axes
 from .replicas import moving_axes, restrict
 
 
@@ -78,7 +80,7 @@ def narrow_pieces(
     site: Site,
     collapse: bool,
 ) -> list[tuple[Strided, Strided]] | None:
-    """The pieces `memory.strided_pieces` makes of the copy's listed sides (a source and a
+    """The pieces `copy_pieces.strided_pieces` makes of the copy's listed sides (a source and a
     destination side over the whole grid), from the sides listed over the axes moving either
     tile only. With `collapse` (an unchecked plan), axes along which the destination's row
     and start stay are cut to their first point, as the caller does to listed sides. None

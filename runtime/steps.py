@@ -10,7 +10,8 @@ import numpy as np
 from ipu_mlir.dialects.ops.arrays import as_items
 
 from .codelet import AssertionFailure
-from .memory import Buffer, Grid, Region, SimulationError, Site, Strided, item_views
+from .memory import Buffer, SimulationError, Site
+from .regions import Grid, Region, Strided, item_views
 
 
 @dataclass

@@ -21,10 +21,12 @@ import numpy as np
 from mlir import ir
 
 from ipu_mlir.dialects.attrs import BlockMapping, LinearMapping, TileGrid
+from ipu_mlir.dialects.ops.arrays import assign
 from ipu_mlir.target import Target
 from ipu_mlir.target.element_types import as_strided
 
-from .memory import Buffer, Grid, Rows, Site, as_slice, assign, grid_region, static_tensor
+from .memory import Buffer, Site, static_tensor
+from .regions import Grid, Rows, as_slice, grid_region
 
 
 @dataclass(frozen=True)

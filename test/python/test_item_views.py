@@ -1,4 +1,4 @@
-"""A prepared copy's views (runtime/memory.py `item_views`), made from its regions' strides,
+"""A prepared copy's views (runtime/regions.py `item_views`), made from its regions' strides,
 against `arrays.as_items` of the regions' element views: the same items, the same bytes copied."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.dialects.ops.arrays import as_items
-from ipu_mlir.runtime.memory import Strided, item_views
+from ipu_mlir.runtime.regions import Strided, item_views
 
 ROWS, ELEMENTS = 12, 96
 

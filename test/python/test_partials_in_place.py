@@ -14,9 +14,9 @@ from ipu_mlir.dialects.ops.compiled import compiled
 from ipu_mlir.lowering.pipelines import compile_module
 from ipu_mlir.runtime import partials_in_place, simulator
 from ipu_mlir.runtime.api import load_module
-from ipu_mlir.runtime.memory import Grid
 from ipu_mlir.runtime.planner import Planner
 from ipu_mlir.runtime.reduce import fold
+from ipu_mlir.runtime.regions import Grid
 from ipu_mlir.runtime.replicas import tile_classes
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.runtime.steps import Copy, Execute

@@ -15,8 +15,9 @@ from test_races import Memory, access, listed_race
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import TileGrid
 from ipu_mlir.runtime import races
-from ipu_mlir.runtime.memory import Rows, SimulationError, Site, Windows
+from ipu_mlir.runtime.memory import SimulationError, Site
 from ipu_mlir.runtime.races import Access, _doubled, _first_race, _race_error, _spaced, check_races
+from ipu_mlir.runtime.regions import Rows, Windows
 
 PHASE = "this exchange phase"
 

@@ -12,8 +12,9 @@ from mlir import ir
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import TileGrid
-from ipu_mlir.runtime.memory import Rows, SimulationError, Site, Strided, Windows
+from ipu_mlir.runtime.memory import SimulationError, Site
 from ipu_mlir.runtime.races import Access, _meeting, check_races
+from ipu_mlir.runtime.regions import Rows, Strided, Windows
 
 TILES = 8
 

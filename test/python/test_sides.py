@@ -1,6 +1,6 @@
 """A copy's side from its affine forms (`runtime/sides.py`) against the same side planned from
-its listed grid points (`memory.Side.strided`), and a copy's pieces from the axes moving its
-tiles (`narrow_pieces`) against those of all its listed points (`memory.strided_pieces`)."""
+its listed grid points (`copy_pieces.Side.strided`), and a copy's pieces from the axes moving its
+tiles (`narrow_pieces`) against those of all its listed points (`copy_pieces.strided_pieces`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from mlir import ir
 
 from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import TileGrid
-from ipu_mlir.runtime.memory import Side, Site, constant_axes, strided_pieces
+from ipu_mlir.runtime.copy_pieces import Side, strided_pieces
+from ipu_mlir.runtime.memory import Site
+from ipu_mlir.runtime.regions import constant_axes
 from ipu_mlir.runtime.sides import cut_to_first, narrow_pieces, still_axes, strided_side
 
 TILES = 8

@@ -318,17 +318,17 @@ def test_copies_run_as_strided_views_cut_where_a_buffer_changes_vertex_group():
 def test_copies_not_affine_in_few_pieces_gather_and_scatter(monkeypatch):
     # Sides cut into more runs than the limit are left to index arrays; forced here for all
     # copies, the results are those of the strided views.
-    from ipu_mlir.runtime import memory
+    from ipu_mlir.runtime import copy_pieces
     from ipu_mlir.runtime import planner as planner_module
 
     scrambled = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15])
-    side = memory.Side(scrambled, scrambled, np.zeros(16, np.int64), 64, write=True)
-    identity = memory.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=False)
-    assert len(memory.strided_pieces(identity, side, 64, (16,))) == 8
-    assert memory.strided_pieces(identity, side, 64, (16,), limit=7) is None
-    backwards = memory.Side(np.arange(15, -1, -1), np.arange(15, -1, -1), np.zeros(16, np.int64), 64, write=False)
-    forwards = memory.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=True)
-    ((view, _),) = memory.strided_pieces(backwards, forwards, 64, (16,))
+    side = copy_pieces.Side(scrambled, scrambled, np.zeros(16, np.int64), 64, write=True)
+    identity = copy_pieces.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=False)
+    assert len(copy_pieces.strided_pieces(identity, side, 64, (16,))) == 8
+    assert copy_pieces.strided_pieces(identity, side, 64, (16,), limit=7) is None
+    backwards = copy_pieces.Side(np.arange(15, -1, -1), np.arange(15, -1, -1), np.zeros(16, np.int64), 64, write=False)
+    forwards = copy_pieces.Side(np.arange(16), np.arange(16), np.zeros(16, np.int64), 64, write=True)
+    ((view, _),) = copy_pieces.strided_pieces(backwards, forwards, 64, (16,))
     data = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
     assert np.array_equal(view.read(data), data[::-1])  # a negative stride
     text = STRIDED_COPIES
@@ -577,7 +577,7 @@ def test_inputs_must_match_the_entry_signature():
     ],
 )
 def test_assign_moves_runs_as_items_and_equals_numpy(dst_index, src):
-    from ipu_mlir.runtime.memory import assign
+    from ipu_mlir.dialects.ops.arrays import assign
 
     base = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
     got, want = base.copy(), base.copy()

@@ -8,7 +8,8 @@ import pytest
 from test_codelet import codelet
 
 from ipu_mlir.runtime.codelet import CodeletError
-from ipu_mlir.runtime.memory import Site, grid_region
+from ipu_mlir.runtime.memory import Site
+from ipu_mlir.runtime.regions import grid_region
 from ipu_mlir.runtime.steps import VertexGroup, _Assign
 
 
