@@ -179,7 +179,7 @@ def test_weights_that_cannot_all_stay_resident_are_streamed_each_run():
 
 
 def test_the_chosen_plan_says_resident_or_streamed_as_the_pass_does():
-    """bench/run.py's memory rows report `chosen_plan`, the plan the pass keeps: with weights
+    """bench/compiler_sections.py's memory rows report `chosen_plan`, the plan the pass keeps: with weights
     resident where they fit (2 x 16 KiB), streamed where they do not (2 x 40 KiB on 64 KiB),
     whose peak is then one weight, not the resident plan's two."""
     target = load_target("tiny")
