@@ -22,6 +22,7 @@ import numpy as np
 
 from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.files import publish, staging_dir
 
 from .program_summary import PHASE_PREFIX as PHASE_PREFIX  # re-exported: frontends/torch.py and fx_import.py import it from here
 from .superstep import Superstep
@@ -301,12 +302,12 @@ def write_profile(profile: Profile, path: str) -> str:
     """`profile` as JSON at `path` (its directory made if needed), written whole or not at all
     (a temporary file renamed): the automatic profiles of the front ends and tools."""
     directory = os.path.dirname(path) or "."
-    temporary = f"{path}.tmp{os.getpid()}"
     try:
         os.makedirs(directory, exist_ok=True)
+        temporary = os.path.join(staging_dir(path), f".{os.path.basename(path)}.tmp{os.getpid()}")
         with open(temporary, "w") as file:
             file.write(profile.to_json())
-        os.replace(temporary, path)
+        publish(temporary, path)
     except OSError as error:
         raise IpuError(f"cannot write the profile '{path}': {error.strerror}") from None
     return path

@@ -36,6 +36,7 @@ from ipu_mlir.lowering.pass_registry import (
     registered_pipelines,
 )
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.files import is_special, publish, staging_dir
 
 from . import cli
 from .diagnostic_check import Diagnostic, DiagnosticChecker, SourceText, render_diagnostic
@@ -160,7 +161,7 @@ def write_atomically(path: Path, text: str | bytes) -> None:
     file, and an existing one untouched."""
     temporary = stage_file(path, text)
     try:
-        os.replace(temporary, path)
+        publish(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -168,8 +169,9 @@ def write_atomically(path: Path, text: str | bytes) -> None:
 
 def stage_file(path: Path, text: str | bytes) -> Path:
     """A temporary file beside `path` holding `text`, with the mode `path` has (or would get);
-    the caller renames it over `path` (`os.replace`) or deletes it. Nothing is left on failure."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    the caller puts it at `path` (`target.files.publish`) or deletes it. Nothing is left on
+    failure."""
+    descriptor, temporary = tempfile.mkstemp(dir=staging_dir(path), prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb" if isinstance(text, bytes) else "w") as stream:
             stream.write(text)
@@ -185,6 +187,10 @@ def check_writable(path: Path, what: str = "") -> None:
     exists and is writable, and `path` is not a directory. Tools check every output path with
     it before writing any, so that a bad one leaves nothing behind."""
     where = f"cannot write {what + ' ' if what else ''}'{path}'"
+    if is_special(path):  # written into, not replaced: its own permission decides
+        if not os.access(path, os.W_OK):
+            raise IpuError(f"{where}: Permission denied")
+        return
     if path.is_dir():
         raise IpuError(f"{where}: Is a directory")
     directory = path.parent

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.files import is_special
 
 from .cli import signals_held
 
@@ -44,7 +45,14 @@ def write_run_files(
     and each of `texts` (path -> contents: `--report`'s profile and page) together, or raises
     `IpuError` having published nothing."""
     texts = {path.absolute(): text for path, text in (texts or {}).items()}
-    destinations = [path.absolute() for path in (output_dir, profile) if path is not None] + list(texts)
+    if profile is not None:
+        texts = {profile.absolute(): profile_text, **texts}
+    # A device or FIFO (/dev/null, /dev/stdout) is written into once the files are published,
+    # as a shell's `>` writes: renaming a file over it would destroy it.
+    special = {path: text for path, text in texts.items() if is_special(path)}
+    texts = {path: text for path, text in texts.items() if path not in special}
+    destinations = [output_dir.absolute()] if output_dir is not None else []
+    destinations += list(texts)
     what = str(destinations[0]) if destinations else ""
     with signals_held(), contextlib.ExitStack() as stack:
         try:
@@ -58,13 +66,6 @@ def write_run_files(
                 directory = output_dir.absolute()
                 what = str(output_dir)
                 moves, stale = _stage_outputs(directory, outputs, staging[directory.parent])
-            if profile is not None:
-                what = str(profile)
-                destination = profile.absolute()
-                staged = staging[destination.parent] / "profile"
-                staged.write_text(profile_text)
-                os.chmod(staged, _file_mode(destination))
-                moves.append((staged, destination, staging[destination.parent]))
             for index, (destination, text) in enumerate(texts.items()):
                 what = str(destination)
                 staged = staging[destination.parent] / f"text{index}"
@@ -76,6 +77,10 @@ def write_run_files(
                 if source.is_file() and destination.is_dir() and not destination.is_symlink():
                     raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
             _publish(moves, stale)
+            for destination, text in special.items():
+                what = str(destination)
+                with open(destination, "w") as stream:
+                    stream.write(text)
         except OSError as error:
             raise IpuError(f"cannot write '{what}': {error.strerror or error}") from None
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.target.diagnostics import IpuError
+from ipu_mlir.target.files import publish, staging_dir
 
 SCRIPT = Path(__file__).with_name("report.js")
 STYLE = Path(__file__).with_name("report.css")
@@ -181,11 +182,11 @@ def auto_report(profile: Profile, directory: str, name: str) -> str:
     or not at all (what `ipu-run --report` and IPU_MLIR_REPORT write); the report's path."""
     write_profile(profile, os.path.join(directory, f"{name}.json"))
     path = os.path.join(directory, f"{name}.html")
-    temporary = f"{path}.tmp{os.getpid()}"
+    temporary = os.path.join(staging_dir(path), f".{name}.html.tmp{os.getpid()}")
     try:
         with open(temporary, "w") as file:
             file.write(interactive_html(profile.to_dict(), f"{name}.json"))
-        os.replace(temporary, path)
+        publish(temporary, path)
     except OSError as error:
         raise IpuError(f"cannot write the report '{path}': {error.strerror}") from None
     return path
