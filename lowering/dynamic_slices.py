@@ -79,6 +79,18 @@ def insert(op: ir.OpView, offset: ir.Value) -> ir.Value:
     return _select_rows(dest, update, k, offset, op.location)
 
 
+def extract_rows(source: ir.Value, offset: ir.Value, size: int, location: ir.Location) -> ir.Value:
+    """`source[off : off + size]` along its first dimension (builders' entry: ipu-pipeline's loop)."""
+    shape = list(ir.RankedTensorType(source.type).shape)
+    rank = len(shape)
+    return _rows(source, 0, [size, *shape[1:]], [0] * rank, [1] * rank, offset, location)
+
+
+def update_rows(dest: ir.Value, update: ir.Value, offset: ir.Value, location: ir.Location) -> ir.Value:
+    """`dest` with its rows `[off, off + size)` along the first dimension from `update`."""
+    return _select_rows(dest, update, 0, offset, location)
+
+
 def _strides(op: ir.OpView) -> list[int]:
     return list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
 
@@ -143,19 +155,34 @@ def _select_rows(dest: ir.Value, update: ir.Value, k: int, offset: ir.Value, loc
     else:  # the update's row `row - off` at every row of the destination (clamped where unused)
         rows = _padded(update, k, n, offset)
         rows_map = identity
-    offset = _as_i64(offset)
+    offset = _checked(offset, n - size, location)
     init = tensor.EmptyOp(shape, dest_type.element_type).result
     maps = [identity, rows_map, ir.AffineMap.get(rank, 0, []), row_of, identity]
 
     def body(old: ir.Value, new: ir.Value, off: ir.Value, row: ir.Value, _: ir.Value) -> ir.Value:
-        _check(off, n - size, f"slice offset out of bounds: not in [0, {n - size}]", location)
-        i1 = ir.IntegerType.get_signless(1)
-        start = _compare("sge", row, off)
-        end = _compare("slt", row, _binary("arith.addi", off, _constant(size)))
-        inside = ir.Operation.create("arith.andi", results=[i1], operands=[start, end]).results[0]
+        if size == 1:
+            inside = _compare("eq", row, off)
+        else:
+            i1 = ir.IntegerType.get_signless(1)
+            start = _compare("sge", row, off)
+            end = _compare("slt", row, _binary("arith.addi", off, _constant(size)))
+            inside = ir.Operation.create("arith.andi", results=[i1], operands=[start, end]).results[0]
         return ir.Operation.create("arith.select", results=[old.type], operands=[inside, new, old]).results[0]
 
     return tb.generic([dest, rows, offset, _iota(n)], init, maps, body)
+
+
+def _checked(offset: ir.Value, largest: int, location: ir.Location) -> ir.Value:
+    """The 0-d `offset` as i64 through a one-element generic checking `0 <= off <= largest`
+    (once, not at every element of the destination)."""
+    scalar = ir.AffineMap.get(0, 0, [])
+    init = tensor.EmptyOp([], ir.IntegerType.get_signless(64)).result
+
+    def body(off: ir.Value, _: ir.Value) -> ir.Value:
+        _check(off, largest, f"slice offset out of bounds: not in [0, {largest}]", location)
+        return off
+
+    return tb.generic([_as_i64(offset)], init, [scalar, scalar], body)
 
 
 def _padded(update: ir.Value, k: int, n: int, offset: ir.Value) -> ir.Value:
