@@ -23,7 +23,8 @@ Out of range: MLIR leaves a slice beyond its source undefined; poplibs' vertices
 numBaseElements) baseSlice = 0`). Here the offset is checked on the device instead: the
 generic computing the indices (or selecting the rows) carries a `cf.assert` at the slice's
 location, which the simulator runs, so an out-of-range offset stops the run with that message.
-A constant offset out of range is refused by MLIR's own verifier of the slice.
+An offset out of range known when compiling is refused then: by MLIR's verifier of a static
+slice, or by ipu-convert-to-ipu's check of a `cf.assert` that always fails.
 """
 
 from __future__ import annotations
