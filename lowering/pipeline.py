@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target.diagnostics import op_error
 
 from .pass_registry import ModulePass, register_pass
+from .pipeline_loop import LoopStage, SteadyLoop
 from .pipeline_training import order_training_step
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
@@ -45,8 +47,13 @@ class Pipeline(ModulePass):
     micro-batches' outputs concatenated along the batch dimension: per micro-batch it is the
     sharded program's arithmetic on that micro-batch.
 
-    The pass unrolls the steps: each op of the model appears once per micro-batch, weights and
-    other work on no input once. A value of the whole batch computed from no input is made once
+    The fill's and the flush's steps are unrolled; the `M - S + 1` steps between them, where every
+    stage works, are one `scf.for` whose body is one step (Poplar's Repeat; lowering/pipeline_loop.py):
+    each stage selects its micro-batch of an input by a dynamic slice at a counter it carries,
+    values between stages are carried from one step to the next, and each output is written by a
+    dynamic update. So each op of the model appears at most 2S - 1 times whatever M is (the fill,
+    the body, the flush); weights and other work on no input once. With `unroll` (or fewer than
+    two steady steps) every step is emitted, each op once per micro-batch. A value of the whole batch computed from no input is made once
     at the micro-batch's shape when its rows are alike for every micro-batch (BERT's token-type
     ids broadcast over the batch), else sliced per micro-batch. An op whose result is not the
     micro-batch's alone (a reduction over the batch, as BatchNorm's batch statistics, a slice of
@@ -79,6 +86,7 @@ class Pipeline(ModulePass):
 
     micro_batches: int = field(default=1, metadata={"help": "micro-batches the batch is split into (1: no pipelining)", "minimum": 1})
     inputs: int = batched_inputs_option()
+    unroll: bool = field(default=False, metadata={"help": "emit every step, the steady state too (else the steady state is one scf.for)"})
 
     def run(self, module: ir.Operation) -> None:
         if self.micro_batches == 1:
@@ -87,7 +95,7 @@ class Pipeline(ModulePass):
             if resident_names(function)[0]:  # device variables: a training step, its micro-batches unrolled
                 order_training_step(function, self.micro_batches)
             else:
-                Pipeliner(function, self.micro_batches, self.inputs).run()
+                Pipeliner(function, self.micro_batches, self.inputs).run(loop=not self.unroll)
 
 
 class Pipeliner:
@@ -116,16 +124,19 @@ class Pipeliner:
                     f"divisible by {option}={micro_batches}",
                 )
         self.batched: set[ir.Value] = set(self.inputs)
-        # Per micro-batch: original value -> its micro-batch's value.
-        self.micro: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
+        # Per micro-batch (or `LoopStage`, a stage's in the steady loop): original value -> its
+        # micro-batch's value.
+        self.micro: dict[int | LoopStage, dict[ir.Value, ir.Value]] = defaultdict(dict)
         # Per micro-batch: a value on no input -> its copy for it (a replica's weights; a
         # pipeline has one copy, the value itself).
-        self.copies: list[dict[ir.Value, ir.Value]] = [{} for _ in range(micro_batches)]
+        self.copies: dict[int | LoopStage, dict[ir.Value, ir.Value]] = defaultdict(dict)
+        self.loop: SteadyLoop | None = None
         # (value, `_sharing`) -> a value alike for every micro-batch (an init) at their shape
         self.resized: dict[tuple[ir.Value, int], ir.Value] = {}
         self.alike: dict[ir.Value, bool] = {}  # `_alike`'s answers
 
-    def run(self) -> None:
+    def run(self, loop: bool = True) -> None:
+        """Emits the steps; with `loop`, the steady state's as one `scf.for` (pipeline_loop.py)."""
         operations = list(self.block.operations)
         terminator, body = operations[-1], operations[:-1]
         shared, stages = [], {}  # ops on no input, done once; stage -> its ops on inputs, in order
@@ -147,14 +158,27 @@ class Pipeliner:
             for op in shared:
                 op.operation.move_before(terminator)
             lists = [stages[s] for s in stage_ids]
-            for step in range(self.count + num_stages - 1):
-                active = [(s, step - s) for s in range(num_stages) if 0 <= step - s < self.count]
-                for position in range(max(len(lists[s]) for s, _ in active)):
-                    for s, micro_batch in active:
-                        if position < len(lists[s]):
-                            self._emit(lists[s][position], micro_batch)
+            steps = range(self.count + num_stages - 1)
+            outputs = list(terminator.operands)
+            if loop and SteadyLoop.applies(self, lists, outputs):
+                self.loop = SteadyLoop(self, lists, outputs)
+                steps = [*range(num_stages - 1), *range(self.count, self.count + num_stages - 1)]
+            for step in steps:
+                if self.loop is not None and step == self.count:
+                    self.loop.build()
+                self._step(lists, step)
+            if self.loop is not None and num_stages == 1:
+                self.loop.build()
             self._return(terminator)
         self._erase_unused(body)
+
+    def _step(self, lists: list[list[ir.OpView]], step: int) -> None:
+        """Pipeline step `step`: stage `s` on micro-batch `step - s`, the stages' ops interleaved."""
+        active = [(s, step - s) for s in range(len(lists)) if 0 <= step - s < self.count]
+        for position in range(max(len(lists[s]) for s, _ in active)):
+            for s, micro_batch in active:
+                if position < len(lists[s]):
+                    self._emit(lists[s][position], micro_batch)
 
     def _erase_unused(self, body: list[ir.OpView]) -> None:
         """The original ops, now unused (those on inputs), last first."""
@@ -242,6 +266,9 @@ class Pipeliner:
         # An input, or a value of the whole batch computed from no input whose micro-batches'
         # rows differ (an iota over the batch, a constant): each micro-batch reads its rows.
         whole = value if value in self.inputs else self.copies[micro_batch].get(value, value)
+        if isinstance(micro_batch, LoopStage):
+            self.micro[micro_batch][value] = self.loop.rows(micro_batch, whole, user)
+            return self.micro[micro_batch][value]
         shape = _shape(value)
         rows = shape[0] // self.count
         offsets = [micro_batch * rows] + [0] * (len(shape) - 1)
@@ -310,6 +337,9 @@ class Pipeliner:
         key = (value, self._sharing(micro_batch))
         if key in self.resized:
             return self.resized[key]
+        if isinstance(micro_batch, LoopStage):  # made once, before the loop
+            with ir.InsertionPoint(micro_batch.loop):
+                return self._resize(value, user, 0)
         owner = value.owner
         positions = [] if owner.operation.name in ("tensor.empty", "arith.constant") else _read_along_batch(owner)
         # Before the clone, which they dominate: its other operands are shared (weights).
@@ -347,6 +377,9 @@ class Pipeliner:
     def _return(self, terminator: ir.OpView) -> None:
         for i, value in enumerate(terminator.operands):
             if value not in self.batched:
+                continue
+            if self.loop is not None:
+                terminator.operands[i] = self.loop.output(value)
                 continue
             parts = [self.micro[m][value] for m in range(self.count)]
             owner = parts[-1].owner

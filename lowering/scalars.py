@@ -36,6 +36,7 @@ from mlir.dialects import tensor
 
 from ipu_mlir.dialects.ops import tensor_builders as tb
 
+from . import dynamic_slices
 from .affine_reads import with_inputs
 
 CONTROL_FLOW = ("scf.for", "scf.if", "scf.while", "scf.index_switch")
@@ -88,6 +89,8 @@ def has_scalar_code(block: ir.Block) -> bool:
             return True
         if name == "scf.for" and has_scalar_code(op.regions[0].blocks[0]):
             return True
+        if name in ("tensor.extract_slice", "tensor.insert_slice") and any(isinstance(v.type, ir.IndexType) for v in op.operands):
+            return True  # an offset the program computes
     return False
 
 
@@ -150,6 +153,8 @@ class _Rewrite:
                     getattr(self, name.split(".")[1])(op)
                 elif name in ("linalg.fill", "tensor.splat"):
                     self.fill(op)
+                elif name in ("tensor.extract_slice", "tensor.insert_slice"):
+                    self.dynamic_slice(op)
                 elif name == "linalg.generic":
                     self.generic(op)
                 elif name.startswith(("arith.", "math.")) and name != "arith.constant" and not len(op.regions):
@@ -249,6 +254,17 @@ class _Rewrite:
                 new = tensor.InsertSliceOp(value, dest, [], [], [], constant, ones, ones).result
             else:
                 new = _select_at(dest, value, coordinates)
+        self.replace(op, new)
+
+    def dynamic_slice(self, op: ir.OpView) -> None:
+        """A slice at an offset the program computes: Poplar's dynamicSlice / dynamicUpdate
+        (`dynamic_slices.py`); other slices stay as they are."""
+        offsets = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
+        if len(offsets) != 1 or dynamic_slices.dynamic_dimension(op) is None or self.tensor_of(offsets[0]) is None:
+            return
+        build = dynamic_slices.extract if op.operation.name == "tensor.extract_slice" else dynamic_slices.insert
+        with ir.InsertionPoint(op):
+            new = build(op, self.tensor_of(offsets[0]))
         self.replace(op, new)
 
     def from_elements(self, op: ir.OpView) -> None:

@@ -199,7 +199,7 @@ def test_a_value_skipping_a_stage_goes_straight_to_its_user() -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
     flows = {pair for step in pipelined.profile.steps for pair in step.link_flows}
     assert (0, 2) in flows and (1, 2) in flows and not any(dst == 1 and src != 0 for src, dst in flows)
-    skipped = sum(step.link_flows.get((0, 2), 0) for step in pipelined.profile.steps)
+    skipped = sum(step.link_flows.get((0, 2), 0) * step.repeat for step in pipelined.profile.steps)  # a loop's as often as it ran
     assert skipped == sum(step.link_flows.get((0, 2), 0) for step in sharded.profile.steps) == 16 * 128 * 4
 
 
@@ -218,12 +218,18 @@ CHAIN = """module attributes {ipu.target = "m2000"} {
 WEIGHT = (np.arange(64 * 64, dtype=np.float32).reshape(64, 64) % 7 - 3) / 8  # exact in f32, no two rows alike in order
 
 
+def _unrolled(pipeline: str, micro_batches: int) -> str:
+    """`pipeline` with ipu-pipeline emitting every step, the steady state's too."""
+    return pipeline.replace(f"micro-batches={micro_batches}}}", f"micro-batches={micro_batches} unroll=true}}")
+
+
 def _weight_copies(micro_batches: int):
     """The chain of 4 matmuls on one constant weight, pipelined: its simulator, the buffers the
     weight or a copy of it is copied into, and those the weight itself is copied into."""
     with make_context():
         module = ir.Module.parse(CHAIN.replace("WEIGHT", str(WEIGHT.tolist())))
-        build_pass_manager(default_pipeline("m2000", micro_batches=micro_batches)).run(module.operation)
+        pipeline = _unrolled(default_pipeline("m2000", micro_batches=micro_batches), micro_batches)  # a copy per micro-batch
+        build_pass_manager(pipeline).run(module.operation)
         program = next(op for op in module.body.operations if "ipu.program" in op.attributes)
         weight = next(
             ir.FlatSymbolRefAttr(op.attributes["buffer"]).value
@@ -258,3 +264,51 @@ def test_micro_batches_copies_of_a_weight_share_one_array() -> None:
         assert len({id(b.data) for b in copies}) == len(layouts) < 3 * micro_batches
         buffers = simulator._later.buffers  # and one array of rows per tile per layout (`_share_rows`)
         assert len({id(b.row_of_tile) for b in buffers}) == len({b.row_of_tile.tobytes() for b in buffers}) < len(buffers)
+
+
+def _compiled(text: str, micro_batches: int, unroll: bool = False) -> ir.Module:
+    """`text` through the default pipeline on an m2000, pipelined, the steady state a loop or unrolled."""
+    pipeline = default_pipeline("m2000", micro_batches=micro_batches)
+    module = ir.Module.parse(text)
+    build_pass_manager(_unrolled(pipeline, micro_batches) if unroll else pipeline).run(module.operation)
+    return module
+
+
+def _op_count(module: ir.Module) -> int:
+    count = [0]
+
+    def visit(_op: ir.Operation) -> ir.WalkResult:
+        count[0] += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count[0]
+
+
+def test_steady_state_loop_does_not_grow_with_micro_batches() -> None:
+    """The steady state is one scf.for (Poplar's Repeat): the L3 program of 4 stages has as many
+    ops for 8, 16 and 32 micro-batches; unrolled it grows with them."""
+    widths = [64, 128, 128, 128, 64]
+    with make_context():
+        looped = [_op_count(_compiled(mlp(widths, batch=2 * m), m)) for m in (8, 16, 32)]
+        unrolled = [_op_count(_compiled(mlp(widths, batch=2 * m), m, unroll=True)) for m in (8, 16)]
+    assert looped[0] == looped[1] == looped[2], looped
+    assert unrolled[1] > unrolled[0] > looped[0], (unrolled, looped)
+
+
+@pytest.mark.parametrize("micro_batches", [5, 8])
+def test_steady_state_loop_equals_unrolled_bit_for_bit(micro_batches: int) -> None:
+    """The loop's outputs equal the unrolled pipeline's bit for bit (each micro-batch's arithmetic
+    is the same), and upstream MLIR's ExecutionEngine's (the L0 MLP); a value skipping a stage rides the
+    loop's line of carried tensors (SKIP: IPU 0 to IPU 2)."""
+    for text in (mlp([64, 128, 128, 128, 64], batch=2 * micro_batches), SKIP.replace("16x", f"{micro_batches * 4}x")):
+        inputs = _inputs(text)
+        with make_context():
+            looped, unrolled = _compiled(text, micro_batches), _compiled(text, micro_batches, unroll=True)
+            assert "scf.for" in str(looped) and "scf.for" not in str(unrolled)
+            (got,) = runtime_api.load_simulator(looped, None, "main", verified=True).run(inputs)
+            (expected,) = runtime_api.load_simulator(unrolled, None, "main", verified=True).run(inputs)
+        assert np.array_equal(got, expected)
+        if "ipu.matmul" not in text:  # L0 (the MLP): the ExecutionEngine runs it
+            (reference,) = reference_outputs(text, inputs, "main")
+            np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4 * np.abs(reference).max())

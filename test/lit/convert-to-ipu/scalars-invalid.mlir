@@ -3,15 +3,20 @@
 // A scalar lives on a tile (a 0-d tensor): what needs it on the host, or as an address every
 // tile computes with, is refused at the op that needs it.
 
-// A slice at an offset read from a tensor: the offset would have to be known when compiling.
-func.func @dynamic_offset(%a: tensor<16xf32>, %n: tensor<2xi32>) -> tensor<4xf32> {
+// A slice at offsets read from a tensor along two dimensions: Poplar's dynamicSlice here takes
+// one (test/lit/convert-to-ipu/dynamic-slices.mlir).
+func.func @dynamic_offsets(%a: tensor<16x16xf32>, %n: tensor<2xi32>) -> tensor<4x4xf32> {
   %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
   %e = tensor.extract %n[%c0] : tensor<2xi32>
+  %f = tensor.extract %n[%c1] : tensor<2xi32>
   // expected-error@+1 {{'arith.index_cast' is not supported by ipu-convert-to-ipu: scalar arithmetic outside linalg.generic}}
   %i = arith.index_cast %e : i32 to index
+  // expected-error@+1 {{'arith.index_cast' is not supported by ipu-convert-to-ipu: scalar arithmetic outside linalg.generic}}
+  %j = arith.index_cast %f : i32 to index
   // expected-error@+1 {{'tensor.extract_slice' is not supported by ipu-convert-to-ipu: dynamic offsets, sizes or strides}}
-  %s = tensor.extract_slice %a[%i] [4] [1] : tensor<16xf32> to tensor<4xf32>
-  return %s : tensor<4xf32>
+  %s = tensor.extract_slice %a[%i, %j] [4, 4] [1, 1] : tensor<16x16xf32> to tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
 }
 
 // -----

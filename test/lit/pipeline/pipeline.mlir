@@ -1,9 +1,10 @@
 // ipu-pipeline alone (L1 -> L1): the batch split into micro-batches, each op of the sharded
 // model once per micro-batch, in pipeline steps (stage s on micro-batch t - s); then planned,
-// scheduled and merged so that the stages of a step share supersteps on their own IPUs.
-// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2})' | FileCheck %s
-// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=4 inputs=1})' | FileCheck %s --check-prefix=INPUTS
-// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2 inputs=1},ipu-plan,ipu-schedule,ipu-merge-supersteps{lookahead=8},ipu-verify)' | FileCheck %s --check-prefix=L3
+// scheduled and merged so that the stages of a step share supersteps on their own IPUs. Every
+// step unrolled (`unroll`); the steady state as a loop: steady-loop.mlir.
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2 unroll=true})' | FileCheck %s
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=4 inputs=1 unroll=true})' | FileCheck %s --check-prefix=INPUTS
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-pipeline{micro-batches=2 inputs=1 unroll=true},ipu-plan,ipu-schedule,ipu-merge-supersteps{lookahead=8},ipu-verify)' | FileCheck %s --check-prefix=L3
 
 module attributes {ipu.target = "m2000"} {
   // CHECK-LABEL: func.func @two_stages
