@@ -17,6 +17,9 @@ A second table decomposes the pipelined step from its profile (docs/many-ipus.md
 bubble"): the compute of its supersteps (each its slowest tile's, the IPUs in step), what the
 busiest IPU computes on its own tiles (the IPUs' supersteps paired as they are, a lower
 bound), the exchange phases carrying IPU-Link traffic, the other exchange phases, the syncs.
+A third splits the pipelined step of the first G by pipeline cycle (the supersteps between two
+link phases of their own, ipu-schedule's): each cycle's cycles, its link phase, its compute
+beside what the busiest IPU computes on its own tiles in it, the IPUs computing in it.
 """
 
 from __future__ import annotations
@@ -76,18 +79,43 @@ def decomposition(profile: Profile) -> dict[str, int]:
     return {"step": profile.cycles, **{k: v * runs for k, v in parts.items()}, "busiest IPU's own compute": int(own.max()) * runs}
 
 
+def by_cycle(profile: Profile) -> list[dict]:
+    """The pipelined step's supersteps split at each link phase of its own (an exchange-only
+    superstep over the IPU-Links, which opens a pipeline cycle): per cycle, its cycles, its link
+    phase's, its compute (each superstep's slowest tile), the busiest IPU's own compute, the
+    on-IPU exchange and syncs, and which IPUs compute."""
+    tiles_per_ipu = profile.num_tiles // profile.num_ipus
+    rows: list[dict] = []
+    row = None
+    for step in profile.steps:
+        if row is None or (step.link_flows and step.compute_cycles_per_tile is None):
+            row = {"cycles": 0, "link phase": 0, "compute": 0, "own": np.zeros(profile.num_ipus, np.int64), "other": 0, "supersteps": 0}
+            rows.append(row)
+        row["cycles"] += step.cycles * step.repeat
+        row["supersteps"] += step.repeat
+        if step.link_flows and step.compute_cycles_per_tile is None:
+            row["link phase"] += step.cycles * step.repeat
+            continue
+        row["compute"] += step.compute_cycles * step.repeat
+        row["other"] += (step.exchange_cycles + step.sync_cycles) * step.repeat
+        if step.compute_cycles_per_tile is not None:
+            row["own"] += step.compute_cycles_per_tile.reshape(profile.num_ipus, tiles_per_ipu).max(axis=1) * step.repeat
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--accumulation", type=int, nargs="+", default=[7, 14], help="micro-batches a step (>= 2 x 4 - 1)")
     args = parser.parse_args()
     print("| G | sharded step | pipelined step | speedup | bubble (ideal) | bubble (measured) | first call, sharded / pipelined |")
     print("|---|---|---|---|---|---|---|")
-    parts = {}
+    parts, traced = {}, None
     for accumulation in args.accumulation:
         sharded_profile, sharded_s = step_cycles(False, accumulation)
         pipelined_profile, pipelined_s = step_cycles(True, accumulation)
         sharded, pipelined = sharded_profile.cycles, pipelined_profile.cycles
         parts[accumulation] = (decomposition(sharded_profile), decomposition(pipelined_profile))
+        traced = traced or (accumulation, by_cycle(pipelined_profile))
         ideal = (2 * IPUS - 2) / (accumulation + 2 * IPUS - 2)
         measured = 1 - sharded / IPUS / pipelined
         print(
@@ -101,6 +129,18 @@ def main() -> None:
     for accumulation, both in parts.items():
         for label, cycles in zip(("sharded", "pipelined"), both):
             print(f"| {accumulation}, {label} | " + " | ".join(f"{cycles[name]:,}" for name in names) + " |")
+    accumulation, rows = traced
+    update = accumulation + 2 * IPUS - 2
+    print(f"\nG = {accumulation}, pipelined, by pipeline cycle ({update}: the update; after it, the results crossing to the host):")
+    columns = ("cycle", "supersteps", "cycles", "link phase", "compute", "busiest IPU's own compute", "on-IPU exchange and syncs")
+    print("| " + " | ".join(columns) + " | IPUs computing (own compute) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for index, row in enumerate(rows):
+        own = ", ".join(f"{ipu}: {int(c):,}" for ipu, c in enumerate(row["own"]) if c)
+        print(
+            f"| {index} | {row['supersteps']} | {row['cycles']:,} | {row['link phase']:,} | {row['compute']:,} "
+            f"| {int(row['own'].max()):,} | {row['other']:,} | {own} |"
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ from mlir.dialects import func
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.program import OpOrder, Program
+from ipu_mlir.target import target_of
 
+from .exchange import crosses_ipus
 from .fuse import apply_execute_pattern
 from .pass_registry import ModulePass, register_pass
 
@@ -31,6 +33,9 @@ class MergeSupersteps(ModulePass):
     N > 1, B may be any of the N supersteps after A that moves up past those between them (it
     reads nothing they write and writes nothing they touch): the stages of a pipeline
     (ipu-pipeline) on their own IPUs. B's copies over the IPU-Links make A's phase a link phase.
+    B does not move up past a link phase of its own (an exchange-only superstep crossing IPUs: a
+    pipeline cycle's, ipu-schedule): the stages of one cycle share supersteps, the next cycle's
+    wait for the crossings, as PopART's IpuCopy program ends each pipeline cycle.
 
     Before:
 
@@ -77,6 +82,7 @@ class _Merger:
         self.program = Program(module)
         self.order = OpOrder(module)
         self.lookahead = lookahead
+        self.tiles_per_ipu = target_of(module).tiles_per_ipu
         # The executes merged into another, by address (an op's hash; the bindings give one op
         # several Python objects, and an erased op's cannot be hashed).
         self.merged_away: set[int] = set()
@@ -102,6 +108,8 @@ class _Merger:
             kind = ir.StringAttr(sync.attributes["kind"]).value
             if kind not in ("internal", "global") or op is None or op.name not in ("ipu.execute", "ipu.sync"):
                 return True
+            if op.name == "ipu.sync" and any(crosses_ipus(c.opview.src_tiles, c.opview.dst_tiles, self.tiles_per_ipu) for c in copies):
+                return True  # a link phase of its own: the next pipeline cycle's work waits for it
             reads_b, writes_b = set(), set()
             for copy in copies:
                 reads_b.update(program.reads(copy))

@@ -14,7 +14,7 @@ from ipu_mlir.target.diagnostics import op_error
 
 from .pass_registry import ModulePass, register_pass
 from .pipeline_loop import LoopStage, SteadyLoop
-from .pipeline_training import order_training_step
+from .pipeline_training import PIPELINE_CYCLE_ATTR, order_training_step
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
 from .select_entry import public_functions
@@ -42,8 +42,9 @@ class Pipeline(ModulePass):
     micro-batch `t - s`, so the stages' supersteps run at once on their own IPUs
     (ipu-merge-supersteps puts independent work on disjoint tiles in one superstep). The
     `M + S - 1` steps hold a fill and a flush of `S - 1` steps each. A stage's activations for
-    the next reach it over the IPU-Links (ipu-schedule copies each value crossing IPUs in a link
-    phase); a value skipping stages goes straight to its user's IPU. The outputs are the
+    the next reach it over the IPU-Links (each op marked with its step, `ipu.pipeline_cycle`:
+    ipu-schedule copies the values crossing into a step in one link phase at its start); a value
+    skipping stages goes straight to its user's IPU. The outputs are the
     micro-batches' outputs concatenated along the batch dimension: per micro-batch it is the
     sharded program's arithmetic on that micro-batch.
 
@@ -178,7 +179,8 @@ class Pipeliner:
         for position in range(max(len(lists[s]) for s, _ in active)):
             for s, micro_batch in active:
                 if position < len(lists[s]):
-                    self._emit(lists[s][position], micro_batch)
+                    clone = self._emit(lists[s][position], micro_batch)
+                    clone.attributes[PIPELINE_CYCLE_ATTR] = ir.IntegerAttr.get(self.index_type, step)  # ipu-schedule's link phases
 
     def _erase_unused(self, body: list[ir.OpView]) -> None:
         """The original ops, now unused (those on inputs), last first."""
@@ -242,7 +244,7 @@ class Pipeliner:
 
     # Building the micro-batches' ops.
 
-    def _emit(self, op: ir.OpView, micro_batch: int) -> None:
+    def _emit(self, op: ir.OpView, micro_batch: int) -> ir.Operation:
         positions = self._batch_positions(op)
         operands = [
             self._micro_value(v, micro_batch, op) if i in positions else self.copies[micro_batch].get(v, v)
@@ -255,6 +257,7 @@ class Pipeliner:
             new.set_type(self._split_type(old.type, op))
             self.micro[micro_batch][old] = new
         self._divide_static_shape(clone)
+        return clone
 
     def _micro_value(self, value: ir.Value, micro_batch: int, user: ir.OpView) -> ir.Value:
         if value in self.micro[micro_batch]:

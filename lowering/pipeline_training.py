@@ -12,7 +12,12 @@ t - (2S - 2 - s): the fill of 2S - 2 cycles, then the main phase, where every IP
 forward and one backward of different micro-batches a cycle (what is now called 1F1B), then the
 flush of 2S - 2 cycles, G + 2S - 2 cycles in all, then each IPU's update. Within a cycle the IPUs'
 ops alternate op by op, so ipu-merge-supersteps can run them in the same supersteps on their own
-tiles.
+tiles. Each op is marked with its cycle (`ipu.pipeline_cycle`): ipu-schedule sends all the values
+crossing the IPU-Links into a cycle in one link phase at its start, as PopART runs one IpuCopy
+program per pipeline cycle after every stage's fragment (graphcore/popart
+willow/src/popx/popprograms.cpp, getFullProgramFromPipelineFragments: the stages' fragments
+"must run on different IPUs to one another" and "not entail a global exchange" to run in
+parallel; the copies are "merged across pipelineStages").
 
 PopART refuses a gradient accumulation below its pipeline stages; so does this, naming both.
 """
@@ -25,6 +30,8 @@ from ipu_mlir.target.diagnostics import op_error
 
 from .plan import IPU_ID_ATTR
 from .shard import step_phase
+
+PIPELINE_CYCLE_ATTR = "ipu.pipeline_cycle"
 
 
 def order_training_step(function: ir.OpView, micro_batches: int) -> None:
@@ -69,6 +76,8 @@ def order_training_step(function: ir.OpView, micro_batches: int) -> None:
             own = (-1, 0)  # with the latest of its operands
         key = max([own, *(keys[operand] for operand in op.operands if operand in keys)])
         keys.update((result, key) for result in op.results)
+        if key[0] >= 0:
+            op.attributes[PIPELINE_CYCLE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), key[0])
         group = (key, stage)
         groups[group] = groups.get(group, -1) + 1
         order.append((key, groups[group], stage, index))

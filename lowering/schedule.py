@@ -35,6 +35,7 @@ from .layout_algebra import (
 )
 from .normalize_l1 import rank_drop
 from .pass_registry import ModulePass, register_pass
+from .pipeline_training import PIPELINE_CYCLE_ATTR
 from .resident import declare_variable, resident_names, update_variables
 from .scalars import is_predicate
 from .schedule_state import BlockUses, Storage, TransferPlans
@@ -59,7 +60,10 @@ class Schedule(ModulePass):
     its part reads (`lowering/exchange.py`), the
     compute set running one vertex group per class of alike tiles, and a sync. A tensor read on
     another IPU crosses the IPU-Links to it once; its other readers there copy it on that IPU,
-    or read that copy when they want its layout. A cut reduction
+    or read that copy when they want its layout. In a pipelined training step (ops marked with
+    their `ipu.pipeline_cycle` by ipu-pipeline) the values crossing into a cycle, all made in
+    earlier ones, cross in one link phase at the cycle's start, an exchange-only superstep (PopART's
+    IpuCopy program of each pipeline cycle). A cut reduction
     adds a second superstep exchanging and summing the partial results. Data-movement ops
     (slices, concatenation, padding, reshapes) are exchanges only. Inputs and weights arrive by
     host streams, results leave by them. An `scf.for` stays one around its body's supersteps
@@ -119,6 +123,10 @@ class _Scheduler:
         # transform makes one IpuCopyOp per tensor and IPU (graphcore/popart
         # willow/src/transforms/interipucopy.cpp, CopiedTensors).
         self.on_ipu: dict[tuple[ir.Value, int], tuple[Stored, ir.Block]] = {}
+        # A pipelined step's cycles (`enter_cycle`): the cycle being scheduled, the sync ending
+        # its link phase (the crossings into it are copied before that sync), and the cycle
+        # each value of the entry block was made in (-1: an argument or a constant).
+        self.cycle, self.link_phase_end, self.made_in, self.link_phases = -1, None, {}, []
 
     # --- naming and creation ------------------------------------------------------------------
 
@@ -163,9 +171,42 @@ class _Scheduler:
         with self.loc:
             ipu.sync("external", ip=self.ip)
         for op in old_block.operations:
+            self.enter_cycle(op)
             self.lower(op)
+            self.made_in.update((result, self.cycle) for result in op.results)
+        self.drop_empty_link_phases()
         self.source.operation.erase()
         return self.program
+
+    # --- pipeline cycles --------------------------------------------------------------------------
+
+    def enter_cycle(self, op: ir.OpView) -> None:
+        """At the first op of a later pipeline cycle, an empty link phase ending in a sync:
+        `bring` copies there what crosses into the cycle."""
+        if PIPELINE_CYCLE_ATTR not in op.attributes:
+            return
+        cycle = ir.IntegerAttr(op.attributes[PIPELINE_CYCLE_ATTR]).value
+        if cycle > self.cycle:
+            self.cycle = cycle
+            with self.loc:
+                self.link_phase_end = ipu.sync("internal", ip=self.ip)
+            self.link_phases.append(self.link_phase_end)
+
+    def crossing_point(self, value: ir.Value) -> ir.InsertionPoint:
+        """Where a copy of `value` to another IPU goes: into the current cycle's link phase
+        when the value was made in an earlier cycle, else before its reader."""
+        if self.link_phase_end is not None and self.ip.block == self.entry and self.made_in.get(value, -1) < self.cycle:
+            return ir.InsertionPoint(self.link_phase_end)
+        return self.ip
+
+    def drop_empty_link_phases(self) -> None:
+        """A cycle into which nothing crosses keeps no link phase (its sync would end an empty
+        superstep)."""
+        for end in self.link_phases:
+            before = end.operation.block.operations
+            position = [op.operation for op in before].index(end.operation)
+            if position == 0 or before[position - 1].operation.name == "ipu.sync":
+                end.operation.erase()
 
     # --- ops ------------------------------------------------------------------------------------
 
@@ -373,7 +414,7 @@ class _Scheduler:
             stored, crossing = Stored(near[0].buffer, Layout(wanted.shape, near[0].layout.first_tile, near[0].layout.dims)), False
         element_type = ir.RankedTensorType(value.type).element_type
         buffer = self.buffer(stem, wanted, element_type, op.location)
-        self.copy(stored, buffer, wanted)
+        self.copy(stored, buffer, wanted, at=self.crossing_point(value) if crossing else None)
         if crossing:
             self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), self.ip.block)
         return buffer
@@ -384,7 +425,8 @@ class _Scheduler:
         first, last = grid.min_tile // self.tiles_per_ipu, grid.max_tile // self.tiles_per_ipu
         return first if first == last else None
 
-    def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None) -> None:
+    def copy(self, source: Stored, dest: str, wanted: Layout, shift=None, box=None, steps=None, at=None) -> None:
+        """Copies of `source` into `dest` laid out as `wanted`, before the next op (`at`: there)."""
         for t in self.transfers(source.layout, wanted, shift, box, steps):
             ipu.copy(
                 source.buffer,
@@ -394,7 +436,7 @@ class _Scheduler:
                 dst_tiles=t.dst_tiles,
                 src_offset=t.src_offset,
                 dst_offset=t.dst_offset,
-                ip=self.ip,
+                ip=at or self.ip,
             )
 
     def execute(self, stem: str, groups: list[tuple[str, object, list[str], list[str]]]) -> None:

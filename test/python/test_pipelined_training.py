@@ -105,3 +105,39 @@ def test_running_gradient_sum_reads_one_micro_batch_at_a_time():
     inputs = [list(op.operands)[: len(op.operands) - len(op.results)] if op.name == "linalg.generic" else op.operands for op in body]
     read = [sum(operand.type == embedding for operand in operands) for operands in inputs]
     assert max(read) == 3
+
+
+class Balanced(nn.Module):
+    """Four alike layers, one an IPU: a balanced 4-stage pipeline."""
+
+    def __init__(self, width: int = 256):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(4))
+
+    def forward(self, x, target):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return nn.functional.mse_loss(x, target)
+
+
+def _step_cycles(pipelined: bool, accumulation: int, rows: int = 64, width: int = 256) -> int:
+    torch.manual_seed(0)
+    model = Balanced(width)
+    for ipu, layer in enumerate(model.layers[1:], start=1):
+        ipu_torch.BeginBlock(layer, ipu_id=ipu)
+    strategy = ipu_torch.PipelinedExecution() if pipelined else ipu_torch.ShardedExecution()
+    options = ipu_torch.Options().target("m2000").setExecutionStrategy(strategy)
+    options.Training.gradientAccumulation(accumulation)
+    trained = ipu_torch.trainingModel(model, options=options, optimizer=torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9))
+    trained(torch.randn(rows * accumulation, width), torch.randn(rows * accumulation, width))
+    return trained.profile.cycles
+
+
+def test_steady_state_costs_the_slowest_stage_not_their_sum():
+    """A further micro-batch of a balanced 4-stage pipeline adds one main-phase cycle: about the
+    slowest stage and one link phase, not the sum of the stages that the sharded step pays for a
+    micro-batch (each IPU's work in parallel in the cycle's supersteps, the cycle's crossings in
+    one link phase: lowering/pipeline_training.py, ipu-schedule)."""
+    per_micro_batch = _step_cycles(True, 8) - _step_cycles(True, 7)
+    stages_summed = _step_cycles(False, 1)
+    assert stages_summed / 4 < per_micro_batch < 0.4 * stages_summed, (per_micro_batch, stages_summed)

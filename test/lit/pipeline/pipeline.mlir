@@ -14,13 +14,13 @@ module attributes {ipu.target = "m2000"} {
     %w2 = arith.constant dense<0.25> : tensor<64x64xf32>
     // Step 0: stage 0 on micro-batch 0.
     // CHECK: %[[X0:.*]] = tensor.extract_slice %arg0[0, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
-    // CHECK: %[[H0:.*]] = "ipu.matmul"(%[[X0]], {{.*}}) {ipu.ipu_id = 0 : i64} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+    // CHECK: %[[H0:.*]] = "ipu.matmul"(%[[X0]], {{.*}}) {ipu.ipu_id = 0 : i64, ipu.pipeline_cycle = 0 : i64} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
     // Step 1: stage 0 on micro-batch 1, stage 1 on micro-batch 0.
     // CHECK: %[[X1:.*]] = tensor.extract_slice %arg0[4, 0] [4, 64] [1, 1] {ipu.ipu_id = 0 : i64}
-    // CHECK: %[[H1:.*]] = "ipu.matmul"(%[[X1]], {{.*}}) {ipu.ipu_id = 0 : i64}
-    // CHECK: %[[Y0:.*]] = "ipu.matmul"(%[[H0]], {{.*}}) {ipu.ipu_id = 1 : i64}
+    // CHECK: %[[H1:.*]] = "ipu.matmul"(%[[X1]], {{.*}}) {ipu.ipu_id = 0 : i64, ipu.pipeline_cycle = 1 : i64}
+    // CHECK: %[[Y0:.*]] = "ipu.matmul"(%[[H0]], {{.*}}) {ipu.ipu_id = 1 : i64, ipu.pipeline_cycle = 1 : i64}
     // Step 2: stage 1 on micro-batch 1 (the flush).
-    // CHECK: %[[Y1:.*]] = "ipu.matmul"(%[[H1]], {{.*}}) {ipu.ipu_id = 1 : i64}
+    // CHECK: %[[Y1:.*]] = "ipu.matmul"(%[[H1]], {{.*}}) {ipu.ipu_id = 1 : i64, ipu.pipeline_cycle = 2 : i64}
     // CHECK: %[[Y:.*]] = tensor.concat dim(0) %[[Y0]], %[[Y1]] {ipu.ipu_id = 1 : i64} : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<8x64xf32>
     // CHECK: return %[[Y]]
     %h = "ipu.matmul"(%x, %w1) {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>

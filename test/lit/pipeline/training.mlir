@@ -3,28 +3,29 @@
 // pipeline stages: IPU 0's forward, IPU 1's forward and backward, IPU 0's backward. In cycle t
 // IPU s runs the forward of micro-batch t - s and the backward of micro-batch t - (2 - s);
 // within a cycle the forwards first, the IPUs' ops alternating; the update after the last cycle.
+// Each op is marked with its cycle, which ipu-schedule's link phases follow.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-pipeline{micro-batches=3})' | FileCheck %s
 
 module attributes {ipu.target = "m2000"} {
   // CHECK-LABEL: func.func @step
   // cycle 0
-  // CHECK: tag = "f0_0"
+  // CHECK: ipu.pipeline_cycle = 0 : i64, tag = "f0_0"
   // cycle 1
-  // CHECK-NEXT: tag = "f0_1"
-  // CHECK-NEXT: tag = "f1_0"
-  // CHECK-NEXT: tag = "b1_0"
+  // CHECK-NEXT: ipu.pipeline_cycle = 1 : i64, tag = "f0_1"
+  // CHECK-NEXT: ipu.pipeline_cycle = 1 : i64, tag = "f1_0"
+  // CHECK-NEXT: ipu.pipeline_cycle = 1 : i64, tag = "b1_0"
   // cycle 2: the main phase, every IPU a forward and a backward
-  // CHECK-NEXT: tag = "f0_2"
-  // CHECK-NEXT: tag = "f1_1"
-  // CHECK-NEXT: tag = "b0_0"
-  // CHECK-NEXT: tag = "b1_1"
+  // CHECK-NEXT: ipu.pipeline_cycle = 2 : i64, tag = "f0_2"
+  // CHECK-NEXT: ipu.pipeline_cycle = 2 : i64, tag = "f1_1"
+  // CHECK-NEXT: ipu.pipeline_cycle = 2 : i64, tag = "b0_0"
+  // CHECK-NEXT: ipu.pipeline_cycle = 2 : i64, tag = "b1_1"
   // cycle 3
-  // CHECK-NEXT: tag = "f1_2"
-  // CHECK-NEXT: tag = "b0_1"
-  // CHECK-NEXT: tag = "b1_2"
+  // CHECK-NEXT: ipu.pipeline_cycle = 3 : i64, tag = "f1_2"
+  // CHECK-NEXT: ipu.pipeline_cycle = 3 : i64, tag = "b0_1"
+  // CHECK-NEXT: ipu.pipeline_cycle = 3 : i64, tag = "b1_2"
   // cycle 4, then the update
-  // CHECK-NEXT: tag = "b0_2"
-  // CHECK-NEXT: tag = "u0"
+  // CHECK-NEXT: ipu.pipeline_cycle = 4 : i64, tag = "b0_2"
+  // CHECK-NEXT: ipu.pipeline_cycle = 5 : i64, tag = "u0"
   // CHECK-NEXT: return
   func.func @step(%w0: tensor<64x64xf32> {ipu.resident = "param:l0.weight"}, %w1: tensor<64x64xf32> {ipu.resident = "param:l1.weight"},
                   %x0: tensor<8x64xf32>, %x1: tensor<8x64xf32>, %x2: tensor<8x64xf32>)
