@@ -44,6 +44,7 @@ from ipu_mlir.target.element_types import as_strided
 from .inplace import Op, Select
 
 AXES = 4  # a layout merged into more axes than this runs op by op
+KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per vertex group calling it
 
 # instructions: (code, destination register, left register, right register or -1 for the
 # constant, the condition's register of a SELECT or -1)
@@ -65,6 +66,7 @@ class Fused:
     def __init__(self, inputs: list[int], dtypes: list[np.dtype], program: np.ndarray, constants: np.ndarray, result: int, dtype: np.dtype):
         self.inputs, self.dtypes, self.program, self.constants, self.result, self.dtype = inputs, dtypes, program, constants, result, dtype
         self.layouts: dict[tuple, tuple | None] = {}  # by the operands' and output's (shape, strides)
+        self.flats: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # (id(array), span, writable) -> (array, its flat view)
 
     @staticmethod
     def plan(steps: list, template: list, wanted: list[int]) -> Fused | None:
@@ -124,9 +126,27 @@ class Fused:
         if layout is None or any(x.dtype != want for x, want in zip(operands, self.dtypes)) or out.dtype != self.dtype:
             return False
         sizes, strides, spans, kernel = layout
-        flats = [as_strided(x, (span,), (x.itemsize,), writeable=False) for x, span in zip(operands, spans)]
-        kernel(*flats, as_strided(out, (spans[-1],), (out.itemsize,)), sizes, strides, self.constants)
+        flats = [self._flat(x, span, False) for x, span in zip(operands, spans)]
+        kernel(*flats, self._flat(out, spans[-1], True), sizes, strides, self.constants)
         return True
+
+    def _flat(self, x: np.ndarray, span: int, writeable: bool) -> np.ndarray:
+        """`x` as the kernel reads or writes it, `span` elements from its first (numba compiles
+        per read-only flag: inputs read-only always). Kept for a view (up to KEPT_FLATS): a
+        simulator's later runs pass the same views of its buffers every run (steps.prepare,
+        generic_body's viewers), and as_strided costs 8-17 us a call, four a call of a body of
+        three inputs; an array owning its data (a new result) is not kept alive by it."""
+        if x.base is None:
+            return as_strided(x, (span,), (x.itemsize,), writeable=writeable)
+        key = (id(x), span, writeable)
+        found = self.flats.get(key)
+        if found is not None and found[0] is x:
+            return found[1]
+        flat = as_strided(x, (span,), (x.itemsize,), writeable=writeable)
+        if len(self.flats) >= KEPT_FLATS:
+            self.flats.clear()
+        self.flats[key] = (x, flat)
+        return flat
 
     def _layout(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
         """`_layout` and the kernel of its forms, or None."""
