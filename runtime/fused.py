@@ -17,7 +17,7 @@ f32, no fused multiply-add: numba does not contract without fastmath), a max or 
 and ties as the numpy function the body's `Op` calls (`Clamp`: np.fmax, np.maximum...).
 Only add, subtract, multiply, divide, clamps against a constant, f32 erf (BERT's GELU;
 semantics' algorithm, op for op) and a select on an i1 input (SGD momentum's first step, a
-register moved as it is) are fused. A body with any other op runs op by op as before:
+register or a constant moved as it is: GPT-2's causal mask) are fused. A body with any other op runs op by op as before:
 exp (numpy's SIMD exp is not the exp compiled code calls: 39% of 1M random f32 values differ),
 sqrt and rsqrt (the zoo has them only in layer norms mixing f64 and f32). So does a body of
 another type, with a NaN constant, or whose operands' layout does not merge into four axes of
@@ -48,7 +48,7 @@ KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per v
 
 # instructions: (code, destination register, left register, right register or -1 for the
 # constant, the condition's register of a SELECT or -1)
-ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT = range(12)
+ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT, SELECT_CONSTANT = range(13)
 BOOL = np.dtype(np.bool_)
 _ARITHMETIC = {np.add: ADD, np.subtract: SUBTRACT, np.multiply: MULTIPLY, np.divide: DIVIDE}
 _REVERSED = {ADD: ADD, MULTIPLY: MULTIPLY, SUBTRACT: SUBTRACT_FROM, DIVIDE: DIVIDE_INTO}  # c op x as x op' c
@@ -71,8 +71,9 @@ class Fused:
     @staticmethod
     def plan(steps: list, template: list, wanted: list[int]) -> Fused | None:
         """The body's steps as one compiled pass, or None unless every step is an `Op` of
-        arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed
-        or read on a condition read (an i1 input), with one wanted value computed by them."""
+        arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed,
+        read or constant (not both constants) on a condition read (an i1 input), with one wanted
+        value computed by them."""
         if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select) for step in steps):
             return None
         dtype = steps[0].dtype
@@ -161,11 +162,15 @@ def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[in
     """`step` as (code, left register, right register or -1, constant, condition register or
     -1) instructions."""
     kernel, operands = step.kernel, step.operands
-    if type(step) is Select:
+    if type(step) is Select:  # a register or a constant moved as it is (a NaN constant was refused)
         condition, left, right = operands
-        if left not in numbers or right not in numbers:
-            return None  # a constant chosen: left to numpy
-        return [(SELECT, numbers[left], numbers[right], 0, numbers[condition])]
+        if left in numbers and right in numbers:
+            return [(SELECT, numbers[left], numbers[right], 0, numbers[condition])]
+        if left in numbers and right in constants:  # x if c else k (a masked score's fill)
+            return [(SELECT, numbers[left], -1, constants[right].reshape(-1)[0], numbers[condition])]
+        if right in numbers and left in constants:  # k if c else x
+            return [(SELECT_CONSTANT, numbers[right], -1, constants[left].reshape(-1)[0], numbers[condition])]
+        return None  # two constants: left to numpy
     if kernel is _ERF and step.dtype == _TYPES[0] and operands[0] in numbers:
         return [(ERF, numbers[operands[0]], -1, 0, -1)]
     if len(operands) != 2:
@@ -244,6 +249,8 @@ _EXPRESSIONS = {
     (MAXIMUM, False): "{k} if {y} < {k} else {y}",  # np.maximum: a NaN y kept
     (MINIMUM, False): "{k} if {y} > {k} else {y}",
     (SELECT, True): "{y} if {c} else {z}",  # a register moved as it is: semantics.select's bits
+    (SELECT, False): "{y} if {c} else {k}",
+    (SELECT_CONSTANT, False): "{k} if {c} else {y}",
 }
 ROW, SCALAR, STRIDED = "row", "scalar", "strided"  # how an array steps along the last axis
 EXPANDED = "expanded"  # a scalar of each short row, the rows merged: spread into a buffer
