@@ -51,8 +51,13 @@ medians, ms:
 | GPT-2 block d128 | 12.30 | 2.80 | 4.27 | 11.09 | 2.70 | 4.05 |
 | BERT block d128 | 8.67 | 2.05 | 4.25 | 7.57 | 1.87 | 3.90 |
 
-Outputs and profiles are byte-equal. Where a steady run of the GPT-2 block goes
-(`--breakdown`'s kinds, CPU ms of a 12.1 ms run at load 4): 53 generic vertex groups 4.4, 22
+Outputs and profiles are byte-equal. With GPT-2's causal mask compiled too (01124f2: a select
+of a constant, runtime/fused.py), four more rounds against 9872c4b (load 6.5-8): GPT-2 11.44 /
+2.58 = 4.48x -> 11.24 / 2.69 = 4.11x, BERT 8.34 / 1.95 = 4.46x -> 7.54 / 1.71 = 4.35x; the
+medians of each round's fastest run, less moved by the neighbours: GPT-2 10.47 -> 9.96 ms, BERT
+7.45 -> 6.61 ms. The 10-layer MLP's fixed cost did not move (0.9-1.9 ms either tree, noise).
+Where a steady run of the GPT-2 block goes
+(`--breakdown`'s kinds at 9872c4b, CPU ms of a 12.1 ms run at load 4): 53 generic vertex groups 4.4, 22
 matmul groups 2.1, 18 sums of partials in place 1.8, 3 lookups 1.2 and their 4 sums 0.4, 225
 copies 0.9, host streams 0.4. cProfile over 40 runs: BLAS products (`Product.into`) 15%, the
 compiled partial sums 15%, numpy's element-wise ops of uncompiled bodies 8%, the rest Python
