@@ -36,15 +36,42 @@ load, `CompiledCodelet.writer`), the two trees run alternately five times each (
 | BERT block d128 | 11.64 | 1.98 | 6.16 | 8.35 | 1.88 | 4.43 |
 | MLP 10 layers: fixed cost | 1.04 | | | 0.83 | | |
 
-Outputs and cycles are the same bytes as before. The goal, 3x eager, is missed: where an
-after run of the GPT-2 block goes (each step timed alone, CPU ms): 53 generic vertex groups
-3.9 (softmax, layer norm, GELU, bias adds: 20-25 us of Python per group even on a few
-thousand elements; runtime/generic_body.py interprets a body op by op), 22 matmul groups 1.9
-(per-tile BLAS products of the plan's shapes: 28x32 by 32x14 on 1,136 tiles), partial sums
-1.9 (the plan cuts k over 8 to 32 tiles, so each product leaves 8-32 partials per output to
-add, up to 645,000 floats a sum), 228 copies 1.0, 3 lookups 0.9. Only the generic bodies are
-large enough to close the gap (3x is about 7.5 ms): compiling whole bodies, reductions
-included, into one pass as runtime/fused.py does for element-wise ones.
+Outputs and cycles are the same bytes as before. The goal, 3x eager, is missed.
+
+A second round, at 9872c4b (before) and 3651c54 (after: a compiled body's flat views kept per
+view, runtime/fused.py; one np.errstate a run instead of one a vertex group, and no second
+`into` for a group whose writer writes nothing, runtime/steps.py; a fill's broadcast kept and
+body values already spread viewed, not broadcast, runtime/codelet.py and generic_body.py; the
+lookup's indices copied once, dialects/ops/gather.py), the two trees run alternately four
+times each (`--small`'s blocks, 21 steady runs each, load average 8-11), medians of the four
+medians, ms:
+
+| program | before | eager | x eager | after | eager | x eager |
+|---|---|---|---|---|---|---|
+| GPT-2 block d128 | 12.30 | 2.80 | 4.27 | 11.09 | 2.70 | 4.05 |
+| BERT block d128 | 8.67 | 2.05 | 4.25 | 7.57 | 1.87 | 3.90 |
+
+Outputs and profiles are byte-equal. With GPT-2's causal mask compiled too (01124f2: a select of
+a constant, runtime/fused.py), four more rounds against 9872c4b (load 6.5-8): GPT-2 11.44 / 2.58
+= 4.48x -> 11.24 / 2.69 = 4.11x, BERT 8.34 / 1.95 = 4.46x -> 7.54 / 1.71 = 4.35x; the medians of
+each round's fastest run, less moved by the neighbours: GPT-2 10.47 -> 9.96 ms, BERT 7.45 ->
+6.61 ms. The 10-layer MLP's fixed cost did not move (0.9-1.9 ms either tree, noise). Where a
+steady run of the GPT-2 block goes (`--breakdown`'s kinds at 9872c4b, CPU ms of a 12.1 ms run at
+load 4): 53 generic vertex groups 4.4, 22 matmul groups 2.1, 18 sums of partials in place 1.8, 3
+lookups 1.2 and their 4 sums 0.4, 225 copies 0.9, host streams 0.4. cProfile over 40 runs: BLAS
+products (`Product.into`) 15%, the compiled partial sums 15%, numpy's element-wise ops of
+uncompiled bodies 8%, the rest Python between numpy calls. The floor is the plan's, not the
+interpreter's: without any generic group a run is 7.0 ms, 2.6x eager (2.7 ms), so 3x leaves the
+53 groups 1.1 ms, 20 us each, where a group's Python alone (views, checks, the calls around its
+kernel) is 20-40 us whatever its size. What stands in the way: the per-tile products (1,136 BLAS
+calls of 28x32 by 32x14 in one group; one call over all tiles would add in another order), k cut
+over 8-32 tiles (each product leaves that many partials to add: eager adds none), the lookup's
+128 token ids broadcast to all 1,280 tiles of the table (82K lookups where eager makes 128), and
+bodies still run op by op (the layer norms' mixed f64/f32 bodies with rsqrt, f64 sums and
+variances, exp): compiling them whole, reductions in numpy's pairwise order, would take 2-3 ms
+off at most (an estimate: their 4.4 ms less 20-40 us a group). The second run still plans the
+later runs (`Simulator`): 0.22-0.34 s CPU for the GPT-2 block, of which (cProfile) tile classes
+39%, the later `Planner` 28%, eliding copies of partial sums 25%; unchanged this round.
 
 Issue 12 on gc200, steady run ms (CPU time, best of 5 interleaved with eager; `--size 224`,
 resnet18 at 128; transformers `--layers 12`), at 8bf262e and at c398c39 (reductions by

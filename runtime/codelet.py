@@ -32,6 +32,8 @@ module knows no compute-op names.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -51,6 +53,9 @@ from .inplace import Env
 class AssertionFailure(CodeletError):
     """A `cf.assert` of a codelet's body found its condition false on some element at run time
     (torch-mlir's run-time checks): located at the assert, quoting its message."""
+
+
+_ignoring = functools.partial(np.errstate, all="ignore")  # poison (division by zero, invalid casts) is not an error
 
 
 def _unsupported(op: ir.OpView | ir.Operation) -> CodeletError:
@@ -103,12 +108,15 @@ class CompiledCodelet:
         write = self.writer(inputs, output)
         return write is not None and write()
 
-    def writer(self, inputs: Sequence[np.ndarray], output: np.ndarray) -> Callable[[], bool] | None:
+    def writer(self, inputs: Sequence[np.ndarray], output: np.ndarray, quiet: bool = False) -> Callable[[], bool] | None:
         """`into(inputs, output)` as a call of no arguments, its checks made once: for a vertex
         group whose arguments and output are the same arrays on every run (the views of
         steps.VertexGroup.prepare), where they cost as much as a small codelet's work. None
         where `into` would write nothing; the call returns False when the kernel refuses
-        `output`'s layout, having written nothing."""
+        `output`'s layout, having written nothing. `quiet`: the call is made inside
+        np.errstate(all="ignore") (a simulator's run holds it: entering it costs 4 us, as much
+        as a small codelet's kernel), else it enters it itself."""
+        ignoring = contextlib.nullcontext if quiet else _ignoring
         if self._direct is None and self._sink is None:
             return None
         tiles = self._tiles(inputs)
@@ -126,7 +134,7 @@ class CompiledCodelet:
             def run_body() -> bool:
                 values = env.copy()  # steps leave their values in it: the arguments' slots stay
                 values[slot] = output
-                with np.errstate(all="ignore"):
+                with ignoring():
                     for step in steps:
                         step(values)
                 return True
@@ -136,7 +144,7 @@ class CompiledCodelet:
         arguments = [inputs[i] for i in operands]
 
         def run_kernel() -> bool:
-            with np.errstate(all="ignore"):
+            with ignoring():
                 return kernel.into(*arguments, out=output)
 
         return run_kernel
@@ -407,9 +415,13 @@ class _Compiler(GenericBodies):
         convert, shape = cast_signed(self._dtype(value, op), self._dtype(result, op)), shape_of(result)
         source, out, ones = self._slot(value, op), self._define(result), (1,) * len(shape)
 
+        last: list = [None, None]  # the value last filled with (a constant: the same each call) and its broadcast
+
         def step(env: Env) -> None:
-            scalar = convert(env[source])
-            env[out] = np.broadcast_to(scalar.reshape(*scalar.shape, *ones), (*scalar.shape, *shape))
+            if env[source] is not last[0]:
+                scalar = convert(env[source])
+                last[:] = env[source], np.broadcast_to(scalar.reshape(*scalar.shape, *ones), (*scalar.shape, *shape))
+            env[out] = last[1]
 
         return step
 

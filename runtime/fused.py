@@ -17,7 +17,7 @@ f32, no fused multiply-add: numba does not contract without fastmath), a max or 
 and ties as the numpy function the body's `Op` calls (`Clamp`: np.fmax, np.maximum...).
 Only add, subtract, multiply, divide, clamps against a constant, f32 erf (BERT's GELU;
 semantics' algorithm, op for op) and a select on an i1 input (SGD momentum's first step, a
-register moved as it is) are fused. A body with any other op runs op by op as before:
+register or a constant moved as it is: GPT-2's causal mask) are fused. A body with any other op runs op by op as before:
 exp (numpy's SIMD exp is not the exp compiled code calls: 39% of 1M random f32 values differ),
 sqrt and rsqrt (the zoo has them only in layer norms mixing f64 and f32). So does a body of
 another type, with a NaN constant, or whose operands' layout does not merge into four axes of
@@ -44,10 +44,11 @@ from ipu_mlir.target.element_types import as_strided
 from .inplace import Op, Select
 
 AXES = 4  # a layout merged into more axes than this runs op by op
+KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per vertex group calling it
 
 # instructions: (code, destination register, left register, right register or -1 for the
 # constant, the condition's register of a SELECT or -1)
-ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT = range(12)
+ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT, SELECT_CONSTANT = range(13)
 BOOL = np.dtype(np.bool_)
 _ARITHMETIC = {np.add: ADD, np.subtract: SUBTRACT, np.multiply: MULTIPLY, np.divide: DIVIDE}
 _REVERSED = {ADD: ADD, MULTIPLY: MULTIPLY, SUBTRACT: SUBTRACT_FROM, DIVIDE: DIVIDE_INTO}  # c op x as x op' c
@@ -65,12 +66,14 @@ class Fused:
     def __init__(self, inputs: list[int], dtypes: list[np.dtype], program: np.ndarray, constants: np.ndarray, result: int, dtype: np.dtype):
         self.inputs, self.dtypes, self.program, self.constants, self.result, self.dtype = inputs, dtypes, program, constants, result, dtype
         self.layouts: dict[tuple, tuple | None] = {}  # by the operands' and output's (shape, strides)
+        self.flats: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # (id(array), span, writable) -> (array, its flat view)
 
     @staticmethod
     def plan(steps: list, template: list, wanted: list[int]) -> Fused | None:
         """The body's steps as one compiled pass, or None unless every step is an `Op` of
-        arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed
-        or read on a condition read (an i1 input), with one wanted value computed by them."""
+        arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed,
+        read or constant (not both constants) on a condition read (an i1 input), with one wanted
+        value computed by them."""
         if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select) for step in steps):
             return None
         dtype = steps[0].dtype
@@ -124,9 +127,27 @@ class Fused:
         if layout is None or any(x.dtype != want for x, want in zip(operands, self.dtypes)) or out.dtype != self.dtype:
             return False
         sizes, strides, spans, kernel = layout
-        flats = [as_strided(x, (span,), (x.itemsize,), writeable=False) for x, span in zip(operands, spans)]
-        kernel(*flats, as_strided(out, (spans[-1],), (out.itemsize,)), sizes, strides, self.constants)
+        flats = [self._flat(x, span, False) for x, span in zip(operands, spans)]
+        kernel(*flats, self._flat(out, spans[-1], True), sizes, strides, self.constants)
         return True
+
+    def _flat(self, x: np.ndarray, span: int, writeable: bool) -> np.ndarray:
+        """`x` as the kernel reads or writes it, `span` elements from its first (numba compiles
+        per read-only flag: inputs read-only always). Kept for a view (up to KEPT_FLATS): a
+        simulator's later runs pass the same views of its buffers every run (steps.prepare,
+        generic_body's viewers), and as_strided costs 8-17 us a call, four a call of a body of
+        three inputs; an array owning its data (a new result) is not kept alive by it."""
+        if x.base is None:
+            return as_strided(x, (span,), (x.itemsize,), writeable=writeable)
+        key = (id(x), span, writeable)
+        found = self.flats.get(key)
+        if found is not None and found[0] is x:
+            return found[1]
+        flat = as_strided(x, (span,), (x.itemsize,), writeable=writeable)
+        if len(self.flats) >= KEPT_FLATS:
+            self.flats.clear()
+        self.flats[key] = (x, flat)
+        return flat
 
     def _layout(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
         """`_layout` and the kernel of its forms, or None."""
@@ -141,11 +162,15 @@ def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[in
     """`step` as (code, left register, right register or -1, constant, condition register or
     -1) instructions."""
     kernel, operands = step.kernel, step.operands
-    if type(step) is Select:
+    if type(step) is Select:  # a register or a constant moved as it is (a NaN constant was refused)
         condition, left, right = operands
-        if left not in numbers or right not in numbers:
-            return None  # a constant chosen: left to numpy
-        return [(SELECT, numbers[left], numbers[right], 0, numbers[condition])]
+        if left in numbers and right in numbers:
+            return [(SELECT, numbers[left], numbers[right], 0, numbers[condition])]
+        if left in numbers and right in constants:  # x if c else k (a masked score's fill)
+            return [(SELECT, numbers[left], -1, constants[right].reshape(-1)[0], numbers[condition])]
+        if right in numbers and left in constants:  # k if c else x
+            return [(SELECT_CONSTANT, numbers[right], -1, constants[left].reshape(-1)[0], numbers[condition])]
+        return None  # two constants: left to numpy
     if kernel is _ERF and step.dtype == _TYPES[0] and operands[0] in numbers:
         return [(ERF, numbers[operands[0]], -1, 0, -1)]
     if len(operands) != 2:
@@ -224,6 +249,8 @@ _EXPRESSIONS = {
     (MAXIMUM, False): "{k} if {y} < {k} else {y}",  # np.maximum: a NaN y kept
     (MINIMUM, False): "{k} if {y} > {k} else {y}",
     (SELECT, True): "{y} if {c} else {z}",  # a register moved as it is: semantics.select's bits
+    (SELECT, False): "{y} if {c} else {k}",
+    (SELECT_CONSTANT, False): "{k} if {c} else {y}",
 }
 ROW, SCALAR, STRIDED = "row", "scalar", "strided"  # how an array steps along the last axis
 EXPANDED = "expanded"  # a scalar of each short row, the rows merged: spread into a buffer

@@ -316,7 +316,8 @@ class Simulator:
         for count in self._counts:
             count.runs = 0
         try:
-            with one_blas_thread():
+            # the later plan's vertex groups write without entering np.errstate each (VertexGroup.writer)
+            with one_blas_thread(), contextlib.nullcontext() if plan.check else np.errstate(all="ignore"):
                 for step, dead in zip(plan.steps, plan.release):
                     step.run(values, plan.check)
                     for buffer in dead:  # past its last use: its memory goes back before the next step

@@ -93,11 +93,12 @@ class VertexGroup:
 
     def writer(self):  # noqa: ANN201 (CompiledCodelet.writer's call, or None)
         """The codelet writing `direct` from the input views, its checks made once (None with
-        an input gathered each run, or arguments the codelet refuses: `run` reports them)."""
+        an input gathered each run, or arguments the codelet refuses: `run` reports them).
+        The call does not enter np.errstate: runs of a prepared plan hold it (Simulator._run)."""
         if self.direct is None or any(view is None for view in self.views[0]):
             return None
         try:
-            return self.kernel.writer(self.views[0], self.direct)
+            return self.kernel.writer(self.views[0], self.direct, quiet=True)
         except self.codelet_error:
             return None
 
@@ -111,9 +112,10 @@ class VertexGroup:
                 buffer.read(region, self.site, check) if view is None else view
                 for view, (buffer, region) in zip(self.views[0], self.inputs)
             ]
-        else:
+        else:  # the views: `write` is their `into`, made once (None or False: it writes nothing)
             arguments = self.views[0]
-        if self.direct is not None and self.kernel.into(arguments, self.direct):
+        prepared = self.views is not None and arguments is self.views[0]
+        if self.direct is not None and not prepared and self.kernel.into(arguments, self.direct):
             return  # written in place (CompiledCodelet.into): its result's shape, type and layout
         try:
             results = self.kernel(arguments)

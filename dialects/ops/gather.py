@@ -88,8 +88,9 @@ class Gather(ComputeOp):
             tiles = np.broadcast_shapes(table.shape[:batch], indices.shape[:batch], rows.shape[:batch])
             count, columns = table.shape[batch:]
             points = indices.shape[batch:]
-            wanted = np.broadcast_to(indices, tiles + points).reshape(math.prod(tiles), -1).astype(np.int64)
-            first = np.broadcast_to(rows[..., 0], tiles).reshape(-1).astype(np.int64)  # rows hold lo, lo+1, ...
+            # int64 indices copied once, by the reshape of their broadcast, not again by astype
+            wanted = np.broadcast_to(indices, tiles + points).reshape(math.prod(tiles), -1).astype(np.int64, copy=False)
+            first = np.broadcast_to(rows[..., 0], tiles).reshape(-1).astype(np.int64, copy=False)  # rows hold lo, lo+1, ...
             bits = np.dtype(f"u{table.dtype.itemsize}")  # moved as bits: any element type, its bytes kept
             result = np.empty((*wanted.shape, columns), bits)
             try:  # the table's tiles as one axis, without a copy

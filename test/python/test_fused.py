@@ -290,3 +290,54 @@ def test_a_select_on_an_i1_input_is_compiled_and_updates_in_place(dtype, first, 
     kept = rows.copy()
     assert not fused.into([first, g, rows[:, :, :6]], rows[:, :, 1:])
     assert same_bytes(rows, kept) and len(taken) == 2
+
+
+def masked_codelet(t: str, constant_first: bool) -> str:
+    """GPT-2's causal mask on its scores: x / 8 where the mask (an i1 per element, broadcast
+    over heads) holds, else the lowest finite value; or the constant where it holds."""
+    shape, mask = f"tensor<3x4x6x{t}>", "tensor<3x1x6xi1>"
+    chosen = "%low, %0" if constant_first else "%0, %low"
+    body = f"""  ^bb0(%c: i1, %x: {t}, %o: {t}):
+    %0 = arith.divf %x, %eight : {t}
+    %1 = arith.select %c, {chosen} : {t}
+    linalg.yield %1 : {t}"""
+    op = generic(
+        ["(d0, d1, d2) -> (d0, 0, d2)", "(d0, d1, d2) -> (d0, d1, d2)", "(d0, d1, d2) -> (d0, d1, d2)"],
+        ["parallel", "parallel", "parallel"],
+        [("%mask", mask), ("%xs", shape)],
+        [("%e", shape)],
+        body,
+        shape,
+    )
+    low = "-3.40282347E+38" if t == "f32" else "-1.7976931348623157E+308"
+    return f"""func.func @f(%mask: {mask}, %xs: {shape}) -> {shape} {{
+  %eight = arith.constant 8.0 : {t}
+  %low = arith.constant {low} : {t}
+  %e = tensor.empty() : {shape}
+  %y = {op}
+  return %y : {shape}
+}}"""
+
+
+@pytest.mark.parametrize("constant_first", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_select_of_a_constant_is_compiled(dtype, constant_first, taken, monkeypatch):
+    """A constant chosen (either side) is moved as it is, with numpy's bytes elsewhere (NaN
+    payloads, signed zeros, infinities, subnormals divided), into a new array and into a strided
+    view; a NaN constant is refused (its payload is numpy's business)."""
+    text = masked_codelet(NAMES[dtype], constant_first)
+    fused, numpys = codelet(text), op_by_op(text, monkeypatch)
+    tiles = 5
+    mask = RNG.integers(0, 2, (tiles, 3, 1, 6)).astype(bool)
+    x = spread((tiles, 3, 4, 6), dtype)
+    (want,) = numpys([mask, x])
+    assert 0 < (want == np.finfo(dtype).min).sum() < want.size  # both sides chosen
+    (got,) = fused([mask, x])
+    assert taken == [True]
+    assert same_bytes(np.ascontiguousarray(got), want)
+    rows = np.full((tiles, 3, 4, 9), 7, dtype)
+    assert fused.into([mask, x], rows[..., 2:8])
+    assert same_bytes(np.ascontiguousarray(rows[..., 2:8]), want) and (rows[..., :2] == 7).all()
+    nan = codelet(text.replace("-3.40282347E+38", "0x7FC00123").replace("-1.7976931348623157E+308", "0x7FF8000000000123"))
+    nan([mask, x])
+    assert taken == [True, True]  # the NaN constant's body not compiled: no third call taken
