@@ -16,7 +16,7 @@ module attributes {ipu.target = "m2000"} {
     %w2 = arith.constant dense<0.25> : tensor<64x64xf32>
     // The fill: stage 0 on micro-batch 0.
     // CHECK: %[[X0:.*]] = tensor.extract_slice %arg0[0, 0] [2, 64] [1, 1] {ipu.ipu_id = 0 : i64}
-    // CHECK: %[[H0:.*]] = "ipu.matmul"(%[[X0]], {{.*}}) {ipu.ipu_id = 0 : i64}
+    // CHECK: %[[H0:.*]] = "ipu.matmul"(%[[X0]], {{.*}}) {ipu.ipu_id = 0 : i64, ipu.pipeline_cycle = 0 : i64}
     // Steps 1 to 5: stage 0 on micro-batch t (its counter starts at 1), stage 1 on t - 1 (at 0).
     // CHECK: %[[C0:.*]] = linalg.generic {{.*}} attrs = {ipu.ipu_id = 0 : i64}
     // CHECK: %[[C1:.*]] = linalg.generic {{.*}} attrs = {ipu.ipu_id = 1 : i64}
@@ -28,7 +28,7 @@ module attributes {ipu.target = "m2000"} {
     // CHECK: %[[OUTN:.*]] = linalg.generic {{.*}} ins(%[[OUT]], {{.*}} : tensor<6x2x64xf32>, tensor<2x64xf32>, tensor<i64>, tensor<6xi64>) {{.*}} attrs = {ipu.ipu_id = 1 : i64}
     // CHECK: scf.yield %[[HN]], %[[OUTN]], %{{.*}}, %{{.*}} :
     // The flush: stage 1 on micro-batch 5, its input the value the loop carried out.
-    // CHECK: %[[Y5:.*]] = "ipu.matmul"(%[[LOOP]]#0, {{.*}}) {ipu.ipu_id = 1 : i64}
+    // CHECK: %[[Y5:.*]] = "ipu.matmul"(%[[LOOP]]#0, {{.*}}) {ipu.ipu_id = 1 : i64, ipu.pipeline_cycle = 6 : i64}
     // CHECK: %[[Y5R:.*]] = tensor.expand_shape %[[Y5]]
     // CHECK: %[[ALL:.*]] = tensor.insert_slice %[[Y5R]] into %[[LOOP]]#1[5, 0, 0] [1, 2, 64] [1, 1, 1] {ipu.ipu_id = 1 : i64}
     // CHECK: %[[R:.*]] = tensor.collapse_shape %[[ALL]] {{\[}}[0, 1], [2]] {ipu.ipu_id = 1 : i64} : tensor<6x2x64xf32> into tensor<12x64xf32>
