@@ -26,6 +26,7 @@ from mlir import ir
 from ipu_mlir.dialects.ops import tensor_builders as tb
 
 from .dynamic_slices import extract_rows, update_rows
+from .pipeline_training import PIPELINE_CYCLE_ATTR
 from .plan import IPU_ID_ATTR
 
 
@@ -141,6 +142,8 @@ class SteadyLoop:
             results=[v.type for v in inits],
             operands=[_index_constant(self.stages - 1), _index_constant(self.count), _index_constant(1), *inits],
             regions=1,
+            # its body one pipeline cycle: ipu-schedule copies what crosses IPUs into it first
+            attributes={PIPELINE_CYCLE_ATTR: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.stages - 1)},
         )
         body = loop.regions[0].blocks.append(ir.IndexType.get(), *[v.type for v in inits])
         carried = list(body.arguments)[1:]

@@ -152,6 +152,7 @@ class _Scheduler:
         results = [t for k, t in enumerate(source_type.results) if k not in updated]
         self.program = ipu.program_function(name, inputs, results, loc=self.loc, ip=ir.InsertionPoint(self.body))
         self.entry = self.program.regions[0].blocks[0]
+        self.link_block = self.entry  # the block whose link phase the crossings go to
         self.ip = ir.InsertionPoint(self.entry)
         self.codelet_ip = ir.InsertionPoint(self.body)
         old_block = self.source.regions[0].blocks[0]
@@ -195,7 +196,7 @@ class _Scheduler:
     def crossing_point(self, value: ir.Value) -> ir.InsertionPoint:
         """Where a copy of `value` to another IPU goes: into the current cycle's link phase
         when the value was made in an earlier cycle, else before its reader."""
-        if self.link_phase_end is not None and self.ip.block == self.entry and self.made_in.get(value, -1) < self.cycle:
+        if self.link_phase_end is not None and self.ip.block == self.link_block and self.made_in.get(value, -1) < self.cycle:
             return ir.InsertionPoint(self.link_phase_end)
         return self.ip
 
@@ -289,8 +290,17 @@ class _Scheduler:
         repeat = scf.ForOp(*bounds, ip=self.ip)
         outer, preheader = self.ip, self.preheader
         self.ip, self.preheader = ir.InsertionPoint(repeat.body), preheader or ir.InsertionPoint(repeat.operation)
+        cycle = PIPELINE_CYCLE_ATTR in op.attributes  # a pipeline's steady state: its body one cycle
+        if cycle:  # what crosses IPUs into the body (carried, or made before the loop) copied first
+            outer_phase = self.link_phase_end, self.link_block
+            self.link_block, self.link_phase_end = repeat.body, ipu.sync("internal", ip=self.ip)
+            self.link_phases.append(self.link_phase_end)
         for inner in body.operations:
             self.lower(inner)
+            if cycle:
+                self.made_in.update((result, self.cycle) for result in inner.results)
+        if cycle:
+            self.link_phase_end, self.link_block = outer_phase
         self.ip, self.preheader = outer, preheader
         for result, layout in haloed:  # after the loop, its result in blocks again
             self.stored[result] = Stored(self.bring(op, result, layout, "carried"), layout)

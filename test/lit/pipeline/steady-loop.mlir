@@ -37,9 +37,12 @@ module attributes {ipu.target = "m2000"} {
     %y = "ipu.matmul"(%h, %w2) {ipu.ipu_id = 1 : i64} : (tensor<12x64xf32>, tensor<64x64xf32>) -> tensor<12x64xf32>
     return %y : tensor<12x64xf32>
   }
-  // At L3 the loop is Poplar's Repeat around one step's supersteps.
+  // At L3 the loop is Poplar's Repeat around one step's supersteps. The body is one pipeline
+  // cycle: it opens with the cycle's link phase, the carried value crossing to IPU 1.
   // L3: scf.for
-  // L3: "ipu.sync"() {kind = "global"}
+  // L3-NEXT: "ipu.sync"() {kind = "global"}
+  // L3-NEXT: "ipu.copy"() {{.*}}source = @carried0
+  // L3-NEXT: "ipu.sync"() {kind = "internal"}
   // L3: "ipu.execute"
 }
 
