@@ -44,6 +44,7 @@ from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
 from ipu_mlir.frontends.fx_import import ATEN_PREFIXES, RESOURCE, decompositions, importer_class
+from ipu_mlir.frontends.inputs import Signature
 from ipu_mlir.frontends.mixed_precision import to_numpy, to_torch
 from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
@@ -90,6 +91,7 @@ def compile(
     micro_batches: int = 1,
     replicas: int = 1,
     partials_type: str | None = None,
+    example_kwargs: dict | None = None,
 ) -> CompiledModule:
     """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
     and loads it into the simulator (weights once). `progress` gets each phase's time as a line
@@ -99,11 +101,15 @@ def compile(
     and a hit skips the export too (`compiled.imported` is then None). `micro_batches` > 1
     pipelines the sharded model over that many slices of the batch, `replicas` > 1 runs that
     many data-parallel replicas of it. `partials_type` ("f16" or "f32") is the partial sums' type
-    of f16 products (ipu-partials-type; PopTorch's `Precision.setPartialsType`)."""
+    of f16 products (ipu-partials-type; PopTorch's `Precision.setPartialsType`). The inputs, and
+    `example_kwargs`, may be tensors in tuples, lists and dicts, and Python values, which are
+    compiled in as constants (frontends/inputs.py), as PopTorch does."""
     phases = Phases(progress)
+    signature, example_inputs = Signature.of(module, example_inputs, example_kwargs or {})
+    exported = module if signature.plain else signature.bound_module(module)
     lookup = time.perf_counter()
     name = f"{cache_key} {micro_batches} {replicas}" + (f" partials {partials_type}" if partials_type else "")
-    key = _model_key(name, module, example_inputs, target) if use_cache and cache_key else None
+    key = _model_key(name, module, signature, example_inputs, target) if use_cache and cache_key else None
     program = cache.load(key, make_context()) if key else None
     imported = None
     if program is not None:
@@ -111,7 +117,7 @@ def compile(
         phases.report("compile", f"{target}, from the program cache")
     else:
         with phases.phase("export", "torch-mlir, linalg-on-tensors"):
-            imported = export(module, *example_inputs)
+            imported = export(exported, *example_inputs)
             if partials_type is not None:
                 with imported.context:
                     imported.operation.attributes[PARTIALS_ATTR] = encode_partials(partials_type)
@@ -128,6 +134,7 @@ def compile(
             cache.store(key, program)
     with phases.phase("load"):
         compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    compiled.signature, compiled.module = signature, module
     compiled.timings = phases.seconds
     if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
         path = write_profile(compiled.profile, os.path.join(os.environ["IPU_MLIR_REPORT"], f"{type(module).__name__}.json"))
@@ -136,9 +143,9 @@ def compile(
     return compiled
 
 
-def _model_key(name: str, module: Any, example_inputs: tuple, target: str) -> str:
+def _model_key(name: str, module: Any, signature: Signature, tensors: list, target: str) -> str:
     """The cache key of `name`'s program: its weights and buffers (0.15 s to hash ResNet-50's
-    against 12.5 s to export it), the inputs' shapes and types, the target's figures."""
+    against 12.5 s to export it), the inputs' shapes and types, structure and constants, the target's figures."""
     import torch
 
     weights = hashlib.sha256()
@@ -146,7 +153,7 @@ def _model_key(name: str, module: Any, example_inputs: tuple, target: str) -> st
         array = tensor.detach().cpu().contiguous()
         weights.update(f"{path} {array.dtype} {tuple(array.shape)}\0".encode())
         weights.update(array.reshape(-1).view(torch.uint8).numpy())
-    inputs = " ".join(f"{tuple(value.shape)} {value.dtype}" for value in example_inputs)
+    inputs = " ".join(f"{tuple(value.shape)} {value.dtype}" for value in tensors) + f" {signature.spec} {signature.constants}"
     return cache.key("torch", name, type(module).__qualname__, weights.digest(), inputs, repr(load_target(target)))
 
 
@@ -483,12 +490,19 @@ class CompiledModule:
         self.imported = imported  # torch-mlir's output, as compiled
         self.simulator: Simulator = api.load_simulator(program, target, verified=verified)
         self.timings: dict[str, float] = {}  # seconds per phase, as `compile` measured them
+        # how a call's arguments bind to the program's tensors (set by `compile`)
+        self.signature: Signature | None = None
+        self.module: Any = None
 
     @property
     def profile(self) -> Profile:
         return self.simulator.profile
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self.signature is not None:
+            inputs = tuple(self.signature.tensors(self.module, inputs, kwargs))
+        elif kwargs:
+            raise IpuError(f"keyword arguments ({', '.join(kwargs)}): this program was compiled for positional tensors")
         as_torch = not inputs or any(type(value).__module__.startswith("torch") for value in inputs)
         arrays = [_to_numpy(value) for value in inputs]
         # the program's integers are signless: an unsigned input (a uint8 image) is passed as its bits
@@ -522,14 +536,14 @@ class InferenceModel:
         self._weights_version: int | None = None  # the trainer's host_weights_version compiled in
         self._attached = True
 
-    def compile(self, *inputs: Any) -> None:
+    def compile(self, *inputs: Any, **kwargs: Any) -> None:
         """PopTorch's `compile`: compiles and loads for inputs like these (a call's), running nothing."""
         self._follow_trainer()
         if self.compiled is not None:
             return
         pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
-        if pipelined <= 1:  # one program a micro-batch (each the replicas')
-            inputs = tuple(array[0] for array in micro_batches(inputs, self.options.device_iterations))
+        # one program a micro-batch (each the replicas'), or one over the call's micro-batches (pipelined)
+        inputs, kwargs = self._micro_batch(inputs, kwargs, 0, 1 if pipelined > 1 else self.options.device_iterations)
         self.model.eval()  # a trainingModel of the same model may have set train mode since
         cache_directory = self.options.executable_cache
         # Options.enableExecutableCaching(path): the program cache in `path`, even where IPU_MLIR_NO_CACHE is set
@@ -537,8 +551,14 @@ class InferenceModel:
         with mock.patch.dict(os.environ, environment):
             self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=max(pipelined, 1),
                                     replicas=replicas, partials_type=self.options.Precision.partials_type,
-                                    use_cache=cache_directory is not None)  # fmt: skip
+                                    use_cache=cache_directory is not None, example_kwargs=kwargs)  # fmt: skip
         self._attached = True
+
+    def _micro_batch(self, inputs: tuple, kwargs: dict, index: int, count: int) -> tuple[tuple, dict]:
+        """The arguments of micro-batch `index` of `count` in a call's: each tensor's slice of its
+        first axis (f64 ones in f32, as PopTorch's), the Python values as they are."""
+        signature, tensors = Signature.of(self.model, inputs, kwargs)
+        return signature.bind([array[index] for array in micro_batches(tensors, count)])
 
     def _follow_trainer(self) -> None:
         """As PopTorch's inference model of a trained model: the trainer's weights to the host
@@ -550,16 +570,20 @@ class InferenceModel:
         if trainer.host_weights_version != self._weights_version:
             self.compiled, self._weights_version = None, trainer.host_weights_version
 
-    def __call__(self, *inputs: Any) -> Any:
-        self.compile(*inputs)
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        self.compile(*inputs, **kwargs)
         if not self._attached:
             self.attachToDevice()
         if self.options.pipeline_micro_batches > 1:  # PipelinedExecution: one program over the call's micro-batches
-            return self.compiled(*inputs)
-        arrays = micro_batches(inputs, self.options.device_iterations)  # each the replicas' micro-batches
+            args, kwargs = self._micro_batch(inputs, kwargs, 0, 1)
+            return self.compiled(*args, **kwargs)
         from torch.utils import _pytree as pytree
 
-        runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
+        iterations = self.options.device_iterations
+        runs = []
+        for index in range(iterations):
+            args, named = self._micro_batch(inputs, kwargs, index, iterations)
+            runs.append(self.compiled(*args, **named))
         flat = [pytree.tree_flatten(run) for run in runs]  # each leaf of the forward's output structure
         outputs = [  # each leaf's values over the iterations, as the output mode returns them
             _to_torch(self.options.returned(np.stack([_to_numpy(value) for value in values]), training=False))

@@ -379,12 +379,14 @@ class TrainingModel:
 
 def micro_batches(inputs: tuple, count: int, replicas: int = 1) -> list[np.ndarray]:
     """Each input (a tensor whose first axis holds `count` micro-batches of each of `replicas`)
-    as an array of shape (count, replicas x micro-batch, ...)."""
+    as an array of shape (count, replicas x micro-batch, ...); a float64 one in float32, as
+    PopTorch's (the IPU has no 64-bit floats; data made with numpy is float64)."""
     arrays = []
     for index, value in enumerate(inputs):
         if not type(value).__module__.startswith("torch"):
             raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__}")
         array = to_numpy(value)
+        array = array.astype(np.float32) if array.dtype == np.float64 else array
         if array.ndim == 0 or array.shape[0] % (count * replicas):
             raise IpuError(
                 f"input #{index}: its first axis ({_describe(array.shape, array.dtype)}) must hold {count * replicas} micro-batches"
