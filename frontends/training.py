@@ -90,24 +90,26 @@ class TrainingModel:
         for module in model.modules():  # an inferenceModel of the model, or of a layer of it, follows this one
             _TRAINERS[module] = weakref.ref(self)
 
-    def _batches(self, inputs: tuple) -> list[list[np.ndarray]]:
+    def _batches(self, inputs: tuple, kwargs: dict) -> list[list[np.ndarray]]:
         """Each replica's share of a call's inputs, cut into micro-batches."""
         if self.destroyed:
             raise IpuError("the trainingModel was destroyed: make a new one of the model")
+        if kwargs:
+            raise IpuError(f"trainingModel takes forward's arguments as positional tensors, got keyword arguments {', '.join(kwargs)}")
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
         shards = replica_slices(arrays, self.replicas)
         if self.pipelined:  # a run takes a step's micro-batches (each replica's own), pipelined over its IPUs
             shards = [[array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in shard] for shard in shards]
         return shards
 
-    def compile(self, *inputs: Any) -> None:
+    def compile(self, *inputs: Any, **kwargs: Any) -> None:
         """PopTorch's `compile`: builds, compiles and loads the step for inputs like these (a
         call's), running nothing; the device variables hold the model's weights after it."""
         if self.step is None:
-            self._compile(tuple(to_torch(array[0]) for array in self._batches(inputs)[0]))
+            self._compile(tuple(to_torch(array[0]) for array in self._batches(inputs, kwargs)[0]))
 
-    def __call__(self, *inputs: Any) -> Any:
-        shards = self._batches(inputs)
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        shards = self._batches(inputs, kwargs)
         if self.step is None:
             self._compile(tuple(to_torch(array[0]) for array in shards[0]))
         elif self.device is None:  # detached: attach as PopTorch's call does
@@ -388,7 +390,7 @@ def micro_batches(inputs: tuple, count: int, replicas: int = 1) -> list[np.ndarr
     arrays = []
     for index, value in enumerate(inputs):
         if not type(value).__module__.startswith("torch"):
-            raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__}")
+            raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__} {value!r:.40}")
         array = to_numpy(value)
         array = array.astype(np.float32) if array.dtype == np.float64 else array
         if array.ndim == 0 or array.shape[0] % (count * replicas):
