@@ -24,12 +24,14 @@ torch is imported inside the functions here: the rest of ipu_mlir does not need 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
 import math
 import os
 import re
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -214,7 +216,8 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         try:
-            program = torch.export.export(module, inputs, strict=False).run_decompositions(decompositions())
+            with _quiet_shape_guards():
+                program = torch.export.export(module, inputs, strict=False).run_decompositions(decompositions())
             _refuse_mutations(program, module)
             output_tree, unsigned = _output_tree(program), _unsigned_results(program)
             importer.import_frozen_program(program, func_name="main")
@@ -227,6 +230,7 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
             first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
             raise IpuError(
                 f"cannot export {type(module).__name__} with torch.export and torch-mlir: {type(error).__name__}: {first}"
+                + _model_line(error)
             ) from None
     imported = importer.module
     try:
@@ -242,6 +246,38 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
         if unsigned:
             exported.operation.attributes[UNSIGNED_RESULTS_ATTR] = ir.DenseI64ArrayAttr.get(unsigned)
     return exported
+
+
+@contextlib.contextmanager
+def _quiet_shape_guards() -> Any:
+    """What torch writes to stderr while it exports, held back, and written out only if the
+    export succeeds: a data-dependent branch (`if x.sum() > 0`) logs a warning and prints the
+    traced graph twice before torch.export raises, which `export` reports in one line. torch's
+    shape-guard logger is muted, as its handler holds the stderr it was made with."""
+    import logging
+
+    held = io.StringIO()
+    logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    with mock.patch.object(logger, "disabled", True), contextlib.redirect_stderr(held):
+        yield
+    sys.stderr.write(held.getvalue())
+
+
+def _model_line(error: Exception) -> str:
+    """' (at model.py:14: if x.sum() > 0: ...)': the innermost frame of `error`'s traceback in
+    the model's own code (outside torch and frontends/), '' when there is none."""
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__))  # frontends/
+    own = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if f"{os.sep}torch{os.sep}" not in frame.filename and not frame.filename.startswith((package, "<"))
+    ]
+    if not own:
+        return ""
+    frame = own[-1]
+    return f" (at {frame.filename}:{frame.lineno}" + (f": {frame.line.strip():.80}" if frame.line else "") + ")"
 
 
 def _unsigned_results(program: Any) -> list[int]:

@@ -98,3 +98,19 @@ def test_training_model_refuses_keywords_and_python_values_in_one_line() -> None
         trained(x, torch.tensor(0.5), shift=torch.tensor(1.0))
     with pytest.raises(IpuError, match=r"^error: input #1: expected a torch tensor, got float 0.5$"):
         trained(x, 0.5)
+
+
+class Branch(nn.Module):
+    def forward(self, x):  # noqa: ANN001, ANN201
+        if x.sum() > 0:  # data-dependent: torch.export refuses it
+            return x + 1
+        return x - 1
+
+
+def test_an_export_refusal_is_one_line_naming_the_model_line(capfd) -> None:  # noqa: ANN001
+    """torch.export logs and prints its traced graph before it raises: nothing of it is shown."""
+    with pytest.raises(IpuError) as refusal:
+        ipu_torch.compile(Branch(), torch.randn(3, 4), target=TARGET, use_cache=False)
+    assert f"test_torch_inputs.py:{Branch.forward.__code__.co_firstlineno + 1}: if x.sum() > 0:" in str(refusal.value)
+    assert "\n" not in str(refusal.value)
+    assert "def forward" not in capfd.readouterr().err
