@@ -24,14 +24,12 @@ torch is imported inside the functions here: the rest of ipu_mlir does not need 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import io
 import math
 import os
 import re
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -45,7 +43,18 @@ from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
-from ipu_mlir.frontends.fx_import import ATEN_PREFIXES, RESOURCE, decompositions, importer_class
+from ipu_mlir.frontends.fx_import import (
+    ATEN_PREFIXES,
+    RESOURCE,
+    decompositions,
+    importer_class,
+    model_line,
+    output_tree,
+    quiet_shape_guards,
+    refuse_mutations,
+    signal_behind,
+    unsigned_results,
+)
 from ipu_mlir.frontends.inputs import Signature
 from ipu_mlir.frontends.mixed_precision import to_numpy, to_torch
 from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
@@ -216,21 +225,21 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         try:
-            with _quiet_shape_guards():
+            with quiet_shape_guards():
                 program = torch.export.export(module, inputs, strict=False).run_decompositions(decompositions())
-            _refuse_mutations(program, module)
-            output_tree, unsigned = _output_tree(program), _unsigned_results(program)
+            refuse_mutations(program, module)
+            tree, unsigned = output_tree(program), unsigned_results(program)
             importer.import_frozen_program(program, func_name="main")
             del program
         except IpuError:
             raise
         except Exception as error:  # torch.export's or the importer's own refusal: one line, no traceback
-            if (signal := _signal_behind(error)) is not None:
+            if (signal := signal_behind(error)) is not None:
                 raise signal from None
             first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
             raise IpuError(
                 f"cannot export {type(module).__name__} with torch.export and torch-mlir: {type(error).__name__}: {first}"
-                + _model_line(error)
+                + model_line(error)
             ) from None
     imported = importer.module
     try:
@@ -241,97 +250,11 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
         raise _export_error(errors, module) from None
     exported = _into_context(imported, importer.weights, _begin_blocks(module))
     with exported.context:
-        if output_tree is not None:
-            exported.operation.attributes[OUTPUT_TREE_ATTR] = ir.StringAttr.get(output_tree)
+        if tree is not None:
+            exported.operation.attributes[OUTPUT_TREE_ATTR] = ir.StringAttr.get(tree)
         if unsigned:
             exported.operation.attributes[UNSIGNED_RESULTS_ATTR] = ir.DenseI64ArrayAttr.get(unsigned)
     return exported
-
-
-@contextlib.contextmanager
-def _quiet_shape_guards() -> Any:
-    """What torch writes to stderr while it exports, held back, and written out only if the
-    export succeeds: a data-dependent branch (`if x.sum() > 0`) logs a warning and prints the
-    traced graph twice before torch.export raises, which `export` reports in one line. torch's
-    shape-guard logger is muted, as its handler holds the stderr it was made with."""
-    import logging
-
-    held = io.StringIO()
-    logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
-    with mock.patch.object(logger, "disabled", True), contextlib.redirect_stderr(held):
-        yield
-    sys.stderr.write(held.getvalue())
-
-
-def _model_line(error: Exception) -> str:
-    """' (at model.py:14: if x.sum() > 0: ...)': the innermost frame of `error`'s traceback in
-    the model's own code (outside torch and frontends/), '' when there is none."""
-    import traceback
-
-    package = os.path.dirname(os.path.abspath(__file__))  # frontends/
-    own = [
-        frame
-        for frame in traceback.extract_tb(error.__traceback__)
-        if f"{os.sep}torch{os.sep}" not in frame.filename and not frame.filename.startswith((package, "<"))
-    ]
-    if not own:
-        return ""
-    frame = own[-1]
-    return f" (at {frame.filename}:{frame.lineno}" + (f": {frame.line.strip():.80}" if frame.line else "") + ")"
-
-
-def _unsigned_results(program: Any) -> list[int]:
-    """The positions of the forward's unsigned integer outputs (torch.uint8): torch-mlir's
-    types are signless (`i8`), so the simulator's result is read back as signed unless told."""
-    import torch
-
-    unsigned = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
-    output = next(node for node in program.graph.nodes if node.op == "output")
-    values = [getattr(node, "meta", {}).get("val") for node in output.args[0]]
-    return [index for index, value in enumerate(values) if getattr(value, "dtype", None) in unsigned]
-
-
-def _refuse_mutations(program: Any, module: Any) -> None:
-    """A forward that changes its buffers (BatchNorm in train mode updates its running
-    statistics) or an input in place: the compiled program holds the buffers as constants and
-    gives back only the forward's outputs, so the change would not carry to the next call (a
-    wrong number there), and the values torch.export adds to the outputs for it were returned
-    as if they were the forward's."""
-    signature = program.graph_signature
-    if signature.buffers_to_mutate:
-        names = ", ".join(sorted(signature.buffers_to_mutate.values()))
-        raise IpuError(
-            f"{type(module).__name__}'s forward changes its buffers ({names}), which a compiled inference program "
-            "does not carry between calls: compile it in eval mode (model.eval(); inferenceModel does), or train it with trainingModel"
-        )
-    if signature.user_inputs_to_mutate:
-        names = ", ".join(sorted(signature.user_inputs_to_mutate.values()))
-        raise IpuError(f"{type(module).__name__}'s forward changes its input {names} in place, which a compiled program does not do")
-
-
-def _output_tree(program: Any) -> str | None:
-    """The structure of the forward's outputs (a dict, a list, nested tuples) as torch's pytree
-    writes it, None when it is one tensor or a flat tuple of them (the compiled module's own
-    way) or when pytree cannot write it."""
-    from torch.utils import _pytree as pytree
-
-    spec = program.call_spec.out_spec
-    if spec is None or spec.is_leaf() or (spec.type is tuple and all(child.is_leaf() for child in spec.children_specs)):
-        return None
-    try:
-        return pytree.treespec_dumps(spec)
-    except Exception:  # a type pytree registered without a serialized name: the flat tuple
-        return None
-
-
-def _signal_behind(error: Exception) -> BaseException | None:
-    """The KeyboardInterrupt (or a tool's SIGTERM, tools/cli.py) that torch's own clean-up turned
-    into another exception while it unwound (Ctrl-C inside torch.export: "AssertionError:
-    Trying to pop empty mode stack"): a signal, not a refusal, ended the export."""
-    cause = error.__context__
-    while cause is not None and isinstance(cause, Exception):
-        cause = cause.__context__
-    return cause
 
 
 # torch_mlir.fx.export_and_import's lowering to linalg-on-tensors (fx.py, compiler_utils.py).
