@@ -1,5 +1,6 @@
 """torch.export's program into torch-mlir: the importer with this project's additions, the
-decomposition table, and the checks made on the program before import.
+decomposition table, the checks made on the program before import, and what a refused export
+reports (the model's line, nothing of what torch wrote meanwhile).
 
 Split from frontends/torch.py, which exports, compiles and runs; torch is imported inside the
 functions, as there.
@@ -7,10 +8,14 @@ functions, as there.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import re
+import sys
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from mlir import ir
@@ -200,3 +205,89 @@ def _op_name(target: Any) -> str:
         return name if name.startswith(ATEN_PREFIXES) else f"torch.{name}"
     overload = getattr(target, "_overloadname", "default")
     return str(packet) if overload == "default" else f"{packet}.{overload}"
+
+
+@contextlib.contextmanager
+def quiet_shape_guards() -> Any:
+    """What torch writes to stderr while it exports, held back, and written out only if the
+    export succeeds: a data-dependent branch (`if x.sum() > 0`) logs a warning and prints the
+    traced graph twice before torch.export raises, which `export` reports in one line. torch's
+    shape-guard logger is muted, as its handler holds the stderr it was made with."""
+    import logging
+
+    held = io.StringIO()
+    logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    with mock.patch.object(logger, "disabled", True), contextlib.redirect_stderr(held):
+        yield
+    sys.stderr.write(held.getvalue())
+
+
+def model_line(error: Exception) -> str:
+    """' (at model.py:14: if x.sum() > 0: ...)': the innermost frame of `error`'s traceback in
+    the model's own code (outside torch and frontends/), '' when there is none."""
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__))  # frontends/
+    own = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if f"{os.sep}torch{os.sep}" not in frame.filename and not frame.filename.startswith((package, "<"))
+    ]
+    if not own:
+        return ""
+    frame = own[-1]
+    return f" (at {frame.filename}:{frame.lineno}" + (f": {frame.line.strip():.80}" if frame.line else "") + ")"
+
+
+def unsigned_results(program: Any) -> list[int]:
+    """The positions of the forward's unsigned integer outputs (torch.uint8): torch-mlir's
+    types are signless (`i8`), so the simulator's result is read back as signed unless told."""
+    import torch
+
+    unsigned = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+    output = next(node for node in program.graph.nodes if node.op == "output")
+    values = [getattr(node, "meta", {}).get("val") for node in output.args[0]]
+    return [index for index, value in enumerate(values) if getattr(value, "dtype", None) in unsigned]
+
+
+def refuse_mutations(program: Any, module: Any) -> None:
+    """A forward that changes its buffers (BatchNorm in train mode updates its running
+    statistics) or an input in place: the compiled program holds the buffers as constants and
+    gives back only the forward's outputs, so the change would not carry to the next call (a
+    wrong number there), and the values torch.export adds to the outputs for it were returned
+    as if they were the forward's."""
+    signature = program.graph_signature
+    if signature.buffers_to_mutate:
+        names = ", ".join(sorted(signature.buffers_to_mutate.values()))
+        raise IpuError(
+            f"{type(module).__name__}'s forward changes its buffers ({names}), which a compiled inference program "
+            "does not carry between calls: compile it in eval mode (model.eval(); inferenceModel does), or train it with trainingModel"
+        )
+    if signature.user_inputs_to_mutate:
+        names = ", ".join(sorted(signature.user_inputs_to_mutate.values()))
+        raise IpuError(f"{type(module).__name__}'s forward changes its input {names} in place, which a compiled program does not do")
+
+
+def output_tree(program: Any) -> str | None:
+    """The structure of the forward's outputs (a dict, a list, nested tuples) as torch's pytree
+    writes it, None when it is one tensor or a flat tuple of them (the compiled module's own
+    way) or when pytree cannot write it."""
+    from torch.utils import _pytree as pytree
+
+    spec = program.call_spec.out_spec
+    if spec is None or spec.is_leaf() or (spec.type is tuple and all(child.is_leaf() for child in spec.children_specs)):
+        return None
+    try:
+        return pytree.treespec_dumps(spec)
+    except Exception:  # a type pytree registered without a serialized name: the flat tuple
+        return None
+
+
+def signal_behind(error: Exception) -> BaseException | None:
+    """The KeyboardInterrupt (or a tool's SIGTERM, tools/cli.py) that torch's own clean-up turned
+    into another exception while it unwound (Ctrl-C inside torch.export: "AssertionError:
+    Trying to pop empty mode stack"): a signal, not a refusal, ended the export."""
+    cause = error.__context__
+    while cause is not None and isinstance(cause, Exception):
+        cause = cause.__context__
+    return cause

@@ -65,7 +65,7 @@ from ipu_mlir.frontends.backward_rewrites import (
     rewrite_grouped_convolution_backward,
 )
 from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
-from ipu_mlir.frontends.optimizers import OptimizerRule, host_state, steps_taken
+from ipu_mlir.frontends.optimizers import OptimizerRule, host_state, hyper_variable, steps_taken
 from ipu_mlir.frontends.random_ops import rewrite_random_ops
 from ipu_mlir.frontends.recompute import marking_checkpoints, recompute
 from ipu_mlir.target.diagnostics import IpuError
@@ -209,10 +209,15 @@ class _Layout:
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
         self.buffers = {**dict(model.named_buffers()), **_tensor_attributes(model)}
-        self.lr_names = ["hyper:lr" if index == 0 else f"hyper:lr:{index}" for index in range(len(optimizer.param_groups))]
+        hyper = [rule.hyper_values(group) for group in optimizer.param_groups]  # lr, momentum, betas: device variables
+        self.hyper_names = [{key: hyper_variable(key, index) for key in values} for index, values in enumerate(hyper)]
         variables = [Variable(f"param:{name}", _array(p)) for name, p in self.params.items()]
         variables += [Variable(f"buffer:{name}", _array(b)) for name, b in self.buffers.items()]
-        variables += [Variable(name, np.array(group["lr"], np.float32)) for name, group in zip(self.lr_names, optimizer.param_groups)]
+        variables += [
+            Variable(hyper_variable(key, index), np.array(value, np.float32))
+            for index, values in enumerate(hyper)
+            for key, value in values.items()
+        ]
         if mixed is not None:
             variables += [Variable(name, value) for name, value in mixed.variables(self.params)]
         state_dtype = (lambda p: np.dtype(np.float32)) if mixed is not None else _numpy_dtype  # PopTorch's accum_type f32
@@ -296,12 +301,14 @@ class _Layout:
                     scale = {key: torch.where(apply, value, values[key]) for key, value in scale.items()}
                 new.update(scale)
                 apply = finite if apply is None else apply & finite
+            grads = rule.clipped(grads)  # PopTorch's max_grad_norm, on the gradients the update takes
             step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
                 with _layer_of(name):  # ipu-shard: a parameter's update on its layer's IPU
                     state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
                     weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
-                    param, state = rule.update(group, weight, grads[name], state, values[self.lr_names[group]], step_count)
+                    hyper = {key: values[variable] for key, variable in self.hyper_names[group].items()}
+                    param, state = rule.update(group, weight, grads[name], state, hyper, step_count)
                     updated = {f"opt:{kind}:{name}": value for kind, value in state.items()}
                     if mixed is not None:  # `param` is the f32 weight: kept as the master copy, narrowed for the forward
                         if f"master:{name}" in values:

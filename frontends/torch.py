@@ -43,7 +43,19 @@ from ipu_mlir.dialects import make_context
 from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.dialects.resources import framed_blob, is_resource
 from ipu_mlir.frontends import api, cache
-from ipu_mlir.frontends.fx_import import ATEN_PREFIXES, RESOURCE, decompositions, importer_class
+from ipu_mlir.frontends.fx_import import (
+    ATEN_PREFIXES,
+    RESOURCE,
+    decompositions,
+    importer_class,
+    model_line,
+    output_tree,
+    quiet_shape_guards,
+    refuse_mutations,
+    signal_behind,
+    unsigned_results,
+)
+from ipu_mlir.frontends.inputs import Signature
 from ipu_mlir.frontends.mixed_precision import to_numpy, to_torch
 from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
@@ -90,6 +102,7 @@ def compile(
     micro_batches: int = 1,
     replicas: int = 1,
     partials_type: str | None = None,
+    example_kwargs: dict | None = None,
 ) -> CompiledModule:
     """Exports `module` (an `nn.Module` in eval mode) on `example_inputs`, compiles it for `target`
     and loads it into the simulator (weights once). `progress` gets each phase's time as a line
@@ -99,11 +112,15 @@ def compile(
     and a hit skips the export too (`compiled.imported` is then None). `micro_batches` > 1
     pipelines the sharded model over that many slices of the batch, `replicas` > 1 runs that
     many data-parallel replicas of it. `partials_type` ("f16" or "f32") is the partial sums' type
-    of f16 products (ipu-partials-type; PopTorch's `Precision.setPartialsType`)."""
+    of f16 products (ipu-partials-type; PopTorch's `Precision.setPartialsType`). The inputs, and
+    `example_kwargs`, may be tensors in tuples, lists and dicts, and Python values, which are
+    compiled in as constants (frontends/inputs.py), as PopTorch does."""
     phases = Phases(progress)
+    signature, example_inputs = Signature.of(module, example_inputs, example_kwargs or {})
+    exported = module if signature.plain else signature.bound_module(module)
     lookup = time.perf_counter()
     name = f"{cache_key} {micro_batches} {replicas}" + (f" partials {partials_type}" if partials_type else "")
-    key = _model_key(name, module, example_inputs, target) if use_cache and cache_key else None
+    key = _model_key(name, module, signature, example_inputs, target) if use_cache and cache_key else None
     program = cache.load(key, make_context()) if key else None
     imported = None
     if program is not None:
@@ -111,7 +128,7 @@ def compile(
         phases.report("compile", f"{target}, from the program cache")
     else:
         with phases.phase("export", "torch-mlir, linalg-on-tensors"):
-            imported = export(module, *example_inputs)
+            imported = export(exported, *example_inputs)
             if partials_type is not None:
                 with imported.context:
                     imported.operation.attributes[PARTIALS_ATTR] = encode_partials(partials_type)
@@ -128,6 +145,7 @@ def compile(
             cache.store(key, program)
     with phases.phase("load"):
         compiled = CompiledModule(program, target, imported, verified=True)  # compile_program's pipeline ends in ipu-verify
+    compiled.signature, compiled.module = signature, module
     compiled.timings = phases.seconds
     if os.environ.get("IPU_MLIR_REPORT"):  # as PopTorch's autoReport: the profile, for `ipu-vis report`
         path = write_profile(compiled.profile, os.path.join(os.environ["IPU_MLIR_REPORT"], f"{type(module).__name__}.json"))
@@ -136,9 +154,9 @@ def compile(
     return compiled
 
 
-def _model_key(name: str, module: Any, example_inputs: tuple, target: str) -> str:
+def _model_key(name: str, module: Any, signature: Signature, tensors: list, target: str) -> str:
     """The cache key of `name`'s program: its weights and buffers (0.15 s to hash ResNet-50's
-    against 12.5 s to export it), the inputs' shapes and types, the target's figures."""
+    against 12.5 s to export it), the inputs' shapes and types, structure and constants, the target's figures."""
     import torch
 
     weights = hashlib.sha256()
@@ -146,7 +164,7 @@ def _model_key(name: str, module: Any, example_inputs: tuple, target: str) -> st
         array = tensor.detach().cpu().contiguous()
         weights.update(f"{path} {array.dtype} {tuple(array.shape)}\0".encode())
         weights.update(array.reshape(-1).view(torch.uint8).numpy())
-    inputs = " ".join(f"{tuple(value.shape)} {value.dtype}" for value in example_inputs)
+    inputs = " ".join(f"{tuple(value.shape)} {value.dtype}" for value in tensors) + f" {signature.spec} {signature.constants}"
     return cache.key("torch", name, type(module).__qualname__, weights.digest(), inputs, repr(load_target(target)))
 
 
@@ -207,19 +225,21 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         try:
-            program = torch.export.export(module, inputs, strict=False).run_decompositions(decompositions())
-            _refuse_mutations(program, module)
-            output_tree, unsigned = _output_tree(program), _unsigned_results(program)
+            with quiet_shape_guards():
+                program = torch.export.export(module, inputs, strict=False).run_decompositions(decompositions())
+            refuse_mutations(program, module)
+            tree, unsigned = output_tree(program), unsigned_results(program)
             importer.import_frozen_program(program, func_name="main")
             del program
         except IpuError:
             raise
         except Exception as error:  # torch.export's or the importer's own refusal: one line, no traceback
-            if (signal := _signal_behind(error)) is not None:
+            if (signal := signal_behind(error)) is not None:
                 raise signal from None
             first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
             raise IpuError(
                 f"cannot export {type(module).__name__} with torch.export and torch-mlir: {type(error).__name__}: {first}"
+                + model_line(error)
             ) from None
     imported = importer.module
     try:
@@ -230,65 +250,11 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
         raise _export_error(errors, module) from None
     exported = _into_context(imported, importer.weights, _begin_blocks(module))
     with exported.context:
-        if output_tree is not None:
-            exported.operation.attributes[OUTPUT_TREE_ATTR] = ir.StringAttr.get(output_tree)
+        if tree is not None:
+            exported.operation.attributes[OUTPUT_TREE_ATTR] = ir.StringAttr.get(tree)
         if unsigned:
             exported.operation.attributes[UNSIGNED_RESULTS_ATTR] = ir.DenseI64ArrayAttr.get(unsigned)
     return exported
-
-
-def _unsigned_results(program: Any) -> list[int]:
-    """The positions of the forward's unsigned integer outputs (torch.uint8): torch-mlir's
-    types are signless (`i8`), so the simulator's result is read back as signed unless told."""
-    import torch
-
-    unsigned = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
-    output = next(node for node in program.graph.nodes if node.op == "output")
-    values = [getattr(node, "meta", {}).get("val") for node in output.args[0]]
-    return [index for index, value in enumerate(values) if getattr(value, "dtype", None) in unsigned]
-
-
-def _refuse_mutations(program: Any, module: Any) -> None:
-    """A forward that changes its buffers (BatchNorm in train mode updates its running
-    statistics) or an input in place: the compiled program holds the buffers as constants and
-    gives back only the forward's outputs, so the change would not carry to the next call (a
-    wrong number there), and the values torch.export adds to the outputs for it were returned
-    as if they were the forward's."""
-    signature = program.graph_signature
-    if signature.buffers_to_mutate:
-        names = ", ".join(sorted(signature.buffers_to_mutate.values()))
-        raise IpuError(
-            f"{type(module).__name__}'s forward changes its buffers ({names}), which a compiled inference program "
-            "does not carry between calls: compile it in eval mode (model.eval(); inferenceModel does), or train it with trainingModel"
-        )
-    if signature.user_inputs_to_mutate:
-        names = ", ".join(sorted(signature.user_inputs_to_mutate.values()))
-        raise IpuError(f"{type(module).__name__}'s forward changes its input {names} in place, which a compiled program does not do")
-
-
-def _output_tree(program: Any) -> str | None:
-    """The structure of the forward's outputs (a dict, a list, nested tuples) as torch's pytree
-    writes it, None when it is one tensor or a flat tuple of them (the compiled module's own
-    way) or when pytree cannot write it."""
-    from torch.utils import _pytree as pytree
-
-    spec = program.call_spec.out_spec
-    if spec is None or spec.is_leaf() or (spec.type is tuple and all(child.is_leaf() for child in spec.children_specs)):
-        return None
-    try:
-        return pytree.treespec_dumps(spec)
-    except Exception:  # a type pytree registered without a serialized name: the flat tuple
-        return None
-
-
-def _signal_behind(error: Exception) -> BaseException | None:
-    """The KeyboardInterrupt (or a tool's SIGTERM, tools/cli.py) that torch's own clean-up turned
-    into another exception while it unwound (Ctrl-C inside torch.export: "AssertionError:
-    Trying to pop empty mode stack"): a signal, not a refusal, ended the export."""
-    cause = error.__context__
-    while cause is not None and isinstance(cause, Exception):
-        cause = cause.__context__
-    return cause
 
 
 # torch_mlir.fx.export_and_import's lowering to linalg-on-tensors (fx.py, compiler_utils.py).
@@ -483,12 +449,19 @@ class CompiledModule:
         self.imported = imported  # torch-mlir's output, as compiled
         self.simulator: Simulator = api.load_simulator(program, target, verified=verified)
         self.timings: dict[str, float] = {}  # seconds per phase, as `compile` measured them
+        # how a call's arguments bind to the program's tensors (set by `compile`)
+        self.signature: Signature | None = None
+        self.module: Any = None
 
     @property
     def profile(self) -> Profile:
         return self.simulator.profile
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self.signature is not None:
+            inputs = tuple(self.signature.tensors(self.module, inputs, kwargs))
+        elif kwargs:
+            raise IpuError(f"keyword arguments ({', '.join(kwargs)}): this program was compiled for positional tensors")
         as_torch = not inputs or any(type(value).__module__.startswith("torch") for value in inputs)
         arrays = [_to_numpy(value) for value in inputs]
         # the program's integers are signless: an unsigned input (a uint8 image) is passed as its bits
@@ -522,14 +495,14 @@ class InferenceModel:
         self._weights_version: int | None = None  # the trainer's host_weights_version compiled in
         self._attached = True
 
-    def compile(self, *inputs: Any) -> None:
+    def compile(self, *inputs: Any, **kwargs: Any) -> None:
         """PopTorch's `compile`: compiles and loads for inputs like these (a call's), running nothing."""
         self._follow_trainer()
         if self.compiled is not None:
             return
         pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
-        if pipelined <= 1:  # one program a micro-batch (each the replicas')
-            inputs = tuple(array[0] for array in micro_batches(inputs, self.options.device_iterations))
+        # one program a micro-batch (each the replicas'), or one over the call's micro-batches (pipelined)
+        inputs, kwargs = self._micro_batch(inputs, kwargs, 0, 1 if pipelined > 1 else self.options.device_iterations)
         self.model.eval()  # a trainingModel of the same model may have set train mode since
         cache_directory = self.options.executable_cache
         # Options.enableExecutableCaching(path): the program cache in `path`, even where IPU_MLIR_NO_CACHE is set
@@ -537,8 +510,14 @@ class InferenceModel:
         with mock.patch.dict(os.environ, environment):
             self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=max(pipelined, 1),
                                     replicas=replicas, partials_type=self.options.Precision.partials_type,
-                                    use_cache=cache_directory is not None)  # fmt: skip
+                                    use_cache=cache_directory is not None, example_kwargs=kwargs)  # fmt: skip
         self._attached = True
+
+    def _micro_batch(self, inputs: tuple, kwargs: dict, index: int, count: int) -> tuple[tuple, dict]:
+        """The arguments of micro-batch `index` of `count` in a call's: each tensor's slice of its
+        first axis (f64 ones in f32, as PopTorch's), the Python values as they are."""
+        signature, tensors = Signature.of(self.model, inputs, kwargs)
+        return signature.bind([array[index] for array in micro_batches(tensors, count)])
 
     def _follow_trainer(self) -> None:
         """As PopTorch's inference model of a trained model: the trainer's weights to the host
@@ -550,16 +529,20 @@ class InferenceModel:
         if trainer.host_weights_version != self._weights_version:
             self.compiled, self._weights_version = None, trainer.host_weights_version
 
-    def __call__(self, *inputs: Any) -> Any:
-        self.compile(*inputs)
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        self.compile(*inputs, **kwargs)
         if not self._attached:
             self.attachToDevice()
         if self.options.pipeline_micro_batches > 1:  # PipelinedExecution: one program over the call's micro-batches
-            return self.compiled(*inputs)
-        arrays = micro_batches(inputs, self.options.device_iterations)  # each the replicas' micro-batches
+            args, kwargs = self._micro_batch(inputs, kwargs, 0, 1)
+            return self.compiled(*args, **kwargs)
         from torch.utils import _pytree as pytree
 
-        runs = [self.compiled(*(array[index] for array in arrays)) for index in range(self.options.device_iterations)]
+        iterations = self.options.device_iterations
+        runs = []
+        for index in range(iterations):
+            args, named = self._micro_batch(inputs, kwargs, index, iterations)
+            runs.append(self.compiled(*args, **named))
         flat = [pytree.tree_flatten(run) for run in runs]  # each leaf of the forward's output structure
         outputs = [  # each leaf's values over the iterations, as the output mode returns them
             _to_torch(self.options.returned(np.stack([_to_numpy(value) for value in values]), training=False))

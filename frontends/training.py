@@ -9,9 +9,9 @@ As in PopTorch, the model's forward returns the loss, or `(output, loss)`; the f
 compiles (frontends/joint.py builds the joint step) and writes the parameters, buffers and
 optimizer state into device variables once; each call then runs `deviceIterations x
 gradientAccumulation` micro-batches on the device and returns what forward returns for the
-last of them (PopTorch's default output mode for training, `OutputMode.Final`). A learning rate
-changed between calls (by a scheduler, or `setOptimizer`) is written to its device variable
-before the next call: no recompilation.
+last of them (PopTorch's default output mode for training, `OutputMode.Final`). A learning rate,
+SGD momentum or Adam betas changed between calls (by a scheduler, or `setOptimizer`) is written
+to its device variable before the next call: no recompilation.
 
 The host side follows the device as PopTorch's does (poptorch `_poplar_executor.py`):
 `copyWeightsToHost()` writes the parameters and buffers into the model and the optimizer's
@@ -39,7 +39,7 @@ from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.joint import JointStep, build_step
 from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
-from ipu_mlir.frontends.optimizers import host_state, load_host_state, rule_of, steps_taken
+from ipu_mlir.frontends.optimizers import host_state, hyper_variable, load_host_state, rule_of, steps_taken
 from ipu_mlir.frontends.options import Options, ReductionType
 from ipu_mlir.runtime.replicated import ReplicatedSimulator
 from ipu_mlir.runtime.simulator import Simulator
@@ -72,7 +72,7 @@ class TrainingModel:
         self.step: JointStep | None = None  # built by the first call
         self.device: Simulator | None = None  # holds the device variables between calls
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
-        self._lrs: list[float] = []
+        self._hyper: list[dict[str, float]] = []  # each param group's device-variable hyper-parameters, as on the device
         self.replicas = options.replication_factor  # data-parallel replicas, a simulator each (one IPU, or a sharded step's IPUs)
         # PipelinedExecution: the micro-batches of a step in one run (0: one micro-batch a run)
         self.pipelined = options.Training.gradient_accumulation if options.execution_strategy.pipelined else 0
@@ -90,30 +90,32 @@ class TrainingModel:
         for module in model.modules():  # an inferenceModel of the model, or of a layer of it, follows this one
             _TRAINERS[module] = weakref.ref(self)
 
-    def _batches(self, inputs: tuple) -> list[list[np.ndarray]]:
+    def _batches(self, inputs: tuple, kwargs: dict) -> list[list[np.ndarray]]:
         """Each replica's share of a call's inputs, cut into micro-batches."""
         if self.destroyed:
             raise IpuError("the trainingModel was destroyed: make a new one of the model")
+        if kwargs:
+            raise IpuError(f"trainingModel takes forward's arguments as positional tensors, got keyword arguments {', '.join(kwargs)}")
         arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
         shards = replica_slices(arrays, self.replicas)
         if self.pipelined:  # a run takes a step's micro-batches (each replica's own), pipelined over its IPUs
             shards = [[array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in shard] for shard in shards]
         return shards
 
-    def compile(self, *inputs: Any) -> None:
+    def compile(self, *inputs: Any, **kwargs: Any) -> None:
         """PopTorch's `compile`: builds, compiles and loads the step for inputs like these (a
         call's), running nothing; the device variables hold the model's weights after it."""
         if self.step is None:
-            self._compile(tuple(to_torch(array[0]) for array in self._batches(inputs)[0]))
+            self._compile(tuple(to_torch(array[0]) for array in self._batches(inputs, kwargs)[0]))
 
-    def __call__(self, *inputs: Any) -> Any:
-        shards = self._batches(inputs)
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        shards = self._batches(inputs, kwargs)
         if self.step is None:
             self._compile(tuple(to_torch(array[0]) for array in shards[0]))
         elif self.device is None:  # detached: attach as PopTorch's call does
             self.attachToDevice()
         self._check_batch(shards[0])
-        self._write_learning_rates()
+        self._write_hyper_parameters()
         if self._device_state_stale:
             self._write_optimizer_state()
         start = time.perf_counter()
@@ -139,7 +141,7 @@ class TrainingModel:
         keeps the device's."""
         rule = rule_of(optimizer)
         if rule != self.rule:
-            raise IpuError("setOptimizer: only the learning rate may change after compilation (the others are compiled in)")
+            raise IpuError(f"setOptimizer: {self.rule.difference(rule)}: {_COMPILED_IN}")
         if optimizer is self.optimizer:
             return
         self._read_optimizer_state()
@@ -329,7 +331,7 @@ class TrainingModel:
         self.timings.update(export=middle - start, compile_and_load=time.perf_counter() - middle)
         for variable in self.step.variables:
             self.device.write_variable(variable.name, variable.value)
-        self._lrs = [float(group["lr"]) for group in self.optimizer.param_groups]
+        self._hyper = [self.rule.hyper_values(group) for group in self.optimizer.param_groups]
 
     def _load(self, program: Any) -> Simulator | ReplicatedSimulator:
         target = self.options.target_name
@@ -365,26 +367,32 @@ class TrainingModel:
                 got = _describe((array.shape[0] * array.shape[1], *array.shape[2:]), array.dtype)
                 raise IpuError(f"input #{index}: the model was compiled for {expected}, got {got}")
 
-    def _write_learning_rates(self) -> None:
-        lrs = [float(group["lr"]) for group in self.optimizer.param_groups]
-        if len(lrs) != len(self._lrs) or rule_of(self.optimizer) != self.rule:
-            raise IpuError(
-                "the optimizer's param groups or hyper-parameters other than lr changed after compilation (make a new trainingModel)"
-            )
-        for index, lr in enumerate(lrs):
-            if lr != self._lrs[index]:
-                self.device.write_variable("hyper:lr" if index == 0 else f"hyper:lr:{index}", np.array(lr, np.float32))
-        self._lrs = lrs
+    def _write_hyper_parameters(self) -> None:
+        """The learning rates, momentum and betas a scheduler (or setOptimizer) changed, to their device variables."""
+        rule = rule_of(self.optimizer)
+        if rule != self.rule:
+            raise IpuError(f"the optimizer's {self.rule.difference(rule)} changed after compilation: {_COMPILED_IN}")
+        hyper = [rule.hyper_values(group) for group in self.optimizer.param_groups]
+        for index, (values, before) in enumerate(zip(hyper, self._hyper)):
+            for key, value in values.items():
+                if value != before[key]:
+                    self.device.write_variable(hyper_variable(key, index), np.array(value, np.float32))
+        self._hyper = hyper
+
+
+_COMPILED_IN = "it is compiled into the program (make a new trainingModel); the learning rate, SGD's momentum and Adam's betas may change"
 
 
 def micro_batches(inputs: tuple, count: int, replicas: int = 1) -> list[np.ndarray]:
     """Each input (a tensor whose first axis holds `count` micro-batches of each of `replicas`)
-    as an array of shape (count, replicas x micro-batch, ...)."""
+    as an array of shape (count, replicas x micro-batch, ...); a float64 one in float32, as
+    PopTorch's (the IPU has no 64-bit floats; data made with numpy is float64)."""
     arrays = []
     for index, value in enumerate(inputs):
         if not type(value).__module__.startswith("torch"):
-            raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__}")
+            raise IpuError(f"input #{index}: expected a torch tensor, got {type(value).__name__} {value!r:.40}")
         array = to_numpy(value)
+        array = array.astype(np.float32) if array.dtype == np.float64 else array
         if array.ndim == 0 or array.shape[0] % (count * replicas):
             raise IpuError(
                 f"input #{index}: its first axis ({_describe(array.shape, array.dtype)}) must hold {count * replicas} micro-batches"

@@ -2,8 +2,9 @@
 
 SGD, Adam and AdamW are torch's, with PopTorch's extra arguments: `loss_scaling` (the loss
 multiplied by it before the backward pass, the gradients divided by it before the update;
-frontends/optimizers.py) and AdamW's `bias_correction` change the numbers and are compiled
-in. The accumulator types are accepted where they are what the step keeps (torch.float32),
+frontends/optimizers.py), `max_grad_norm` (the gradients clipped to that global norm on the
+device; the host `step()` does not clip) and AdamW's `bias_correction` change the numbers and
+are compiled in. The accumulator types are accepted where they are what the step keeps (torch.float32),
 and `velocity_scaling`, `use_combined_accum` where PopTorch itself ignores them or they do
 not change the numbers; the rest is refused in one line. LAMB is PopTorch's
 (poptorch `python/optim.py`): its device update is frontends/optimizers.py's `_lamb`, its
@@ -27,14 +28,21 @@ def _given(**values: Any) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
 
 
-def _check(optimizer: str, loss_scaling: Any, max_grad_norm: Any = None, **types: Any) -> float:
+def _clip(optimizer: str, max_grad_norm: Any) -> float | None:
+    """PopTorch's `max_grad_norm` (default inf: no clipping) as a positive float or None."""
+    if max_grad_norm is None or max_grad_norm == math.inf:
+        return None
+    if isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, int | float) or not 0 < max_grad_norm < math.inf:
+        raise IpuError(f"poptorch.optim.{optimizer}(max_grad_norm={max_grad_norm!r}): give a positive number (inf: no clipping)")
+    return float(max_grad_norm)
+
+
+def _check(optimizer: str, loss_scaling: Any, **types: Any) -> float:
     """PopTorch's extra arguments checked: the loss scaling as a float; each accumulator type
-    torch.float32 (what the step keeps) or None; no gradient clipping."""
+    torch.float32 (what the step keeps) or None."""
     for name, dtype in types.items():
         if dtype not in (None, torch.float32):
             raise IpuError(f"poptorch.optim.{optimizer}({name}={dtype}): the step keeps its gradients and state in float32 here")
-    if max_grad_norm is not None and max_grad_norm != math.inf:
-        raise IpuError(f"poptorch.optim.{optimizer}(max_grad_norm={max_grad_norm!r}): gradient clipping is not supported")
     scaling = 1.0 if loss_scaling is None else loss_scaling
     if isinstance(scaling, bool) or not isinstance(scaling, int | float) or not 0 < scaling < math.inf:
         raise IpuError(f"poptorch.optim.{optimizer}(loss_scaling={loss_scaling!r}): give a positive finite number")
@@ -66,7 +74,8 @@ class SGD(torch.optim.SGD):
         velocity_accum_type: torch.dtype | None = None,
         max_grad_norm: float | None = None,
     ) -> None:
-        self.loss_scaling = _check("SGD", loss_scaling, max_grad_norm, accum_type=accum_type, velocity_accum_type=velocity_accum_type)
+        self.loss_scaling = _check("SGD", loss_scaling, accum_type=accum_type, velocity_accum_type=velocity_accum_type)
+        self.max_grad_norm = _clip("SGD", max_grad_norm)
         if use_combined_accum and velocity_scaling not in (None, 1.0):
             raise IpuError(f"poptorch.optim.SGD(velocity_scaling={velocity_scaling!r}): the velocity is kept unscaled in float32")
         given = _given(momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
@@ -99,7 +108,8 @@ class Adam(torch.optim.Adam):
     ) -> None:
         moments = {"first_order_momentum_accum_type": first_order_momentum_accum_type}
         moments["second_order_momentum_accum_type"] = second_order_momentum_accum_type
-        self.loss_scaling = _check("Adam", loss_scaling, max_grad_norm, accum_type=accum_type, **moments)
+        self.loss_scaling = _check("Adam", loss_scaling, accum_type=accum_type, **moments)
+        self.max_grad_norm = _clip("Adam", max_grad_norm)
         given = _given(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, **given, **_given(foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused))
 
@@ -132,7 +142,8 @@ class AdamW(torch.optim.AdamW):
     ) -> None:
         moments = {"first_order_momentum_accum_type": first_order_momentum_accum_type}
         moments["second_order_momentum_accum_type"] = second_order_momentum_accum_type
-        self.loss_scaling = _check("AdamW", loss_scaling, max_grad_norm, accum_type=accum_type, **moments)
+        self.loss_scaling = _check("AdamW", loss_scaling, accum_type=accum_type, **moments)
+        self.max_grad_norm = _clip("AdamW", max_grad_norm)
         self.bias_correction = True if bias_correction is None else bool(bias_correction)
         given = _given(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, **given, **_given(foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused))

@@ -311,7 +311,7 @@ def _params():
     ("make", "message"),
     [
         (lambda: poptorch.optim.SGD(_params(), lr=0.1, accum_type=torch.float16), r"SGD\(accum_type=torch.float16\): .* float32"),
-        (lambda: poptorch.optim.SGD(_params(), lr=0.1, max_grad_norm=1.0), r"max_grad_norm=1.0\): gradient clipping is not supported"),
+        (lambda: poptorch.optim.SGD(_params(), lr=0.1, max_grad_norm=-1.0), r"max_grad_norm=-1.0\): give a positive number"),
         (lambda: poptorch.optim.SGD(_params(), lr=0.1, loss_scaling=0), r"loss_scaling=0\): give a positive finite number"),
         (
             lambda: poptorch.optim.SGD(_params(), lr=0.1, use_combined_accum=True, velocity_scaling=8.0),
