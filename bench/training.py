@@ -321,7 +321,7 @@ def distances(judgement: dict) -> str:
     """A `Judgement`'s (as a dict) distances, each the worst tensor's largest difference relative
     to its largest magnitude: ours from PyTorch's f32 loop, ours and PyTorch f32's from its f64 loop."""
     (ours_name, ours), (ours_f64_name, ours_f64), (f32_name, f32) = (judgement[key] for key in ("ours_f32", "ours_f64", "f32_f64"))
-    verdict = "ok" if judgement["passed"] else "FAILED"
+    verdict = "ok" if judgement["passed"] else f"FAILED ({judgement['failed']:,} elements)"
     return (
         f"{ours:.2g} from PyTorch f32 ({ours_name}), {ours_f64:.2g} from f64 ({ours_f64_name}) "
         f"where PyTorch f32 is {f32:.2g} from f64 ({f32_name}): {verdict}"

@@ -189,6 +189,7 @@ class Judgement:
     largest difference relative to its largest magnitude, the worst tensor's (name, distance)."""
 
     passed: bool
+    failed: int  # elements outside every rule
     line: str  # the check's one line, as `ipu-run --train` prints it
     ours_f32: tuple[str, float]  # ours from PyTorch's f32 loop
     ours_f64: tuple[str, float]  # ours from PyTorch's f64 loop
@@ -258,7 +259,7 @@ def judge(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int,
     verdict = "ok" if not failed else f"FAILED ({failed} elements)"
     note = f"; elements: {', '.join(notes)}" if notes else ""
     line = f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}"
-    return Judgement(not failed, line, (worst_name, worst), from_f64, rounding_f64)
+    return Judgement(not failed, failed, line, (worst_name, worst), from_f64, rounding_f64)
 
 
 def _rms(values: Any) -> float:

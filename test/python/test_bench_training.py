@@ -133,7 +133,7 @@ def test_the_parameter_row_is_met_within_pytorchs_rounding_and_missed_one_elemen
     for judged, met in ((judgement, True), (broken, False)):
         figures.update(first=training.asdict(judgement), last=training.asdict(judged))
         parameters = training.case_rows(training.Case("a case", "gpt2", 1), figures, row)[2]
-        assert parameters["met"] is met and ("FAILED" in parameters["figure"]) is not met
+        assert parameters["met"] is met and ("FAILED (1 elements)" in parameters["figure"]) is not met
 
 
 def test_cases_picks_configurations_by_label(monkeypatch) -> None:
