@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ipu_mlir.frontends import zoo
@@ -34,7 +35,7 @@ from ipu_mlir.frontends.torch import trainingModel
 from ipu_mlir.target import load_target
 from ipu_mlir.target.diagnostics import IpuError
 
-__all__ = ["OPTIMIZERS", "train_zoo_model"]
+__all__ = ["OPTIMIZERS", "ExactLoop", "Judgement", "judge", "train_zoo_model"]
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
 RTOL = 1e-4  # the issue's tolerance for f32 parameters after N steps
@@ -84,19 +85,18 @@ def train_zoo_model(
             raise IpuError(f"{name} cannot train on a batch of {batch}: {str(error).splitlines()[0]}") from None
     output_shape = tuple((probe[0] if isinstance(probe, tuple) else probe).shape)
     model = _WithLoss(net, name)
-    exact = copy.deepcopy(model).train().double()  # PyTorch's loop in f64: how far rounding alone moves f32 training
-    reference = copy.deepcopy(model).train()
     make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
+    exact = ExactLoop(model, lambda parameters: make(parameters, lr=lr))  # how far rounding alone moves f32 training
+    reference = copy.deepcopy(model).train()
     options = Options().target(target).randomSeed(RANDOM_SEED).replicationFactor(replicas)
     trained = trainingModel(model, options, make(model.parameters(), lr=lr))
-    loops = [(reference, make(reference.parameters(), lr=lr)), (exact, make(exact.parameters(), lr=lr))]
+    loop = (reference, make(reference.parameters(), lr=lr))
     configuration = "reduced configuration of " if reduced else ""
     print(f"model:             {name} ({configuration}{zoo.MODELS[name].summary})")
     parameters = sum(p.numel() for p in model.parameters())
     over = f"batch {replicas * batch} ({batch} on each of {replicas} replicas)" if replicas > 1 else f"batch {batch}"
     print(f"training:          {steps} steps, {over}, {optimizer} lr {lr:g}, {parameters:,} parameters", flush=True)
     reference_seconds = 0.0
-    exact_grads = {key: torch.zeros_like(p) for key, p in exact.named_parameters()}  # the largest |gradient| seen, per element
     first_ok = True
     for step in range(steps):
         inputs = _batch(example, model, name, output_shape, step, replicas)
@@ -105,21 +105,42 @@ def train_zoo_model(
             timings = trained.timings
             print(f"joint step:        exported in {timings['export']:.2f} s, compiled and loaded in {timings['compile_and_load']:.2f} s")
         start = time.perf_counter()
-        reference_loss = _torch_step(*loops[0], inputs, step, replicas)
+        reference_loss = _torch_step(*loop, inputs, step, replicas)
         reference_seconds += time.perf_counter() - start
-        _torch_step(*loops[1], tuple(value.double() if value.is_floating_point() else value for value in inputs), step, replicas)
-        for key, param in exact.named_parameters():
-            if param.grad is not None:
-                torch.maximum(exact_grads[key], param.grad.abs(), out=exact_grads[key])
+        exact.step(inputs, step, replicas)
         print(f"step {step}: loss {loss:.6f} (PyTorch {reference_loss:.6f}), simulated in {trained.timings['run']:.2f} s", flush=True)
         if step == 0 and steps > 1:  # the first update, before rounding differences grow through the steps
             trained.copyWeightsToHost()
-            first_ok = _check(model, reference, exact, exact_grads, 1, tensor_wide=False)
+            first_ok = _check(model, reference, exact.model, exact.grads, 1, tensor_wide=False)
     trained.copyWeightsToHost()
     print(f"PyTorch's loop:    {reference_seconds:.2f} s for {steps} steps")
-    ok = _check(model, reference, exact, exact_grads, steps, tensor_wide=steps > 1) and first_ok
+    ok = _check(model, reference, exact.model, exact.grads, steps, tensor_wide=steps > 1) and first_ok
     print(trained.profile.summary())
     return 0 if ok else 1
+
+
+class ExactLoop:
+    """PyTorch's loop in f64 from the model's weights (`make` its optimizer, given the
+    parameters): how far rounding alone moves f32 training (`judge`). `grads`: the largest
+    |gradient| each element has had."""
+
+    def __init__(self, model: Any, make: Any) -> None:
+        import torch
+
+        self.model = copy.deepcopy(model).train().double()
+        self.optimizer = make(self.model.parameters())
+        self.grads = {key: torch.zeros_like(p) for key, p in self.model.named_parameters()}
+
+    def step(self, inputs: tuple, step: int, replicas: int = 1) -> None:
+        """`_torch_step` on `inputs` in f64."""
+        import torch
+
+        _torch_step(
+            self.model, self.optimizer, tuple(value.double() if value.is_floating_point() else value for value in inputs), step, replicas
+        )
+        for key, param in self.model.named_parameters():
+            if param.grad is not None:
+                torch.maximum(self.grads[key], param.grad.abs(), out=self.grads[key])
 
 
 def _torch_step(model: Any, optimizer: Any, inputs: tuple, step: int, replicas: int = 1) -> float:
@@ -156,6 +177,26 @@ def _check_replicas(replicas: int, target: str) -> None:
 
 
 def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int, tensor_wide: bool) -> bool:
+    """`judge`'s verdict, its line printed."""
+    judgement = judge(model, reference, exact, exact_grads, steps, tensor_wide)
+    print(judgement.line)
+    return judgement.passed
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """`judge`'s verdict on a model's parameters and buffers. Distances are of a tensor's
+    largest difference relative to its largest magnitude, the worst tensor's (name, distance)."""
+
+    passed: bool
+    failed: int  # elements outside every rule
+    line: str  # the check's one line, as `ipu-run --train` prints it
+    ours_f32: tuple[str, float]  # ours from PyTorch's f32 loop
+    ours_f64: tuple[str, float]  # ours from PyTorch's f64 loop
+    f32_f64: tuple[str, float]  # PyTorch's f32 loop from its own f64 loop: rounding alone
+
+
+def judge(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int, tensor_wide: bool) -> Judgement:
     """Every parameter and buffer against PyTorch's f32 loop, within RTOL of the tensor's largest
     magnitude, except where rounding alone moves PyTorch's own f32 training:
 
@@ -185,6 +226,7 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
     The line says how many elements each rule took."""
     ours, theirs, exact_values = model.state_dict(), reference.state_dict(), exact.state_dict()
     worst_name, worst, noise, widened, spread, failed = "", 0.0, 0, 0, 0, 0
+    from_f64, rounding_f64 = ("", 0.0), ("", 0.0)
     largest = max(float(grads.max()) for grads in exact_grads.values())
     for key in theirs:
         mine, f32, f64 = ours[key].double(), theirs[key].double(), exact_values[key].double()
@@ -200,6 +242,8 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
         worst_name, worst = (key, error) if error > worst else (worst_name, worst)
         outside = (mine - f32).abs() > RTOL * scale
         rounding = (f32 - f64).abs()
+        from_f64 = max(from_f64, (key, float((mine - f64).abs().max()) / scale), key=lambda pair: pair[1])
+        rounding_f64 = max(rounding_f64, (key, float(rounding.max()) / scale), key=lambda pair: pair[1])
         ill = not tensor_wide and float(rounding.max()) > RTOL * scale
         allowance = ILL_SPREAD * rounding.max() if ill else 2 * (rounding.max() if tensor_wide else rounding)
         within_rounding = (mine - f64).abs() <= RTOL * scale + allowance
@@ -214,8 +258,8 @@ def _check(model: Any, reference: Any, exact: Any, exact_grads: dict, steps: int
     notes += [f"{spread} within {ILL_SPREAD}x the largest in a tensor PyTorch's f32 loop moves past rtol"] if spread else []
     verdict = "ok" if not failed else f"FAILED ({failed} elements)"
     note = f"; elements: {', '.join(notes)}" if notes else ""
-    print(f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}")
-    return not failed
+    line = f"check parameters after {steps} steps: max rel error {worst:.2g} ({worst_name}; rtol {RTOL:g}{note}): {verdict}"
+    return Judgement(not failed, failed, line, (worst_name, worst), from_f64, rounding_f64)
 
 
 def _rms(values: Any) -> float:
