@@ -24,7 +24,7 @@ from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.cond_import import install_cond_import
 from ipu_mlir.frontends.mixed_precision import to_numpy
 from ipu_mlir.lowering.accumulations import ACCUMULATION
-from ipu_mlir.runtime.profile import PHASE_PREFIX
+from ipu_mlir.runtime.program_summary import PHASE_PREFIX
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS
 

@@ -62,7 +62,8 @@ from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
 from ipu_mlir.frontends.training import TrainingModel, micro_batches, trainer_of
 from ipu_mlir.lowering.shard import BEGIN_BLOCKS_ATTR
-from ipu_mlir.runtime.profile import PHASE_PREFIX, Profile, write_profile
+from ipu_mlir.runtime.profile import Profile, write_profile
+from ipu_mlir.runtime.program_summary import PHASE_PREFIX
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, load_target
 from ipu_mlir.target.diagnostics import IpuError

@@ -1,5 +1,5 @@
 """How many messages of an `ipu.copy` each destination tile gets over its super tile's shared
-exchange bus, from the copy's affine forms (runtime/profile.py's `_bus_shared` says which do
+exchange bus, from the copy's affine forms (runtime/superstep.py's `_bus_shared` says which do
 from listed arrays).
 
 A message (its source tile and start) comes over the shared bus to a receiver when every tile

@@ -38,7 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from ipu_mlir.dialects.ops.compiled import compiled
-from ipu_mlir.dialects.ops.semantics import Clamp, elementwise_kernel, erf_f32, out_kernel
+from ipu_mlir.dialects.ops.erf import erf_f32
+from ipu_mlir.dialects.ops.out_kernels import Clamp, out_kernel
+from ipu_mlir.dialects.ops.semantics import elementwise_kernel
 from ipu_mlir.target.element_types import as_strided
 
 from .inplace import Op, Select
@@ -269,7 +271,7 @@ def _source(program: np.ndarray, result: int, forms: tuple[str, ...]) -> str:
     one element a row (a channel's bias) spread along it in a buffer (EXPANDED), filled again
     only when the second axis moves it.
 
-    An f32 erf is evaluated as semantics' `_erf_blocks` does, op for op in f64 (`_erf`), block
+    An f32 erf is evaluated as erf.py's `_erf_blocks` does, op for op in f64 (`_erf`), block
     by block of the last two axes (the buffers stay in cache: over whole arrays, BERT's GELU
     moved 14 MB a call): a pass before the last computes its argument into a buffer, erf runs
     over the buffer into another, later passes read that (recomputing the cheap ops before).

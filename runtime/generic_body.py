@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from ipu_mlir.dialects.ops.semantics import elementwise_kernel, out_kernel, reducer
+from ipu_mlir.dialects.ops.out_kernels import out_kernel
+from ipu_mlir.dialects.ops.semantics import elementwise_kernel, reducer
 from ipu_mlir.dialects.ops.space import loop_extents
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import as_strided

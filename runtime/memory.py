@@ -23,13 +23,7 @@ from ipu_mlir.dialects.program import Program
 from ipu_mlir.target import Target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 
-from .copy_pieces import Side as Side  # re-exported: runtime/planner.py imports it from here
-from .copy_pieces import strided_pieces as strided_pieces  # re-exported: runtime/planner.py imports it from here
-from .regions import Grid as Grid  # re-exported: runtime/partials_in_place.py imports it from here
 from .regions import Region, Strided, as_slice, item_views
-from .regions import constant_axes as constant_axes  # re-exported: runtime/planner.py imports it from here
-from .regions import copy_region as copy_region  # re-exported: runtime/planner.py imports it from here
-from .regions import grid_region as grid_region  # re-exported: runtime/planner.py imports it from here
 
 
 class SimulationError(IpuError):

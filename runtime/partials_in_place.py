@@ -47,8 +47,9 @@ from ipu_mlir.dialects.ops.compiled import compiled
 from ipu_mlir.target.element_types import as_strided
 
 from .codelet import body_key, compile_codelet
-from .memory import Buffer, Grid, Strided
+from .memory import Buffer
 from .reduce import sum_order
+from .regions import Grid, Strided
 from .steps import Copy, Execute, VertexGroup
 
 _SUMMED = (np.dtype(np.float32), np.dtype(np.float64))

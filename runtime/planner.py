@@ -22,31 +22,26 @@ from ipu_mlir.target import Target
 from . import control_flow
 from .all_reduce import RingAllReduce, plan_ring_all_reduce, price_ring_all_reduce, site_record
 from .codelet import CodeletError, body_key, compile_codelet
+from .copy_pieces import Side, strided_pieces
 from .memory import (
     Buffer,
     Pool,
-    Region,
-    Side,
     SimulationError,
     Site,
-    Strided,
-    constant_axes,
-    copy_region,
     element_dtype,
-    grid_region,
     link_aliases,
     order_rows,
     row_uses,
     site_of,
     static_tensor,
-    strided_pieces,
 )
-from .profile import Superstep
 from .races import Access, check_races
+from .regions import Region, Strided, constant_axes, copy_region, grid_region
 from .replicas import ComputeWrite, CopyWrite, StreamWrite, Write
 from .sides import cut_to_first, narrow_pieces, still_axes, strided_side
 from .steps import Copy, Count, Execute, If, Repeat, Switch, VertexGroup, While
 from .streams import DeviceToHost, HostToDevice
+from .superstep import Superstep
 from .traffic import copy_traffic
 
 PROGRAM_OPS = (

@@ -24,9 +24,7 @@ from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.files import publish, staging_dir
 
-from .program_summary import PHASE_PREFIX as PHASE_PREFIX  # re-exported: frontends/torch.py and fx_import.py import it from here
 from .superstep import Superstep
-from .superstep import Traffic as Traffic  # re-exported: runtime/traffic.py imports it from here
 
 PROFILE_VERSION = 1
 

@@ -1,6 +1,6 @@
 """An `ipu.copy`'s messages counted per tile for the profile, from the copy's affine forms.
 
-`Superstep.add_exchange` (runtime/profile.py) counts them from listed tiles: the receiver,
+`Superstep.add_exchange` (runtime/superstep.py) counts them from listed tiles: the receiver,
 source and source start of every point of the copy's grid. A ResNet-50 copy has up to 450,000
 points on about 1,300 destination tiles, and listing them cost about 0.3 ms per copy. Over the
 grid axes along which the destination tile moves (`moving`), each destination tile receives
@@ -24,8 +24,8 @@ import numpy as np
 from ipu_mlir.dialects.attrs import TileGrid
 
 from .bus import bus_shared_counts, tally
-from .profile import Traffic
 from .replicas import moving_axes, restrict
+from .superstep import Traffic
 
 
 @functools.lru_cache(maxsize=1 << 12)

@@ -29,9 +29,6 @@ from ipu_mlir.target.element_types import FLOAT_DTYPES, NARROW_FLOATS, is_float
 
 from .compiled import compiled
 from .erf import erf64, erf_rounded, erfc64
-from .erf import erf_f32 as erf_f32  # re-exported: runtime/fused.py imports it from here
-from .out_kernels import Clamp as Clamp  # re-exported: runtime/fused.py imports it from here
-from .out_kernels import out_kernel as out_kernel  # re-exported: runtime/fused.py and generic_body.py import it from here
 
 Kernel = Callable[..., np.ndarray]
 Reducer = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
