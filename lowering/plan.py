@@ -38,7 +38,7 @@ from .layout_algebra import (
     slice_view,
 )
 from .pass_registry import ModulePass, register_pass
-from .resident import argument_attributes, resident_names
+from .resident import argument_attributes, overwritten_variable, resident_names
 from .select_entry import public_functions
 from .serialize import split_oversized
 
@@ -66,7 +66,9 @@ class Plan(ModulePass):
     `target.cost_model` (compute on the slowest tile, as the op's record in `dialects/ops`
     prices it; exchange of the operand pieces each tile
     needs, and, when the summed dimension is cut, the exchange and sum of partial results),
-    keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins.
+    keeping each tile's working set within `memory-fraction` of its SRAM, and the cheapest wins
+    (a device variable's new value written over its old one, as an optimizer's state update
+    is, counts once: `resident.overwritten_variable`).
     A matmul or convolution that no cut fits is first split serially, as poplin does, into
     pieces computed one after another (lowering/serialize.py).
     Element-wise and other `linalg.generic` ops keep the layout of their largest operand when it
@@ -423,7 +425,7 @@ class _Planner:
         """`cheapest_blocks` within the budget, searched once per distinct loop nest (the layers
         of a deep model are alike)."""
         key = (space.op.operation.name, space.extents, space.reductions, space.splittable, read_accesses(space), space.result)
-        key += (str(space.element_type), space.combiner, space.multiples, _body(space.op))
+        key += (str(space.element_type), space.combiner, space.multiples, _body(space.op), overwritten_variable(space.op))
         if key not in self.cheapest_cuts:
             self.cheapest_cuts[key] = cheapest_blocks(space, self.target, self.budget)
         return self.cheapest_cuts[key]
@@ -521,7 +523,11 @@ def _leanest(space: Space, target: Target) -> str:
     cuts = ((c, tuple(-(-e // p) for e, p in zip(space.extents, c))) for c in _products(_options(space, target), target.num_tiles))
     counts, blocks = min(cuts, key=lambda cut: (_memory(space, cut[1], target), -math.prod(cut[0])))
     pieces = [f"{box_elements(r.accesses, blocks) * element_bytes:,} of input {r.inputs[0]} {r.value.type}" for r in reads(space)]
-    pieces.append(f"{math.prod(blocks[d] for d in space.result) * element_bytes:,} of the result {space.op.results[0].type}")
+    overwritten = overwritten_variable(space.op)
+    if overwritten is None:
+        pieces.append(f"{math.prod(blocks[d] for d in space.result) * element_bytes:,} of the result {space.op.results[0].type}")
+    else:
+        pieces.append(f"the result written over input {overwritten}")
     return (
         f"its leanest cut, into {math.prod(counts):,} parts, holds {_memory(space, blocks, target):,} bytes on a tile ({', '.join(pieces)})"
     )
@@ -620,6 +626,8 @@ class _Prices:
         self.space, self.target = space, target
         self.element_bytes = ipu.element_bytes(space.element_type)
         self.accesses = read_accesses(space)
+        # a device variable's new value written over its old one: the input's piece holds it
+        self.result_elements = overwritten_variable(space.op) is None
         # each stored operand's loops: its piece depends on their blocks alone
         self.loops = [tuple(a.loop for a in accesses if a.kind != "const" and a.loop is not None) for accesses in self.accesses]
         self.pieces: dict[tuple, tuple[int, int]] = {}  # (operand, its loops' blocks) -> (elements, halo elements)
@@ -645,7 +653,8 @@ class _Prices:
         found = self.memories.get(key)
         if found is None:
             space = self.space
-            elements = sum(self.piece(k, blocks)[0] for k in range(len(self.accesses))) + math.prod(blocks[d] for d in space.result)
+            elements = sum(self.piece(k, blocks)[0] for k in range(len(self.accesses)))
+            elements += self.result_elements * math.prod(blocks[d] for d in space.result)
             share = self._share(blocks, counts)
             found = self.memories[key] = ((elements + share) * self.element_bytes, share)
         return found

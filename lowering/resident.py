@@ -41,6 +41,43 @@ def resident_names(function: ir.OpView) -> tuple[dict[int, str], dict[int, str]]
     )
 
 
+def overwritten_variable(op: ir.OpView) -> int | None:
+    """The input of `op` (its operand index) holding a device variable's old value that `op`'s
+    result, the variable's new value, is written over in place by `ipu-schedule`
+    (`Schedule.in_place`), so the two share one buffer: a generic of parallel loops in the
+    entry function, reading the variable indexed as its result, no op after it reading the old
+    value. An optimizer's state update (SGD's momentum, Adam's moments) is such an op. None
+    otherwise."""
+    if op.operation.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    function = op.operation.parent
+    if function.name != "func.func" or any(
+        str(i) != "#linalg.iterator_type<parallel>" for i in ir.ArrayAttr(op.attributes["iterator_types"])
+    ):
+        return None
+    operations = op.operation.block.operations
+    terminator = operations[len(operations) - 1]
+    positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
+    arguments, results = resident_names(function.opview)
+    if len(positions) != 1 or positions[0] not in results:
+        return None
+    maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+    for index, value in enumerate(op.operands[: len(maps) - 1]):
+        if not isinstance(value, ir.BlockArgument) or arguments.get(value.arg_number) != results[positions[0]]:
+            continue
+        if maps[index] == maps[-1] and all(_before(use.owner.operation, op.operation) for use in value.uses):
+            return index
+    return None
+
+
+def _before(user: ir.Operation, op: ir.Operation) -> bool:
+    """Whether `user` is `op` or comes before it in `op`'s block (a use nested in an earlier op
+    counts as that op's)."""
+    while user.block != op.block:
+        user = user.parent
+    return user == op or user.is_before_in_block(op)
+
+
 def check_residents(function: ir.OpView) -> None:
     """Raises an error at the function for each malformed `ipu.resident`: not a non-empty
     string, a name on two arguments or two results, a result naming no resident argument, or a
