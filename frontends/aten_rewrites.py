@@ -14,7 +14,7 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - LayerNorm whose variance overflows f32 gives NaN, not its bias;
 - smooth L1's gradient NaN where its input or target is, as ATen's kernel;
 - max-pool with indices over an input its windows do not reach the end of, as over the part
-  they reach;
+  they reach; average pooling's gradient as a transposed convolution;
 - ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
@@ -53,6 +53,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.native_layer_norm.default: _layer_norm,
         torch.ops.aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         torch.ops.aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,
+        torch.ops.aten.avg_pool2d_backward.default: _avg_pool2d_backward,
         torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_bilinear2d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_trilinear3d.vec: _upsample_linear_vec,
@@ -281,3 +282,42 @@ def _max_pool2d_with_indices(x: Any, kernel: Any, stride: Any = (), padding: Any
     if kept[1] != sizes[1]:
         indices = indices // kept[1] * sizes[1] + indices % kept[1]
     return pooled, indices
+
+
+def _avg_pool2d_backward(
+    grad: Any, x: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool, divisor_override: Any = None
+) -> Any:
+    """The gradient of average pooling: each window's gradient over its divisor (ATen's rule
+    for the divisor, a constant of the shapes) spread over the window, a transposed depthwise
+    convolution with a kernel of ones, cropped to the input past the padding. torch-mlir's own
+    lowering fails to legalize (torch.constant.bool; fuzz_pytorch seeds 859, 2262: AvgPool1d
+    in training)."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812 (torch's name)
+
+    def pair(values: Any) -> list[int]:
+        values = [values] if isinstance(values, int) else list(values)
+        return [int(value) for value in values] * (2 if len(values) == 1 else 1)
+
+    if x.dim() not in (3, 4) or not x.is_floating_point():
+        return NotImplemented
+    kernel, padding = pair(kernel), pair(padding)
+    stride = pair(stride) if stride else kernel
+    sizes, outs = list(x.shape[-2:]), list(grad.shape[-2:])
+    divisors = torch.ones(outs, dtype=torch.float64)
+    for row in range(outs[0]):
+        for column in range(outs[1]):
+            extents = []
+            for at, size, k, s, p in zip((row, column), sizes, kernel, stride, padding):
+                start = at * s - p
+                end = min(start + k, size + p)
+                extents.append((end - start, min(end, size) - max(start, 0)))
+            with_padding, inside = extents[0][0] * extents[1][0], extents[0][1] * extents[1][1]
+            divisors[row, column] = divisor_override or (with_padding if count_include_pad else inside)
+    scaled = (grad / divisors.to(grad.dtype)).reshape(-1, 1, *outs)  # each channel an image: no grouped convolution
+    ones = torch.ones((1, 1, *kernel), dtype=grad.dtype)
+    full = F.conv_transpose2d(scaled, ones, stride=stride)  # the padded input's positions
+    grown = [max(0, p + size - length) for p, size, length in zip(padding, sizes, full.shape[-2:])]
+    full = F.pad(full, [0, grown[1], 0, grown[0]])
+    spread = full[..., padding[0] : padding[0] + sizes[0], padding[1] : padding[1] + sizes[1]]
+    return spread.reshape(x.shape)
