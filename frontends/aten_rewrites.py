@@ -15,6 +15,7 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - smooth L1's gradient NaN where its input or target is, as ATen's kernel;
 - max-pool with indices over an input its windows do not reach the end of, as over the part
   they reach; average pooling's gradient as a transposed convolution;
+- cummax / cummin (which torch-mlir refuses) as a scan of pairwise choices;
 - ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
@@ -54,6 +55,8 @@ def aten_rewrites() -> dict:
         torch.ops.aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         torch.ops.aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,
         torch.ops.aten.avg_pool2d_backward.default: _avg_pool2d_backward,
+        torch.ops.aten.cummax.default: functools.partial(_running_extreme, "ge"),
+        torch.ops.aten.cummin.default: functools.partial(_running_extreme, "le"),
         torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_bilinear2d.vec: _upsample_linear_vec,
         torch.ops.aten.upsample_trilinear3d.vec: _upsample_linear_vec,
@@ -321,3 +324,31 @@ def _avg_pool2d_backward(
     full = F.pad(full, [0, grown[1], 0, grown[0]])
     spread = full[..., padding[0] : padding[0] + sizes[0], padding[1] : padding[1] + sizes[1]]
     return spread.reshape(x.shape)
+
+
+def _running_extreme(order: str, x: Any, dim: int) -> Any:
+    """cummax / cummin (torch-mlir refuses them: fuzz_pytorch seeds 2328, 2481) as a scan in
+    log2(n) steps (Hillis-Steele) of ATen's choice, an associative one: a later element replaces
+    the running one when it is NaN, or when the running one is not NaN and the later one is
+    `order` (>= for cummax, <= for cummin) than it: NaN stays, ties go to the later index."""
+    import torch
+
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    dim = dim % x.dim()
+    size = x.shape[dim]
+    shape = [1] * x.dim()
+    shape[dim] = size
+    values, indices = x, torch.arange(size, dtype=torch.int64).reshape(shape).expand(x.shape)
+    start = -math.inf if order == "ge" else math.inf  # what every element replaces
+    shift = 1
+    while shift < size:
+        head = list(x.shape)
+        head[dim] = shift
+        earlier = torch.cat([torch.full(head, start, dtype=x.dtype), values.narrow(dim, 0, size - shift)], dim)
+        earlier_index = torch.cat([torch.full(head, -1, dtype=torch.int64), indices.narrow(dim, 0, size - shift)], dim)
+        beats = values >= earlier if order == "ge" else values <= earlier
+        later = torch.isnan(values) | (~torch.isnan(earlier) & beats)
+        values, indices = torch.where(later, values, earlier), torch.where(later, indices, earlier_index)
+        shift *= 2
+    return values, indices
