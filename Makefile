@@ -99,9 +99,10 @@ fuzz-special: $(STAMP)
 	$(BIN)/python test/fuzz/run_fuzz.py --generator special --seeds 224
 
 # The PyTorch-level fuzzer (test/fuzz/fuzz_pytorch.py): random small nn.Modules (layers,
-# activations, indexing, reductions, attention, odd layouts and magnitudes, NaN / inf / -0.0 /
+# activations, indexing, reductions, attention, scatters, einsum, torch.cond, integer division,
+# bool / uint8 mask inputs, dict / list outputs, odd layouts and magnitudes, NaN / inf / -0.0 /
 # subnormal inputs) through frontends.torch.compile, and small models with a loss and an
-# optimizer (and at times such a bad batch) through trainingModel,
+# optimizer (at times such a bad batch, or an lr scheduler between calls) through trainingModel,
 # checked against PyTorch eager and PyTorch's own loop: ok / refused / wrong / crash, each
 # verdict in build/fuzz-torch/results.jsonl. About 4 seconds a seed on a quiet core.
 fuzz-torch: $(STAMP)

@@ -270,12 +270,14 @@ def refuse_mutations(program: Any, module: Any) -> None:
 
 def output_tree(program: Any) -> str | None:
     """The structure of the forward's outputs (a dict, a list, nested tuples) as torch's pytree
-    writes it, None when it is one tensor or a flat tuple of them (the compiled module's own
-    way) or when pytree cannot write it."""
+    writes it, None when it is one tensor or a flat tuple of two or more (the compiled module's
+    own way) or when pytree cannot write it. A tuple of one tensor stays a tuple (fuzz_pytorch
+    seed 2264: `model(x)[0]` was its first row)."""
     from torch.utils import _pytree as pytree
 
     spec = program.call_spec.out_spec
-    if spec is None or spec.is_leaf() or (spec.type is tuple and all(child.is_leaf() for child in spec.children_specs)):
+    flat_tuple = spec is not None and spec.type is tuple and len(spec.children_specs) > 1
+    if spec is None or spec.is_leaf() or (flat_tuple and all(child.is_leaf() for child in spec.children_specs)):
         return None
     try:
         return pytree.treespec_dumps(spec)

@@ -9,8 +9,10 @@ hand, some side outputs; one seed in 8 with NaN, +-inf, -0.0, huge or subnormal 
 its input, drawn after the model so that a seed's model stays the one it was) through
 `frontends.torch.compile`, or a training model (a few layers,
 a loss, an optimizer, deviceIterations / gradientAccumulation, frozen parameters, parameter
-groups; one seed in 8 with such odd values in one of its two batches) through `trainingModel`,
-its parameters after two calls against PyTorch's own loop.
+groups, at times an lr scheduler stepped between calls; one seed in 8 with such odd values in one
+of its two batches) through `trainingModel`, its outputs and its parameters after two calls
+against PyTorch's own loop. What was added after seed 2251 (`EXTRA_LAYERS`, mask inputs, dict
+and list outputs, schedulers) is drawn from a stream of its own: older seeds keep their models.
 Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismatch), crash
 (any other exception; a worker that dies is restarted after the seed it died on).
 
@@ -26,7 +28,11 @@ whose gradient PyTorch's own f32 loop gets to no better than 1e-3 at some step, 
 gradient is zero at every step while ours (read from our Adam state) stayed within 2^-20 of the
 largest gradient (f32 noise), are left out and counted (`_rounding_decides`: Adam's step is then
 decided by rounding noise), and with them the buffers (BatchNorm's running statistics are
-computed from them).
+computed from them). Every micro-batch's outputs (the loss among them; `OutputMode.All`) are
+checked as inference's; a call where they pass only by `_overflow_excused` (PyTorch's f32 forward
+broke down: seed 1891, a one-element LayerNorm of -3e36 NaN in ATen's f32, 0 in f64 and ours)
+ends the check, the parameters compared as they were after the call before it: past that, which
+side of an f32 breakdown each sign or step took decides them, and PyTorch's loop is no reference.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ import warnings
 
 import torch
 from torch import nn
-from torch_layers import LAYERS, Chain, Layer, linear, training_layers
+from torch_layers import EXTRA_LAYERS, LAYERS, Chain, Layer, linear, training_layers
 
 RTOL = 1e-4
 # Seed 760: a shift before log_softmax has the exact gradient 0 (ATen's g - exp(out) * sum(g)
@@ -59,9 +65,10 @@ EXACT_ZERO, F32_NOISE = 2.0**-40, 2.0**-20
 TARGETS = ("tiny", "gc2")
 
 
-def make_inference(rng: random.Random, odd_values: bool | None = None) -> tuple[nn.Module, tuple, str]:
+def make_inference(rng: random.Random, odd_values: bool | None = None, extra: random.Random | None = None) -> tuple[nn.Module, tuple, str]:
     """(model, inputs, description): a chain of 2-6 layers on a random input (with odd values
-    in it: `_odd_values`)."""
+    in it: `_odd_values`), then at times (`extra`, a stream of its own: the seeds run before keep
+    their chains) a layer of `EXTRA_LAYERS`, a bool or uint8 mask input, a dict or list output."""
     if rng.random() < 0.15:  # token ids first: an Embedding
         batch, length, vocab, width = rng.choice([1, 2, 3]), rng.randint(1, 6), rng.randint(3, 12), rng.choice([4, 6, 8])
         padding = rng.choice([None, 0, vocab - 1])
@@ -79,12 +86,48 @@ def make_inference(rng: random.Random, odd_values: bool | None = None) -> tuple[
             break
         layers.append(layer)
         shape = layer.shape
-    model = Chain(layers).eval()
+    if extra is not None and extra.random() < 0.4:
+        layer = _draw(extra, shape, EXTRA_LAYERS)
+        layers += [layer] if layer is not None else []
+        shape = layers[-1].shape if layers else shape
+    model: nn.Module = Chain(layers).eval()
     _randomize_buffers(model, rng)
     inputs = tuple(_odd_layout(rng, value) for value in inputs)
-    untied = any(word in layer.name for layer in layers for word in ("topk(", "sort("))  # see _odd_values
+    untied = any(word in layer.name for layer in layers for word in ("topk(", "sort(", "cummax(", "cummin("))  # see _odd_values
     inputs, odd = _odd_values(rng.getrandbits(31) if odd_values is None else odd_values, inputs, untied)
-    return model, inputs, " -> ".join(layer.name for layer in layers) + f"  on {_describe(inputs)}{odd}"
+    text = " -> ".join(layer.name for layer in layers)
+    if extra is not None and extra.random() < 0.25:
+        model, inputs, text = _wrapped(extra, model, inputs, shape, text)
+    return model, inputs, text + f"  on {_describe(inputs)}{odd}"
+
+
+class _Wrapped(nn.Module):
+    """The chain with a mask input (bool: masked_fill; uint8: a product) and its outputs as a
+    dict or a list."""
+
+    def __init__(self, chain: nn.Module, mask: str, outputs: str) -> None:
+        super().__init__()
+        self.chain, self.mask, self.outputs = chain, mask, outputs
+
+    def forward(self, x, *mask):  # noqa: ANN001, ANN202
+        results = _as_tuple(self.chain(x))
+        first = results[0]
+        if self.mask == "bool":
+            first = first.masked_fill(mask[0], -1.5)
+        elif self.mask == "uint8":
+            first = first * mask[0]
+        results = (first, *results[1:])
+        if self.outputs == "dict":
+            return {f"out{index}": value for index, value in enumerate(results)}
+        return list(results) if self.outputs == "list" else results
+
+
+def _wrapped(extra: random.Random, chain: nn.Module, inputs: tuple, shape: tuple, text: str) -> tuple[nn.Module, tuple, str]:
+    mask, outputs = extra.choice(["none", "bool", "uint8"]), extra.choice(["tuple", "dict", "list"])
+    if mask != "none":
+        flags = torch.rand(shape, generator=_gen(extra)) < 0.5
+        inputs = (*inputs, flags if mask == "bool" else flags.to(torch.uint8))
+    return _Wrapped(chain, mask, outputs).eval(), inputs, f"{text} -> {mask} mask input, {outputs} outputs"
 
 
 ODD_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 3e38, -3e38, 1e-40, -1e-42)
@@ -163,10 +206,13 @@ def check_inference(model: nn.Module, inputs: tuple, target: str) -> tuple[str, 
     from ipu_mlir.frontends import torch as ipu_torch
 
     with torch.no_grad():
-        expected = _as_tuple(model(*inputs))
+        structure = model(*inputs)
         exact = _as_tuple(copy.deepcopy(model).double()(*(_double(value) for value in inputs)))
     compiled = ipu_torch.compile(model, *inputs, target=target, use_cache=False)
-    got = _as_tuple(compiled(*inputs))
+    returned = compiled(*inputs)
+    if _structure(returned) != _structure(structure):
+        return "wrong", f"outputs as {_structure(returned)}, PyTorch's as {_structure(structure)}"
+    expected, got = _as_tuple(structure), _as_tuple(returned)
     if len(got) != len(expected):
         return "wrong", f"{len(got)} outputs, PyTorch {len(expected)}"
     excused = 0
@@ -185,28 +231,45 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
     make = _optimizer_maker(options["optimizer"])
     opts = ipu_torch.Options().target(target).deviceIterations(options["device_iterations"])
     opts.Training.gradientAccumulation(options["accumulation"])
+    opts.outputMode(ipu_torch.OutputMode.All)  # every micro-batch's outputs, checked as inference's
     ours_optimizer = make(model)
     trained = ipu_torch.trainingModel(model, options=opts, optimizer=ours_optimizer)
     per_call, accumulation = opts.micro_batches_per_call, options["accumulation"]
     loops = [(reference, make(reference), torch.float32), (exact, make(exact), torch.float64)]
+    schedule = _scheduler_maker(options.get("scheduler"))
+    schedulers = [schedule(optimizer) for optimizer in (ours_optimizer, *(optimizer for _, optimizer, _ in loops))]
     grads: dict = {torch.float32: [], torch.float64: []}  # each update's gradients
-    for batch in batches:
-        trained(*batch)
+    checked, noisy = None, {}  # the last call checked: (call, ours, PyTorch's f32, f64 state dicts, left-out elements)
+    for call, batch in enumerate(batches):
+        got = _as_tuple(trained(*batch))
         micro = [tuple(value.chunk(per_call)[index] for value in batch) for index in range(per_call)]
+        outputs: dict = {torch.float32: [], torch.float64: []}
         for net, optimizer, dtype in loops:
             for step in range(0, per_call, accumulation):
                 optimizer.zero_grad()
                 for inputs in micro[step : step + accumulation]:
                     inputs = tuple(value.to(dtype) if value.is_floating_point() else value for value in inputs)
                     result = net(*inputs)
+                    outputs[dtype].append(tuple(value.detach() for value in _as_tuple(result)))
                     (_loss_of(result) / accumulation).backward()
                 grads[dtype].append({name: p.grad.double().clone() for name, p in net.named_parameters() if p.grad is not None})
                 optimizer.step()
-    trained.copyWeightsToHost()
-    noisy = {}
-    if options["optimizer"]["kind"] != "SGD":
-        noisy = _rounding_decides(grads[torch.float32], grads[torch.float64], _our_gradient_sizes(model, ours_optimizer))
-    ours, theirs, f64 = model.state_dict(), reference.state_dict(), exact.state_dict()
+        for scheduler in schedulers:  # between calls, as a user's loop over epochs does
+            if scheduler is not None:
+                scheduler.step()
+        problem, excused = _outputs_problem(got, outputs)
+        if problem and not any(mask.any() for mask in noisy.values()):  # else weights differ where rounding decided (seed 760)
+            return "wrong", f"call {call} {problem}"
+        if excused:  # PyTorch's f32 forward broke down (seed 1891): its updates from here on are no reference
+            break
+        trained.copyWeightsToHost()
+        if options["optimizer"]["kind"] != "SGD":
+            noisy = _rounding_decides(grads[torch.float32], grads[torch.float64], _our_gradient_sizes(model, ours_optimizer))
+        checked = (call, *(copy.deepcopy(net.state_dict()) for net in (model, reference, exact)), noisy)
+    broke = f"PyTorch's f32 forward breaks down in call {call} ({excused} elements NaN or exact where it is not)" if excused else ""
+    if checked is None:
+        return "ok", f"{broke}; no update checked"
+    call, ours, theirs, f64, noisy = checked
     left_out = sum(int(mask.sum()) for mask in noisy.values())
     for name in theirs:
         if left_out and name not in noisy:  # a buffer (running statistics) computed from those elements
@@ -214,8 +277,30 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
         keep = ~noisy[name] if name in noisy else torch.ones(theirs[name].shape, dtype=torch.bool)
         problem, _ = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
         if problem:
-            return "wrong", f"{name}: {problem}"
-    return "ok", f"{left_out} elements whose f32 gradient rounding decides left out, and the buffers" if left_out else ""
+            return "wrong", f"{name} after call {call}: {problem}"
+    notes = [broke + f"; parameters checked after call {call}" if broke else ""]
+    notes.append(f"{left_out} elements whose f32 gradient rounding decides left out, and the buffers" if left_out else "")
+    return "ok", "; ".join(note for note in notes if note)
+
+
+def _outputs_problem(got: tuple, outputs: dict) -> tuple[str, int]:
+    """(problem, excused) of our outputs of a call against PyTorch's micro-batch outputs (f32, f64)."""
+    excused = 0
+    for index, ours in enumerate(got):
+        theirs, f64 = (_joined([output[index] for output in outputs[dtype]]) for dtype in (torch.float32, torch.float64))
+        problem, flagged = _compare(ours, theirs, f64)
+        if problem:
+            return f"output #{index}: {problem}", 0
+        excused += flagged
+    return "", excused
+
+
+def _joined(outputs: list) -> torch.Tensor:
+    """One output's micro-batch values as `OutputMode.All` returns them: one micro-batch's as it
+    is, more of a scalar stacked, of others concatenated along dimension 0."""
+    if len(outputs) == 1:
+        return outputs[0]
+    return torch.stack(outputs) if outputs[0].dim() == 0 else torch.cat(outputs)
 
 
 def _rounding_decides(f32: list[dict], f64: list[dict], ours: dict) -> dict:
@@ -264,9 +349,11 @@ def run_case(seed: int, show: bool = False) -> dict:
     record = {"seed": seed, "kind": kind, "target": target, "model": "", "outcome": "", "detail": ""}
     try:
         if kind == "inference":
-            model, inputs, record["model"] = make_inference(rng)
+            model, inputs, record["model"] = make_inference(rng, extra=random.Random(f"extra-{seed}"))
         else:
             model, batches, record["model"], options = make_training(rng)
+            options["scheduler"] = _scheduler_spec(random.Random(f"extra-{seed}"))
+            record["model"] += f"; scheduler {options['scheduler']}" if options["scheduler"] else ""
     except Exception as error:  # the generator's own bug, never the compiler's
         record.update(outcome="generator", detail=f"{type(error).__name__}: {error}")
         return record
@@ -407,6 +494,32 @@ def _optimizer_maker(spec: dict):  # noqa: ANN202
     return make
 
 
+def _scheduler_spec(extra: random.Random) -> dict | None:
+    """At times a learning-rate scheduler stepped between calls (trainingModel writes the new lr
+    to the device before the next call)."""
+    if extra.random() >= 0.3:
+        return None
+    kind = extra.choice(["StepLR", "ExponentialLR", "MultiStepLR", "CosineAnnealingLR", "LinearLR"])
+    arguments = {
+        "StepLR": {"step_size": 1, "gamma": extra.choice([0.5, 0.1])},
+        "ExponentialLR": {"gamma": 0.8},
+        "MultiStepLR": {"milestones": [1], "gamma": 0.3},
+        "CosineAnnealingLR": {"T_max": 2},
+        "LinearLR": {"start_factor": 0.5, "total_iters": 2},
+    }[kind]
+    return {"kind": kind, **arguments}
+
+
+def _scheduler_maker(spec: dict | None):  # noqa: ANN202
+    def make(optimizer: torch.optim.Optimizer):  # noqa: ANN202
+        if spec is None:
+            return None
+        arguments = {key: value for key, value in spec.items() if key != "kind"}
+        return getattr(torch.optim.lr_scheduler, spec["kind"])(optimizer, **arguments)
+
+    return make
+
+
 def _loss_of(result):  # noqa: ANN001, ANN202
     return result[-1] if isinstance(result, tuple) else result
 
@@ -416,7 +529,16 @@ def _gen(rng: random.Random) -> torch.Generator:
 
 
 def _as_tuple(value) -> tuple:  # noqa: ANN001
+    if isinstance(value, dict):
+        return tuple(value.values())
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _structure(value) -> str:  # noqa: ANN001
+    """A result's container: a dict's keys, a sequence (tuple or list) or one tensor."""
+    if isinstance(value, dict):
+        return f"dict {list(value)}"
+    return "sequence" if isinstance(value, (tuple, list)) else "tensor"
 
 
 def _double(value: torch.Tensor) -> torch.Tensor:

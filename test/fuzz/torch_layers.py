@@ -626,3 +626,144 @@ def _features(shape: tuple) -> int:
 
 
 LOSSES = [_regression, _classification]
+
+
+# The wider vocabulary (fuzz_pytorch.py appends one of these from a stream of its own, so that the
+# chains of seeds run before stay what they were): scatters and index_add with negative dims,
+# einsum, where and clamp with broadcast tensors, integer division and remainders of negatives,
+# triangles, products of a tensor with itself, running maxima, torch.cond.
+
+
+def scatter(rng, shape):  # noqa: ANN001, ANN201
+    """scatter_reduce / scatter_add / index_add / index_put(accumulate) with duplicate indices."""
+    if not shape:
+        return None
+    dim = _dim(rng, shape)
+    size = shape[dim]
+    generator = torch.Generator().manual_seed(rng.getrandbits(31))
+    kind = rng.choice(["scatter_add", "scatter_reduce", "index_add", "index_put"])
+    if kind in ("scatter_add", "scatter_reduce"):
+        index = torch.randint(0, size, shape, generator=generator)
+        if kind == "scatter_add":
+            return made(f"scatter_add({dim}, random, tanh(x))", lambda x: x.scatter_add(dim, index, torch.tanh(x)), shape)
+        reduce, include = rng.choice(["sum", "prod", "mean", "amax", "amin"]), rng.random() < 0.5
+        return made(
+            f"scatter_reduce({dim}, random, x * 0.5, {reduce}, include_self={include})",
+            lambda x: x.scatter_reduce(dim, index, x * 0.5, reduce, include_self=include),
+            shape,
+        )
+    ids = torch.randint(0, size, (rng.randint(1, 4),), generator=generator)
+    if kind == "index_add":
+        alpha = rng.choice([1.0, -2.0])
+
+        def add(x):  # noqa: ANN001, ANN202
+            source = torch.tanh(x.narrow(dim, 0, 1)).expand(*(len(ids) if d == dim % x.dim() else n for d, n in enumerate(x.shape)))
+            return x.index_add(dim, ids, source, alpha=alpha)
+
+        return made(f"index_add({dim}, {ids.tolist()}, alpha={alpha})", add, shape)
+    ids = ids - size * (torch.rand(ids.shape, generator=generator) < 0.5).long()  # negative indices
+    return made(
+        f"index_put(({ids.tolist()},), 1.5, accumulate=True)",
+        lambda x: x.index_put((ids,), torch.tensor(1.5, dtype=x.dtype), accumulate=True),
+        shape,
+    )
+
+
+def einsum(rng, shape):  # noqa: ANN001, ANN201
+    if len(shape) < 2:
+        return None
+    letters = "abcde"[: len(shape)]
+    rest, i, j = letters[:-2], letters[-2], letters[-1]
+    equations = [
+        f"{rest}{i}{j}->{rest}{j}{i}",
+        f"{rest}{i}{j},{rest}{i}{j}->{rest}{i}",
+        f"{rest}{i}{j},{rest}k{j}->{rest}{i}k",
+        f"{letters}->{j}",
+    ]
+    equation = rng.choice(equations)
+    operands = equation.split("->")[0].count(",") + 1
+    return made(f"einsum('{equation}')", lambda x: torch.einsum(equation, *([x] * operands)), shape)
+
+
+def where_broadcast(rng, shape):  # noqa: ANN001, ANN201
+    """where with a broadcast condition or a broadcast other; clamp with tensor bounds (lower
+    above upper at some elements: PyTorch takes the upper)."""
+    if not shape:
+        return None
+    other = tuple(1 if rng.random() < 0.5 else size for size in shape)[rng.randint(0, len(shape) - 1) :]
+    kind = rng.choice(["other", "condition", "clamp"])
+
+    class Broadcast(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(other))
+
+        def forward(self, x):  # noqa: ANN001, ANN202
+            if kind == "other":
+                return torch.where(x > 0.2, x, self.weight)
+            if kind == "condition":
+                return torch.where(self.weight > 0, x, -x)
+            return x.clamp(min=self.weight - 0.5, max=self.weight.flip(-1))
+
+    return made(f"where/clamp {kind} with param{other}", Broadcast(), shape)
+
+
+def integer_division(rng, shape):  # noqa: ANN001, ANN201
+    """Floor and truncating division, remainder and fmod of negative integers by negative and
+    positive divisors (a scalar or a broadcast tensor)."""
+    dtype = rng.choice([torch.int32, torch.int64])
+    op = rng.choice(["floor", "trunc", "remainder", "fmod"])
+    scalar = rng.random() < 0.5
+    divisor = (
+        rng.choice([-3, 2, -2, 5])
+        if scalar
+        else torch.tensor([rng.choice([-3, -1, 2, 4]) for _ in range(shape[-1] if shape else 1)], dtype=dtype)
+    )
+
+    def apply(x):  # noqa: ANN001, ANN202
+        y = (x * 4).round().to(dtype)
+        if op in ("floor", "trunc"):
+            return torch.div(y, divisor, rounding_mode=op).to(x.dtype)
+        return getattr(torch, op)(y, divisor).to(x.dtype)
+
+    return made(f"{op} division of {dtype} by {divisor if scalar else divisor.tolist()}", apply, shape)
+
+
+def triangle(rng, shape):  # noqa: ANN001, ANN201
+    if len(shape) < 2:
+        return None
+    kind, diagonal = rng.choice(["tril", "triu"]), rng.choice([-1, 0, 1])
+    return made(f"{kind}(x, {diagonal})", lambda x: getattr(torch, kind)(x, diagonal), shape)
+
+
+def self_product(rng, shape):  # noqa: ANN001, ANN201
+    if len(shape) < 2:
+        return None
+    if rng.random() < 0.5:
+        return made("x @ x.mT", lambda x: x @ x.mT, shape)
+    return made("x.mT @ x", lambda x: x.mT @ x, shape)
+
+
+def running(rng, shape):  # noqa: ANN001, ANN201
+    """cummax / cummin (indices a side output; a ramp breaks ties) and logcumsumexp."""
+    if not shape:
+        return None
+    dim = _dim(rng, shape)
+    kind = rng.choice(["cummax", "cummin", "logcumsumexp"])
+    if kind == "logcumsumexp":
+        return made(f"logcumsumexp({dim})", lambda x: torch.logcumsumexp(x, dim), shape)
+    ramp = torch.arange(int(torch.tensor(shape).prod())).reshape(shape).float() * 1e-3
+    return made(f"{kind}({dim})", lambda x: tuple(getattr(torch, kind)(x + ramp.to(x.dtype), dim)), shape, side=True)
+
+
+def cond(rng, shape):  # noqa: ANN001, ANN201
+    """torch.cond on the sign of a sum: one branch or the other."""
+    threshold = rng.choice([0.0, 1.0])
+    return made(
+        f"cond(x.sum() > {threshold}, sin, x * 2)",
+        lambda x: torch.cond(x.sum() > threshold, lambda y: torch.sin(y), lambda y: y * 2.0, (x,)),
+        shape,
+    )
+
+
+EXTRA_LAYERS = [scatter, scatter, einsum, where_broadcast, integer_division, triangle, self_product, running, cond]

@@ -37,6 +37,19 @@ def test_inference_model_concatenates_each_leaf_over_device_iterations() -> None
     torch.testing.assert_close(got["parts"][1][1], torch.stack([x[:2].amax(), x[2:].amax()]))
 
 
+class OneTuple(nn.Module):
+    def forward(self, x):  # noqa: ANN001, ANN201
+        return (x * 2,)
+
+
+def test_a_tuple_of_one_tensor_comes_back_a_tuple() -> None:
+    """fuzz_pytorch seed 2264: it came back as the tensor, so `model(x)[0]` was its first row."""
+    x = torch.randn(3, 2)
+    got = ipu_torch.compile(OneTuple(), x, target=TARGET, use_cache=False)(x)
+    assert isinstance(got, tuple) and len(got) == 1
+    torch.testing.assert_close(got[0], x * 2)
+
+
 class Pixels(nn.Module):
     def forward(self, image):  # noqa: ANN001, ANN201
         return image.float() / 255, image + 100, (image.float() * 1.5).to(torch.uint8)
