@@ -108,10 +108,9 @@ def test_gpt2_medium_pipelined_over_four_ipus_matches_pytorch() -> None:
     compiled = torch_frontend.compile(module, ids, target="m2000", micro_batches=4, use_cache=False)
     comparison = oracle.compare(compiled(ids).numpy(), torch_frontend.run_eager(module, ids).numpy())
     assert comparison.ok, comparison.describe()
-    # Pipelined, not the same split run sharded on the whole batch at once: the pipeline's steps
-    # each end in a global sync (at this size the syncs outweigh the overlap: more cycles, too).
-    sharded = torch_frontend.compile(module, ids, target="m2000", use_cache=False)
-    assert compiled.profile.global_syncs > sharded.profile.global_syncs
+    # Pipelined: each of its M + S - 1 cycles but the first opens with one link phase (a global
+    # sync) for what crosses into it (ipu-schedule merges a cycle's crossings).
+    assert compiled.profile.global_syncs >= 4 + 4 - 2
 
 
 def test_bert_large_pipelined_over_four_ipus_matches_pytorch() -> None:
@@ -123,4 +122,4 @@ def test_bert_large_pipelined_over_four_ipus_matches_pytorch() -> None:
     for value, reference in zip(compiled(ids), torch_frontend.run_eager(module, ids)):
         comparison = oracle.compare(value.numpy(), reference.numpy())
         assert comparison.ok, comparison.describe()
-    assert compiled.profile.global_syncs >= 4 + 4 - 1  # a step per micro-batch, plus the fill and flush
+    assert compiled.profile.global_syncs >= 4 + 4 - 2  # a link phase a cycle (M + S - 1), but the first

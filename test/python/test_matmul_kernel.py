@@ -89,8 +89,8 @@ def test_later_runs_write_products_in_place_with_the_bytes_of_the_checked_run(mo
     written = []
     writer = codelet_module.CompiledCodelet.writer
 
-    def recording(self, inputs, output):  # noqa: ANN001, ANN202
-        write = writer(self, inputs, output)
+    def recording(self, inputs, output, **options):  # noqa: ANN001, ANN202, ANN003
+        write = writer(self, inputs, output, **options)
         if write is None:
             return None
         return lambda: written.append(write()) or written[-1]
@@ -102,7 +102,7 @@ def test_later_runs_write_products_in_place_with_the_bytes_of_the_checked_run(mo
     assert not any(written)  # the checked run reads and writes through its checks
     assert [a.tobytes() for a in simulator.run(inputs)] == checked
     assert any(written)
-    monkeypatch.setattr(codelet_module.CompiledCodelet, "writer", lambda *args: None)
+    monkeypatch.setattr(codelet_module.CompiledCodelet, "writer", lambda *args, **options: None)
     refused = load_simulator(MLP)
     assert [a.tobytes() for a in refused.run(inputs)] == checked
     assert [a.tobytes() for a in refused.run(inputs)] == checked
