@@ -534,10 +534,11 @@ class InferenceModel:
         self.compile(*inputs, **kwargs)
         if not self._attached:
             self.attachToDevice()
-        if self.options.pipeline_micro_batches > 1:  # PipelinedExecution: one program over the call's micro-batches
-            args, kwargs = self._micro_batch(inputs, kwargs, 0, 1)
-            return self.compiled(*args, **kwargs)
         from torch.utils import _pytree as pytree
+
+        if self.options.pipeline_micro_batches > 1:  # PipelinedExecution: one program over the call's micro-batches
+            args, kwargs = self._micro_batch(inputs, kwargs, 0, 1)  # numpy arrays: torch tensors back, as below
+            return pytree.tree_map(_to_torch, self.compiled(*args, **kwargs))
 
         iterations = self.options.device_iterations
         runs = []

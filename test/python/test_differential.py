@@ -88,6 +88,8 @@ KNOWN_UNSUPPORTED = {
     "plan/admits-no-combiner.mlir#0": "does not fit in 39321 bytes per tile however it is cut",
     # four 256x256 device variables beside the activations overflow tiny on purpose (its point)
     "memory-plan/variables-compiled.mlir#0": "Out of memory on tile 0",
+    # an update written over its variable whose old value is still read: counted whole, too big (its point)
+    "plan/resident-in-place-invalid.mlir#0": "does not fit in 39321 bytes per tile however it is cut",
 }
 L3_PASSES = ("ipu-fuse-compute-sets", "ipu-merge-supersteps", "ipu-memory-plan")
 
