@@ -57,6 +57,13 @@ sys.exit(cli.ipu_run())
 """
 
 
+def default_sigint() -> None:
+    """The child's SIGINT at its default, whatever the test runner's: a job started in the
+    background of a non-interactive shell (a CI script's `&`) inherits SIGINT ignored, which
+    Python then keeps ignored, as a tool should: that run would not be interrupted at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def listing(directory: Path) -> list[str]:
     return sorted(str(path.relative_to(directory)) for path in directory.rglob("*"))
 
@@ -160,7 +167,11 @@ def test_new_files_and_directories_follow_the_umask(tmp_path, capsys):
 def test_a_signal_leaves_nothing_or_the_complete_set(tmp_path, point, signame):
     arguments = [RELU, "--random-inputs", 0, "--output-dir", tmp_path / "out", "--profile", tmp_path / "profile.json"]
     done = subprocess.run(
-        [sys.executable, "-c", SIGNALLER, point, signame, *map(str, arguments)], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", SIGNALLER, point, signame, *map(str, arguments)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=default_sigint,
     )
     signum = getattr(signal, signame)
     word = "interrupted" if signum == signal.SIGINT else "terminated"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_atomic_outputs import default_sigint
 
 from ipu_mlir.tools import demo, dialect_doc, ipu_compile, ipu_opt, ipu_run, ipu_vis
 
@@ -176,7 +177,9 @@ def test_a_signal_ends_a_tool_in_one_line(tool: str, arguments: list[str], delay
     signum = getattr(signal, signame)
     for delay in delays:
         output = tmp_path / f"out{delay}"
-        process = subprocess.Popen([str(BIN / tool), *arguments, str(output)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [str(BIN / tool), *arguments, str(output)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+        )
         time.sleep(delay)
         process.send_signal(signum)
         _, err = process.communicate(timeout=300)
