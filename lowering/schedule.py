@@ -117,8 +117,8 @@ class _Scheduler:
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
-        # preheader -> the sync ending the superstep before that loop: what crosses IPUs into
-        # the loop from the entry block is copied there, once (`crossing_point`).
+        # preheader -> the sync ending the superstep before that loop: the copies of values made
+        # before every loop that the loop reads elsewhere go there, made once (`before_loops`).
         self.preheader_end: dict[ir.InsertionPoint, ir.OpView] = {}
         self.tiles_per_ipu = target_of(module).tiles_per_ipu
         # (value, IPU) -> its copy already brought to that IPU from another, and the block the
@@ -196,15 +196,17 @@ class _Scheduler:
                 self.link_phase_end = ipu.sync("internal", ip=self.ip)
             self.link_phases.append(self.link_phase_end)
 
+    def before_loops(self) -> ir.InsertionPoint:
+        """Where a copy of a value made before every loop and read in one goes: before the
+        outermost loop, in the superstep ending just before it (made once, not every iteration)."""
+        if self.preheader not in self.preheader_end:
+            with self.loc:  # the copies land before the loop's first superstep reads them
+                self.preheader_end[self.preheader] = ipu.sync("internal", ip=self.preheader)
+        return ir.InsertionPoint(self.preheader_end[self.preheader])
+
     def crossing_point(self, value: ir.Value) -> ir.InsertionPoint:
-        """Where a copy of `value` to another IPU goes: before the outermost loop when a loop
-        reads a value made before every loop (sent once, not every iteration); into the current
-        cycle's link phase when the value was made in an earlier cycle; else before its reader."""
-        if self.preheader is not None and _block_of(value) == self.old_entry:
-            if self.preheader not in self.preheader_end:
-                with self.loc:  # the copies land before the loop's first superstep reads them
-                    self.preheader_end[self.preheader] = ipu.sync("internal", ip=self.preheader)
-            return ir.InsertionPoint(self.preheader_end[self.preheader])
+        """Where a copy of `value` to another IPU goes: into the current cycle's link phase
+        when the value was made in an earlier cycle, else before its reader."""
         if self.link_phase_end is not None and self.ip.block == self.link_block and self.made_in.get(value, -1) < self.cycle:
             return ir.InsertionPoint(self.link_phase_end)
         return self.ip
@@ -427,14 +429,18 @@ class _Scheduler:
         ipu_id = self.ipu_of(wanted)
         crossing = ipu_id is not None and self.ipu_of(stored.layout) != ipu_id
         near = self.on_ipu.get((value, ipu_id)) if crossing else None
+        invariant = self.preheader is not None and _block_of(value) == self.old_entry
         if near is not None and _encloses(near[1], self.ip.block):  # read there, or redistributed on its IPU: not sent again
             if near[0].layout == wanted:
                 return near[0].buffer
             # Of a replicated layout, the first replica: a copy's source is stored once (plan_transfers).
             stored, crossing = Stored(near[0].buffer, Layout(wanted.shape, near[0].layout.first_tile, near[0].layout.dims)), False
+            # `near` may be written before the loop in the superstep this copy would join (one
+            # exchange phase must not read what it writes): this copy stays at its reader.
+            invariant = False
         element_type = ir.RankedTensorType(value.type).element_type
         buffer = self.buffer(stem, wanted, element_type, op.location)
-        at = self.crossing_point(value) if crossing else None
+        at = self.before_loops() if invariant else self.crossing_point(value) if crossing else None
         self.copy(stored, buffer, wanted, at=at)
         if crossing:
             self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), at.block)

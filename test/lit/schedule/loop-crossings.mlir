@@ -108,3 +108,30 @@ module attributes {ipu.target = "m2000"} {
     return %r : tensor<8x64xf32>
   }
 }
+
+// -----
+
+// On one IPU too: the loop's matmul reads the weight %w, made before the loop, in its own
+// layout: that copy is made once, before the loop; the carried %acc's each iteration.
+
+module attributes {ipu.target = "m2000"} {
+  // CHECK-LABEL: func.func @staged
+  // CHECK:      "ipu.sync"() {kind = "external"}
+  // CHECK-DAG:  "ipu.copy"() {dest = @carried0, {{.*}}source = @arg1_0,
+  // CHECK-DAG:  "ipu.copy"() {dest = @matmul_in1, {{.*}}source = @arg0_0,
+  // CHECK:      "ipu.sync"() {kind = "internal"}
+  // CHECK:      scf.for
+  // CHECK-NEXT: "ipu.copy"() {dest = @matmul_in0, {{.*}}source = @carried0,
+  // CHECK-NOT:  "ipu.copy"
+  // CHECK:      "ipu.execute"() {compute_set = @matmul_cs0}
+  func.func @staged(%w: tensor<64x64xf32>, %y: tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %y) -> (tensor<8x64xf32>) {
+      %s = "ipu.matmul"(%acc, %w) {ipu.ipu_id = 0 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+      scf.yield %s : tensor<8x64xf32>
+    }
+    return %r : tensor<8x64xf32>
+  }
+}
