@@ -108,11 +108,12 @@ def schedule_while(scheduler, op: ir.OpView) -> None:
         buffer = scheduler.buffer("carried", source.layout, ir.RankedTensorType(init.type).element_type, op.location)
         scheduler.copy(source, buffer, source.layout)
         scheduler.stored[carried] = type(source)(buffer, source.layout)
-    if len(op.operands):
-        ipu.sync("internal", ip=scheduler.ip)
+    inits_end = ipu.sync("internal", ip=scheduler.ip) if len(op.operands) else None
     loop = scf.WhileOp([], [], ip=scheduler.ip)
     outer, preheader = scheduler.ip, scheduler.preheader
     scheduler.preheader = preheader or ir.InsertionPoint(loop.operation)
+    if preheader is None and inits_end is not None:  # the crossings into the loop join the inits' copies
+        scheduler.preheader_end[scheduler.preheader] = inits_end
     for old, region in ((before, loop.before), (after, loop.after)):
         scheduler.ip = ir.InsertionPoint(region.blocks.append())
         for inner in old.operations:

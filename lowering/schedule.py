@@ -117,6 +117,9 @@ class _Scheduler:
         self.names: dict[str, int] = {}
         self.loc = function.location
         self.preheader: ir.InsertionPoint | None = None  # before the outermost loop being scheduled
+        # preheader -> the sync ending the superstep before that loop: the copies of values made
+        # before every loop that the loop reads elsewhere go there, made once (`before_loops`).
+        self.preheader_end: dict[ir.InsertionPoint, ir.OpView] = {}
         self.tiles_per_ipu = target_of(module).tiles_per_ipu
         # (value, IPU) -> its copy already brought to that IPU from another, and the block the
         # copy was made in: the value crosses the IPU-Links once, as PopART's InterIpuCopy
@@ -155,7 +158,7 @@ class _Scheduler:
         self.link_block = self.entry  # the block whose link phase the crossings go to
         self.ip = ir.InsertionPoint(self.entry)
         self.codelet_ip = ir.InsertionPoint(self.body)
-        old_block = self.source.regions[0].blocks[0]
+        old_block = self.old_entry = self.source.regions[0].blocks[0]
         streamed, homes = iter(self.entry.arguments), {}
         for arg in old_block.arguments:
             if arg.arg_number in variables:
@@ -192,6 +195,14 @@ class _Scheduler:
             with self.loc:
                 self.link_phase_end = ipu.sync("internal", ip=self.ip)
             self.link_phases.append(self.link_phase_end)
+
+    def before_loops(self) -> ir.InsertionPoint:
+        """Where a copy of a value made before every loop and read in one goes: before the
+        outermost loop, in the superstep ending just before it (made once, not every iteration)."""
+        if self.preheader not in self.preheader_end:
+            with self.loc:  # the copies land before the loop's first superstep reads them
+                self.preheader_end[self.preheader] = ipu.sync("internal", ip=self.preheader)
+        return ir.InsertionPoint(self.preheader_end[self.preheader])
 
     def crossing_point(self, value: ir.Value) -> ir.InsertionPoint:
         """Where a copy of `value` to another IPU goes: into the current cycle's link phase
@@ -284,12 +295,13 @@ class _Scheduler:
             self.stored[carried] = self.stored[result] = Stored(buffer, layout)
             if layout != source.layout:
                 haloed.append((result, source.layout))
-        if len(body.arguments) > 1:
-            ipu.sync("internal", ip=self.ip)
+        inits_end = ipu.sync("internal", ip=self.ip) if len(body.arguments) > 1 else None
         bounds = [value.owner.operation.clone(ip=self.ip).results[0] for value in op.operands[:3]]
         repeat = scf.ForOp(*bounds, ip=self.ip)
         outer, preheader = self.ip, self.preheader
         self.ip, self.preheader = ir.InsertionPoint(repeat.body), preheader or ir.InsertionPoint(repeat.operation)
+        if preheader is None and inits_end is not None:  # the crossings join the inits' copies
+            self.preheader_end[self.preheader] = inits_end
         cycle = PIPELINE_CYCLE_ATTR in op.attributes  # a pipeline's steady state: its body one cycle
         if cycle:  # what crosses IPUs into the body (carried, or made before the loop) copied first
             outer_phase = self.link_phase_end, self.link_block
@@ -417,16 +429,21 @@ class _Scheduler:
         ipu_id = self.ipu_of(wanted)
         crossing = ipu_id is not None and self.ipu_of(stored.layout) != ipu_id
         near = self.on_ipu.get((value, ipu_id)) if crossing else None
-        if near is not None and near[1] == self.ip.block:  # read there, or redistributed on its IPU: not sent again
+        invariant = self.preheader is not None and _block_of(value) == self.old_entry
+        if near is not None and _encloses(near[1], self.ip.block):  # read there, or redistributed on its IPU: not sent again
             if near[0].layout == wanted:
                 return near[0].buffer
             # Of a replicated layout, the first replica: a copy's source is stored once (plan_transfers).
             stored, crossing = Stored(near[0].buffer, Layout(wanted.shape, near[0].layout.first_tile, near[0].layout.dims)), False
+            # `near` may be written before the loop in the superstep this copy would join (one
+            # exchange phase must not read what it writes): this copy stays at its reader.
+            invariant = False
         element_type = ir.RankedTensorType(value.type).element_type
         buffer = self.buffer(stem, wanted, element_type, op.location)
-        self.copy(stored, buffer, wanted, at=self.crossing_point(value) if crossing else None)
+        at = self.before_loops() if invariant else self.crossing_point(value) if crossing else None
+        self.copy(stored, buffer, wanted, at=at)
         if crossing:
-            self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), self.ip.block)
+            self.on_ipu[(value, ipu_id)] = (Stored(buffer, wanted), at.block)
         return buffer
 
     def ipu_of(self, layout: Layout) -> int | None:
@@ -638,6 +655,22 @@ class _Scheduler:
             self.copy(self.get(op, op.operands[0]), dest, result, low)
         ipu.sync("internal", ip=self.ip)  # the copies land before anything reads them
         self.stored[op.results[0]] = Stored(dest, result)
+
+
+def _block_of(value: ir.Value) -> ir.Block:
+    owner = value.owner
+    return owner if isinstance(owner, ir.Block) else owner.operation.block
+
+
+def _encloses(outer: ir.Block, block: ir.Block) -> bool:
+    """Whether `block` is `outer` or nested in it (a copy made in `outer` before the op
+    holding `block` is there when `block` runs)."""
+    while block != outer:
+        parent = block.owner
+        if parent is None or parent.operation.name in ("func.func", "builtin.module"):
+            return False
+        block = parent.operation.block
+    return True
 
 
 def windows_of_reads(shapes: list[tuple[int, ...]], read_list: list[Read], module_body: ir.Block) -> None:
