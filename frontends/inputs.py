@@ -57,10 +57,13 @@ class Signature:
     names: tuple[str, ...]
     constants: tuple[Any, ...]
     tensor_types: tuple[tuple[tuple[int, ...], str], ...]  # each tensor leaf's shape and dtype, as compiled
+    defaults: bool = False  # the parameters a call leaves out are bound to their defaults (Signature.of)
 
     @staticmethod
-    def of(module: Any, args: tuple, kwargs: dict) -> tuple[Signature, list[Any]]:
-        """The signature of a call of `module` with `args` and `kwargs`, and its tensors."""
+    def of(module: Any, args: tuple, kwargs: dict, defaults: bool = False) -> tuple[Signature, list[Any]]:
+        """The signature of a call of `module` with `args` and `kwargs`, and its tensors.
+        `defaults`: the parameters the call leaves out bound to their defaults, so that passing
+        a default's value matches leaving it out (trainingModel's, as PopTorch's parser fills them)."""
         from torch.utils import _pytree as pytree
 
         parameters = inspect.signature(module.forward)
@@ -68,13 +71,15 @@ class Signature:
             bound = parameters.bind(*args, **kwargs)
         except TypeError as error:
             raise IpuError(f"{type(module).__name__}.forward{parameters}: {error}") from None
+        if defaults:
+            bound.apply_defaults()
         leaves, spec = pytree.tree_flatten_with_path(dict(bound.arguments))
         names = tuple(_name(path) for path, _ in leaves)
         values = [value for _, value in leaves]
         constants = tuple(_TENSOR if _is_tensor(value) else value for value in values)
         tensors = [value for value in values if _is_tensor(value)]
         types = tuple((tuple(tensor.shape), str(tensor.dtype).removeprefix("torch.")) for tensor in tensors)
-        return Signature(parameters, spec, names, constants, types), tensors
+        return Signature(parameters, spec, names, constants, types, defaults), tensors
 
     @property
     def plain(self) -> bool:
@@ -92,13 +97,15 @@ class Signature:
         bound = inspect.BoundArguments(self.parameters, pytree.tree_unflatten(leaves, self.spec))
         return bound.args, bound.kwargs
 
-    def tensors(self, module: Any, args: tuple, kwargs: dict) -> list[Any]:
+    def tensors(self, module: Any, args: tuple, kwargs: dict, check_types: bool = True) -> list[Any]:
         """The tensors of a later call, checked against the compiled one's: the same structure,
-        the same constants, the same shapes and types (one line naming the argument, else)."""
+        the same constants, the same shapes and types (one line naming the argument, else).
+        `check_types=False` leaves the shapes and types to the caller (trainingModel checks
+        each micro-batch's)."""
         again = "; compile the model again for it, as PopTorch asks"
-        called, tensors = Signature.of(module, args, kwargs)
+        called, tensors = Signature.of(module, args, kwargs, defaults=self.defaults)
         if called.spec != self.spec:
-            raise IpuError(f"the arguments' structure {called.spec} differs from the compiled {self.spec}{again}")
+            raise IpuError(f"the arguments ({', '.join(called.names)}) differ from the compiled ({', '.join(self.names)}){again}")
         for name, constant, value in zip(self.names, self.constants, called.constants):
             if type(constant) is not type(value) or constant != value:
                 compiled = "a tensor" if constant is _TENSOR else f"the constant {constant!r}"
@@ -106,6 +113,8 @@ class Signature:
                     f"argument {name}: compiled as {compiled}, got {_describe(_leaf(called, name, tensors, value))}"
                     f" (a Python value is compiled into the program: pass a tensor to change it between calls){again}"
                 )
+        if not check_types:
+            return tensors
         for name, (shape, dtype), (new_shape, new_dtype), tensor in zip(
             self._tensor_names, self.tensor_types, called.tensor_types, tensors
         ):

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +143,7 @@ def build_step(
     replicas: int = 1,
     mixed: MixedPrecisionStep | None = None,
     pipelined: int = 0,
+    bind: Callable[[list[Any]], tuple[tuple, dict]] | None = None,
 ) -> JointStep:
     """The joint step of `model` (in train mode) and `optimizer` on micro-batches like
     `micro_batch`, accumulating `accumulation` micro-batches' gradients (their mean, or their
@@ -153,9 +155,11 @@ def build_step(
     (frontends/mixed_precision.py). `pipelined` > 0 (PopTorch's PipelinedExecution): one run of
     the step takes that many micro-batches (`micro_batch` holds them all), their forward and
     backward passes unrolled and their gradients summed (the mean, when `mean`) before one update;
-    `accumulation` is then 1. The IR grows linearly with them, as ipu-pipeline's inference does."""
+    `accumulation` is then 1. The IR grows linearly with them, as ipu-pipeline's inference does.
+    `bind`: forward's (args, kwargs) from a micro-batch's tensors, its Python values bound as
+    constants of the step (frontends/inputs.py `Signature.bind`); None: the tensors positional."""
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
-    layout.pipelined = pipelined
+    layout.pipelined, layout.bind = pipelined, bind
     batch = tuple(value.detach() for value in micro_batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
@@ -205,6 +209,7 @@ class _Layout:
     ) -> None:
         self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
         self.pipelined = 0  # micro-batches unrolled in one run (build_step)
+        self.bind: Callable[[list[Any]], tuple[tuple, dict]] | None = None  # forward's arguments from the tensors (build_step)
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
         self.trainable = {name: group_of[id(p)] for name, p in self.params.items() if p.requires_grad and id(p) in group_of}
@@ -253,7 +258,9 @@ class _Layout:
             def loss_of(params: dict, buffers: dict, batch: tuple) -> Any:
                 with _phase("forward"), _layer_names(model), mixed.linears() if mixed else contextlib.nullcontext():
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
-                    outputs, loss, returns.is_tuple = split_result(functional_call(model, {**params, **frozen, **buffers}, batch))
+                    args, kwargs = self.bind(list(batch)) if self.bind else (tuple(batch), {})
+                    result = functional_call(model, {**params, **frozen, **buffers}, tuple(args), kwargs)
+                    outputs, loss, returns.is_tuple = split_result(result)
                 returns.outputs = len(outputs)
                 backward = rule.scaled(loss.sum() if loss.dim() else loss)  # identity_loss(reduction="none"): a gradient of ones
                 if mixed is not None:  # the backward pass differentiates the scaled loss, in f32

@@ -34,7 +34,6 @@ import time
 import warnings
 from collections.abc import Callable
 from typing import Any
-from unittest import mock
 
 import numpy as np
 from mlir import ir
@@ -55,12 +54,12 @@ from ipu_mlir.frontends.fx_import import (
     signal_behind,
     unsigned_results,
 )
+from ipu_mlir.frontends.inference_model import InferenceModel, numpy_value, torch_value
 from ipu_mlir.frontends.inputs import Signature
-from ipu_mlir.frontends.mixed_precision import to_numpy, to_torch
 from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.frontends.recompute import recomputationCheckpoint
-from ipu_mlir.frontends.training import TrainingModel, micro_batches, trainer_of
+from ipu_mlir.frontends.training import TrainingModel
 from ipu_mlir.lowering.shard import BEGIN_BLOCKS_ATTR
 from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.runtime.program_summary import PHASE_PREFIX
@@ -199,7 +198,7 @@ def inferenceModel(model: Any, options: Options | None = None) -> InferenceModel
     `deviceIterations` micro-batches per call."""
     if isinstance(model, TrainingModel):
         model = model.model
-    return InferenceModel(model, options or Options())
+    return InferenceModel(model, options or Options(), compile)
 
 
 def export(module: Any, *example_inputs: Any) -> ir.Module:
@@ -222,7 +221,7 @@ def export(module: Any, *example_inputs: Any) -> ir.Module:
     errors: list[tuple[Any, str]] = []  # torch-mlir's error diagnostics, kept for the message (not printed)
     context.attach_diagnostic_handler(lambda d: errors.append((str(d.location), d.message)) or True)
     importer = importer_class()(context=context)
-    inputs = tuple(_to_torch(value) for value in example_inputs)
+    inputs = tuple(torch_value(value) for value in example_inputs)
     with warnings.catch_warnings():  # torch.export's deprecation notices about its own internals
         warnings.simplefilter("ignore", FutureWarning)
         try:
@@ -402,7 +401,7 @@ def run_eager(module: Any, *inputs: Any) -> Any:
     torch.set_num_threads(1)
     try:
         with torch.no_grad():
-            return module(*(_to_torch(value) for value in inputs))
+            return module(*(torch_value(value) for value in inputs))
     finally:
         torch.set_num_threads(threads)
 
@@ -464,7 +463,7 @@ class CompiledModule:
         elif kwargs:
             raise IpuError(f"keyword arguments ({', '.join(kwargs)}): this program was compiled for positional tensors")
         as_torch = not inputs or any(type(value).__module__.startswith("torch") for value in inputs)
-        arrays = [_to_numpy(value) for value in inputs]
+        arrays = [numpy_value(value) for value in inputs]
         # the program's integers are signless: an unsigned input (a uint8 image) is passed as its bits
         arrays = [array.view(f"i{array.dtype.itemsize}") if array.dtype.kind == "u" else array for array in arrays]
         outputs = self.simulator.run(arrays)
@@ -473,126 +472,13 @@ class CompiledModule:
             for index in ir.DenseI64ArrayAttr(self.program.operation.attributes[UNSIGNED_RESULTS_ATTR]):
                 outputs[index] = np.asarray(outputs[index]).view(f"u{np.asarray(outputs[index]).dtype.itemsize}")
         if as_torch:
-            outputs = [_to_torch(np.asarray(output, order="C")) for output in outputs]  # 0-d stays 0-d
+            outputs = [torch_value(np.asarray(output, order="C")) for output in outputs]  # 0-d stays 0-d
         if OUTPUT_TREE_ATTR in self.program.operation.attributes:  # the forward's dict, list or nesting
             from torch.utils import _pytree as pytree
 
             tree = ir.StringAttr(self.program.operation.attributes[OUTPUT_TREE_ATTR]).value
             return pytree.tree_unflatten(outputs, pytree.treespec_loads(tree))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-class InferenceModel:
-    """`inferenceModel`'s result: the model compiled for one micro-batch by `compile`; a call
-    runs `deviceIterations` of them and returns their outputs as `Options.outputMode` says
-    (PopTorch's default for inference, `OutputMode.All`: every output, concatenated along the
-    first axis). The weights are constants of the program: when a trainingModel of the same
-    model has trained since (PopTorch copies the new weights to the device), the next call
-    copies them to the host and compiles again."""
-
-    def __init__(self, model: Any, options: Options) -> None:
-        self.model, self.options = model.eval(), options
-        self.compiled: CompiledModule | None = None
-        self._weights_version: int | None = None  # the trainer's host_weights_version compiled in
-        self._attached = True
-
-    def compile(self, *inputs: Any, **kwargs: Any) -> None:
-        """PopTorch's `compile`: compiles and loads for inputs like these (a call's), running nothing."""
-        self._follow_trainer()
-        if self.compiled is not None:
-            return
-        pipelined, replicas = self.options.pipeline_micro_batches, self.options.replication_factor
-        # one program a micro-batch (each the replicas'), or one over the call's micro-batches (pipelined)
-        inputs, kwargs = self._micro_batch(inputs, kwargs, 0, 1 if pipelined > 1 else self.options.device_iterations)
-        self.model.eval()  # a trainingModel of the same model may have set train mode since
-        cache_directory = self.options.executable_cache
-        # Options.enableExecutableCaching(path): the program cache in `path`, even where IPU_MLIR_NO_CACHE is set
-        environment = {cache.DIR_ENV: cache_directory, cache.OFF_ENV: ""} if cache_directory else {}
-        with mock.patch.dict(os.environ, environment):
-            self.compiled = compile(self.model, *inputs, target=self.options.target_name, micro_batches=max(pipelined, 1),
-                                    replicas=replicas, partials_type=self.options.Precision.partials_type,
-                                    use_cache=cache_directory is not None, example_kwargs=kwargs)  # fmt: skip
-        self._attached = True
-
-    def _micro_batch(self, inputs: tuple, kwargs: dict, index: int, count: int) -> tuple[tuple, dict]:
-        """The arguments of micro-batch `index` of `count` in a call's: each tensor's slice of its
-        first axis (f64 ones in f32, as PopTorch's), the Python values as they are."""
-        signature, tensors = Signature.of(self.model, inputs, kwargs)
-        return signature.bind([array[index] for array in micro_batches(tensors, count)])
-
-    def _follow_trainer(self) -> None:
-        """As PopTorch's inference model of a trained model: the trainer's weights to the host
-        when the device moved them, and a program compiled with them."""
-        trainer = trainer_of(self.model)
-        if trainer is None:
-            return
-        trainer.copyWeightsToHostIfNeeded()
-        if trainer.host_weights_version != self._weights_version:
-            self.compiled, self._weights_version = None, trainer.host_weights_version
-
-    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
-        self.compile(*inputs, **kwargs)
-        if not self._attached:
-            self.attachToDevice()
-        from torch.utils import _pytree as pytree
-
-        if self.options.pipeline_micro_batches > 1:  # PipelinedExecution: one program over the call's micro-batches
-            args, kwargs = self._micro_batch(inputs, kwargs, 0, 1)  # numpy arrays: torch tensors back, as below
-            return pytree.tree_map(_to_torch, self.compiled(*args, **kwargs))
-
-        iterations = self.options.device_iterations
-        runs = []
-        for index in range(iterations):
-            args, named = self._micro_batch(inputs, kwargs, index, iterations)
-            runs.append(self.compiled(*args, **named))
-        flat = [pytree.tree_flatten(run) for run in runs]  # each leaf of the forward's output structure
-        outputs = [  # each leaf's values over the iterations, as the output mode returns them
-            _to_torch(self.options.returned(np.stack([_to_numpy(value) for value in values]), training=False))
-            for values in zip(*(leaves for leaves, _ in flat))
-        ]
-        return pytree.tree_unflatten(outputs, flat[0][1])
-
-    def isAttachedToDevice(self) -> bool:  # noqa: N802 (PopTorch's name)
-        return self.compiled is not None and self._attached
-
-    def detachFromDevice(self) -> None:  # noqa: N802 (PopTorch's name)
-        """PopTorch's: the device released until attachToDevice() or the next call. The weights
-        are the program's constants: nothing to copy back."""
-        if self.compiled is None:
-            raise IpuError("detachFromDevice: the model has not been compiled or has been destroyed")
-        if not self._attached:
-            raise IpuError("detachFromDevice: the device is not attached")
-        self.compiled.simulator, self._attached = None, False
-
-    def attachToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
-        if self.compiled is None:
-            raise IpuError("attachToDevice: the model has not been compiled or has been destroyed")
-        if self._attached:
-            raise IpuError("attachToDevice: the device is already attached")
-        self.compiled.simulator = api.load_simulator(self.compiled.program, self.options.target_name, verified=True)
-        self._attached = True
-
-    def copyWeightsToDevice(self) -> None:  # noqa: N802 (PopTorch's name)
-        """The host model's weights to the device: here, the next call compiles them in."""
-        self.compiled = None
-
-    def destroy(self) -> None:
-        """PopTorch's: the program and the device released; a later call compiles again."""
-        self.compiled = None
-
-
-def _to_numpy(value: Any) -> np.ndarray:
-    """A numpy array as it is, a torch tensor as one (bf16 and FP8 through their bits)."""
-    if isinstance(value, np.ndarray):
-        return value
-    if type(value).__module__.startswith("torch"):
-        return to_numpy(value)
-    raise IpuError(f"expected a numpy array or a torch tensor, got {type(value).__name__}")
-
-
-def _to_torch(value: Any) -> Any:
-    """A numpy array as a torch tensor (ml_dtypes' bf16 and FP8 as torch's), anything else as it is."""
-    return to_torch(value) if isinstance(value, np.ndarray) else value
 
 
 def _unwrap(location: ir.Location | None) -> tuple[list[str], list[tuple[str, int]]]:

@@ -9,7 +9,9 @@ As in PopTorch, the model's forward returns the loss, or `(output, loss)`; the f
 compiles (frontends/joint.py builds the joint step) and writes the parameters, buffers and
 optimizer state into device variables once; each call then runs `deviceIterations x
 gradientAccumulation` micro-batches on the device and returns what forward returns for the
-last of them (PopTorch's default output mode for training, `OutputMode.Final`). A learning rate,
+last of them (PopTorch's default output mode for training, `OutputMode.Final`). Python values
+among forward's arguments (and the defaults a call leaves out) are constants of the step, as
+PopTorch's (frontends/inputs.py); a later call with another value is refused. A learning rate,
 SGD momentum or Adam betas changed between calls (by a scheduler, or `setOptimizer`) is written
 to its device variable before the next call: no recompilation.
 
@@ -37,6 +39,7 @@ import numpy as np
 
 from ipu_mlir.dialects.attrs import PARTIALS_ATTR, encode_partials
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.inputs import Signature
 from ipu_mlir.frontends.joint import JointStep, build_step
 from ipu_mlir.frontends.mixed_precision import MixedPrecisionStep, to_numpy, to_torch
 from ipu_mlir.frontends.optimizers import host_state, hyper_variable, load_host_state, rule_of, steps_taken
@@ -70,6 +73,7 @@ class TrainingModel:
         self._compile_program, self._importer = compile_program, importer
         self.rule = rule_of(optimizer)
         self.step: JointStep | None = None  # built by the first call
+        self.signature: Signature | None = None  # how the compiled call's arguments bind to forward (frontends/inputs.py)
         self.device: Simulator | None = None  # holds the device variables between calls
         self.timings: dict[str, float] = {}  # seconds: export, compile and load (first call), run (last call)
         self._hyper: list[dict[str, float]] = []  # each param group's device-variable hyper-parameters, as on the device
@@ -94,9 +98,11 @@ class TrainingModel:
         """Each replica's share of a call's inputs, cut into micro-batches."""
         if self.destroyed:
             raise IpuError("the trainingModel was destroyed: make a new one of the model")
-        if kwargs:
-            raise IpuError(f"trainingModel takes forward's arguments as positional tensors, got keyword arguments {', '.join(kwargs)}")
-        arrays = micro_batches(inputs, self.options.micro_batches_per_call, self.replicas)
+        if self.step is None:  # its Python values are compiled in; a later call must pass the same
+            self.signature, tensors = Signature.of(self.model, inputs, kwargs, defaults=True)
+        else:  # the shapes and types are checked per micro-batch (_check_batch)
+            tensors = self.signature.tensors(self.model, inputs, kwargs, check_types=False)
+        arrays = micro_batches(tuple(tensors), self.options.micro_batches_per_call, self.replicas)
         shards = replica_slices(arrays, self.replicas)
         if self.pipelined:  # a run takes a step's micro-batches (each replica's own), pipelined over its IPUs
             shards = [[array.reshape(self.options.device_iterations, -1, *array.shape[2:]) for array in shard] for shard in shards]
@@ -312,6 +318,7 @@ class TrainingModel:
             self.replicas,
             self._mixed_precision(),
             self.pipelined,
+            self.signature.bind,
         )
         middle = time.perf_counter()
         target, fraction = self.options.target_name, self.options.memory_fraction

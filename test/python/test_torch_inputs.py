@@ -88,18 +88,6 @@ def test_training_model_takes_float64_data_as_float32() -> None:
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
 
 
-def test_training_model_refuses_keywords_and_python_values_in_one_line() -> None:
-    model = Scaled()
-    trained = ipu_torch.trainingModel(model, ipu_torch.Options().target(TARGET), torch.optim.SGD(model.parameters(), lr=0.1))
-    x = torch.randn(2, 4)
-    with pytest.raises(
-        IpuError, match=r"^error: trainingModel takes forward's arguments as positional tensors, got keyword arguments shift$"
-    ):
-        trained(x, torch.tensor(0.5), shift=torch.tensor(1.0))
-    with pytest.raises(IpuError, match=r"^error: input #1: expected a torch tensor, got float 0.5$"):
-        trained(x, 0.5)
-
-
 class Branch(nn.Module):
     def forward(self, x):  # noqa: ANN001, ANN201
         if x.sum() > 0:  # data-dependent: torch.export refuses it
