@@ -219,7 +219,8 @@ def _sgd(param, grad, state, lr, step, momentum, dampening, nesterov, weight_dec
 
 
 def _adam(param, grad, state, lr, step, complements, eps, weight_decay, maximize, decoupled, bias_correction):  # noqa: ANN001, ANN202
-    (one_minus_beta1, one_minus_beta2), beta2 = complements, 1 - complements[1]
+    one_minus_beta1, one_minus_beta2 = complements
+    beta2 = 1 - one_minus_beta2
     step = step + 1
     if maximize:
         grad = -grad
@@ -259,7 +260,8 @@ def _lamb(param, grad, state, lr, step, complements, eps, weight_decay, max_weig
     where either norm is 0 (poptorch/python/optim.py, `LAMB.step`)."""
     import torch
 
-    (one_minus_beta1, one_minus_beta2), beta1, beta2 = complements, 1 - complements[0], 1 - complements[1]
+    one_minus_beta1, one_minus_beta2 = complements
+    beta1, beta2 = 1 - one_minus_beta1, 1 - one_minus_beta2
     step = step + 1
     exp_avg = state["exp_avg"] * beta1 + one_minus_beta1 * grad
     exp_avg_sq = state["exp_avg_sq"] * beta2 + one_minus_beta2 * grad * grad
