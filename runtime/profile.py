@@ -22,7 +22,7 @@ import numpy as np
 
 from ipu_mlir.target import Target, cost_model
 from ipu_mlir.target.diagnostics import IpuError
-from ipu_mlir.target.files import publish, staging_dir
+from ipu_mlir.target.files import publish, temporary_for
 
 from .superstep import Superstep
 
@@ -302,7 +302,7 @@ def write_profile(profile: Profile, path: str) -> str:
     directory = os.path.dirname(path) or "."
     try:
         os.makedirs(directory, exist_ok=True)
-        temporary = os.path.join(staging_dir(path), f".{os.path.basename(path)}.tmp{os.getpid()}")
+        temporary = temporary_for(path)
         with open(temporary, "w") as file:
             file.write(profile.to_json())
         publish(temporary, path)

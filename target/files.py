@@ -25,6 +25,12 @@ def staging_dir(path: str | os.PathLike) -> str:
     return tempfile.gettempdir() if is_special(path) else str(Path(path).parent)
 
 
+def temporary_for(path: str | os.PathLike, suffix: str = "") -> str:
+    """The name of the temporary file that becomes `path` (`publish`): hidden, in `staging_dir`,
+    this process's own; `suffix` keeps an extension a writer reads (matplotlib's format)."""
+    return os.path.join(staging_dir(path), f".{os.path.basename(path)}.tmp{os.getpid()}{suffix}")
+
+
 def publish(temporary: str | os.PathLike, path: str | os.PathLike) -> None:
     """Puts the finished file `temporary` at `path`: renamed over it, or, when `path` is
     special, copied into it and removed."""

@@ -25,7 +25,7 @@ from ipu_mlir.frontends.optimizers import rule_of
 from ipu_mlir.runtime.api import Source
 from ipu_mlir.target import DEFAULT_TARGET
 from ipu_mlir.target.diagnostics import IpuError
-from ipu_mlir.target.files import publish, staging_dir
+from ipu_mlir.target.files import publish, temporary_for
 
 from . import layout, render
 from .graph import ComputeGraph
@@ -96,7 +96,7 @@ def draw(graph: ComputeGraph, path: str, title: str, size: int | None = None, se
         limit, kind = render.SVG_MAX_VERTICES, extension[1:].upper()
         raise IpuError(f"{graph.num_vertices:,} vertices are too many for an {kind} (at most {limit:,}): write a .png")
     positions = layout.layout(graph, seed=seed, progress=progress)
-    temporary = os.path.join(staging_dir(path), f".{os.path.basename(path)}.tmp{os.getpid()}{extension}")  # whole or nothing
+    temporary = temporary_for(path, extension)  # whole or nothing
     try:
         if extension == ".png":
             render.render_png(graph, positions, temporary, title, size or 2000, progress)

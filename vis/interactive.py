@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ipu_mlir.runtime.profile import Profile, write_profile
 from ipu_mlir.target.diagnostics import IpuError
-from ipu_mlir.target.files import publish, staging_dir
+from ipu_mlir.target.files import publish, temporary_for
 
 SCRIPT = Path(__file__).with_name("report.js")
 STYLE = Path(__file__).with_name("report.css")
@@ -182,7 +182,7 @@ def auto_report(profile: Profile, directory: str, name: str) -> str:
     or not at all (what `ipu-run --report` and IPU_MLIR_REPORT write); the report's path."""
     write_profile(profile, os.path.join(directory, f"{name}.json"))
     path = os.path.join(directory, f"{name}.html")
-    temporary = os.path.join(staging_dir(path), f".{name}.html.tmp{os.getpid()}")
+    temporary = temporary_for(path)
     try:
         with open(temporary, "w") as file:
             file.write(interactive_html(profile.to_dict(), f"{name}.json"))

@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 import numpy as np  # noqa: E402
 
 from ipu_mlir.target.diagnostics import IpuError  # noqa: E402
-from ipu_mlir.target.files import publish, staging_dir  # noqa: E402
+from ipu_mlir.target.files import publish, temporary_for  # noqa: E402
 
 from .interactive import interactive_html, layer_name, step_origin  # noqa: E402
 
@@ -244,7 +244,7 @@ def write_pngs(views: Views, directory: str) -> list[str]:
 
 def _write(path: str, text: str) -> None:
     """Written whole or not at all: a temporary file beside `path`, then renamed."""
-    temporary = os.path.join(staging_dir(path), f".{os.path.basename(path)}.tmp{os.getpid()}")
+    temporary = temporary_for(path)
     with open(temporary, "w") as file:
         file.write(text)
     publish(temporary, path)
