@@ -34,7 +34,11 @@ class Pooled(nn.Module):
 def test_training_through_average_pooling_matches_pytorch(name):
     make, shape = POOLS[name]
     torch.manual_seed(0)
-    model = Pooled(make(), shape[-1])
+    assert_sgd_steps_match_pytorch(Pooled(make(), shape[-1]), shape)
+
+
+def assert_sgd_steps_match_pytorch(model: nn.Module, shape: tuple[int, ...]) -> None:
+    """Two SGD steps of `model` on `tiny` on random batches of `shape` against PyTorch's."""
     reference = copy.deepcopy(model)
     optimizer, reference_optimizer = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
     trained = ipu_torch.trainingModel(model, options=ipu_torch.Options().target("tiny"), optimizer=optimizer)

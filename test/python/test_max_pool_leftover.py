@@ -4,13 +4,13 @@ an invalid linalg.generic, and 5 rows failed to trace (a view of the input gradi
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
+
+from test_avg_pool_training import assert_sgd_steps_match_pytorch  # noqa: E402
 
 from ipu_mlir.frontends import torch as ipu_torch  # noqa: E402
 
@@ -38,16 +38,4 @@ class Pooled(nn.Module):
 @pytest.mark.parametrize("shape", [(4, 3), (5, 3), (5, 4)])
 def test_training_through_the_pool_matches_pytorch(shape):
     torch.manual_seed(0)
-    model = Pooled(shape[1])
-    reference = copy.deepcopy(model)
-    optimizer, reference_optimizer = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
-    trained = ipu_torch.trainingModel(model, options=ipu_torch.Options().target("tiny"), optimizer=optimizer)
-    for step in range(2):
-        x = torch.randn(2, 3, *shape, generator=torch.Generator().manual_seed(step))
-        trained(x)
-        reference_optimizer.zero_grad()
-        reference(x).backward()
-        reference_optimizer.step()
-    trained.copyWeightsToHost()
-    for ours, theirs in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-4 * float(theirs.abs().max()))
+    assert_sgd_steps_match_pytorch(Pooled(shape[1]), (2, 3, *shape))
