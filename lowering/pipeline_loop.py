@@ -239,7 +239,7 @@ class SteadyLoop:
         result = ir.RankedTensorType.get(shape, type_.element_type)
         empty = ir.Operation.create("tensor.empty", results=[result]).results[0]
         zero = ir.Operation.create(
-            "arith.constant", results=[type_.element_type], attributes={"value": _zero_attr(type_.element_type)}
+            "arith.constant", results=[type_.element_type], attributes={"value": tb.zero_attr(type_.element_type)}
         ).results[0]
         return _fill(empty, zero)
 
@@ -274,38 +274,12 @@ class SteadyLoop:
 def _expand_first(value: ir.Value, sizes: list[int]) -> ir.Value:
     """`value` with its first dimension split into `sizes` (a view)."""
     type_ = ir.RankedTensorType(value.type)
-    shape = [*sizes, *type_.shape[1:]]
-    groups = [[0, 1]] + [[d + 1] for d in range(1, type_.rank)]
-    result = ir.RankedTensorType.get(shape, type_.element_type)
-    return ir.Operation.create(
-        "tensor.expand_shape",
-        results=[result],
-        operands=[value],
-        attributes={
-            "reassociation": ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(_i64(), d) for d in g]) for g in groups]),
-            "static_output_shape": ir.DenseI64ArrayAttr.get(shape),
-        },
-    ).results[0]
+    return tb.expand(value, [[0, 1]] + [[d + 1] for d in range(1, type_.rank)], [*sizes, *type_.shape[1:]])
 
 
 def _collapse_first(value: ir.Value) -> ir.Value:
     """`value` with its first two dimensions joined (a view)."""
-    type_ = ir.RankedTensorType(value.type)
-    shape = [type_.shape[0] * type_.shape[1], *type_.shape[2:]]
-    groups = [[0, 1]] + [[d] for d in range(2, type_.rank)]
-    result = ir.RankedTensorType.get(shape, type_.element_type)
-    return ir.Operation.create(
-        "tensor.collapse_shape",
-        results=[result],
-        operands=[value],
-        attributes={"reassociation": ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(_i64(), d) for d in g]) for g in groups])},
-    ).results[0]
-
-
-def _zero_attr(element_type: ir.Type) -> ir.Attribute:
-    if isinstance(element_type, ir.IntegerType):
-        return ir.IntegerAttr.get(element_type, 0)
-    return ir.FloatAttr.get(element_type, 0.0)
+    return tb.collapse(value, [[0, 1]] + [[d] for d in range(2, ir.RankedTensorType(value.type).rank)])
 
 
 def _fill(empty: ir.Value, scalar: ir.Value) -> ir.Value:
