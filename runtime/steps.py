@@ -43,7 +43,7 @@ class Copy:
             self.dest.write(writes, data if isinstance(writes, Strided) else data.reshape(-1, writes.count), check)
 
 
-class _Assign:
+class Assign:
     """`dst[...] = src` into one fixed view, for results laid out alike run after run: the
     item views of `arrays.as_items` are made once (a call makes two arrays from interfaces,
     about 40 us; a reshape and a view of the new result cost a tenth of it)."""
@@ -82,12 +82,12 @@ class VertexGroup:
     write: object = None  # with every view made once: the codelet writing `direct` (CompiledCodelet.writer)
 
     def prepare(self) -> None:
-        """The edges' strided views, made once for buffers bound to arrays; outputs' as `_Assign`s."""
+        """The edges' strided views, made once for buffers bound to arrays; outputs' as `Assign`s."""
         inputs, outputs = (
             [region.view(buffer.data, write) if region.strides is not None else None for buffer, region in edges]
             for edges, write in ((self.inputs, False), (self.outputs, True))
         )
-        self.views = inputs, [None if view is None else _Assign(view) for view in outputs]
+        self.views = inputs, [None if view is None else Assign(view) for view in outputs]
         self.direct = outputs[0] if len(outputs) == 1 and outputs[0] is not None else None
         self.write = self.writer()
 
@@ -271,8 +271,8 @@ def prepare(steps: list) -> None:
     for step in steps:
         if isinstance(step, (Repeat, If, Switch, While)):
             prepare([s for s in step.steps if not isinstance(s, Predicate)])
-        for each in step.groups if isinstance(step, Execute) else [step] if isinstance(step, Copy) else []:
-            each.prepare()
+        for each in step.groups if isinstance(step, Execute) else [step] if hasattr(step, "prepare") else []:
+            each.prepare()  # vertex groups, copies and host streams (runtime/streams.py)
 
 
 def run_steps(steps: list, values: list, check: bool) -> None:

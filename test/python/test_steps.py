@@ -1,4 +1,4 @@
-"""A vertex group's writes into its output views (runtime/steps.py, `_Assign`): item views
+"""A vertex group's writes into its output views (runtime/steps.py, `Assign`): item views
 made once are reused only for results laid out as the first, and give plain assignment's bytes."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from test_codelet import codelet
 from ipu_mlir.runtime.codelet import CodeletError
 from ipu_mlir.runtime.memory import Site
 from ipu_mlir.runtime.regions import grid_region
-from ipu_mlir.runtime.steps import VertexGroup, _Assign
+from ipu_mlir.runtime.steps import Assign, VertexGroup
 
 
 def test_results_laid_out_alike_reuse_the_items_others_are_assigned_plainly():
     memory = np.zeros((6, 40), np.float32)
     view = memory[:, 4:12].reshape(2, 3, 8)  # rows of 8 contiguous elements: 32-byte items
-    into = _Assign(view)
+    into = Assign(view)
     rng = np.random.default_rng(0)
     results = [
         rng.standard_normal((2, 3, 8)).astype(np.float32),  # makes the items
@@ -141,7 +141,7 @@ def later_runs(case, direct: bool, seeds: list[int]) -> tuple[list[bytes], list[
         if run == 1:
             group.prepare()
             if not direct:
-                group.direct = None  # results copied into the output views through `_Assign`
+                group.direct = None  # results copied into the output views through `Assign`
         group.run(check=run == 0)
         states.append(b"".join(memory.data.tobytes() for memory in memories))
     return states, tried
