@@ -76,6 +76,27 @@ def test_a_program_run_once_is_planned_once(program, monkeypatch):
     assert len(plans) == 2  # the later plan, made once, for the second run
 
 
+def test_the_later_plan_is_derived_once_however_many_runs(program, monkeypatch):
+    """Each plan is built once: the checked one at load, the later one (tile classes, the
+    elision of partial sums' copies, a planner walk) at the second run, never again."""
+    calls = {"Planner": 0, "tile_classes": 0, "elide": 0}
+    for name in calls:
+        original = getattr(simulator_module, name)
+
+        def counted(*args, _name=name, _original=original):
+            calls[_name] += 1
+            return _original(*args)
+
+        monkeypatch.setattr(simulator_module, name, counted)
+    simulator = loaded(program)
+    x = RNG.standard_normal((8, 32)).astype(np.float32)
+    outputs = [simulator.run([x])[0].tobytes()]
+    assert calls == {"Planner": 1, "tile_classes": 0, "elide": 0}
+    outputs += [simulator.run([x])[0].tobytes() for _ in range(4)]
+    assert calls == {"Planner": 2, "tile_classes": 1, "elide": 1}
+    assert len(set(outputs)) == 1
+
+
 def test_the_later_plan_made_when_needed_gives_the_bytes_it_gave_made_at_load(program):
     x = RNG.standard_normal((8, 32)).astype(np.float32)
     expected = np.maximum(x @ W1 + B1, 0) @ W2
