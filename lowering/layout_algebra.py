@@ -103,12 +103,22 @@ def result_mapping(op: ir.OpView) -> Layout:
     return mapping_of(op.results[0])
 
 
-def shared_loop(space: Space, blocks: tuple[int, ...]) -> int | None:
+def shared_loop(space: Space, blocks: tuple[int, ...], partition: Partition | None = None) -> int | None:
     """The result loop whose blocks the tiles of a cut reduction share out: the one with the
-    largest blocks, so that the shares are whole rows where possible."""
+    largest blocks, so that the shares are whole rows where possible; given the `partition`,
+    among the loops whose shares then sit on the consecutive tiles of its partial results (a
+    cut read in place, `lowering/tied_tables.py`, has its grid strides from a table's layout,
+    not from `_row_major`, which makes the largest such a loop)."""
     if not space.result:
         return None
-    return max(space.result, key=lambda d: (blocks[d], -space.result.index(d)))
+    candidates = space.result
+    if partition is not None:
+        parts = partition.parts(space)
+        cut = [d for d in space.reductions if parts[d].count > 1]
+        if cut:
+            step = math.prod(parts[d].count for d in space.reductions) * min(parts[d].stride for d in cut)
+            candidates = [d for d in space.result if parts[d].count == 1 or parts[d].stride == step] or space.result
+    return max(candidates, key=lambda d: (blocks[d], -space.result.index(d)))
 
 
 def operand_layout(space: Space, partition: Partition, accesses) -> Layout:
@@ -141,7 +151,7 @@ def result_layout(space: Space, partition: Partition) -> Layout:
     shape = tuple(space.extents[d] for d in space.result)
     dims = [parts[d] for d in space.result]
     reduced = math.prod(parts[d].count for d in space.reductions)
-    shared = shared_loop(space, partition.blocks)
+    shared = shared_loop(space, partition.blocks, partition)
     if reduced > 1 and shared is not None:
         k = space.result.index(shared)
         inner_step = min(parts[d].stride for d in space.reductions if parts[d].count > 1)

@@ -41,6 +41,7 @@ from .pass_registry import ModulePass, register_pass
 from .resident import argument_attributes, overwritten_variable, resident_names
 from .select_entry import public_functions
 from .serialize import split_oversized
+from .tied_tables import in_place_partition, lay_out_tables
 
 # The IPU an op runs on, on a multi-IPU target: PopTorch's `ipu_id` (ipu-shard sets it).
 IPU_ID_ATTR = "ipu.ipu_id"
@@ -130,6 +131,7 @@ class _Planner:
         self.cheapest_cuts: dict[tuple, tuple[int, tuple[int, ...]] | None] = {}
         self.offset = 0
         self.argument_offsets: dict[ir.Value, int] = {}
+        self.tables: set[ir.Value] = set()  # tied embedding tables (lowering/tied_tables.py)
         # Bytes of weights (constants and device variables, resident for the whole program)
         # placed so far on each tile of the system: where the next one goes (`least_loaded_replica`).
         self.resident_load = np.zeros(num_ipus * target.num_tiles, dtype=np.int64)
@@ -164,6 +166,11 @@ class _Planner:
         # so that they arrive from the host where they are needed.
         self.unplaced = {arg: None for arg in block.arguments}
         self.variables = {block.arguments[k] for k in resident_names(function)[0]}  # resident for the whole program, like weights
+        if self.num_ipus == 1:  # tied embeddings, laid out for their matmuls (lowering/tied_tables.py)
+            layouts = lay_out_tables(block, self.variables, self.matmul_cut, self.within_budget, self.cut_cycles)
+            self.tables = set(layouts)
+            for table, layout in layouts.items():
+                self.place_unplaced(table, layout)
         self.plan_block(block)
         for value in list(self.unplaced):
             self.place_unplaced(value, self.default_layout(_shape(value)))
@@ -329,7 +336,7 @@ class _Planner:
 
     def plan_compute(self, op: ir.OpView) -> None:
         space = space_of(op)
-        partition = self.pinned_partition(op, space)
+        partition = self.pinned_partition(op, space) or self.table_partition(op, space)
         if partition is None and (not space.reductions or space.combiner is None):
             partition = self.reuse_partition(space)
             if partition is not None and _memory(space, partition.blocks, self.target) > self.budget:
@@ -373,6 +380,34 @@ class _Planner:
         if count > self.target.num_tiles:
             raise op_error(op, f"has a pinned 'ipu.partition' {list(blocks)} of {count} parts, more than the {self.target.num_tiles} tiles")
         return dataclasses.replace(partition, first=self.place(count))
+
+    def table_partition(self, op: ir.OpView, space: Space) -> Partition | None:
+        """A matmul reading a tied embedding table: cut as the table is, if within the budget
+        (`tied_tables.in_place_partition`)."""
+        if op.operation.name != "ipu.matmul":
+            return None
+        for index, value in enumerate(op.operands):
+            if value in self.tables and value in self.layouts:
+                partition = in_place_partition(space, index, self.layouts[value], self.within_budget)
+                if partition is not None:
+                    return partition
+        return None
+
+    def within_budget(self, space: Space, blocks: tuple[int, ...], resident: int) -> bool:
+        """Whether the cut's pieces but operand `resident`'s (read where it lives, allocated
+        by no op) are within the budget: the op's temporary memory, as Poplar's available
+        memory proportion bounds it."""
+        prices = _Prices(space, self.target)
+        counts = tuple(-(-e // b) for e, b in zip(space.extents, blocks))
+        return prices.memory(blocks, counts) - prices.piece(resident, blocks)[0] * prices.element_bytes <= self.budget
+
+    def cut_cycles(self, space: Space, blocks: tuple[int, ...]) -> int:
+        return _Prices(space, self.target).cycles(blocks, tuple(-(-e // b) for e, b in zip(space.extents, blocks)))
+
+    def matmul_cut(self, space: Space) -> Partition | None:
+        """The partition `search` would give `space`, on the chip's first tiles."""
+        best = self.cheapest(space)
+        return None if best is None else _row_major(space, best[1])
 
     def fitting(self, space: Space) -> tuple[int, tuple[int, ...]] | None:
         """`cheapest` for the serial splits: a pinned op is never split serially."""
