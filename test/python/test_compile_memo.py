@@ -55,3 +55,15 @@ def test_two_functions_alike_but_for_their_variables():
     with module.context, names_memoized():
         assert resident_names(first)[0] == {0: "w", 1: "m"}
         assert resident_names(second)[0] == {0: "v", 1: "m"}
+
+
+def test_block_parts_are_remembered_by_every_argument():
+    """`Parts.blocks` is remembered: cuts alike but in one argument each are not confused."""
+    from ipu_mlir.lowering.layout import Parts
+
+    first = Parts.blocks(10, 4, 1)
+    assert first == Parts(((0, 4), (4, 8), (8, 10)), 1)
+    assert Parts.blocks(10, 4, 2) == Parts(((0, 4), (4, 8), (8, 10)), 2)
+    assert Parts.blocks(10, 5, 1) == Parts(((0, 5), (5, 10)), 1)
+    assert Parts.blocks(12, 4, 1) == Parts(((0, 4), (4, 8), (8, 12)), 1)
+    assert Parts.blocks(10, 4, 1) is first
