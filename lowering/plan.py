@@ -38,7 +38,7 @@ from .layout_algebra import (
     slice_view,
 )
 from .pass_registry import ModulePass, register_pass
-from .resident import argument_attributes, overwritten_variable, resident_names
+from .resident import argument_attributes, names_memoized, overwritten_variable, resident_names
 from .select_entry import public_functions
 from .serialize import split_oversized
 from .tied_tables import in_place_partition, lay_out_tables
@@ -113,9 +113,10 @@ class Plan(ModulePass):
         fraction = self.memory_fraction if self.memory_fraction > 0 else target.planner_memory_fraction
         budget = int(fraction * target.tile_memory_bytes)
         planner = _Planner(target.chip, budget, self.grain, target.num_ipus)
-        for function in public_functions(module):
-            split_oversized(function, planner.fitting, budget)
-            planner.plan_function(function)
+        with names_memoized():
+            for function in public_functions(module):
+                split_oversized(function, planner.fitting, budget)
+                planner.plan_function(function)
 
 
 class _Planner:

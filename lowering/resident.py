@@ -12,6 +12,9 @@ arguments and results are the streams of one run only (`docs/contracts.md`).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from mlir import ir
 
 from ipu_mlir.dialects import ipu
@@ -29,9 +32,39 @@ def _names(function: ir.OpView, key: str, count: int) -> dict[int, ir.Attribute]
     return found
 
 
+# Inside `names_memoized`: the signature attributes of a function -> its `resident_names`.
+# Attributes are uniqued and immutable, so a function whose attributes change gets a new key;
+# the memo lives for one pass only, so it keeps no context (nor its weights) alive after it.
+_memo: dict[tuple, tuple[dict[int, str], dict[int, str]]] | None = None
+
+
+@contextlib.contextmanager
+def names_memoized() -> Iterator[None]:
+    """`resident_names` read once per function signature while inside: ipu-plan asks of each op
+    whether it overwrites a variable, and ResNet-50's training step read its function's
+    hundreds of argument and result attributes 1,126 times."""
+    global _memo
+    outer = _memo
+    _memo = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _memo = outer
+
+
 def resident_names(function: ir.OpView) -> tuple[dict[int, str], dict[int, str]]:
     """(argument index -> variable name, result index -> variable name) of an entry function
     whose attributes `check_residents` accepted."""
+    if _memo is None:
+        return _read_names(function)
+    attributes = function.attributes
+    key = tuple(attributes[name] if name in attributes else None for name in ("function_type", "arg_attrs", "res_attrs"))
+    if key not in _memo:
+        _memo[key] = _read_names(function)
+    return _memo[key]
+
+
+def _read_names(function: ir.OpView) -> tuple[dict[int, str], dict[int, str]]:
     signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
     arguments = _names(function, "arg_attrs", len(signature.inputs))
     results = _names(function, "res_attrs", len(signature.results))
@@ -55,11 +88,12 @@ def overwritten_variable(op: ir.OpView) -> int | None:
         str(i) != "#linalg.iterator_type<parallel>" for i in ir.ArrayAttr(op.attributes["iterator_types"])
     ):
         return None
-    operations = op.operation.block.operations
-    terminator = operations[len(operations) - 1]
-    positions = [k for k, value in enumerate(terminator.operands) if value == op.results[0]]
+    # the positions the function returns the result at, from its uses (the return has ~500 operands)
+    positions = [use.operand_number for use in op.results[0].uses if use.owner.operation.name == "func.return"]
+    if len(positions) != 1:
+        return None
     arguments, results = resident_names(function.opview)
-    if len(positions) != 1 or positions[0] not in results:
+    if positions[0] not in results:
         return None
     maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
     for index, value in enumerate(op.operands[: len(maps) - 1]):
