@@ -41,3 +41,24 @@ def test_division_by_zero_in_the_reference_is_a_clear_error(tmp_path):
         "undefined behaviour in MLIR: there is no reference for these inputs\n"
     )
     assert not out_dir.exists()
+
+
+def test_program_from_stdin_runs_and_checks(tmp_path):
+    """`-` reads the program from stdin, as ipu-compile and ipu-opt do; --check parses the same text."""
+    np.save(tmp_path / "x.npy", np.arange(1, 5, dtype=np.int32))
+    np.save(tmp_path / "y.npy", np.array([3, 1, 2, 3], dtype=np.int32))
+    done = run(
+        "-", "--target", "tiny", "--input", tmp_path / "x.npy", tmp_path / "y.npy", "--check", "--output-dir", tmp_path, stdin=REMAINDER
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "check output 0: max abs error 0, max rel error 0 (exact): ok" in done.stdout
+    np.testing.assert_array_equal(np.load(tmp_path / "output0.npy"), [1, 0, 1, 1])
+
+
+def test_errors_in_a_program_from_stdin_name_stdin():
+    bad = REMAINDER.replace("4xi32", "?xi32")
+    done = run("-", "--random-inputs", 0, stdin=bad)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("<stdin>:1:1: error: 'func.func' is not supported by ipu-convert-to-ipu: argument #0 has dynamic shapes")
+    assert all(line.startswith("<stdin>:") for line in done.stderr.splitlines())
+    assert run("-", "--random-inputs", 0, stdin="// nothing").stderr == "ipu-run: error: '<stdin>' is empty: no function to run\n"
