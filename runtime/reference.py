@@ -88,6 +88,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -186,7 +187,7 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
     (e.g. bit casts of f16) runs in its own types."""
     with ir.Context(), ir.Location.unknown():
         clone = _parse(module)
-        divides = _divides_integers(clone)  # before the loops' own index arithmetic
+        undefined = {UNDEFINED_FOR_SOME_OPERANDS[name] for name in ops_named(clone, UNDEFINED_FOR_SOME_OPERANDS)}  # before lowering
         _decompose_aggregates(clone)
         func = _find_entry(clone, entry)
         function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -211,13 +212,15 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
         _run_passes(clone, TO_LOOPS)
         _store_booleans_as_bytes(clone)
         _run_passes(clone, TO_LLVM)
-        run = _run_in_fresh_process if _libcall_names_interposed() or divides else _run_jit
+        run = _run_in_fresh_process if _libcall_names_interposed() or _DIVISION in undefined else _run_jit
         first, second = run(clone, entry, arrays, results)
     for index, (a, b) in enumerate(zip(first, second)):
         if a.tobytes() != b.tobytes():
+            poison = sorted(undefined - {_DIVISION})
             raise ReferenceRunError(
                 f"result #{index} of @{entry} is not entirely written by the program: it depends on the initial contents "
                 "of its buffer (a tensor.empty returned, or read as the `outs` of an accumulation?)"
+                + (f", or it is poison, which MLIR makes of {' and of '.join(poison)}" if poison else "")
             )
     return [output.astype(dtype) for output, (_, dtype) in zip(second, wanted)]
 
@@ -479,22 +482,29 @@ def _libcall_names_interposed() -> bool:
 
 # Integer divisions, which x86 traps (SIGFPE) on a zero divisor or INT_MIN / -1: undefined
 # behaviour in MLIR, and a signal no Python code can catch in the process that takes it.
-_INTEGER_DIVISIONS = frozenset(f"arith.{name}" for name in ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi"))
+_INTEGER_DIVISIONS = ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi")
+_DIVISION = f"an integer division by zero or of the most negative value by -1 ({', '.join(_INTEGER_DIVISIONS)}: undefined behaviour)"
+# Ops whose result MLIR makes poison for some operands (the JIT may then leave an output
+# unwritten, which the two runs' fills show).
+_CONVERSION = "a float-to-int conversion of NaN, infinity or a value out of range (fptosi, fptoui: poison)"
+_SHIFT = "a shift by the bit width or more (shli, shrsi, shrui: poison)"
+# What MLIR leaves undefined, by op: where a program does it, no reference result exists.
+UNDEFINED_FOR_SOME_OPERANDS = {f"arith.{name}": _DIVISION for name in _INTEGER_DIVISIONS} | {
+    f"arith.{name}": what for names, what in (("fptosi fptoui", _CONVERSION), ("shli shrsi shrui", _SHIFT)) for name in names.split()
+}
 
 
-def _divides_integers(module: ir.Module) -> bool:
-    """Whether `module` holds an integer division, whose trap must end a fresh process rather
-    than this one."""
-    found = []
+def ops_named(module: ir.Module, names: typing.Collection[str]) -> set[str]:
+    """Which of `names` name an op of `module` (e.g. of `UNDEFINED_FOR_SOME_OPERANDS`)."""
+    found: set[str] = set()
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _INTEGER_DIVISIONS:
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
+        if op.name in names:
+            found.add(op.name)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    return bool(found)
+    return found
 
 
 class _DlInfo(ctypes.Structure):

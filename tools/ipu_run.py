@@ -25,6 +25,7 @@ from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.runtime import distributed, oracle
 from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.runtime.reference import UNDEFINED_FOR_SOME_OPERANDS, ops_named
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
@@ -116,6 +117,8 @@ def _run(args: argparse.Namespace) -> int:
     if simulator.world is not None and simulator.world.rank:  # on MPI, rank 0 reports
         return 0
     check_failed = _compare(outputs, api.reference_outputs(source, inputs, simulator.entry)) if args.check else False
+    if check_failed:
+        _note_undefined_behaviour(module)
     return _report(args, outputs, simulator.profile, check_failed)
 
 
@@ -144,6 +147,13 @@ def _typed(array: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
     if dtype is not None and array.dtype.kind == "V" and array.dtype.fields is None and array.dtype.itemsize == dtype.itemsize:
         return array.view(dtype)
     return array
+
+
+def _note_undefined_behaviour(module) -> None:
+    """After a failed check: what the program may do that MLIR leaves undefined, where the
+    simulator's result and the ExecutionEngine's may both stand (docs/ipu-run.md)."""
+    for what in sorted({UNDEFINED_FOR_SOME_OPERANDS[name] for name in ops_named(module, UNDEFINED_FOR_SOME_OPERANDS)}):
+        print(f"note: where the program does {what}, MLIR defines no result: the simulator's and the ExecutionEngine's may differ")
 
 
 def _compare(outputs: list[np.ndarray], expected: list) -> bool:

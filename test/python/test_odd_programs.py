@@ -62,3 +62,49 @@ def test_errors_in_a_program_from_stdin_name_stdin():
     assert done.stderr.startswith("<stdin>:1:1: error: 'func.func' is not supported by ipu-convert-to-ipu: argument #0 has dynamic shapes")
     assert all(line.startswith("<stdin>:") for line in done.stderr.splitlines())
     assert run("-", "--random-inputs", 0, stdin="// nothing").stderr == "ipu-run: error: '<stdin>' is empty: no function to run\n"
+
+
+NAN_TO_INT = """func.func @main(%x: tensor<4xf32>) -> tensor<4xi32> {
+  %c = arith.constant dense<[0x7FC00000, 0x7F800000, 1.0e10, -2.5]> : tensor<4xf32>
+  %a = arith.addf %x, %c : tensor<4xf32>
+  %r = arith.fptosi %a : tensor<4xf32> to tensor<4xi32>
+  return %r : tensor<4xi32>
+}
+"""
+
+SHIFT_PAST_THE_WIDTH = """func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %s = arith.constant dense<[0, 31, 32, 40]> : tensor<4xi32>
+  %r = arith.shli %x, %s : tensor<4xi32>
+  return %r : tensor<4xi32>
+}
+"""
+
+
+def test_a_poison_result_of_the_reference_names_the_op_that_makes_it(tmp_path):
+    """LLVM folds fptosi of NaN to poison and stores nothing: the reference's two runs differ.
+    That is not only a `tensor.empty` returned: the message says which ops may make poison."""
+    source = tmp_path / "nan.mlir"
+    source.write_text(NAN_TO_INT)
+    done = run(source, "--target", "tiny", "--random-inputs", 0, "--check", "--output-dir", tmp_path / "out")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.endswith(
+        ", or it is poison, which MLIR makes of a float-to-int conversion of NaN, infinity or a value out of range "
+        "(fptosi, fptoui: poison)\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_check_names_what_mlir_leaves_undefined(tmp_path):
+    """A shift by 40 of an i32 is poison: the simulator's 0 and the JIT's value both stand, and
+    the failed check says so rather than blame the simulator."""
+    source = tmp_path / "shift.mlir"
+    source.write_text(SHIFT_PAST_THE_WIDTH)
+    np.save(tmp_path / "x.npy", np.array([1, 2, -3, -4], dtype=np.int32))
+    done = run(source, "--target", "tiny", "--input", tmp_path / "x.npy", "--check")
+    assert done.returncode == 1 and "FAILED" in done.stdout
+    assert (
+        "note: where the program does a shift by the bit width or more (shli, shrsi, shrui: poison), MLIR defines no result: "
+        "the simulator's and the ExecutionEngine's may differ\n"
+    ) in done.stdout
+    relu = run("-", "--target", "tiny", "--random-inputs", 0, "--check", stdin=REMAINDER.replace("remui", "addi"))
+    assert relu.returncode == 0 and "note:" not in relu.stdout
