@@ -500,6 +500,8 @@ def _check_l1_op(op: ir.OpView) -> str | None:
         return None  # the function's signature is checked
     if name in ("tensor.extract_slice", "tensor.insert_slice") and len(op.operands) != (1 if name == "tensor.extract_slice" else 2):
         return "dynamic offsets, sizes or strides"  # static strides of any size are exchanges (ipu-schedule)
+    if name == "tensor.pad" and len(op.operands) != 1:
+        return _padding_by_values(op)  # before its `index` operands are blamed
     for value in (*op.operands, *op.results):
         problem = _type_problem(value.type, scalars=name == "arith.constant")
         if problem:
@@ -507,13 +509,29 @@ def _check_l1_op(op: ir.OpView) -> str | None:
     if name == "linalg.generic":
         return _check_generic(op)
     if name == "tensor.pad":
-        if len(op.operands) != 1:
-            return "dynamic padding"
         if pad_value(op) is None:
             return "a padding value that is not a constant"
     elif name in ("tensor.expand_shape", "tensor.empty") and len(op.operands) != (1 if name == "tensor.expand_shape" else 0):
         return "dynamic shapes"
     return None
+
+
+def _padding_by_values(pad: ir.OpView) -> str:
+    """Why a pad whose amounts are SSA values is refused; for constants (which canonicalize
+    leaves as operands), the static form to write instead."""
+    values = iter(pad.operands[1:])
+    sides = []
+    for side in ("static_low", "static_high"):
+        amounts = []
+        for amount in ir.DenseI64ArrayAttr(pad.attributes[side]):
+            if amount == ir.ShapedType.get_dynamic_size():
+                value = next(values)
+                if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
+                    return "dynamic padding"
+                amount = ir.IntegerAttr(value.owner.attributes["value"]).value
+            amounts.append(str(amount))
+        sides.append(f"{side.removeprefix('static_')}[{', '.join(amounts)}]")
+    return f"padding amounts given as values, not literals (write {' '.join(sides)})"
 
 
 def _check_generic(op: ir.OpView) -> str | None:
