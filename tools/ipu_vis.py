@@ -70,6 +70,8 @@ def _graph(args: argparse.Namespace) -> int:
         say(f"reading {args.file}...")
     graph = api.graph_of(source, args.target, args.entry, args.layer_depth, args.micro_batches if args.file else 1)
     say(f"{graph.num_vertices:,} vertices, {graph.num_edges:,} edges ({graph.sources.size:,} drawn), {len(graph.layers)} layers")
+    if not graph.num_vertices:
+        raise IpuError("nothing to draw: the compiled program has no vertices (it computes nothing on the device)")
     api.draw(graph, args.output, title, args.pixels, progress=say)
     say(f"wrote {args.output}")
     return 0

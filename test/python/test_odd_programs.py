@@ -108,3 +108,19 @@ def test_a_failed_check_names_what_mlir_leaves_undefined(tmp_path):
     ) in done.stdout
     relu = run("-", "--target", "tiny", "--random-inputs", 0, "--check", stdin=REMAINDER.replace("remui", "addi"))
     assert relu.returncode == 0 and "note:" not in relu.stdout
+
+
+def test_a_graph_of_no_vertices_is_an_error_not_a_crash(tmp_path, capsys):
+    """A program whose results are its inputs compiles to no vertices: ipu-vis said
+    'internal error: ValueError: zero-size array to reduction operation maximum'."""
+    from ipu_mlir.tools import ipu_vis
+
+    source = tmp_path / "identity.mlir"
+    source.write_text("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n")
+    code = ipu_vis.main(["graph", str(source), "-o", str(tmp_path / "graph.png"), "--target", "tiny"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert (
+        err.splitlines()[-1] == "ipu-vis: error: nothing to draw: the compiled program has no vertices (it computes nothing on the device)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["identity.mlir"]
