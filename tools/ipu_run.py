@@ -142,10 +142,13 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
 
 
 def _typed(array: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
-    """`array` as `dtype` if it holds that ml_dtypes type's bits: .npy files record bf16 and FP8
-    arrays as raw `V2` / `V1` elements (numpy knows no such types; docs/precision.md)."""
+    """`array` as `dtype` if it holds that ml_dtypes type's bits (.npy files record bf16 and FP8
+    arrays as raw `V2` / `V1` elements: numpy knows no such types; docs/precision.md), or that
+    type's numbers in the other byte order."""
     if dtype is not None and array.dtype.kind == "V" and array.dtype.fields is None and array.dtype.itemsize == dtype.itemsize:
         return array.view(dtype)
+    if dtype is not None and array.dtype != dtype and array.dtype.newbyteorder("=") == dtype:
+        return array.astype(dtype)  # the same numbers in the other byte order (a big-endian .npy)
     return array
 
 

@@ -124,3 +124,23 @@ def test_a_graph_of_no_vertices_is_an_error_not_a_crash(tmp_path, capsys):
         err.splitlines()[-1] == "ipu-vis: error: nothing to draw: the compiled program has no vertices (it computes nothing on the device)"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["identity.mlir"]
+
+
+def test_a_big_endian_npy_input_is_read_as_its_numbers(tmp_path, capsys):
+    """A `>f4` .npy holds float32 numbers in the other byte order: ipu-run refused it as
+    'expected 3x4 float32, got 3x4 >f4'."""
+    from ipu_mlir.tools import ipu_run
+
+    source = tmp_path / "scale.mlir"
+    source.write_text(
+        "func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {\n  %r = arith.addf %x, %x : tensor<3x4xf32>\n"
+        "  return %r : tensor<3x4xf32>\n}\n"
+    )
+    x = np.arange(12, dtype=">f4").reshape(3, 4)
+    np.save(tmp_path / "x.npy", x)
+    code = ipu_run.main(
+        [str(source), "--target", "tiny", "--input", str(tmp_path / "x.npy"), "--check", "--output-dir", str(tmp_path / "out")]
+    )
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "") and "check output 0: max abs error 0," in out
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "output0.npy"), 2 * x.astype(np.float32))
