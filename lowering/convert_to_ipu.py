@@ -57,6 +57,7 @@ from .inits_as_inputs import read_inits_as_inputs
 from .normalize_l1 import access_ok, normalize_tensor_ops, squeeze_unit_outputs
 from .pass_registry import ModulePass, register_pass
 from .scalars import CONTROL_FLOW, has_scalar_code, is_predicate, scalars_as_tensors
+from .static_pads import make_pads_static
 
 PASS_NAME = "ipu-convert-to-ipu"
 
@@ -142,6 +143,7 @@ class ConvertToIpu(ModulePass):
             _forget_unused_results(block, self.drop_asserts)
         run_upstream(module, _PREPARE)
         for block in _blocks(module):
+            make_pads_static(block)
             rewrite_embedding_lookups(block)
             rewrite_computed_gathers(block)
             _drop_casts_into_concats(block)
@@ -501,7 +503,7 @@ def _check_l1_op(op: ir.OpView) -> str | None:
     if name in ("tensor.extract_slice", "tensor.insert_slice") and len(op.operands) != (1 if name == "tensor.extract_slice" else 2):
         return "dynamic offsets, sizes or strides"  # static strides of any size are exchanges (ipu-schedule)
     if name == "tensor.pad" and len(op.operands) != 1:
-        return _padding_by_values(op)  # before its `index` operands are blamed
+        return "dynamic padding"  # before its `index` operands are blamed
     for value in (*op.operands, *op.results):
         problem = _type_problem(value.type, scalars=name == "arith.constant")
         if problem:
@@ -514,24 +516,6 @@ def _check_l1_op(op: ir.OpView) -> str | None:
     elif name in ("tensor.expand_shape", "tensor.empty") and len(op.operands) != (1 if name == "tensor.expand_shape" else 0):
         return "dynamic shapes"
     return None
-
-
-def _padding_by_values(pad: ir.OpView) -> str:
-    """Why a pad whose amounts are SSA values is refused; for constants (which canonicalize
-    leaves as operands), the static form to write instead."""
-    values = iter(pad.operands[1:])
-    sides = []
-    for side in ("static_low", "static_high"):
-        amounts = []
-        for amount in ir.DenseI64ArrayAttr(pad.attributes[side]):
-            if amount == ir.ShapedType.get_dynamic_size():
-                value = next(values)
-                if not isinstance(value.owner, ir.OpView) or value.owner.operation.name != "arith.constant":
-                    return "dynamic padding"
-                amount = ir.IntegerAttr(value.owner.attributes["value"]).value
-            amounts.append(str(amount))
-        sides.append(f"{side.removeprefix('static_')}[{', '.join(amounts)}]")
-    return f"padding amounts given as values, not literals (write {' '.join(sides)})"
 
 
 def _check_generic(op: ir.OpView) -> str | None:
