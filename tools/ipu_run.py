@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import sys
 import typing
 from pathlib import Path
@@ -33,9 +32,8 @@ from ipu_mlir.vis.interactive import report_files
 
 from . import cli, mpi_launch, run_files
 from .ipu_opt import STDIN_NAME, check_writable
+from .stdin_program import STDIN, program_source, stdin_located
 from .train import OPTIMIZERS, train_zoo_model
-
-STDIN = "-"
 
 
 @cli.tool("ipu-run")
@@ -56,25 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except IpuError as error:
         message = _message(error)
-        if args.file == STDIN:  # MLIR names the locations of text it parses "-"
-            message = re.sub(r"(?m)^-:(?=\d+:\d+: )", f"{STDIN_NAME}:", message)
+        if args.file == STDIN:
+            message = stdin_located(message)
         sys.stderr.write(message + "\n")
         return 1
 
 
 def _message(error: IpuError) -> str:
     return f"{error}" if format_location(error.location) else f"ipu-run: {error}"
-
-
-def _source(file: str) -> Path | str:
-    """The program: its path, or for `-` the text read from stdin."""
-    if file != STDIN:
-        return Path(file)
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    try:
-        return data.decode("utf-8") + "\n"  # a newline: text, however short, never taken for a path
-    except UnicodeDecodeError as error:
-        raise IpuError(f"cannot read '{STDIN_NAME}': not UTF-8 text ({error.reason})") from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -101,7 +88,7 @@ def _run(args: argparse.Namespace) -> int:
         raise IpuError("--replicas trains data-parallel replicas: give it with --model NAME --train")
     if args.model is not None:
         return _run_model(args)
-    source = _source(args.file)
+    source = program_source(args.file)
     name = STDIN_NAME if args.file == STDIN else args.file
     module = api.load_module(source)
     if not list(module.body.operations):

@@ -144,3 +144,22 @@ def test_a_big_endian_npy_input_is_read_as_its_numbers(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert (code, err) == (0, "") and "check output 0: max abs error 0," in out
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "output0.npy"), 2 * x.astype(np.float32))
+
+
+def test_ipu_vis_draws_a_program_from_stdin(tmp_path):
+    """`ipu-vis graph -` reads stdin as ipu-run does; it answered "cannot read '-'"."""
+    vis = Path(sys.executable).parent / "ipu-vis"
+    program = REMAINDER.replace("remui", "addi")
+    done = subprocess.run(
+        [vis, "graph", "-", "-o", tmp_path / "graph.svg", "--target", "tiny"], input=program, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "stdin  ·  1 vertices" in (tmp_path / "graph.svg").read_text()
+    bad = subprocess.run(
+        [vis, "graph", "-", "-o", tmp_path / "bad.svg"],
+        input=program.replace("4xi32", "?xi32"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode == 1 and bad.stderr.splitlines()[-1].startswith("<stdin>:")
