@@ -163,3 +163,22 @@ def test_ipu_vis_draws_a_program_from_stdin(tmp_path):
         timeout=300,
     )
     assert bad.returncode == 1 and bad.stderr.splitlines()[-1].startswith("<stdin>:")
+
+
+def test_bytecode_input(tmp_path, capsys):
+    """ipu-compile took an MLIR bytecode file for an empty one ("nothing to compile: 'x.mlirbc'
+    is empty"): it compiles it, as ipu-opt reads it. ipu-run, which reads text, says what it is."""
+    from ipu_mlir.tools import ipu_compile, ipu_opt, ipu_run
+
+    source = tmp_path / "add.mlir"
+    source.write_text(REMAINDER.replace("remui", "addi"))
+    bytecode = tmp_path / "add.mlirbc"
+    assert ipu_opt.main([str(source), "--emit-bytecode", "-o", str(bytecode)]) == 0
+    assert ipu_compile.main([str(bytecode), "--target", "tiny", "-o", str(tmp_path / "add.l3.mlir")]) == 0
+    assert "ipu.program" in (tmp_path / "add.l3.mlir").read_text()
+    capsys.readouterr()
+    assert ipu_run.main([str(bytecode), "--random-inputs", "0"]) == 1
+    assert capsys.readouterr() == (
+        "",
+        f"ipu-run: error: cannot read '{bytecode}': it is MLIR bytecode; give it as text (ipu-opt {bytecode} -o FILE.mlir writes it so)\n",
+    )
