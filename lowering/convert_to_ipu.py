@@ -57,6 +57,7 @@ from .inits_as_inputs import read_inits_as_inputs
 from .normalize_l1 import access_ok, normalize_tensor_ops, squeeze_unit_outputs
 from .pass_registry import ModulePass, register_pass
 from .scalars import CONTROL_FLOW, has_scalar_code, is_predicate, scalars_as_tensors
+from .static_pads import make_pads_static
 
 PASS_NAME = "ipu-convert-to-ipu"
 
@@ -142,6 +143,7 @@ class ConvertToIpu(ModulePass):
             _forget_unused_results(block, self.drop_asserts)
         run_upstream(module, _PREPARE)
         for block in _blocks(module):
+            make_pads_static(block)
             rewrite_embedding_lookups(block)
             rewrite_computed_gathers(block)
             _drop_casts_into_concats(block)
@@ -500,6 +502,8 @@ def _check_l1_op(op: ir.OpView) -> str | None:
         return None  # the function's signature is checked
     if name in ("tensor.extract_slice", "tensor.insert_slice") and len(op.operands) != (1 if name == "tensor.extract_slice" else 2):
         return "dynamic offsets, sizes or strides"  # static strides of any size are exchanges (ipu-schedule)
+    if name == "tensor.pad" and len(op.operands) != 1:
+        return "dynamic padding"  # before its `index` operands are blamed
     for value in (*op.operands, *op.results):
         problem = _type_problem(value.type, scalars=name == "arith.constant")
         if problem:
@@ -507,8 +511,6 @@ def _check_l1_op(op: ir.OpView) -> str | None:
     if name == "linalg.generic":
         return _check_generic(op)
     if name == "tensor.pad":
-        if len(op.operands) != 1:
-            return "dynamic padding"
         if pad_value(op) is None:
             return "a padding value that is not a constant"
     elif name in ("tensor.expand_shape", "tensor.empty") and len(op.operands) != (1 if name == "tensor.expand_shape" else 0):

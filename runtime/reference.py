@@ -72,7 +72,9 @@ exit cleanly, measured), except after torch-mlir's own LLVM was loaded before `m
 script importing `torch_mlir.fx` first): `mlir`'s libLLVM.so then reads torch-mlir's copy of
 LLVM's libcall name table and the JIT links its `memset` to `getc` (`_libcall_names_interposed`),
 so the JIT runs in a fresh Python process, which imports `mlir` first (measured on the FP8 FFN:
-1.43 s a call instead of 1.10 s).
+1.43 s a call instead of 1.10 s). A program with an integer division runs there too: a zero
+divisor traps (SIGFPE), which would kill this process without a word; the fresh one's death is
+reported as the undefined behaviour it is.
 """
 
 from __future__ import annotations
@@ -82,9 +84,11 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -183,8 +187,9 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
     (e.g. bit casts of f16) runs in its own types."""
     with ir.Context(), ir.Location.unknown():
         clone = _parse(module)
+        undefined = {UNDEFINED_FOR_SOME_OPERANDS[name] for name in ops_named(clone, UNDEFINED_FOR_SOME_OPERANDS)}  # before lowering
         _decompose_aggregates(clone)
-        func = _find_entry(clone, entry)
+        func = _only_the_entry(clone, _find_entry(clone, entry))
         function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         arguments = _signature(function_type.inputs, "argument", entry, func)
         results = _signature(function_type.results, "result", entry, func)
@@ -207,13 +212,15 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
         _run_passes(clone, TO_LOOPS)
         _store_booleans_as_bytes(clone)
         _run_passes(clone, TO_LLVM)
-        run = _run_in_fresh_process if _libcall_names_interposed() else _run_jit
+        run = _run_in_fresh_process if _libcall_names_interposed() or _DIVISION in undefined else _run_jit
         first, second = run(clone, entry, arrays, results)
     for index, (a, b) in enumerate(zip(first, second)):
         if a.tobytes() != b.tobytes():
+            poison = sorted(undefined - {_DIVISION})
             raise ReferenceRunError(
                 f"result #{index} of @{entry} is not entirely written by the program: it depends on the initial contents "
                 "of its buffer (a tensor.empty returned, or read as the `outs` of an accumulation?)"
+                + (f", or it is poison, which MLIR makes of {' and of '.join(poison)}" if poison else "")
             )
     return [output.astype(dtype) for output, (_, dtype) in zip(second, wanted)]
 
@@ -338,6 +345,19 @@ def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
             return op.operation
         names.append(f"@{name}")
     raise ReferenceRunError(f"no function @{entry} in the module (functions: {', '.join(names) or 'none'})")
+
+
+def _only_the_entry(module: ir.Module, func: ir.Operation) -> ir.Operation:
+    """The module reduced to `func` and what it calls, inlined: the other functions need not
+    lower (upstream's Linalg/CPU/test-collapse-tensor.mlir returns a dynamic shape from the
+    function its `main` calls, which no out-param can hold)."""
+    entry = ir.StringAttr(func.attributes["sym_name"]).value
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and len(op.regions[0].blocks):
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private" if name != entry else "public")
+    _run_passes(module, ("inline", "symbol-dce"))
+    return _find_entry(module, entry)
 
 
 def _signature(types: Sequence[ir.Type], what: str, entry: str, func: ir.Operation) -> Signature:
@@ -473,6 +493,33 @@ def _libcall_names_interposed() -> bool:
     return False
 
 
+# Integer divisions, which x86 traps (SIGFPE) on a zero divisor or INT_MIN / -1: undefined
+# behaviour in MLIR, and a signal no Python code can catch in the process that takes it.
+_INTEGER_DIVISIONS = ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi")
+_DIVISION = f"an integer division by zero or of the most negative value by -1 ({', '.join(_INTEGER_DIVISIONS)}: undefined behaviour)"
+# Ops whose result MLIR makes poison for some operands (the JIT may then leave an output
+# unwritten, which the two runs' fills show).
+_CONVERSION = "a float-to-int conversion of NaN, infinity or a value out of range (fptosi, fptoui: poison)"
+_SHIFT = "a shift by the bit width or more (shli, shrsi, shrui: poison)"
+# What MLIR leaves undefined, by op: where a program does it, no reference result exists.
+UNDEFINED_FOR_SOME_OPERANDS = {f"arith.{name}": _DIVISION for name in _INTEGER_DIVISIONS} | {
+    f"arith.{name}": what for names, what in (("fptosi fptoui", _CONVERSION), ("shli shrsi shrui", _SHIFT)) for name in names.split()
+}
+
+
+def ops_named(module: ir.Module, names: typing.Collection[str]) -> set[str]:
+    """Which of `names` name an op of `module` (e.g. of `UNDEFINED_FOR_SOME_OPERANDS`)."""
+    found: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names:
+            found.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
 class _DlInfo(ctypes.Structure):
     _fields_ = [
         ("dli_fname", ctypes.c_char_p),
@@ -499,6 +546,11 @@ def _run_in_fresh_process(
         status = subprocess.run([sys.executable, "-c", code, scratch], check=False).returncode
         if (directory / "error.txt").exists():
             raise ReferenceRunError((directory / "error.txt").read_text())
+        if status == -signal.SIGFPE:
+            raise ReferenceRunError(
+                f"the ExecutionEngine stopped @{entry} on SIGFPE: an integer division by zero or INT_MIN / -1, "
+                "undefined behaviour in MLIR: there is no reference for these inputs"
+            )
         if status != 0:
             raise ReferenceRunError(f"the reference's JIT process for @{entry} died (exit status {status})")
         outputs = [[np.load(directory / f"{fill}{index}.npy") for index in range(len(results))] for fill in ("first", "second")]

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None, prog: str = "ipu-opt", nothing_to_do: st
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else f"not UTF-8 text ({error.reason})"
         return fail(f"cannot open '{args.input}': {reason}")
-    if nothing_to_do is not None and not _has_content(source.text):
+    if nothing_to_do is not None and bytecode is None and not _has_content(source.text):
         return fail(f"{nothing_to_do}: '{source.name}' is empty")
     if args.output != "-":
         try:

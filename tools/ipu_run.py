@@ -24,13 +24,15 @@ from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.runtime import distributed, oracle
 from ipu_mlir.runtime.profile import Profile
+from ipu_mlir.runtime.reference import UNDEFINED_FOR_SOME_OPERANDS, ops_named
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
 from ipu_mlir.vis.interactive import report_files
 
 from . import cli, mpi_launch, run_files
-from .ipu_opt import check_writable
+from .ipu_opt import STDIN_NAME, check_writable
+from .stdin_program import STDIN, program_source, stdin_located
 from .train import OPTIMIZERS, train_zoo_model
 
 
@@ -40,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         args = _argument_parser().parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    if args.file == STDIN and args.ipus is not None and args.ipus > 1 and distributed.launched_size() == 1:
+        sys.stderr.write("ipu-run: error: --ipus N runs the program on N ranks, which cannot all read stdin: give a FILE\n")
+        return 1
     # --- MPI (tools/mpi_launch.py): --ipus N relaunches on N ranks; each rank runs _run --------
     if args.ipus is not None and args.ipus > 1 and distributed.launched_size() == 1:
         return mpi_launch.launch(args.ipus, sys.argv[1:] if argv is None else argv)
@@ -48,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except IpuError as error:
-        sys.stderr.write(_message(error) + "\n")
+        message = _message(error)
+        if args.file == STDIN:
+            message = stdin_located(message)
+        sys.stderr.write(message + "\n")
         return 1
 
 
@@ -80,20 +88,24 @@ def _run(args: argparse.Namespace) -> int:
         raise IpuError("--replicas trains data-parallel replicas: give it with --model NAME --train")
     if args.model is not None:
         return _run_model(args)
-    module = api.load_module(Path(args.file))
+    source = program_source(args.file)
+    name = STDIN_NAME if args.file == STDIN else args.file
+    module = api.load_module(source)
     if not list(module.body.operations):
-        raise IpuError(f"'{args.file}' is empty: no function to run")
+        raise IpuError(f"'{name}' is empty: no function to run")
     if args.check and api.is_program(module):
-        raise IpuError(f"--check compares with the L0 program, but '{args.file}' is already an L3 ipu program: there is no L0 to run")
+        raise IpuError(f"--check compares with the L0 program, but '{name}' is already an L3 ipu program: there is no L0 to run")
     if args.micro_batches > 1 and api.is_program(module):
-        raise IpuError(f"--micro-batches pipelines while compiling, but '{args.file}' is already an L3 ipu program")
+        raise IpuError(f"--micro-batches pipelines while compiling, but '{name}' is already an L3 ipu program")
     simulator = api.load_simulator(module, args.target, args.entry, micro_batches=args.micro_batches, use_cache=not args.no_cache)
     inputs = _inputs(args, simulator)
     simulator.check_inputs(inputs)
     outputs = simulator.run(inputs)
     if simulator.world is not None and simulator.world.rank:  # on MPI, rank 0 reports
         return 0
-    check_failed = _check(args, simulator.entry, inputs, outputs) if args.check else False
+    check_failed = _compare(outputs, api.reference_outputs(source, inputs, simulator.entry)) if args.check else False
+    if check_failed:
+        _note_undefined_behaviour(module)
     return _report(args, outputs, simulator.profile, check_failed)
 
 
@@ -117,16 +129,21 @@ def _inputs(args: argparse.Namespace, simulator: Simulator) -> list[np.ndarray]:
 
 
 def _typed(array: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
-    """`array` as `dtype` if it holds that ml_dtypes type's bits: .npy files record bf16 and FP8
-    arrays as raw `V2` / `V1` elements (numpy knows no such types; docs/precision.md)."""
+    """`array` as `dtype` if it holds that ml_dtypes type's bits (.npy files record bf16 and FP8
+    arrays as raw `V2` / `V1` elements: numpy knows no such types; docs/precision.md), or that
+    type's numbers in the other byte order."""
     if dtype is not None and array.dtype.kind == "V" and array.dtype.fields is None and array.dtype.itemsize == dtype.itemsize:
         return array.view(dtype)
+    if dtype is not None and array.dtype != dtype and array.dtype.newbyteorder("=") == dtype:
+        return array.astype(dtype)  # the same numbers in the other byte order (a big-endian .npy)
     return array
 
 
-def _check(args: argparse.Namespace, entry: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
-    """Compares with the L0 program run by upstream MLIR's ExecutionEngine; True if it fails."""
-    return _compare(outputs, api.reference_outputs(Path(args.file), inputs, entry))
+def _note_undefined_behaviour(module) -> None:
+    """After a failed check: what the program may do that MLIR leaves undefined, where the
+    simulator's result and the ExecutionEngine's may both stand (docs/ipu-run.md)."""
+    for what in sorted({UNDEFINED_FOR_SOME_OPERANDS[name] for name in ops_named(module, UNDEFINED_FOR_SOME_OPERANDS)}):
+        print(f"note: where the program does {what}, MLIR defines no result: the simulator's and the ExecutionEngine's may differ")
 
 
 def _compare(outputs: list[np.ndarray], expected: list) -> bool:
@@ -197,7 +214,9 @@ def _report(args: argparse.Namespace, outputs: list[np.ndarray], profile: Profil
     """Writes the outputs and profile (all or nothing), prints the summary and each output;
     the exit status."""
     output_dir, profile_path = (Path(path) if path else None for path in (args.output_dir, args.profile))
-    report = report_files(profile, args.report, args.model or Path(args.file).stem) if args.report else {}
+    report = (
+        report_files(profile, args.report, args.model or ("stdin" if args.file == STDIN else Path(args.file).stem)) if args.report else {}
+    )
     if output_dir or profile_path or report:  # all of a run's files, or none of them
         run_files.write_run_files(output_dir, outputs, profile_path, profile.to_json() + "\n", report)
     print(profile.summary())
@@ -245,7 +264,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def _argument_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ipu-run", description=__doc__.splitlines()[0], allow_abbrev=False)
-    parser.add_argument("file", nargs="?", help="the program: L3, or L0/L1 to compile with the default pipeline")
+    parser.add_argument("file", nargs="?", help="the program: L3, or L0/L1 to compile with the default pipeline ('-' for stdin)")
     parser.add_argument(
         "--target",
         default=None,

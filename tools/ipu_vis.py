@@ -24,7 +24,8 @@ from ipu_mlir.vis import api
 
 from . import cli
 from .cli import positive
-from .ipu_opt import check_writable
+from .ipu_opt import STDIN_NAME, check_writable
+from .stdin_program import STDIN, program_source, stdin_located
 from .train import _batch, _WithLoss  # ipu-run --train's loss and synthetic batch
 
 
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except IpuError as error:
-        sys.stderr.write(f"{error}\n" if format_location(error.location) else f"ipu-vis: {error}\n")
+        message = f"{error}" if format_location(error.location) else f"ipu-vis: {error}"
+        sys.stderr.write((stdin_located(message) if getattr(args, "file", None) == STDIN else message) + "\n")
         return 1
 
 
@@ -66,10 +68,12 @@ def _graph(args: argparse.Namespace) -> int:
         )
         title = args.title or args.model
     else:
-        source, title = Path(args.file), args.title or Path(args.file).stem
-        say(f"reading {args.file}...")
+        source, title = program_source(args.file), args.title or ("stdin" if args.file == STDIN else Path(args.file).stem)
+        say(f"reading {STDIN_NAME if args.file == STDIN else args.file}...")
     graph = api.graph_of(source, args.target, args.entry, args.layer_depth, args.micro_batches if args.file else 1)
     say(f"{graph.num_vertices:,} vertices, {graph.num_edges:,} edges ({graph.sources.size:,} drawn), {len(graph.layers)} layers")
+    if not graph.num_vertices:
+        raise IpuError("nothing to draw: the compiled program has no vertices (it computes nothing on the device)")
     api.draw(graph, args.output, title, args.pixels, progress=say)
     say(f"wrote {args.output}")
     return 0
@@ -117,7 +121,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(prog="ipu-vis", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(required=True, metavar="{graph,report}")
     graph = commands.add_parser("graph", help="the compiled graph: vertices and edges, clustered and coloured by layer")
-    graph.add_argument("file", nargs="?", help="an .mlir program: L0/L1 (compiled first) or L3")
+    graph.add_argument("file", nargs="?", help="an .mlir program: L0/L1 (compiled first) or L3 ('-' for stdin)")
     graph.add_argument("--model", choices=list(zoo.MODELS), help="a zoo model instead of a file")
     graph.add_argument("--size", type=positive, help="--model's image side or sequence length")
     graph.add_argument("--layers", type=positive, help="--model's layer count (transformers)")
