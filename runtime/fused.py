@@ -43,7 +43,7 @@ from ipu_mlir.dialects.ops.out_kernels import Clamp, out_kernel
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel
 from ipu_mlir.target.element_types import as_strided
 
-from .inplace import Op, Select
+from .inplace import Compare, Op, Select
 
 AXES = 4  # a layout merged into more axes than this runs op by op
 KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per vertex group calling it
@@ -51,6 +51,7 @@ KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per v
 # instructions: (code, destination register, left register, right register or -1 for the
 # constant, the condition's register of a SELECT or -1)
 ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT, SELECT_CONSTANT = range(13)
+COMPARE = 16  # COMPARE + an arith.cmpf predicate: the compare of the left register with the right or the constant
 BOOL = np.dtype(np.bool_)
 _ARITHMETIC = {np.add: ADD, np.subtract: SUBTRACT, np.multiply: MULTIPLY, np.divide: DIVIDE}
 _REVERSED = {ADD: ADD, MULTIPLY: MULTIPLY, SUBTRACT: SUBTRACT_FROM, DIVIDE: DIVIDE_INTO}  # c op x as x op' c
@@ -74,9 +75,9 @@ class Fused:
     def plan(steps: list, template: list, wanted: list[int]) -> Fused | None:
         """The body's steps as one compiled pass, or None unless every step is an `Op` of
         arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed,
-        read or constant (not both constants) on a condition read (an i1 input), with one wanted
-        value computed by them."""
-        if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select) for step in steps):
+        read or constant (not both constants) on a condition read (an i1 input) or a `Compare`
+        of two such values, with one wanted value computed by them."""
+        if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select, Compare) for step in steps):
             return None
         dtype = steps[0].dtype
         if dtype not in _TYPES or any(step.dtype != dtype for step in steps):
@@ -84,13 +85,14 @@ class Fused:
         known: set[int] = set()  # inputs and results so far
         inputs: list[int] = []
         conditions: set[int] = set()  # inputs read as a select's condition, i1
+        flags: set[int] = set()  # compares' results, read only as conditions
         constants: dict[int, np.ndarray] = {}  # by the slot of a constant
         for step in steps:
             for index, slot in enumerate(step.operands):
                 value = template[slot]
                 condition = type(step) is Select and index == 0
-                if condition != (slot in conditions) and slot in known:
-                    return None  # a condition computed in the body, or an i1 read as a number
+                if condition != (slot in conditions or slot in flags) and slot in known:
+                    return None  # a number read as a condition, or an i1 as a number
                 if slot in known or slot in constants:
                     continue
                 if value is None:
@@ -103,6 +105,8 @@ class Fused:
                 else:
                     constants[slot] = value
             known.add(step.result)
+            if type(step) is Compare:
+                flags.add(step.result)
         numbers = {slot: index for index, slot in enumerate(inputs)}
         program, values = [], []
         for step in steps:
@@ -113,7 +117,7 @@ class Fused:
             for code, left, right, constant, condition in instructions:
                 program.append((code, numbers[step.result], left, right, condition))
                 values.append(constant)
-        if wanted[0] not in numbers or wanted[0] in inputs:
+        if wanted[0] not in numbers or wanted[0] in inputs or wanted[0] in flags:
             return None
         constants_array = np.array(values, dtype)
         dtypes = [BOOL if slot in conditions else dtype for slot in inputs]
@@ -164,6 +168,17 @@ def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[in
     """`step` as (code, left register, right register or -1, constant, condition register or
     -1) instructions."""
     kernel, operands = step.kernel, step.operands
+    if type(step) is Compare:
+        left, right = operands
+        if step.predicate not in _COMPARISONS:
+            return None
+        if left in numbers and right in numbers:
+            return [(COMPARE + step.predicate, numbers[left], numbers[right], 0, -1)]
+        if left in numbers and right in constants:
+            return [(COMPARE + step.predicate, numbers[left], -1, constants[right].reshape(-1)[0], -1)]
+        if right in numbers and left in constants:  # c REL x as x REL' c
+            return [(COMPARE + _SWAPPED.get(step.predicate, step.predicate), numbers[right], -1, constants[left].reshape(-1)[0], -1)]
+        return None
     if type(step) is Select:  # a register or a constant moved as it is (a NaN constant was refused)
         condition, left, right = operands
         if left in numbers and right in numbers:
@@ -254,6 +269,28 @@ _EXPRESSIONS = {
     (SELECT, False): "{y} if {c} else {k}",
     (SELECT_CONSTANT, False): "{k} if {c} else {y}",
 }
+# arith.cmpf's predicates by their enum value (oeq ... uno; false and true are left to numpy),
+# as IEEE compares are in numba: false on NaN, so an unordered one is the opposite ordered one negated
+_COMPARISONS = {
+    1: "{y} == {z}",
+    2: "{y} > {z}",
+    3: "{y} >= {z}",
+    4: "{y} < {z}",
+    5: "{y} <= {z}",
+    6: "({y} < {z}) or ({y} > {z})",
+    7: "({y} == {y}) and ({z} == {z})",
+    8: "not (({y} < {z}) or ({y} > {z}))",
+    9: "not ({y} <= {z})",
+    10: "not ({y} < {z})",
+    11: "not ({y} >= {z})",
+    12: "not ({y} > {z})",
+    13: "{y} != {z}",
+    14: "({y} != {y}) or ({z} != {z})",
+}
+_SWAPPED = {2: 4, 3: 5, 4: 2, 5: 3, 9: 11, 10: 12, 11: 9, 12: 10}  # c REL x as x REL' c: the others are symmetric
+for _predicate, _text in _COMPARISONS.items():
+    _EXPRESSIONS[COMPARE + _predicate, True] = _text
+    _EXPRESSIONS[COMPARE + _predicate, False] = _text.replace("{z}", "{k}")
 ROW, SCALAR, STRIDED = "row", "scalar", "strided"  # how an array steps along the last axis
 EXPANDED = "expanded"  # a scalar of each short row, the rows merged: spread into a buffer
 SHORT, MERGED = 64, 4096  # rows shorter than SHORT are merged, up to MERGED elements
