@@ -20,8 +20,9 @@ semantics' algorithm, op for op) and a select on an i1 input (SGD momentum's fir
 register or a constant moved as it is: GPT-2's causal mask) are fused. A body with any other op runs op by op as before:
 exp (numpy's SIMD exp is not the exp compiled code calls: 39% of 1M random f32 values differ),
 sqrt and rsqrt (the zoo has them only in layer norms mixing f64 and f32). So does a body of
-another type, with a NaN constant, or whose operands' layout does not merge into four axes of
-non-negative strides.
+another type, with a NaN constant, or whose operands' strides are negative. A layout that
+merges into more than four axes (a convolution weight's momentum update: the weight and its
+gradient laid out apart) runs the kernel once per point of the axes before the last four.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ipu_mlir.target.element_types import as_strided
 
 from .inplace import Compare, Op, Select
 
-AXES = 4  # a layout merged into more axes than this runs op by op
+AXES = 4  # a kernel's axes: a layout merged into more is run a kernel call per point of the axes before these
 KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per vertex group calling it
 
 # instructions: (code, destination register, left register, right register or -1 for the
@@ -132,9 +133,15 @@ class Fused:
             layout = self.layouts[key] = self._layout([*operands, out], out.shape)
         if layout is None or any(x.dtype != want for x, want in zip(operands, self.dtypes)) or out.dtype != self.dtype:
             return False
-        sizes, strides, spans, kernel = layout
+        sizes, strides, spans, kernel, outer = layout
         flats = [self._flat(x, span, False) for x, span in zip(operands, spans)]
-        kernel(*flats, self._flat(out, spans[-1], True), sizes, strides, self.constants)
+        flats.append(self._flat(out, spans[-1], True))
+        if outer is None:
+            kernel(*flats, sizes, strides, self.constants)
+            return True
+        inner, starts = outer
+        for start in starts:  # the points of the outer axes, each array's first element there
+            kernel(*[flat[first : first + n] for flat, first, n in zip(flats, start, inner)], sizes, strides, self.constants)
         return True
 
     def _flat(self, x: np.ndarray, span: int, writeable: bool) -> np.ndarray:
@@ -156,12 +163,20 @@ class Fused:
         return flat
 
     def _layout(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
-        """`_layout` and the kernel of its forms, or None."""
+        """`_layout` and the kernel of its forms, or None; with the spans of the last AXES axes
+        and each array's first element at every point of the axes before them, if any."""
         layout = _layout(arrays, shape)
         if layout is None:
             return None
-        sizes, strides, spans = layout
-        return sizes, strides, spans, _kernel(_source(self.program, self.result, _forms(sizes, strides)))
+        sizes, strides, spans, outer = layout
+        if outer:
+            counts = [n for n, _ in outer]
+            starts = np.array(
+                [[sum(i * column[k] for i, (_, column) in zip(point, outer)) for k in range(len(arrays))] for point in np.ndindex(*counts)]
+            )
+            inner = [1 + int(((sizes - 1) * row).sum()) for row in strides]
+            outer = (inner, starts.tolist())
+        return sizes, strides, spans, _kernel(_source(self.program, self.result, _forms(sizes, strides))), outer or None
 
 
 def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[int, np.ndarray]) -> list[tuple] | None:
@@ -212,9 +227,10 @@ def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[in
 
 
 def _layout(arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
-    """The iteration space `shape` merged into AXES axes with each array's strides over it
-    (its elements; 0 where an array broadcasts) and the span each reads, or None if it merges
-    into more, a stride is negative or not whole elements, or an array does not broadcast."""
+    """The iteration space `shape` merged into axes, the last AXES with each array's strides over
+    them (its elements; 0 where an array broadcasts), the span each reads, and the axes before
+    those as (size, each array's stride); None if a stride is negative or not whole elements,
+    or an array does not broadcast."""
     table = []
     for x in arrays:
         item = x.itemsize
@@ -236,13 +252,12 @@ def _layout(arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
             merged[-1] = (merged[-1][0] * n, column)
         else:
             merged.append((n, column))
-    if len(merged) > AXES:
-        return None
+    outer, merged = merged[: max(len(merged) - AXES, 0)], merged[-AXES:]
     merged = [(1, [0] * len(arrays))] * (AXES - len(merged)) + merged
     sizes = np.array([n for n, _ in merged], np.int64)
     strides = np.array([[column[index] for _, column in merged] for index in range(len(arrays))], np.int64)
-    spans = [1 + int(((sizes - 1) * row).sum()) for row in strides]
-    return sizes, strides, spans
+    spans = [1 + int(((sizes - 1) * row).sum()) + sum((n - 1) * column[index] for n, column in outer) for index, row in enumerate(strides)]
+    return sizes, strides, spans, outer
 
 
 # each instruction as a Python expression of its left register `y`, right register `z` and

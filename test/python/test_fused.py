@@ -198,16 +198,22 @@ def test_bodies_it_does_not_take_run_op_by_op(taken):
     assert taken == []
 
 
-def test_a_layout_of_more_axes_runs_op_by_op(taken):
-    """Operands whose strides merge into more than four axes: refused, run by numpy."""
+def test_a_layout_of_more_axes_runs_a_call_per_outer_point(taken):
+    """Operands whose strides merge into more than four axes: the kernel over the last four,
+    once per point of the others (a convolution weight's momentum update), numpy's bytes."""
     text = body_codelet(BODIES["residual"], "f32")
     kernel = codelet(text, batch_rank=3)
     x = spread((6, 4, 2, 3, 2), np.float32).transpose(4, 3, 2, 1, 0)  # tiles 2 x 3 x 2: no two axes merge
     r = spread((2, 3, 2, 4, 6), np.float32)
     c = spread((2, 3, 2, 4), np.float32)
     (got,) = kernel([x, c, r])
-    assert taken == [False]
+    assert taken == [True]
     assert same_bytes(got, r + (c[..., None] + x))
+    rows = np.full((2, 3, 2, 4, 9), 7, np.float32)  # into a strided view
+    assert kernel.into([x, c, r], rows[..., 1:7])
+    assert taken == [True, True]
+    assert same_bytes(np.ascontiguousarray(rows[..., 1:7]), r + (c[..., None] + x))
+    assert (rows[..., 0] == 7).all() and (rows[..., 7:] == 7).all()
 
 
 def test_a_nan_constant_runs_op_by_op(taken):
