@@ -47,6 +47,7 @@ from ipu_mlir.target.element_types import as_strided
 from .inplace import Compare, Op, Select
 
 AXES = 4  # a kernel's axes: a layout merged into more is run a kernel call per point of the axes before these
+CALL_ELEMENTS = 1024  # a layout of more axes runs a call per outer point only if each has this many elements (a call costs a few us)
 KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per vertex group calling it
 
 # instructions: (code, destination register, left register, right register or -1 for the
@@ -171,6 +172,8 @@ class Fused:
         sizes, strides, spans, outer = layout
         if outer:
             counts = [n for n, _ in outer]
+            if int(np.prod(sizes)) < CALL_ELEMENTS:
+                return None  # a call per few elements: numpy's passes cost less
             starts = np.array(
                 [[sum(i * column[k] for i, (_, column) in zip(point, outer)) for k in range(len(arrays))] for point in np.ndindex(*counts)]
             )

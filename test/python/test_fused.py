@@ -198,9 +198,10 @@ def test_bodies_it_does_not_take_run_op_by_op(taken):
     assert taken == []
 
 
-def test_a_layout_of_more_axes_runs_a_call_per_outer_point(taken):
+def test_a_layout_of_more_axes_runs_a_call_per_outer_point(taken, monkeypatch):
     """Operands whose strides merge into more than four axes: the kernel over the last four,
     once per point of the others (a convolution weight's momentum update), numpy's bytes."""
+    monkeypatch.setattr(fused_module, "CALL_ELEMENTS", 144)  # the 3 x 2 x 4 x 6 elements of each outer point
     text = body_codelet(BODIES["residual"], "f32")
     kernel = codelet(text, batch_rank=3)
     x = spread((6, 4, 2, 3, 2), np.float32).transpose(4, 3, 2, 1, 0)  # tiles 2 x 3 x 2: no two axes merge
@@ -214,6 +215,18 @@ def test_a_layout_of_more_axes_runs_a_call_per_outer_point(taken):
     assert taken == [True, True]
     assert same_bytes(np.ascontiguousarray(rows[..., 1:7]), r + (c[..., None] + x))
     assert (rows[..., 0] == 7).all() and (rows[..., 7:] == 7).all()
+
+
+def test_a_layout_of_more_axes_and_few_elements_a_call_runs_op_by_op(taken, monkeypatch):
+    """Outer points of fewer than CALL_ELEMENTS elements each: numpy's passes, not a call each."""
+    monkeypatch.setattr(fused_module, "CALL_ELEMENTS", 145)  # one more than the 3 x 2 x 4 x 6 of each outer point
+    text = body_codelet(BODIES["residual"], "f32")
+    kernel = codelet(text, batch_rank=3)
+    x = spread((6, 4, 2, 3, 2), np.float32).transpose(4, 3, 2, 1, 0)
+    r, c = spread((2, 3, 2, 4, 6), np.float32), spread((2, 3, 2, 4), np.float32)
+    (got,) = kernel([x, c, r])
+    assert taken == [False]
+    assert same_bytes(got, r + (c[..., None] + x))
 
 
 def test_a_nan_constant_runs_op_by_op(taken):
