@@ -20,8 +20,9 @@ semantics' algorithm, op for op) and a select on an i1 input (SGD momentum's fir
 register or a constant moved as it is: GPT-2's causal mask) are fused. A body with any other op runs op by op as before:
 exp (numpy's SIMD exp is not the exp compiled code calls: 39% of 1M random f32 values differ),
 sqrt and rsqrt (the zoo has them only in layer norms mixing f64 and f32). So does a body of
-another type, with a NaN constant, or whose operands' layout does not merge into four axes of
-non-negative strides.
+another type, with a NaN constant, or whose operands' strides are negative. A layout that
+merges into more than four axes (a convolution weight's momentum update: the weight and its
+gradient laid out apart) runs the kernel once per point of the axes before the last four.
 """
 
 from __future__ import annotations
@@ -43,14 +44,16 @@ from ipu_mlir.dialects.ops.out_kernels import Clamp, out_kernel
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel
 from ipu_mlir.target.element_types import as_strided
 
-from .inplace import Op, Select
+from .inplace import Compare, Op, Select
 
-AXES = 4  # a layout merged into more axes than this runs op by op
+AXES = 4  # a kernel's axes: a layout merged into more is run a kernel call per point of the axes before these
+CALL_ELEMENTS = 1024  # a layout of more axes runs a call per outer point only if each has this many elements (a call costs a few us)
 KEPT_FLATS = 64  # flat views a body's kernel keeps (`Fused._flat`): a few per vertex group calling it
 
 # instructions: (code, destination register, left register, right register or -1 for the
 # constant, the condition's register of a SELECT or -1)
 ADD, SUBTRACT, MULTIPLY, DIVIDE, SUBTRACT_FROM, DIVIDE_INTO, FMAX, FMIN, MAXIMUM, MINIMUM, ERF, SELECT, SELECT_CONSTANT = range(13)
+COMPARE = 16  # COMPARE + an arith.cmpf predicate: the compare of the left register with the right or the constant
 BOOL = np.dtype(np.bool_)
 _ARITHMETIC = {np.add: ADD, np.subtract: SUBTRACT, np.multiply: MULTIPLY, np.divide: DIVIDE}
 _REVERSED = {ADD: ADD, MULTIPLY: MULTIPLY, SUBTRACT: SUBTRACT_FROM, DIVIDE: DIVIDE_INTO}  # c op x as x op' c
@@ -74,9 +77,9 @@ class Fused:
     def plan(steps: list, template: list, wanted: list[int]) -> Fused | None:
         """The body's steps as one compiled pass, or None unless every step is an `Op` of
         arithmetic or a clamp of f32 or f64 or an f32 erf, or a `Select` of two values computed,
-        read or constant (not both constants) on a condition read (an i1 input), with one wanted
-        value computed by them."""
-        if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select) for step in steps):
+        read or constant (not both constants) on a condition read (an i1 input) or a `Compare`
+        of two such values, with one wanted value computed by them."""
+        if not steps or len(wanted) != 1 or any(type(step) not in (Op, Select, Compare) for step in steps):
             return None
         dtype = steps[0].dtype
         if dtype not in _TYPES or any(step.dtype != dtype for step in steps):
@@ -84,13 +87,14 @@ class Fused:
         known: set[int] = set()  # inputs and results so far
         inputs: list[int] = []
         conditions: set[int] = set()  # inputs read as a select's condition, i1
+        flags: set[int] = set()  # compares' results, read only as conditions
         constants: dict[int, np.ndarray] = {}  # by the slot of a constant
         for step in steps:
             for index, slot in enumerate(step.operands):
                 value = template[slot]
                 condition = type(step) is Select and index == 0
-                if condition != (slot in conditions) and slot in known:
-                    return None  # a condition computed in the body, or an i1 read as a number
+                if condition != (slot in conditions or slot in flags) and slot in known:
+                    return None  # a number read as a condition, or an i1 as a number
                 if slot in known or slot in constants:
                     continue
                 if value is None:
@@ -103,6 +107,8 @@ class Fused:
                 else:
                     constants[slot] = value
             known.add(step.result)
+            if type(step) is Compare:
+                flags.add(step.result)
         numbers = {slot: index for index, slot in enumerate(inputs)}
         program, values = [], []
         for step in steps:
@@ -113,7 +119,7 @@ class Fused:
             for code, left, right, constant, condition in instructions:
                 program.append((code, numbers[step.result], left, right, condition))
                 values.append(constant)
-        if wanted[0] not in numbers or wanted[0] in inputs:
+        if wanted[0] not in numbers or wanted[0] in inputs or wanted[0] in flags:
             return None
         constants_array = np.array(values, dtype)
         dtypes = [BOOL if slot in conditions else dtype for slot in inputs]
@@ -128,9 +134,15 @@ class Fused:
             layout = self.layouts[key] = self._layout([*operands, out], out.shape)
         if layout is None or any(x.dtype != want for x, want in zip(operands, self.dtypes)) or out.dtype != self.dtype:
             return False
-        sizes, strides, spans, kernel = layout
+        sizes, strides, spans, kernel, outer = layout
         flats = [self._flat(x, span, False) for x, span in zip(operands, spans)]
-        kernel(*flats, self._flat(out, spans[-1], True), sizes, strides, self.constants)
+        flats.append(self._flat(out, spans[-1], True))
+        if outer is None:
+            kernel(*flats, sizes, strides, self.constants)
+            return True
+        inner, starts = outer
+        for start in starts:  # the points of the outer axes, each array's first element there
+            kernel(*[flat[first : first + n] for flat, first, n in zip(flats, start, inner)], sizes, strides, self.constants)
         return True
 
     def _flat(self, x: np.ndarray, span: int, writeable: bool) -> np.ndarray:
@@ -152,18 +164,39 @@ class Fused:
         return flat
 
     def _layout(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
-        """`_layout` and the kernel of its forms, or None."""
+        """`_layout` and the kernel of its forms, or None; with the spans of the last AXES axes
+        and each array's first element at every point of the axes before them, if any."""
         layout = _layout(arrays, shape)
         if layout is None:
             return None
-        sizes, strides, spans = layout
-        return sizes, strides, spans, _kernel(_source(self.program, self.result, _forms(sizes, strides)))
+        sizes, strides, spans, outer = layout
+        if outer:
+            counts = [n for n, _ in outer]
+            if int(np.prod(sizes)) < CALL_ELEMENTS:
+                return None  # a call per few elements: numpy's passes cost less
+            starts = np.array(
+                [[sum(i * column[k] for i, (_, column) in zip(point, outer)) for k in range(len(arrays))] for point in np.ndindex(*counts)]
+            )
+            inner = [1 + int(((sizes - 1) * row).sum()) for row in strides]
+            outer = (inner, starts.tolist())
+        return sizes, strides, spans, _kernel(_source(self.program, self.result, _forms(sizes, strides))), outer or None
 
 
 def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[int, np.ndarray]) -> list[tuple] | None:
     """`step` as (code, left register, right register or -1, constant, condition register or
     -1) instructions."""
     kernel, operands = step.kernel, step.operands
+    if type(step) is Compare:
+        left, right = operands
+        if step.predicate not in _COMPARISONS:
+            return None
+        if left in numbers and right in numbers:
+            return [(COMPARE + step.predicate, numbers[left], numbers[right], 0, -1)]
+        if left in numbers and right in constants:
+            return [(COMPARE + step.predicate, numbers[left], -1, constants[right].reshape(-1)[0], -1)]
+        if right in numbers and left in constants:  # c REL x as x REL' c
+            return [(COMPARE + _SWAPPED.get(step.predicate, step.predicate), numbers[right], -1, constants[left].reshape(-1)[0], -1)]
+        return None
     if type(step) is Select:  # a register or a constant moved as it is (a NaN constant was refused)
         condition, left, right = operands
         if left in numbers and right in numbers:
@@ -197,9 +230,10 @@ def _instructions(step: Op | Select, numbers: dict[int, int], constants: dict[in
 
 
 def _layout(arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
-    """The iteration space `shape` merged into AXES axes with each array's strides over it
-    (its elements; 0 where an array broadcasts) and the span each reads, or None if it merges
-    into more, a stride is negative or not whole elements, or an array does not broadcast."""
+    """The iteration space `shape` merged into axes, the last AXES with each array's strides over
+    them (its elements; 0 where an array broadcasts), the span each reads, and the axes before
+    those as (size, each array's stride); None if a stride is negative or not whole elements,
+    or an array does not broadcast."""
     table = []
     for x in arrays:
         item = x.itemsize
@@ -221,13 +255,12 @@ def _layout(arrays: list[np.ndarray], shape: tuple[int, ...]) -> tuple | None:
             merged[-1] = (merged[-1][0] * n, column)
         else:
             merged.append((n, column))
-    if len(merged) > AXES:
-        return None
+    outer, merged = merged[: max(len(merged) - AXES, 0)], merged[-AXES:]
     merged = [(1, [0] * len(arrays))] * (AXES - len(merged)) + merged
     sizes = np.array([n for n, _ in merged], np.int64)
     strides = np.array([[column[index] for _, column in merged] for index in range(len(arrays))], np.int64)
-    spans = [1 + int(((sizes - 1) * row).sum()) for row in strides]
-    return sizes, strides, spans
+    spans = [1 + int(((sizes - 1) * row).sum()) + sum((n - 1) * column[index] for n, column in outer) for index, row in enumerate(strides)]
+    return sizes, strides, spans, outer
 
 
 # each instruction as a Python expression of its left register `y`, right register `z` and
@@ -254,6 +287,28 @@ _EXPRESSIONS = {
     (SELECT, False): "{y} if {c} else {k}",
     (SELECT_CONSTANT, False): "{k} if {c} else {y}",
 }
+# arith.cmpf's predicates by their enum value (oeq ... uno; false and true are left to numpy),
+# as IEEE compares are in numba: false on NaN, so an unordered one is the opposite ordered one negated
+_COMPARISONS = {
+    1: "{y} == {z}",
+    2: "{y} > {z}",
+    3: "{y} >= {z}",
+    4: "{y} < {z}",
+    5: "{y} <= {z}",
+    6: "({y} < {z}) or ({y} > {z})",
+    7: "({y} == {y}) and ({z} == {z})",
+    8: "not (({y} < {z}) or ({y} > {z}))",
+    9: "not ({y} <= {z})",
+    10: "not ({y} < {z})",
+    11: "not ({y} >= {z})",
+    12: "not ({y} > {z})",
+    13: "{y} != {z}",
+    14: "({y} != {y}) or ({z} != {z})",
+}
+_SWAPPED = {2: 4, 3: 5, 4: 2, 5: 3, 9: 11, 10: 12, 11: 9, 12: 10}  # c REL x as x REL' c: the others are symmetric
+for _predicate, _text in _COMPARISONS.items():
+    _EXPRESSIONS[COMPARE + _predicate, True] = _text
+    _EXPRESSIONS[COMPARE + _predicate, False] = _text.replace("{z}", "{k}")
 ROW, SCALAR, STRIDED = "row", "scalar", "strided"  # how an array steps along the last axis
 EXPANDED = "expanded"  # a scalar of each short row, the rows merged: spread into a buffer
 SHORT, MERGED = 64, 4096  # rows shorter than SHORT are merged, up to MERGED elements

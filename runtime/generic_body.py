@@ -29,7 +29,7 @@ from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import as_strided
 
 from .fused import Fused
-from .inplace import Env, Op, Select, broadcast_shape, plan_ops, run_body
+from .inplace import Compare, Env, Op, Select, broadcast_shape, plan_ops, run_body
 from .reduce import fold
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the selects a compiled pass takes
@@ -411,6 +411,23 @@ class GenericBodies:
         slots = tuple(self._slot(v, op) for v in op.operands)
         return Select(elementwise_kernel("arith.select", dtypes, dtypes[1], None), slots, self._define(op.results[0]), dtypes[1])
 
+    def _compare(self, op: ir.OpView, plans: dict) -> Compare | None:
+        """An `arith.cmpf` of floats whose every reader is a select choosing between its
+        float values (`_select`), and that no select folded into a max or min, as a `Compare`
+        step (runtime/fused.py runs it with them), else None."""
+        if op.operation.name != "arith.cmpf" or plans.get(op.results[0], (True,))[0] is None:
+            return None
+        dtypes = [self._dtype(v, op) for v in op.operands]
+        uses = [use.owner for use in op.results[0].uses]
+        if dtypes[0] not in FLOATS or dtypes[1] != dtypes[0] or not uses:
+            return None
+        if any(user.operation.name != "arith.select" or self._dtype(user.results[0], user) not in FLOATS for user in uses):
+            return None
+        predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+        slots = tuple(self._slot(v, op) for v in op.operands)
+        kernel = elementwise_kernel("arith.cmpf", dtypes, np.dtype(np.bool_), predicate)
+        return Compare(kernel, slots, self._define(op.results[0]), dtypes[0], predicate)
+
     def _fold(self, op: ir.OpView, steps: list[Step], count: int) -> None:
         """The one step `_op` just added for an arith or math op of constants only (a momentum's
         f64 constant truncated to f32) run now, its value a constant of the body: compiled
@@ -440,7 +457,10 @@ class GenericBodies:
                     saved[value] = self.slots[value]
                     adapters.append((saved[value], self._define(value)))
             result = op.results[0] if len(op.results) == 1 else None
-            if result is not None and result in plans:
+            compare = self._compare(op, plans)
+            if compare is not None:
+                steps.append(compare)
+            elif result is not None and result in plans:
                 kernel, operands = plans[result]
                 if kernel is not None:  # None: a compare run by its select
                     dying = tuple(dict.fromkeys(self.slots[v] for v in operands if v in last and last[v] == result))

@@ -55,6 +55,21 @@ class Select:
         env[self.result] = self.kernel(*[env[s] for s in self.operands])
 
 
+@dataclass(frozen=True)
+class Compare:
+    """`result = cmpf(predicate, a, b)` (an i1) of float values read only by `Select`s, a plain
+    step a compiled pass (runtime/fused.py) takes with its selects: a ReLU's backward mask."""
+
+    kernel: Callable[..., np.ndarray]
+    operands: tuple[int, int]
+    result: int
+    dtype: np.dtype  # the operands'
+    predicate: int  # arith.cmpf's, by its enum value
+
+    def __call__(self, env: Env) -> None:
+        env[self.result] = self.kernel(*[env[s] for s in self.operands])
+
+
 def run_body(env: Env, steps: list, owned: set[int], free: list[np.ndarray]) -> None:
     """Runs `steps` (`Op`s and plain steps) on `env`. `owned`: the slots holding buffers the
     body may overwrite once they die (updated: on return, the results living in such buffers);

@@ -50,7 +50,18 @@ BODIES = {
         "%3 = arith.cmpf oge, %2, %minus",
         "%4 = arith.select %3, %2, %minus",
     ],
+    "ReLU's backward mask": ["%0 = arith.cmpf ule, %x, %zero", "%1 = arith.select %0, %zero, %r"],
+    "selects on compares": [
+        "%0 = arith.addf %x, %r",
+        "%1 = arith.cmpf ogt, %0, %minus",
+        "%2 = arith.select %1, %0, %r",
+        "%3 = arith.cmpf uno, %2, %c",
+        "%4 = arith.select %3, %two, %2",
+        "%5 = arith.cmpf oge, %two, %x",
+        "%6 = arith.select %5, %4, %c",
+    ],
 }
+PREDICATES = ["oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno"]
 
 
 def body_codelet(lines: list[str], t: str) -> str:
@@ -108,6 +119,16 @@ def test_fused_bodies_give_numpys_bytes(name, dtype, taken, monkeypatch):
     check_layouts(body_codelet(BODIES[name], NAMES[dtype]), dtype, taken, monkeypatch)
 
 
+@pytest.mark.parametrize("predicate", PREDICATES)
+def test_every_compare_a_select_reads_gives_numpys_bytes(predicate, taken, monkeypatch):
+    """Each arith.cmpf predicate of two elements, and of a constant and an element (swapped
+    into the element's compare), choosing for a select: NaNs, signed zeros, infinities."""
+    lines = [f"%0 = arith.cmpf {predicate}, %x, %r", "%1 = arith.select %0, %x, %c"]
+    lines += [f"%2 = arith.cmpf {predicate}, %two, %1", "%3 = arith.select %2, %r, %1"]
+    lines += [f"%4 = arith.cmpf {predicate}, %3, %zero", "%5 = arith.select %4, %3, %c"]
+    check_layouts(body_codelet(lines, "f32"), np.float32, taken, monkeypatch)
+
+
 # f32 erf (semantics' compiled one) is an instruction too: GELU as BERT's, and two erfs
 ERF_BODIES = {
     "gelu": [
@@ -161,12 +182,15 @@ def check_layouts(text: str, dtype, taken, monkeypatch) -> None:
 
 
 def test_bodies_it_does_not_take_run_op_by_op(taken):
-    """f16, an op outside its set (exp), f64 erf, a constant tensor: numpy's path, nothing compiled."""
+    """f16, an op outside its set (exp), f64 erf, a compare read as a number: numpy's path, nothing compiled."""
     for text in (
         body_codelet(BODIES["residual"], "f16"),
         body_codelet(ERF_BODIES["gelu"], "f64"),
         body_codelet(["%0 = math.exp %x", "%1 = arith.addf %0, %r"], "f32"),
-        body_codelet(["%0 = arith.addf %x, %r", "%1 = arith.cmpf ogt, %0, %minus", "%2 = arith.select %1, %0, %r"], "f32"),
+        body_codelet(  # a compare read as a number too
+            ["%0 = arith.cmpf ogt, %x, %r", "%1 = arith.select %0, %x, %r", "%2 = arith.uitofp %0 : i1 to f32", "%3 = arith.addf %1, %2"],
+            "f32",
+        ).replace(" : i1 to f32 : f32", " : i1 to f32"),
     ):
         kernel = codelet(text)
         x = np.ones((3, 4, 6), np.float16 if "f16" in text else np.float64 if "f64" in text else np.float32)
@@ -174,13 +198,32 @@ def test_bodies_it_does_not_take_run_op_by_op(taken):
     assert taken == []
 
 
-def test_a_layout_of_more_axes_runs_op_by_op(taken):
-    """Operands whose strides merge into more than four axes: refused, run by numpy."""
+def test_a_layout_of_more_axes_runs_a_call_per_outer_point(taken, monkeypatch):
+    """Operands whose strides merge into more than four axes: the kernel over the last four,
+    once per point of the others (a convolution weight's momentum update), numpy's bytes."""
+    monkeypatch.setattr(fused_module, "CALL_ELEMENTS", 144)  # the 3 x 2 x 4 x 6 elements of each outer point
     text = body_codelet(BODIES["residual"], "f32")
     kernel = codelet(text, batch_rank=3)
     x = spread((6, 4, 2, 3, 2), np.float32).transpose(4, 3, 2, 1, 0)  # tiles 2 x 3 x 2: no two axes merge
     r = spread((2, 3, 2, 4, 6), np.float32)
     c = spread((2, 3, 2, 4), np.float32)
+    (got,) = kernel([x, c, r])
+    assert taken == [True]
+    assert same_bytes(got, r + (c[..., None] + x))
+    rows = np.full((2, 3, 2, 4, 9), 7, np.float32)  # into a strided view
+    assert kernel.into([x, c, r], rows[..., 1:7])
+    assert taken == [True, True]
+    assert same_bytes(np.ascontiguousarray(rows[..., 1:7]), r + (c[..., None] + x))
+    assert (rows[..., 0] == 7).all() and (rows[..., 7:] == 7).all()
+
+
+def test_a_layout_of_more_axes_and_few_elements_a_call_runs_op_by_op(taken, monkeypatch):
+    """Outer points of fewer than CALL_ELEMENTS elements each: numpy's passes, not a call each."""
+    monkeypatch.setattr(fused_module, "CALL_ELEMENTS", 145)  # one more than the 3 x 2 x 4 x 6 of each outer point
+    text = body_codelet(BODIES["residual"], "f32")
+    kernel = codelet(text, batch_rank=3)
+    x = spread((6, 4, 2, 3, 2), np.float32).transpose(4, 3, 2, 1, 0)
+    r, c = spread((2, 3, 2, 4, 6), np.float32), spread((2, 3, 2, 4), np.float32)
     (got,) = kernel([x, c, r])
     assert taken == [False]
     assert same_bytes(got, r + (c[..., None] + x))
