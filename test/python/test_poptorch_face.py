@@ -239,6 +239,25 @@ def test_output_modes_return_what_popTorch_does(mode, expected):
     assert options.returned(losses, training=True).tolist() == {"All": [0, 1, 2, 3], "Final": 3, "Sum": 6, "EveryN": [1, 3]}[mode[0].name]
 
 
+class SumAndDouble(nn.Module):
+    def forward(self, x):
+        return x.sum(), x * 2
+
+
+@pytest.mark.parametrize("mode", [poptorch.OutputMode.All, poptorch.OutputMode.Final, poptorch.OutputMode.Sum])
+@pytest.mark.parametrize("iterations", [1, 2])
+def test_inference_returns_torch_tensors_for_scalar_outputs(mode, iterations):
+    """A 0-d output (one micro-batch's, the final one, or a sum) comes back as a torch tensor, as
+    PopTorch's does: `.detach()`, `.item()` and torch ops work on it."""
+    options = poptorch.Options().deviceIterations(iterations).outputMode(mode).target(TARGET)
+    x = torch.arange(3.0 * iterations)
+    total, doubled = poptorch.inferenceModel(SumAndDouble(), options)(x)
+    assert isinstance(total, torch.Tensor) and isinstance(doubled, torch.Tensor)
+    sums = x.reshape(iterations, 3).sum(1)
+    expected = {"All": sums if iterations > 1 else sums[0], "Final": sums[-1], "Sum": sums.sum()}[mode.name]
+    torch.testing.assert_close(total.detach(), expected)
+
+
 def test_defaults_are_all_for_inference_and_final_for_training():
     options = poptorch.Options()
     assert options.returned(np.arange(3.0), training=False).tolist() == [0, 1, 2]
