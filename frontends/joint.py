@@ -169,7 +169,8 @@ def build_step(
         raise
     except Exception as error:  # PyTorch's own refusal (torch.cond under torch.func's grad): one line
         first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
-        raise IpuError(f"cannot trace the training step of {type(model).__name__}: {type(error).__name__}: {first}") from None
+        at = _model_line(error)
+        raise IpuError(f"cannot trace the training step of {type(model).__name__}{at}: {type(error).__name__}: {first}") from None
     if draws and pipelined:
         raise IpuError("a pipelined training step with random ops (dropout) is not supported: its micro-batches would draw alike")
     returns = layout.returns
@@ -330,6 +331,21 @@ class _Layout:
             return [*outputs, loss, *(new.get(name, values[name]) for name in names)]
 
         return step
+
+
+def _model_line(error: BaseException) -> str:
+    """` at file:line (source)` of the innermost frame of `error`'s traceback in the model's
+    own code (not torch's, nor this front end's), where the trace stopped; "" if none is."""
+    import os
+    import traceback
+
+    ours = os.path.dirname(os.path.abspath(__file__))
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith(("<", ours)) and f"{os.sep}torch{os.sep}" not in frame.filename
+    ]
+    return f" at {frames[-1].filename}:{frames[-1].lineno} ({frames[-1].line})" if frames else ""
 
 
 def _phase(name: str) -> Any:

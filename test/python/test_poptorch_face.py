@@ -388,3 +388,28 @@ def test_docs_session():
     test = doctest.DocTestParser().get_doctest(session, {}, "docs/poptorch.md", "docs/poptorch.md", 0)
     result = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE).run(test)
     assert result.failed == 0 and result.attempted > 10
+
+
+class CumulativeBatchNorm(nn.Module):
+    """BatchNorm with momentum=None: its factor 1 / num_batches_tracked is read with float(),
+    which torch's tracer cannot make a constant of."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3, momentum=None)
+
+    def forward(self, x):
+        return self.bn(x).pow(2).mean()
+
+
+def test_an_untraceable_training_step_names_the_model_line():
+    model = poptorch.trainingModel(
+        CumulativeBatchNorm(), poptorch.Options().target(TARGET), poptorch.optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)
+    )
+    with pytest.raises(IpuError) as refused:
+        model(torch.randn(4, 3))
+    line = CumulativeBatchNorm.forward.__code__.co_firstlineno + 1
+    assert f"cannot trace the training step of CumulativeBatchNorm at {__file__}:{line} (return self.bn(x).pow(2).mean()): " in str(
+        refused.value
+    )
+    assert "\n" not in str(refused.value)
