@@ -91,7 +91,7 @@ class JointStep:
     variables: list[Variable]  # the first arguments, in order
     batch: list[tuple[tuple[int, ...], np.dtype]]  # the streamed arguments after them
     outputs: int  # streamed results before the loss: the forward's outputs other than the loss
-    output_is_tuple: bool  # forward returned (outputs..., loss) rather than the loss
+    output_structure: Any  # None: forward returned the loss; else the pytree spec of what it returned
 
 
 def identity_loss(x: Any, reduction: str) -> Any:
@@ -109,16 +109,19 @@ def identity_loss(x: Any, reduction: str) -> Any:
     return loss
 
 
-def split_result(result: Any) -> tuple[list[Any], Any, bool]:
-    """(other outputs, loss, was a tuple) of what a training forward returned: the loss, or a
-    tuple whose last element is the loss, as in PopTorch."""
+def split_result(result: Any) -> tuple[list[Any], Any, Any]:
+    """(other outputs, loss, structure) of what a training forward returned: the loss (structure
+    None), or a tuple or list whose last element is the loss, as in PopTorch, the outputs before
+    it tensors in tuples, lists and dicts (structure: the pytree spec that rebuilds it)."""
     import torch
+    from torch.utils import _pytree as pytree
 
     if isinstance(result, (tuple, list)) and result:
-        *outputs, loss = result
-        is_tuple = True
+        loss = result[-1]
+        leaves, structure = pytree.tree_flatten(result)
+        outputs = leaves[:-1]  # the loss, a tensor, is the last leaf
     else:
-        outputs, loss, is_tuple = [], result, False
+        outputs, loss, structure = [], result, None
     unreduced = getattr(loss, UNREDUCED_LOSS, False)  # identity_loss(x, reduction="none")
     if not (isinstance(loss, torch.Tensor) and (loss.dim() == 0 or unreduced) and loss.is_floating_point()):
         got = f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else type(loss).__name__
@@ -127,8 +130,10 @@ def split_result(result: Any) -> tuple[list[Any], Any, bool]:
         )
     for output in outputs:
         if not isinstance(output, torch.Tensor):
-            raise IpuError(f"the model's forward returned {type(output).__name__} beside the loss: only tensors are supported")
-    return outputs, loss, is_tuple
+            raise IpuError(
+                f"the model's forward returned {type(output).__name__} beside the loss: only tensors (in tuples, lists, dicts) are taken"
+            )
+    return outputs, loss, structure
 
 
 def build_step(
@@ -184,7 +189,7 @@ def build_step(
     module = _import(graph, importer)
     _all_reduced(module, reduced, replicas, "mean" if mean else "sum")
     _mark_resident(module, [variable.name for variable in layout.variables], [v.name for v in layout.variables if v.updated])
-    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.is_tuple)
+    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.structure)
 
 
 @dataclass
@@ -192,7 +197,7 @@ class _Returns:
     """What the model's forward returns, learnt while tracing it."""
 
     outputs: int = 0  # tensors beside the loss
-    is_tuple: bool = False
+    structure: Any = None  # split_result's: None when forward returned the loss alone
 
 
 class _Layout:
@@ -261,7 +266,7 @@ class _Layout:
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     args, kwargs = self.bind(list(batch)) if self.bind else (tuple(batch), {})
                     result = functional_call(model, {**params, **frozen, **buffers}, tuple(args), kwargs)
-                    outputs, loss, returns.is_tuple = split_result(result)
+                    outputs, loss, returns.structure = split_result(result)
                 returns.outputs = len(outputs)
                 backward = rule.scaled(loss.sum() if loss.dim() else loss)  # identity_loss(reduction="none"): a gradient of ones
                 if mixed is not None:  # the backward pass differentiates the scaled loss, in f32

@@ -413,3 +413,36 @@ def test_an_untraceable_training_step_names_the_model_line():
         refused.value
     )
     assert "\n" not in str(refused.value)
+
+
+class DictOutputs(nn.Module):
+    """A training forward returning its outputs in a dict and a list beside the loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, target):
+        y = self.fc(x)
+        return {"logits": y, "extra": [y.sum(1), y.max()]}, nn.functional.mse_loss(y, target)
+
+
+def test_training_outputs_in_dicts_and_lists():
+    """As PopTorch's: the outputs beside the loss keep forward's structure (they were refused)."""
+    torch.manual_seed(0)
+    net = DictOutputs()
+    reference = copy.deepcopy(net)
+    model = poptorch.trainingModel(net, poptorch.Options().target(TARGET), poptorch.optim.SGD(net.parameters(), lr=0.1))
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for _ in range(2):
+        x, target = torch.randn(2, 4), torch.randn(2, 3)
+        outputs, loss = model(x, target)
+        reference_optimizer.zero_grad()
+        expected, expected_loss = reference(x, target)
+        expected_loss.backward()
+        reference_optimizer.step()
+        assert set(outputs) == {"logits", "extra"} and isinstance(outputs["extra"], list)
+        torch.testing.assert_close(outputs["logits"], expected["logits"].detach())
+        for ours, theirs in zip(outputs["extra"], expected["extra"], strict=True):
+            torch.testing.assert_close(ours, theirs.detach())
+        torch.testing.assert_close(loss, expected_loss.detach())
