@@ -650,13 +650,16 @@ def _import(graph: Any, importer: type | None) -> ir.Module:
     context = torch_ir.Context()
     torch_dialect.register_dialect(context)
     errors: list[str] = []  # torch-mlir's diagnostics, kept from stderr: the first becomes the one-line error
-    context.attach_diagnostic_handler(lambda diagnostic: errors.append(str(diagnostic.message).splitlines()[0]) or True)
+    locations: list[str] = []
+    context.attach_diagnostic_handler(
+        lambda diagnostic: errors.append(str(diagnostic.message).splitlines()[0]) or locations.append(str(diagnostic.location)) or True
+    )
     try:
         fx_importer = (importer or FxImporter)(context=context)
         imported = fx.stateless_fx_import(graph, output_type="linalg-on-tensors", fx_importer=fx_importer, model_name="main")
     except TorchMlirCompilerError as error:
         first = errors[0] if errors else str(error).strip().splitlines()[0]
-        raise IpuError(f"torch-mlir cannot import the training step: {first}") from None
+        raise IpuError(f"torch-mlir cannot import the training step{_origin(locations[0] if locations else '')}: {first}") from None
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 
@@ -695,3 +698,14 @@ def _array(tensor: Any) -> np.ndarray:
 
 def _numpy_dtype(tensor: Any) -> np.dtype:
     return to_numpy(tensor).dtype
+
+
+def _origin(location: str) -> str:
+    """` (aten.op at model.py:12)` of a location the importer names (`loc("phase:forward"(
+    "aten.op"("model.py":12:0)))`), as much of it as it holds (a backward op has no line)."""
+    import re
+
+    op = next(iter(re.findall(r'"(aten\.[^"]+)"', location)), "")
+    source = re.search(r'"([^"]+)":(\d+):\d+', location)
+    where = " ".join(([op] if op else []) + ([f"at {source[1]}:{source[2]}"] if source else []))
+    return f" ({where})" if where else ""
