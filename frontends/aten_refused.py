@@ -14,6 +14,11 @@ table, so they hold for the export and the training step alike).
   start = floor(i * in / out), end = ceil((i + 1) * in / out)) as slices, one per output row
   and one per output column (max is separable), the index of each maximum as ATen gives it
   (row-major position in the input plane); even windows keep PyTorch's own decomposition.
+- `torch.linalg.norm` (`aten.linalg_norm`, `aten.linalg_norm.ord_str`): torch-mlir fails to
+  legalize it; written as ATen's `linalg_norm` and `linalg_matrix_norm` compute it
+  (aten/src/ATen/native/LinearAlgebra.cpp) from `linalg_vector_norm`, which it lowers: the
+  2-norm without `ord`, a vector norm over one dimension, and the Frobenius, 1, -1, inf and -inf
+  matrix norms; the SVD's (`"nuc"`, 2, -2) are left to torch-mlir's refusal.
 
 Their backward ops in a training step (`_cdist_backward`, `adaptive_max_pool2d_backward`, also
 refused) as ATen computes them: the gradient of each distance by cases of p (Distance.cpp's
@@ -40,7 +45,32 @@ def refused_op_rewrites() -> dict:
         torch.ops.aten._cdist_backward.default: _cdist_backward,
         torch.ops.aten.adaptive_max_pool2d.default: _adaptive_max_pool2d,
         torch.ops.aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
+        aten.linalg_norm.default: _linalg_norm,
+        aten.linalg_norm.ord_str: _linalg_norm,
     }
+
+
+def _linalg_norm(x: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A002
+    """ATen's `linalg_norm` (LinearAlgebra.cpp) through `linalg_vector_norm`, NotImplemented for
+    the norms of singular values."""
+    import torch
+
+    vector_norm = torch.ops.aten.linalg_vector_norm.default
+    if ord is None:  # the 2-norm of the elements, which is also the Frobenius norm
+        return vector_norm(x, 2, dim, keepdim, dtype=dtype)
+    if dim is None:
+        dim = [0] if x.dim() == 1 and not isinstance(ord, str) else [0, 1]
+    dim = [d % max(x.dim(), 1) for d in dim]
+    if len(dim) == 1:
+        return vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    if ord == "fro":
+        return vector_norm(x, 2, dim, keepdim, dtype=dtype)
+    if isinstance(ord, str) or abs(ord) not in (1, math.inf):
+        return NotImplemented  # the nuclear and spectral norms need an SVD
+    first, second = dim if abs(ord) == 1 else dim[::-1]  # the inf norm is the 1 norm of the transpose
+    column_sums = vector_norm(x, 1, [first], keepdim, dtype=dtype)
+    second -= 1 if not keepdim and first < second else 0
+    return column_sums.amax(second, keepdim) if ord > 0 else column_sums.amin(second, keepdim)
 
 
 def _scatter_along_positive_dimension(op: Any, x: Any, dim: int, *args: Any, **kwargs: Any) -> Any:

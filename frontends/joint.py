@@ -91,7 +91,7 @@ class JointStep:
     variables: list[Variable]  # the first arguments, in order
     batch: list[tuple[tuple[int, ...], np.dtype]]  # the streamed arguments after them
     outputs: int  # streamed results before the loss: the forward's outputs other than the loss
-    output_is_tuple: bool  # forward returned (outputs..., loss) rather than the loss
+    output_structure: Any  # None: forward returned the loss; else the pytree spec of what it returned
 
 
 def identity_loss(x: Any, reduction: str) -> Any:
@@ -109,16 +109,19 @@ def identity_loss(x: Any, reduction: str) -> Any:
     return loss
 
 
-def split_result(result: Any) -> tuple[list[Any], Any, bool]:
-    """(other outputs, loss, was a tuple) of what a training forward returned: the loss, or a
-    tuple whose last element is the loss, as in PopTorch."""
+def split_result(result: Any) -> tuple[list[Any], Any, Any]:
+    """(other outputs, loss, structure) of what a training forward returned: the loss (structure
+    None), or a tuple or list whose last element is the loss, as in PopTorch, the outputs before
+    it tensors in tuples, lists and dicts (structure: the pytree spec that rebuilds it)."""
     import torch
+    from torch.utils import _pytree as pytree
 
     if isinstance(result, (tuple, list)) and result:
-        *outputs, loss = result
-        is_tuple = True
+        loss = result[-1]
+        leaves, structure = pytree.tree_flatten(result)
+        outputs = leaves[:-1]  # the loss, a tensor, is the last leaf
     else:
-        outputs, loss, is_tuple = [], result, False
+        outputs, loss, structure = [], result, None
     unreduced = getattr(loss, UNREDUCED_LOSS, False)  # identity_loss(x, reduction="none")
     if not (isinstance(loss, torch.Tensor) and (loss.dim() == 0 or unreduced) and loss.is_floating_point()):
         got = f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else type(loss).__name__
@@ -127,8 +130,10 @@ def split_result(result: Any) -> tuple[list[Any], Any, bool]:
         )
     for output in outputs:
         if not isinstance(output, torch.Tensor):
-            raise IpuError(f"the model's forward returned {type(output).__name__} beside the loss: only tensors are supported")
-    return outputs, loss, is_tuple
+            raise IpuError(
+                f"the model's forward returned {type(output).__name__} beside the loss: only tensors (in tuples, lists, dicts) are taken"
+            )
+    return outputs, loss, structure
 
 
 def build_step(
@@ -169,7 +174,8 @@ def build_step(
         raise
     except Exception as error:  # PyTorch's own refusal (torch.cond under torch.func's grad): one line
         first = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
-        raise IpuError(f"cannot trace the training step of {type(model).__name__}: {type(error).__name__}: {first}") from None
+        at = _model_line(error)
+        raise IpuError(f"cannot trace the training step of {type(model).__name__}{at}: {type(error).__name__}: {first}") from None
     if draws and pipelined:
         raise IpuError("a pipelined training step with random ops (dropout) is not supported: its micro-batches would draw alike")
     returns = layout.returns
@@ -183,7 +189,7 @@ def build_step(
     module = _import(graph, importer)
     _all_reduced(module, reduced, replicas, "mean" if mean else "sum")
     _mark_resident(module, [variable.name for variable in layout.variables], [v.name for v in layout.variables if v.updated])
-    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.is_tuple)
+    return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.structure)
 
 
 @dataclass
@@ -191,7 +197,7 @@ class _Returns:
     """What the model's forward returns, learnt while tracing it."""
 
     outputs: int = 0  # tensors beside the loss
-    is_tuple: bool = False
+    structure: Any = None  # split_result's: None when forward returned the loss alone
 
 
 class _Layout:
@@ -260,7 +266,7 @@ class _Layout:
                     buffers = {name: value.clone() for name, value in buffers.items()}  # updated in place by BatchNorm
                     args, kwargs = self.bind(list(batch)) if self.bind else (tuple(batch), {})
                     result = functional_call(model, {**params, **frozen, **buffers}, tuple(args), kwargs)
-                    outputs, loss, returns.is_tuple = split_result(result)
+                    outputs, loss, returns.structure = split_result(result)
                 returns.outputs = len(outputs)
                 backward = rule.scaled(loss.sum() if loss.dim() else loss)  # identity_loss(reduction="none"): a gradient of ones
                 if mixed is not None:  # the backward pass differentiates the scaled loss, in f32
@@ -330,6 +336,21 @@ class _Layout:
             return [*outputs, loss, *(new.get(name, values[name]) for name in names)]
 
         return step
+
+
+def _model_line(error: BaseException) -> str:
+    """` at file:line (source)` of the innermost frame of `error`'s traceback in the model's
+    own code (not torch's, nor this front end's), where the trace stopped; "" if none is."""
+    import os
+    import traceback
+
+    ours = os.path.dirname(os.path.abspath(__file__))
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith(("<", ours)) and f"{os.sep}torch{os.sep}" not in frame.filename
+    ]
+    return f" at {frames[-1].filename}:{frames[-1].lineno} ({frames[-1].line})" if frames else ""
 
 
 def _phase(name: str) -> Any:
@@ -629,13 +650,16 @@ def _import(graph: Any, importer: type | None) -> ir.Module:
     context = torch_ir.Context()
     torch_dialect.register_dialect(context)
     errors: list[str] = []  # torch-mlir's diagnostics, kept from stderr: the first becomes the one-line error
-    context.attach_diagnostic_handler(lambda diagnostic: errors.append(str(diagnostic.message).splitlines()[0]) or True)
+    locations: list[str] = []
+    context.attach_diagnostic_handler(
+        lambda diagnostic: errors.append(str(diagnostic.message).splitlines()[0]) or locations.append(str(diagnostic.location)) or True
+    )
     try:
         fx_importer = (importer or FxImporter)(context=context)
         imported = fx.stateless_fx_import(graph, output_type="linalg-on-tensors", fx_importer=fx_importer, model_name="main")
     except TorchMlirCompilerError as error:
         first = errors[0] if errors else str(error).strip().splitlines()[0]
-        raise IpuError(f"torch-mlir cannot import the training step: {first}") from None
+        raise IpuError(f"torch-mlir cannot import the training step{_origin(locations[0] if locations else '')}: {first}") from None
     return api.load_module(imported.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 
@@ -674,3 +698,14 @@ def _array(tensor: Any) -> np.ndarray:
 
 def _numpy_dtype(tensor: Any) -> np.dtype:
     return to_numpy(tensor).dtype
+
+
+def _origin(location: str) -> str:
+    """` (aten.op at model.py:12)` of a location the importer names (`loc("phase:forward"(
+    "aten.op"("model.py":12:0)))`), as much of it as it holds (a backward op has no line)."""
+    import re
+
+    op = next(iter(re.findall(r'"(aten\.[^"]+)"', location)), "")
+    source = re.search(r'"([^"]+)":(\d+):\d+', location)
+    where = " ".join(([op] if op else []) + ([f"at {source[1]}:{source[2]}"] if source else []))
+    return f" ({where})" if where else ""

@@ -160,14 +160,15 @@ class Options:
     def returned(self, outputs: np.ndarray, training: bool) -> np.ndarray:
         """Of one output's values for each micro-batch of a call (axis 0), what the call returns
         (PopTorch's output modes): all of them (a batch output's micro-batches concatenated,
-        a scalar's stacked), the final one, their sum, or every N-th."""
+        a scalar's stacked), the final one, their sum, or every N-th. A scalar's one value is a
+        0-d array (numpy's indexing and sum give a numpy scalar, which is not turned into a tensor)."""
         mode = self.output_mode
         if mode is OutputMode.Default:
             mode = OutputMode.Final if training else OutputMode.All
         if mode is OutputMode.Final or len(outputs) == 1:  # one micro-batch: its outputs as they are (PopART's anchors)
-            return outputs[-1]
+            return np.asarray(outputs[-1])
         if mode is OutputMode.Sum:
-            return outputs.sum(axis=0)
+            return np.asarray(outputs.sum(axis=0))
         if mode is OutputMode.EveryN:
             outputs = outputs[self.output_return_period - 1 :: self.output_return_period]
         return outputs.reshape(-1, *outputs.shape[2:]) if outputs.ndim > 1 else outputs

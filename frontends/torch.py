@@ -426,8 +426,9 @@ def torch_origin(location: ir.Location | None, module: Any = None) -> str:
 
 
 def _export_error(errors: list[tuple[str, str]], module: Any) -> IpuError:
-    """torch-mlir's first error as one line: the ATen op and layer its location names (read
-    from its text: torch-mlir's location objects are of its own bindings, `loc("fc"("aten.mm"(...)))`)."""
+    """torch-mlir's first error as one line: the ATen op, layer and model line its location
+    names (read from its text: torch-mlir's location objects are of its own bindings,
+    `loc("fc"("aten.mm"("model.py":12:0)))`)."""
     if not errors:
         return IpuError("torch-mlir cannot lower the model to linalg (it gave no diagnostic)")
     location, message = errors[0]
@@ -436,6 +437,8 @@ def _export_error(errors: list[tuple[str, str]], module: Any) -> IpuError:
     layer = next((name for name in names if not name.startswith(_NOT_LAYER)), "")
     kind = _layer_class(module, layer) if layer else ""
     where = f" in {layer}" + (f" ({kind})" if kind else "") if layer else ""
+    source = re.search(r'"([^"]+)":(\d+):\d+', location)
+    where += f" at {source[1]}:{source[2]}" if source else ""
     return IpuError(f"torch-mlir cannot lower {op}{where} to linalg: {message.splitlines()[0]}")
 
 

@@ -137,7 +137,11 @@ class TrainingModel:
         self.timings["run"] = time.perf_counter() - start
         self._host_state_stale = self._host_weights_stale = True
         last = [to_torch(np.asarray(result, order="C")) for result in results]  # a 0-d loss stays 0-d
-        return tuple(last) if self.step.output_is_tuple else last[0]
+        if self.step.output_structure is None:
+            return last[0]
+        from torch.utils import _pytree as pytree
+
+        return pytree.tree_unflatten(last, self.step.output_structure)  # forward's tuple, list or dict
 
     def setOptimizer(self, optimizer: Any) -> None:  # noqa: N802 (PopTorch's name)
         """A new optimizer of the same kind and constants: its learning rates take effect at the

@@ -105,3 +105,43 @@ def test_uneven_adaptive_max_pool_and_cdist_train() -> None:
     losses, reference, worst = train_both(PooledClassifier(), lambda m: torch.optim.SGD(m.parameters(), lr=0.1), data)
     assert worst < 1e-4
     torch.testing.assert_close(torch.tensor(losses), torch.tensor(reference), rtol=1e-5, atol=1e-6)
+
+
+NORMS = {
+    "2-norm of all elements": lambda a: torch.linalg.norm(a),
+    "vector 3-norm": lambda a: torch.linalg.norm(a[0], ord=3),
+    "vector inf-norm over dim -1": lambda a: torch.linalg.norm(a, ord=float("inf"), dim=-1),
+    "2-norm over dims, keepdim": lambda a: torch.linalg.norm(a, dim=(0, 1), keepdim=True),
+    "frobenius": lambda a: torch.linalg.norm(a, ord="fro"),
+    "matrix 1-norm": lambda a: torch.linalg.norm(a, ord=1),
+    "matrix -1-norm keepdim": lambda a: torch.linalg.norm(a, ord=-1, dim=(1, 0), keepdim=True),
+    "matrix inf-norm": lambda a: torch.linalg.norm(a, ord=float("inf")),
+    "matrix -inf-norm": lambda a: torch.linalg.norm(a, ord=-float("inf")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMS))
+def test_linalg_norm(name: str) -> None:
+    """torch.linalg.norm (`aten.linalg_norm`) was refused: torch-mlir fails to legalize it."""
+    a = torch.randn(5, 4, generator=torch.Generator().manual_seed(4)) * torch.arange(1.0, 5.0)
+    model = Lambda(NORMS[name])
+    got = ipu_torch.compile(model, a, target=TARGET, use_cache=False)(a)
+    torch.testing.assert_close(torch.as_tensor(got).double(), model(a.double()), rtol=1e-5, atol=1e-6)
+
+
+class NormRegularised(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, t):  # noqa: ANN001, ANN201
+        return F.mse_loss(self.fc(x), t) + 0.1 * torch.linalg.norm(self.fc.weight) + 0.05 * torch.linalg.norm(self.fc.weight, ord=1)
+
+
+def test_linalg_norm_trains() -> None:
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(5)
+    data = [(torch.randn(3, 4, generator=generator), torch.randn(3, 3, generator=generator)) for _ in range(3)]
+    losses, reference, worst = train_both(NormRegularised(), lambda m: torch.optim.SGD(m.parameters(), lr=0.1), data)
+    assert worst < 1e-4
+    torch.testing.assert_close(torch.tensor(losses), torch.tensor(reference), rtol=1e-5, atol=1e-6)

@@ -239,6 +239,25 @@ def test_output_modes_return_what_popTorch_does(mode, expected):
     assert options.returned(losses, training=True).tolist() == {"All": [0, 1, 2, 3], "Final": 3, "Sum": 6, "EveryN": [1, 3]}[mode[0].name]
 
 
+class SumAndDouble(nn.Module):
+    def forward(self, x):
+        return x.sum(), x * 2
+
+
+@pytest.mark.parametrize("mode", [poptorch.OutputMode.All, poptorch.OutputMode.Final, poptorch.OutputMode.Sum])
+@pytest.mark.parametrize("iterations", [1, 2])
+def test_inference_returns_torch_tensors_for_scalar_outputs(mode, iterations):
+    """A 0-d output (one micro-batch's, the final one, or a sum) comes back as a torch tensor, as
+    PopTorch's does: `.detach()`, `.item()` and torch ops work on it."""
+    options = poptorch.Options().deviceIterations(iterations).outputMode(mode).target(TARGET)
+    x = torch.arange(3.0 * iterations)
+    total, doubled = poptorch.inferenceModel(SumAndDouble(), options)(x)
+    assert isinstance(total, torch.Tensor) and isinstance(doubled, torch.Tensor)
+    sums = x.reshape(iterations, 3).sum(1)
+    expected = {"All": sums if iterations > 1 else sums[0], "Final": sums[-1], "Sum": sums.sum()}[mode.name]
+    torch.testing.assert_close(total.detach(), expected)
+
+
 def test_defaults_are_all_for_inference_and_final_for_training():
     options = poptorch.Options()
     assert options.returned(np.arange(3.0), training=False).tolist() == [0, 1, 2]
@@ -369,3 +388,61 @@ def test_docs_session():
     test = doctest.DocTestParser().get_doctest(session, {}, "docs/poptorch.md", "docs/poptorch.md", 0)
     result = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE).run(test)
     assert result.failed == 0 and result.attempted > 10
+
+
+class CumulativeBatchNorm(nn.Module):
+    """BatchNorm with momentum=None: its factor 1 / num_batches_tracked is read with float(),
+    which torch's tracer cannot make a constant of."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3, momentum=None)
+
+    def forward(self, x):
+        return self.bn(x).pow(2).mean()
+
+
+def test_an_untraceable_training_step_names_the_model_line():
+    model = poptorch.trainingModel(
+        CumulativeBatchNorm(), poptorch.Options().target(TARGET), poptorch.optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)
+    )
+    with pytest.raises(IpuError) as refused:
+        model(torch.randn(4, 3))
+    line = CumulativeBatchNorm.forward.__code__.co_firstlineno + 1
+    assert f"cannot trace the training step of CumulativeBatchNorm at {__file__}:{line} (return self.bn(x).pow(2).mean()): " in str(
+        refused.value
+    )
+    assert "\n" not in str(refused.value)
+
+
+class DictOutputs(nn.Module):
+    """A training forward returning its outputs in a dict and a list beside the loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, target):
+        y = self.fc(x)
+        return {"logits": y, "extra": [y.sum(1), y.max()]}, nn.functional.mse_loss(y, target)
+
+
+def test_training_outputs_in_dicts_and_lists():
+    """As PopTorch's: the outputs beside the loss keep forward's structure (they were refused)."""
+    torch.manual_seed(0)
+    net = DictOutputs()
+    reference = copy.deepcopy(net)
+    model = poptorch.trainingModel(net, poptorch.Options().target(TARGET), poptorch.optim.SGD(net.parameters(), lr=0.1))
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for _ in range(2):
+        x, target = torch.randn(2, 4), torch.randn(2, 3)
+        outputs, loss = model(x, target)
+        reference_optimizer.zero_grad()
+        expected, expected_loss = reference(x, target)
+        expected_loss.backward()
+        reference_optimizer.step()
+        assert set(outputs) == {"logits", "extra"} and isinstance(outputs["extra"], list)
+        torch.testing.assert_close(outputs["logits"], expected["logits"].detach())
+        for ours, theirs in zip(outputs["extra"], expected["extra"], strict=True):
+            torch.testing.assert_close(ours, theirs.detach())
+        torch.testing.assert_close(loss, expected_loss.detach())

@@ -81,4 +81,6 @@ def test_torch_cond_in_a_training_step_is_refused_in_one_line() -> None:
     with pytest.raises(IpuError) as caught:
         trained(torch.randn(2, 4), torch.randn(2, 4))
     text = str(caught.value)
-    assert text.startswith("error: cannot trace the training step of Branchy: ") and "\n" not in text, text
+    line = Branchy.forward.__code__.co_firstlineno + 1
+    assert text.startswith(f"error: cannot trace the training step of Branchy at {__file__}:{line} (y = torch.cond(")
+    assert "\n" not in text, text

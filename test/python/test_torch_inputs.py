@@ -102,3 +102,18 @@ def test_an_export_refusal_is_one_line_naming_the_model_line(capfd) -> None:  # 
     assert f"test_torch_inputs.py:{Branch.forward.__code__.co_firstlineno + 1}: if x.sum() > 0:" in str(refusal.value)
     assert "\n" not in str(refusal.value)
     assert "def forward" not in capfd.readouterr().err
+
+
+class ComplexMagnitude(nn.Module):
+    def forward(self, x):  # noqa: ANN001, ANN201
+        spectrum = torch.fft.rfft(x)
+        return spectrum.abs()  # torch-mlir refuses math.absf of a complex value
+
+
+def test_a_torch_mlir_refusal_names_the_model_line() -> None:
+    """torch-mlir's own refusal (here of a complex `abs`) names the ATen op and the model's line."""
+    with pytest.raises(IpuError) as refusal:
+        ipu_torch.compile(ComplexMagnitude(), torch.randn(8), target=TARGET, use_cache=False)
+    line = ComplexMagnitude.forward.__code__.co_firstlineno + 2
+    assert f"torch-mlir cannot lower aten.abs at {__file__}:{line} to linalg: " in str(refusal.value)
+    assert "\n" not in str(refusal.value)

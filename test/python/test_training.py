@@ -373,8 +373,9 @@ def test_what_torch_mlir_refuses_is_one_line(capfd):
 
     net = WithLoss()
     trained = ipu_torch.trainingModel(net, ipu_torch.Options().target(TARGET), torch.optim.SGD(net.parameters(), lr=0.1))
-    with pytest.raises(IpuError, match=r"torch-mlir cannot import the training step: failed to legalize .*erfinv") as error:
+    with pytest.raises(IpuError) as error:
         trained(torch.randn(2, 4, 9, 9))
+    assert "torch-mlir cannot import the training step (aten.erfinv): failed to legalize" in str(error.value)  # names the op
     assert "\n" not in str(error.value) and capfd.readouterr().err == ""
 
 
