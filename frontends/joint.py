@@ -439,6 +439,9 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
     }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
+    # _allow_non_fake_inputs: a real tensor the step reads but does not take (a module-level
+    # class-weight tensor, an index tensor in a closure) becomes a constant of the graph, as
+    # torch.export lifts it for inference, instead of make_fx's refusal.
     # mkldnn off: torch's LSTM decomposition otherwise picks its oneDNN layer on CPU
     # (`aten.mkldnn_rnn_layer`, which torch-mlir cannot lower) over the one made of matmuls.
     with (
@@ -449,7 +452,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         marking_checkpoints(),
     ):
         warnings.simplefilter("ignore", (FutureWarning, UserWarning))
-        first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
+        first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake", _allow_non_fake_inputs=True)(*flat)
         placeholders = [node for node in first.graph.nodes if node.op == "placeholder"]
         draws = rewrite_random_ops(first, *(placeholders[index] for index in random_variables))
         for node in first.graph.nodes:
@@ -464,6 +467,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
             torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
             decomposition_table={**core_aten_decompositions(), **aten_rewrites()},
             tracing_mode="fake",
+            _allow_non_fake_inputs=True,
         )(*flat)
     for node in graph.graph.nodes:
         if node.op == "call_function" and node.target in (torch.ops.aten.squeeze.dims, torch.ops.aten.view_copy.default):
