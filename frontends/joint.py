@@ -161,6 +161,7 @@ def build_step(
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
     layout.pipelined, layout.bind = pipelined, bind
     batch = tuple(value.detach() for value in micro_batch)
+    layout.unused = _unused_parameters(layout, batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
     try:
@@ -209,6 +210,7 @@ class _Layout:
     ) -> None:
         self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
         self.pipelined = 0  # micro-batches unrolled in one run (build_step)
+        self.unused: set[str] = set()  # trainable parameters the loss does not reach (`_unused_parameters`)
         self.bind: Callable[[list[Any]], tuple[tuple, dict]] | None = None  # forward's arguments from the tensors (build_step)
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
@@ -311,6 +313,8 @@ class _Layout:
             grads = rule.clipped(grads)  # PopTorch's max_grad_norm, on the gradients the update takes
             step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
+                if name in self.unused:  # torch's optimizers skip a parameter whose .grad is None: no decay, no momentum
+                    continue
                 with _layer_of(name):  # ipu-shard: a parameter's update on its layer's IPU
                     state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
                     weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
@@ -330,6 +334,31 @@ class _Layout:
             return [*outputs, loss, *(new.get(name, values[name]) for name in names)]
 
         return step
+
+
+def _unused_parameters(layout: _Layout, batch: tuple) -> set[str]:
+    """The trainable parameters the loss does not depend on (a head the forward never calls, a
+    parameter read only through a comparison): after `loss.backward()` their `.grad` is None,
+    and torch.optim's SGD, Adam and AdamW leave them and their state as they are, weight decay
+    and momentum included, where `grad_and_value`'s zero gradient would apply them. Found by a
+    forward and backward on fake tensors; where that fails, none (every parameter updated)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.func import functional_call
+
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode, warnings.catch_warnings(), _without_mkldnn():
+            warnings.simplefilter("ignore")
+            fake = {name: mode.from_tensor(p.detach()).requires_grad_(name in layout.trainable) for name, p in layout.params.items()}
+            buffers = {name: mode.from_tensor(value.detach().clone()) for name, value in layout.buffers.items()}
+            values = [mode.from_tensor(value.chunk(layout.pipelined)[0] if layout.pipelined else value) for value in batch]
+            args, kwargs = layout.bind(values) if layout.bind else (tuple(values), {})
+            _, loss, _ = split_result(functional_call(layout.model, {**fake, **buffers}, tuple(args), kwargs))
+            trained = list(layout.trainable)
+            grads = torch.autograd.grad(loss.sum(), [fake[name] for name in trained], allow_unused=True)
+    except Exception:  # noqa: BLE001 (an op fake tensors cannot run: the update as before)
+        return set()
+    return {name for name, grad in zip(trained, grads) if grad is None}
 
 
 def _phase(name: str) -> Any:
