@@ -30,3 +30,20 @@ def test_a_wrong_update_before_the_breakdown_is_caught(monkeypatch):
     monkeypatch.setattr(optimizers, "_one_minus_power", lambda beta, step: correct(beta, step) * 1.01)
     record = fuzz_pytorch.run_case(BREAKDOWN_SEED)
     assert record["outcome"] == "wrong", record  # by call 1's outputs, from the weights of call 0
+
+
+# Seed 2821 (torch_training.py's widening): a Linear chain trained in f16 with SGD, checked at
+# PRECISION_RTOL (8 f16 epsilons of each tensor's largest magnitude) against PyTorch's own f16
+# loop and an f64 one from the same weights.
+F16_SEED = 2821
+
+
+def test_f16_training_passes_and_a_wrong_update_is_caught(monkeypatch):
+    record = fuzz_pytorch.run_case(F16_SEED)
+    assert record["outcome"] == "ok" and "in torch.float16" in record["model"], record
+    correct = optimizers._sgd
+    monkeypatch.setattr(
+        optimizers, "_sgd", lambda param, grad, state, lr, *rest, **named: correct(param, grad, state, lr * 1.25, *rest, **named)
+    )
+    record = fuzz_pytorch.run_case(F16_SEED)
+    assert record["outcome"] == "wrong", record
