@@ -13,7 +13,7 @@ The step is a pure function of the device variables and one micro-batch, written
    and `native_batch_norm` decomposed: its schema does not mark the running statistics it
    updates in place, so functionalization cannot see that update; decomposed, the update is a
    `copy_` into the running-stat tensors; an adaptive average pool whose output does not
-   divide its input becomes products with averaging matrices (torch-mlir's lowering of those
+   divide its input becomes the means of its windows (torch-mlir's lowering of those
    sizes fails in the joint step);
 2. functionalized (`torch.func.functionalize`): every in-place update (the `copy_`s,
    BatchNorm's `num_batches_tracked += 1`) becomes a value.
@@ -60,7 +60,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.backward_rewrites import (
-    adaptive_pool_by_averaging_matrices,
+    adaptive_pool_by_window_means,
     max_pool_backward_by_windows,
     rewrite_adaptive_pool_backward,
     rewrite_grouped_convolution_backward,
@@ -464,7 +464,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         **core_aten_decompositions(),
         **get_decompositions([torch.ops.aten.native_batch_norm]),
         **aten_rewrites(),
-        torch.ops.aten._adaptive_avg_pool2d.default: adaptive_pool_by_averaging_matrices,
+        torch.ops.aten._adaptive_avg_pool2d.default: adaptive_pool_by_window_means,
     }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
