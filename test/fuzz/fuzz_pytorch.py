@@ -56,7 +56,7 @@ import warnings
 import torch
 from torch import nn
 from torch_layers import EXTRA_LAYERS, LAYERS, LOSSES, Chain, Layer, linear, training_layers
-from torch_training import PRECISION_RTOL, optimizer_class, widened
+from torch_training import PRECISION_RTOL, mixed, optimizer_class, widened
 
 RTOL = 1e-4
 # Seed 760: a shift before log_softmax has the exact gradient 0 (ATen's g - exp(out) * sum(g)
@@ -69,6 +69,7 @@ RTOL = 1e-4
 EXACT_ZERO, F32_NOISE = 2.0**-40, 2.0**-20
 TARGETS = ("tiny", "gc2")
 WIDENED_FROM = 2782  # the first seed whose training case may draw torch_training.py's choices
+MIXED_FROM = 3163  # and its `mixed` ones (autocast, master weights)
 
 
 def make_inference(rng: random.Random, odd_values: bool | None = None, extra: random.Random | None = None) -> tuple[nn.Module, tuple, str]:
@@ -163,7 +164,9 @@ def _odd_values(draw: int, inputs: tuple, untied: bool = False, always: bool = F
     return tuple(changed), " with odd values" if any_float else ""
 
 
-def make_training(rng: random.Random, widen: random.Random | None = None) -> tuple[nn.Module, tuple, str, dict]:
+def make_training(
+    rng: random.Random, widen: random.Random | None = None, more: random.Random | None = None
+) -> tuple[nn.Module, tuple, str, dict]:
     """(model with its loss, batches, description, options): a few layers, a loss, an optimizer;
     then at times (`widen`, a stream of its own) torch_training.py's wider vocabulary."""
     per_call_options = {"device_iterations": rng.choice([1, 1, 2]), "accumulation": rng.choice([1, 1, 2])}
@@ -206,6 +209,8 @@ def make_training(rng: random.Random, widen: random.Random | None = None) -> tup
         text = f"{head.name} -> {text}"
     if widen is not None:
         model, batches, text = widened(widen, model, batches, text, options, shape, micro)
+    if more is not None:
+        text += mixed(more, model, options, model.chain.layers[-1].shape)
     return model, batches, text, options
 
 
@@ -239,11 +244,15 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
     low = options.get("precision") or torch.float32
     model = model.to(low)
     batches = [tuple(value.to(low) if value.is_floating_point() else value for value in batch) for batch in batches]
-    rtol = RTOL if low == torch.float32 else PRECISION_RTOL[low]
+    rtol = PRECISION_RTOL[torch.bfloat16] if options.get("autocast") else RTOL if low == torch.float32 else PRECISION_RTOL[low]
     reference, exact = copy.deepcopy(model).float(), copy.deepcopy(model).double()
     make = _optimizer_maker(options["optimizer"])
     opts = ipu_torch.Options().target(target).deviceIterations(options["device_iterations"])
     opts.Training.gradientAccumulation(options["accumulation"])
+    if options.get("master_weights"):
+        opts.Precision.setMasterWeights(True)
+    if options.get("loss_scaling"):
+        opts.Training.setLossScaling(options["loss_scaling"])
     opts.outputMode(ipu_torch.OutputMode.All)  # every micro-batch's outputs, checked as inference's
     ours_optimizer = make(model)
     trained = ipu_torch.trainingModel(model, options=opts, optimizer=ours_optimizer)
@@ -365,7 +374,8 @@ def run_case(seed: int, show: bool = False) -> dict:
             model, inputs, record["model"] = make_inference(rng, extra=random.Random(f"extra-{seed}"))
         else:
             widen = random.Random(f"train-{seed}") if seed >= WIDENED_FROM else None
-            model, batches, record["model"], options = make_training(rng, widen)
+            more = random.Random(f"train-more-{seed}") if seed >= MIXED_FROM else None
+            model, batches, record["model"], options = make_training(rng, widen, more)
             options["scheduler"] = _scheduler_spec(random.Random(f"extra-{seed}"))
             record["model"] += f"; scheduler {options['scheduler']}" if options["scheduler"] else ""
     except Exception as error:  # the generator's own bug, never the compiler's

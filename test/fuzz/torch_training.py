@@ -258,3 +258,31 @@ def widened(widen: random.Random, model: nn.Module, batches: list, text: str, op
         options["optimizer"] = {"kind": "SGD", "lr": options["optimizer"]["lr"], "groups": options["optimizer"]["groups"], "momentum": 0.9}
     notes = "".join(note for _, note in laid) + (f" in {options['precision']}" if options["precision"] else "")
     return model, batches, f"{text}; optimizer {options['optimizer']}{'; batches' + notes if notes else ''}"
+
+
+class Autocast(nn.Module):
+    """A square Linear computed in bf16 and widened back, as `torch.autocast` runs a matmul."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(width, width)
+
+    def forward(self, x):  # noqa: ANN001, ANN201
+        narrow = torch.bfloat16
+        return F.linear(x.to(narrow), self.linear.weight.to(narrow), self.linear.bias.to(narrow)).to(x.dtype)
+
+
+def mixed(more: random.Random, model: nn.Module, options: dict, shape: tuple) -> str:
+    """From seed 3163 (`more`, a stream of its own): an f32 chain at times ends in an autocast
+    Linear (checked at bf16's PRECISION_RTOL), and an f16 / bf16 one at times trains with f32
+    master weights (`Options.Precision.setMasterWeights`) and a static loss scale."""
+    if options.get("precision") is None and shape and more.random() < 0.25:
+        layer = Layer(f"autocast bf16 Linear({shape[-1]}, {shape[-1]})", Autocast(shape[-1]))
+        layer.shape = layer.input_shape = shape
+        model.chain.layers.append(layer)
+        options["autocast"] = True
+        return f"; then {layer.name}"
+    if options.get("precision") is not None and more.random() < 0.6:
+        options["master_weights"], options["loss_scaling"] = True, more.choice([None, 128.0])
+        return f"; f32 master weights, loss scaling {options['loss_scaling']}"
+    return ""
