@@ -16,6 +16,8 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - max-pool with indices over an input its windows do not reach the end of, as over the part
   they reach; average pooling's gradient as a transposed convolution;
 - cummax / cummin (which torch-mlir refuses) as a scan of pairwise choices;
+- a grouped transposed convolution as one per group, concatenated (torch-mlir's lowering builds
+  an invalid `tensor.collapse_shape`: fuzz_pytorch seeds 2867 and 3007);
 - ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
@@ -55,6 +57,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         torch.ops.aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,
         torch.ops.aten.avg_pool2d_backward.default: _avg_pool2d_backward,
+        torch.ops.aten.convolution.default: _grouped_transposed_convolution,
         torch.ops.aten.cummax.default: functools.partial(_running_extreme, "ge"),
         torch.ops.aten.cummin.default: functools.partial(_running_extreme, "le"),
         torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
@@ -324,6 +327,22 @@ def _avg_pool2d_backward(
     full = F.pad(full, [0, grown[1], 0, grown[0]])
     spread = full[..., padding[0] : padding[0] + sizes[0], padding[1] : padding[1] + sizes[1]]
     return spread.reshape(x.shape)
+
+
+def _grouped_transposed_convolution(
+    x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: bool, output_padding: Any, groups: int
+) -> Any:
+    """A transposed convolution with groups as one transposed convolution per group (its input
+    channels, its weight's rows (in, out / groups, ...), its bias), concatenated by channel."""
+    import torch
+
+    if not transposed or groups == 1:
+        return NotImplemented
+    xs, weights = x.chunk(groups, 1), weight.chunk(groups, 0)
+    biases = bias.chunk(groups) if bias is not None else [None] * groups
+    convolution = torch.ops.aten.convolution.default
+    parts = [convolution(*group, stride, padding, dilation, True, output_padding, 1) for group in zip(xs, weights, biases)]
+    return torch.cat(parts, 1)
 
 
 def _running_extreme(order: str, x: Any, dim: int) -> Any:
