@@ -14,7 +14,8 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - LayerNorm whose variance overflows f32 gives NaN, not its bias;
 - smooth L1's gradient NaN where its input or target is, as ATen's kernel;
 - max-pool with indices over an input its windows do not reach the end of, as over the part
-  they reach; average pooling's gradient as a transposed convolution;
+  they reach, and in ceil mode where that adds no window as in floor mode; average pooling's
+  gradient as a transposed convolution;
 - cummax / cummin (which torch-mlir refuses) as a scan of pairwise choices;
 - a grouped transposed convolution as one per group, concatenated (torch-mlir's lowering builds
   an invalid `tensor.collapse_shape`: fuzz_pytorch seeds 2867 and 3007);
@@ -270,10 +271,15 @@ def _max_pool2d_with_indices(x: Any, kernel: Any, stride: Any = (), padding: Any
         values = [values] if isinstance(values, int) else list(values)
         return [int(value) for value in values] * (2 if len(values) == 1 else 1)
 
-    if ceil_mode or x.dim() < 3:
+    if x.dim() < 3:
         return NotImplemented
     kernel, padding, dilation = pair(kernel), pair(padding), pair(dilation)
     stride = pair(stride) if stride else kernel
+    if ceil_mode:  # where it adds no window, as floor mode (torch-mlir's ceil-mode lowering fails: seed 3293)
+        shapes = zip(x.shape[-2:], kernel, stride, padding, dilation)
+        if any(_pooled_size(*shape, True) != _pooled_size(*shape, False) for shape in shapes):
+            return NotImplemented
+        return torch.ops.aten.max_pool2d_with_indices.default(x, kernel, stride, padding, dilation, False)
     sizes = list(x.shape[-2:])
     kept = []
     for size, k, s, p, d in zip(sizes, kernel, stride, padding, dilation):
@@ -288,6 +294,14 @@ def _max_pool2d_with_indices(x: Any, kernel: Any, stride: Any = (), padding: Any
     if kept[1] != sizes[1]:
         indices = indices // kept[1] * sizes[1] + indices % kept[1]
     return pooled, indices
+
+
+def _pooled_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
+    """A pool's output size along one axis, as ATen's `pooling_output_shape`: in ceil mode the
+    last window must start inside the input or its left padding."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    return out - 1 if ceil_mode and (out - 1) * stride >= size + padding else out
 
 
 def _avg_pool2d_backward(
