@@ -210,7 +210,7 @@ def make_training(
     if widen is not None:
         model, batches, text = widened(widen, model, batches, text, options, shape, micro)
     if more is not None:
-        text += mixed(more, model, options, model.chain.layers[-1].shape)
+        text += mixed(more, model, options, model.chain.layers[-1].shape, batches)
     return model, batches, text, options
 
 

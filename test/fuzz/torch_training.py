@@ -272,17 +272,22 @@ class Autocast(nn.Module):
         return F.linear(x.to(narrow), self.linear.weight.to(narrow), self.linear.bias.to(narrow)).to(x.dtype)
 
 
-def mixed(more: random.Random, model: nn.Module, options: dict, shape: tuple) -> str:
+def mixed(more: random.Random, model: nn.Module, options: dict, shape: tuple, batches: list) -> str:
     """From seed 3163 (`more`, a stream of its own): an f32 chain at times ends in an autocast
     Linear (checked at bf16's PRECISION_RTOL), and an f16 / bf16 one at times trains with f32
-    master weights (`Options.Precision.setMasterWeights`) and a static loss scale."""
+    master weights (`Options.Precision.setMasterWeights`) and a static loss scale, unless a
+    batch holds NaN or an infinity: with master weights a step whose gradients are not finite
+    is skipped (frontends/mixed_precision.py, as torch.amp.GradScaler), where PyTorch's plain
+    loop takes it (seed 3269)."""
     if options.get("precision") is None and shape and more.random() < 0.25:
         layer = Layer(f"autocast bf16 Linear({shape[-1]}, {shape[-1]})", Autocast(shape[-1]))
         layer.shape = layer.input_shape = shape
         model.chain.layers.append(layer)
         options["autocast"] = True
         return f"; then {layer.name}"
-    if options.get("precision") is not None and more.random() < 0.6:
+    narrow = options.get("precision") or torch.float32  # f16 makes 3e38 infinite
+    finite = all(bool(value.to(narrow).isfinite().all()) for batch in batches for value in batch if value.is_floating_point())
+    if options.get("precision") is not None and more.random() < 0.6 and finite:
         options["master_weights"], options["loss_scaling"] = True, more.choice([None, 128.0])
         return f"; f32 master weights, loss scaling {options['loss_scaling']}"
     return ""
