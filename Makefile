@@ -102,7 +102,9 @@ fuzz-special: $(STAMP)
 # activations, indexing, reductions, attention, scatters, einsum, torch.cond, integer division,
 # bool / uint8 mask inputs, dict / list outputs, odd layouts and magnitudes, NaN / inf / -0.0 /
 # subnormal inputs) through frontends.torch.compile, and small models with a loss and an
-# optimizer (at times such a bad batch, or an lr scheduler between calls) through trainingModel,
+# optimizer (at times such a bad batch, or an lr scheduler between calls; from seed 2782 also
+# test/fuzz/torch_training.py's gathers, scatters, sorts, RNNs and more losses in training
+# chains, LAMB / maximize / lr 0 / dampening, odd batch layouts, f16 / bf16) through trainingModel,
 # checked against PyTorch eager and PyTorch's own loop: ok / refused / wrong / crash, each
 # verdict in build/fuzz-torch/results.jsonl. About 4 seconds a seed on a quiet core.
 fuzz-torch: $(STAMP)

@@ -14,8 +14,11 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - LayerNorm whose variance overflows f32 gives NaN, not its bias;
 - smooth L1's gradient NaN where its input or target is, as ATen's kernel;
 - max-pool with indices over an input its windows do not reach the end of, as over the part
-  they reach; average pooling's gradient as a transposed convolution;
+  they reach, and in ceil mode where that adds no window as in floor mode; average pooling's
+  gradient as a transposed convolution;
 - cummax / cummin (which torch-mlir refuses) as a scan of pairwise choices;
+- a grouped transposed convolution as one per group, concatenated (torch-mlir's lowering builds
+  an invalid `tensor.collapse_shape`: fuzz_pytorch seeds 2867 and 3007);
 - ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
@@ -55,6 +58,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         torch.ops.aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,
         torch.ops.aten.avg_pool2d_backward.default: _avg_pool2d_backward,
+        torch.ops.aten.convolution.default: _grouped_transposed_convolution,
         torch.ops.aten.cummax.default: functools.partial(_running_extreme, "ge"),
         torch.ops.aten.cummin.default: functools.partial(_running_extreme, "le"),
         torch.ops.aten.upsample_linear1d.vec: _upsample_linear_vec,
@@ -267,10 +271,15 @@ def _max_pool2d_with_indices(x: Any, kernel: Any, stride: Any = (), padding: Any
         values = [values] if isinstance(values, int) else list(values)
         return [int(value) for value in values] * (2 if len(values) == 1 else 1)
 
-    if ceil_mode or x.dim() < 3:
+    if x.dim() < 3:
         return NotImplemented
     kernel, padding, dilation = pair(kernel), pair(padding), pair(dilation)
     stride = pair(stride) if stride else kernel
+    if ceil_mode:  # where it adds no window, as floor mode (torch-mlir's ceil-mode lowering fails: seed 3293)
+        shapes = zip(x.shape[-2:], kernel, stride, padding, dilation)
+        if any(_pooled_size(*shape, True) != _pooled_size(*shape, False) for shape in shapes):
+            return NotImplemented
+        return torch.ops.aten.max_pool2d_with_indices.default(x, kernel, stride, padding, dilation, False)
     sizes = list(x.shape[-2:])
     kept = []
     for size, k, s, p, d in zip(sizes, kernel, stride, padding, dilation):
@@ -285,6 +294,14 @@ def _max_pool2d_with_indices(x: Any, kernel: Any, stride: Any = (), padding: Any
     if kept[1] != sizes[1]:
         indices = indices // kept[1] * sizes[1] + indices % kept[1]
     return pooled, indices
+
+
+def _pooled_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
+    """A pool's output size along one axis, as ATen's `pooling_output_shape`: in ceil mode the
+    last window must start inside the input or its left padding."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    return out - 1 if ceil_mode and (out - 1) * stride >= size + padding else out
 
 
 def _avg_pool2d_backward(
@@ -324,6 +341,22 @@ def _avg_pool2d_backward(
     full = F.pad(full, [0, grown[1], 0, grown[0]])
     spread = full[..., padding[0] : padding[0] + sizes[0], padding[1] : padding[1] + sizes[1]]
     return spread.reshape(x.shape)
+
+
+def _grouped_transposed_convolution(
+    x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: bool, output_padding: Any, groups: int
+) -> Any:
+    """A transposed convolution with groups as one transposed convolution per group (its input
+    channels, its weight's rows (in, out / groups, ...), its bias), concatenated by channel."""
+    import torch
+
+    if not transposed or groups == 1:
+        return NotImplemented
+    xs, weights = x.chunk(groups, 1), weight.chunk(groups, 0)
+    biases = bias.chunk(groups) if bias is not None else [None] * groups
+    convolution = torch.ops.aten.convolution.default
+    parts = [convolution(*group, stride, padding, dilation, True, output_padding, 1) for group in zip(xs, weights, biases)]
+    return torch.cat(parts, 1)
 
 
 def _running_extreme(order: str, x: Any, dim: int) -> Any:

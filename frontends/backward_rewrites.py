@@ -66,18 +66,28 @@ def _averaging_matrix(outputs: int, inputs: int, like: Any) -> Any:
     return torch.where((h >= start) & (h < end), 1.0 / (end - start).to(like.dtype), torch.zeros((), dtype=like.dtype))
 
 
-def adaptive_pool_by_averaging_matrices(source: Any, output_size: Any) -> Any:
-    """`_adaptive_avg_pool2d` as `A_h x A_w^T` where the output does not divide the input:
-    torch-mlir's lowering of those sizes in the joint step fails ("unexpected loop dimension for
-    convolution op" for VGG's 7x7 pool of a 2x2 map, an invalid `tensor.cast` for 5x5 to 3x3).
-    Dividing sizes are left as they are (NotImplemented: make_fx keeps the op)."""
-    import torch
-
+def adaptive_pool_by_window_means(source: Any, output_size: Any) -> Any:
+    """`_adaptive_avg_pool2d` as the mean of each window (ATen's windows, `_averaging_matrix`),
+    rows then columns, where the output does not divide the input: torch-mlir's lowering of
+    those sizes in the joint step fails ("unexpected loop dimension for convolution op" for
+    VGG's 7x7 pool of a 2x2 map, an invalid `tensor.cast` for 5x5 to 3x3). Not as products with
+    averaging matrices: an infinite input times their zeros made every window of its row NaN
+    (fuzz_pytorch seed 3153), where ATen's is infinite in the windows that hold it alone.
+    out_h + out_w slices. Dividing sizes are left as they are (NotImplemented: make_fx keeps the op)."""
     (in_h, in_w), (out_h, out_w) = source.shape[-2:], output_size
     if in_h % out_h == 0 and in_w % out_w == 0:
         return NotImplemented
-    rows, columns = _averaging_matrix(out_h, in_h, source), _averaging_matrix(out_w, in_w, source)
-    return torch.matmul(torch.matmul(rows, source), columns.transpose(0, 1))
+    return _window_means(_window_means(source, out_h, -2), out_w, -1)
+
+
+def _window_means(x: Any, outputs: int, dim: int) -> Any:
+    import torch
+
+    inputs = x.shape[dim]
+    if inputs == outputs:
+        return x
+    bounds = [((i * inputs) // outputs, ((i + 1) * inputs + outputs - 1) // outputs) for i in range(outputs)]
+    return torch.cat([x.narrow(dim, start, end - start).mean(dim, keepdim=True) for start, end in bounds], dim)
 
 
 def _spread_by_averaging_matrices(grad: Any, source: Any) -> Any:

@@ -13,7 +13,7 @@ The step is a pure function of the device variables and one micro-batch, written
    and `native_batch_norm` decomposed: its schema does not mark the running statistics it
    updates in place, so functionalization cannot see that update; decomposed, the update is a
    `copy_` into the running-stat tensors; an adaptive average pool whose output does not
-   divide its input becomes products with averaging matrices (torch-mlir's lowering of those
+   divide its input becomes the means of its windows (torch-mlir's lowering of those
    sizes fails in the joint step);
 2. functionalized (`torch.func.functionalize`): every in-place update (the `copy_`s,
    BatchNorm's `num_batches_tracked += 1`) becomes a value.
@@ -60,7 +60,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.frontends import api
 from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.backward_rewrites import (
-    adaptive_pool_by_averaging_matrices,
+    adaptive_pool_by_window_means,
     max_pool_backward_by_windows,
     rewrite_adaptive_pool_backward,
     rewrite_grouped_convolution_backward,
@@ -166,6 +166,7 @@ def build_step(
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
     layout.pipelined, layout.bind = pipelined, bind
     batch = tuple(value.detach() for value in micro_batch)
+    layout.unused = _unused_parameters(layout, batch)
     flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
     names = [variable.name for variable in layout.variables]
     try:
@@ -215,6 +216,7 @@ class _Layout:
     ) -> None:
         self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
         self.pipelined = 0  # micro-batches unrolled in one run (build_step)
+        self.unused: set[str] = set()  # trainable parameters the loss does not reach (`_unused_parameters`)
         self.bind: Callable[[list[Any]], tuple[tuple, dict]] | None = None  # forward's arguments from the tensors (build_step)
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
         self.params = dict(model.named_parameters())
@@ -317,6 +319,8 @@ class _Layout:
             grads = rule.clipped(grads)  # PopTorch's max_grad_norm, on the gradients the update takes
             step_count, offset = values.get("opt:step"), 0
             for name, group in self.trainable.items():
+                if name in self.unused:  # torch's optimizers skip a parameter whose .grad is None: no decay, no momentum
+                    continue
                 with _layer_of(name):  # ipu-shard: a parameter's update on its layer's IPU
                     state = {kind: values[f"opt:{kind}:{name}"] for kind in rule.state_names(group)}
                     weight = trainable[name] if mixed is None else mixed.weight(name, values, trainable[name])
@@ -351,6 +355,31 @@ def _model_line(error: BaseException) -> str:
         if not frame.filename.startswith(("<", ours)) and f"{os.sep}torch{os.sep}" not in frame.filename
     ]
     return f" at {frames[-1].filename}:{frames[-1].lineno} ({frames[-1].line})" if frames else ""
+
+
+def _unused_parameters(layout: _Layout, batch: tuple) -> set[str]:
+    """The trainable parameters the loss does not depend on (a head the forward never calls, a
+    parameter read only through a comparison): after `loss.backward()` their `.grad` is None,
+    and torch.optim's SGD, Adam and AdamW leave them and their state as they are, weight decay
+    and momentum included, where `grad_and_value`'s zero gradient would apply them. Found by a
+    forward and backward on fake tensors; where that fails, none (every parameter updated)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.func import functional_call
+
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode, warnings.catch_warnings(), _without_mkldnn():
+            warnings.simplefilter("ignore")
+            fake = {name: mode.from_tensor(p.detach()).requires_grad_(name in layout.trainable) for name, p in layout.params.items()}
+            buffers = {name: mode.from_tensor(value.detach().clone()) for name, value in layout.buffers.items()}
+            values = [mode.from_tensor(value.chunk(layout.pipelined)[0] if layout.pipelined else value) for value in batch]
+            args, kwargs = layout.bind(values) if layout.bind else (tuple(values), {})
+            _, loss, _ = split_result(functional_call(layout.model, {**fake, **buffers}, tuple(args), kwargs))
+            trained = list(layout.trainable)
+            grads = torch.autograd.grad(loss.sum(), [fake[name] for name in trained], allow_unused=True)
+    except Exception:  # noqa: BLE001 (an op fake tensors cannot run: the update as before)
+        return set()
+    return {name for name, grad in zip(trained, grads) if grad is None}
 
 
 def _phase(name: str) -> Any:
@@ -456,10 +485,13 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         **core_aten_decompositions(),
         **get_decompositions([torch.ops.aten.native_batch_norm]),
         **aten_rewrites(),
-        torch.ops.aten._adaptive_avg_pool2d.default: adaptive_pool_by_averaging_matrices,
+        torch.ops.aten._adaptive_avg_pool2d.default: adaptive_pool_by_window_means,
     }
     # preserve_node_meta: the phase and layer marks reach the nodes, and through the
     # Interpreter (which sets each node's meta as current) the functionalized retrace's nodes.
+    # _allow_non_fake_inputs: a real tensor the step reads but does not take (a module-level
+    # class-weight tensor, an index tensor in a closure) becomes a constant of the graph, as
+    # torch.export lifts it for inference, instead of make_fx's refusal.
     # mkldnn off: torch's LSTM decomposition otherwise picks its oneDNN layer on CPU
     # (`aten.mkldnn_rnn_layer`, which torch-mlir cannot lower) over the one made of matmuls.
     with (
@@ -470,7 +502,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
         marking_checkpoints(),
     ):
         warnings.simplefilter("ignore", (FutureWarning, UserWarning))
-        first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake")(*flat)
+        first = make_fx(step, decomposition_table=decompositions, tracing_mode="fake", _allow_non_fake_inputs=True)(*flat)
         placeholders = [node for node in first.graph.nodes if node.op == "placeholder"]
         draws = rewrite_random_ops(first, *(placeholders[index] for index in random_variables))
         for node in first.graph.nodes:
@@ -485,6 +517,7 @@ def _trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int
             torch.func.functionalize(torch.fx.Interpreter(first).run, remove="mutations"),
             decomposition_table={**core_aten_decompositions(), **aten_rewrites()},
             tracing_mode="fake",
+            _allow_non_fake_inputs=True,
         )(*flat)
     for node in graph.graph.nodes:
         if node.op == "call_function" and node.target in (torch.ops.aten.squeeze.dims, torch.ops.aten.view_copy.default):

@@ -395,8 +395,8 @@ def to_torch(array: Any) -> Any:
     import numpy as np
     import torch
 
-    if array.dtype in NARROW_FLOATS:
-        bits = np.ascontiguousarray(array).view(np.int16 if array.dtype.itemsize == 2 else np.uint8)
+    if array.dtype in NARROW_FLOATS:  # reshaped: ascontiguousarray makes a 0-d array 1-d (a bf16 loss)
+        bits = np.ascontiguousarray(array).reshape(array.shape).view(np.int16 if array.dtype.itemsize == 2 else np.uint8)
         return torch.from_numpy(bits).view(getattr(torch, array.dtype.name))
     return torch.from_numpy(array)
 

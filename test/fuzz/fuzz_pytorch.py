@@ -13,6 +13,10 @@ groups, at times an lr scheduler stepped between calls; one seed in 8 with such 
 of its two batches) through `trainingModel`, its outputs and its parameters after two calls
 against PyTorch's own loop. What was added after seed 2251 (`EXTRA_LAYERS`, mask inputs, dict
 and list outputs, schedulers) is drawn from a stream of its own: older seeds keep their models.
+From seed 2782 (`WIDENED_FROM`) a training case may also draw torch_training.py's wider
+vocabulary from a third stream: inference-only ops and more losses in the chain, odd optimizer
+settings (LAMB, maximize, lr 0, dampening; amsgrad and RMSprop refused), channels_last or
+non-contiguous batches, f16 / bf16 training checked at `torch_training.PRECISION_RTOL`.
 Outcomes: ok, refused (an `IpuError`: a clean one-line message), wrong (a mismatch), crash
 (any other exception; a worker that dies is restarted after the seed it died on).
 
@@ -51,7 +55,8 @@ import warnings
 
 import torch
 from torch import nn
-from torch_layers import EXTRA_LAYERS, LAYERS, Chain, Layer, linear, training_layers
+from torch_layers import EXTRA_LAYERS, LAYERS, LOSSES, Chain, Layer, linear, training_layers
+from torch_training import PRECISION_RTOL, mixed, optimizer_class, widened
 
 RTOL = 1e-4
 # Seed 760: a shift before log_softmax has the exact gradient 0 (ATen's g - exp(out) * sum(g)
@@ -63,6 +68,8 @@ RTOL = 1e-4
 # (seed 413's, under Adam) is still caught.
 EXACT_ZERO, F32_NOISE = 2.0**-40, 2.0**-20
 TARGETS = ("tiny", "gc2")
+WIDENED_FROM = 2782  # the first seed whose training case may draw torch_training.py's choices
+MIXED_FROM = 3163  # and its `mixed` ones (autocast, master weights)
 
 
 def make_inference(rng: random.Random, odd_values: bool | None = None, extra: random.Random | None = None) -> tuple[nn.Module, tuple, str]:
@@ -157,10 +164,11 @@ def _odd_values(draw: int, inputs: tuple, untied: bool = False, always: bool = F
     return tuple(changed), " with odd values" if any_float else ""
 
 
-def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:
-    """(model with its loss, batches, description, options): a few layers, a loss, an optimizer."""
-    from torch_layers import LOSSES
-
+def make_training(
+    rng: random.Random, widen: random.Random | None = None, more: random.Random | None = None
+) -> tuple[nn.Module, tuple, str, dict]:
+    """(model with its loss, batches, description, options): a few layers, a loss, an optimizer;
+    then at times (`widen`, a stream of its own) torch_training.py's wider vocabulary."""
     per_call_options = {"device_iterations": rng.choice([1, 1, 2]), "accumulation": rng.choice([1, 1, 2])}
     micro = rng.choice([1, 2, 3])
     rank = rng.choice([2, 3, 4])
@@ -199,6 +207,10 @@ def make_training(rng: random.Random) -> tuple[nn.Module, tuple, str, dict]:
         ids = torch.Generator().manual_seed(odd.getrandbits(31))
         batches = [(torch.randint(0, vocab, x.shape[:2], generator=ids), *rest) for x, *rest in batches]
         text = f"{head.name} -> {text}"
+    if widen is not None:
+        model, batches, text = widened(widen, model, batches, text, options, shape, micro)
+    if more is not None:
+        text += mixed(more, model, options, model.chain.layers[-1].shape, batches)
     return model, batches, text, options
 
 
@@ -227,10 +239,20 @@ def check_inference(model: nn.Module, inputs: tuple, target: str) -> tuple[str, 
 def check_training(model: nn.Module, batches: list, options: dict, target: str) -> tuple[str, str]:
     from ipu_mlir.frontends import torch as ipu_torch
 
-    reference, exact = copy.deepcopy(model), copy.deepcopy(model).double()
+    # f16 / bf16: ours trains the model in that type; PyTorch's loops (f32, f64) start from the same
+    # rounded weights and batches (its own f16 CPU backward crashes: seed 3035's GroupNorm)
+    low = options.get("precision") or torch.float32
+    model = model.to(low)
+    batches = [tuple(value.to(low) if value.is_floating_point() else value for value in batch) for batch in batches]
+    rtol = PRECISION_RTOL[torch.bfloat16] if options.get("autocast") else RTOL if low == torch.float32 else PRECISION_RTOL[low]
+    reference, exact = copy.deepcopy(model).float(), copy.deepcopy(model).double()
     make = _optimizer_maker(options["optimizer"])
     opts = ipu_torch.Options().target(target).deviceIterations(options["device_iterations"])
     opts.Training.gradientAccumulation(options["accumulation"])
+    if options.get("master_weights"):
+        opts.Precision.setMasterWeights(True)
+    if options.get("loss_scaling"):
+        opts.Training.setLossScaling(options["loss_scaling"])
     opts.outputMode(ipu_torch.OutputMode.All)  # every micro-batch's outputs, checked as inference's
     ours_optimizer = make(model)
     trained = ipu_torch.trainingModel(model, options=opts, optimizer=ours_optimizer)
@@ -257,7 +279,7 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
         for scheduler in schedulers:  # between calls, as a user's loop over epochs does
             if scheduler is not None:
                 scheduler.step()
-        problem, excused = _outputs_problem(got, outputs)
+        problem, excused = _outputs_problem(got, outputs, rtol)
         if problem and not any(mask.any() for mask in noisy.values()):  # else weights differ where rounding decided (seed 760)
             return "wrong", f"call {call} {problem}"
         if excused:  # PyTorch's f32 forward broke down (seed 1891): its updates from here on are no reference
@@ -275,7 +297,7 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
         if left_out and name not in noisy:  # a buffer (running statistics) computed from those elements
             continue
         keep = ~noisy[name] if name in noisy else torch.ones(theirs[name].shape, dtype=torch.bool)
-        problem, _ = _compare(ours[name][keep], theirs[name][keep], f64[name][keep])
+        problem, _ = _compare(ours[name][keep], theirs[name][keep], f64[name][keep], rtol)
         if problem:
             return "wrong", f"{name} after call {call}: {problem}"
     notes = [broke + f"; parameters checked after call {call}" if broke else ""]
@@ -283,12 +305,12 @@ def check_training(model: nn.Module, batches: list, options: dict, target: str) 
     return "ok", "; ".join(note for note in notes if note)
 
 
-def _outputs_problem(got: tuple, outputs: dict) -> tuple[str, int]:
+def _outputs_problem(got: tuple, outputs: dict, rtol: float) -> tuple[str, int]:
     """(problem, excused) of our outputs of a call against PyTorch's micro-batch outputs (f32, f64)."""
     excused = 0
     for index, ours in enumerate(got):
         theirs, f64 = (_joined([output[index] for output in outputs[dtype]]) for dtype in (torch.float32, torch.float64))
-        problem, flagged = _compare(ours, theirs, f64)
+        problem, flagged = _compare(ours, theirs, f64, rtol)
         if problem:
             return f"output #{index}: {problem}", 0
         excused += flagged
@@ -351,7 +373,9 @@ def run_case(seed: int, show: bool = False) -> dict:
         if kind == "inference":
             model, inputs, record["model"] = make_inference(rng, extra=random.Random(f"extra-{seed}"))
         else:
-            model, batches, record["model"], options = make_training(rng)
+            widen = random.Random(f"train-{seed}") if seed >= WIDENED_FROM else None
+            more = random.Random(f"train-more-{seed}") if seed >= MIXED_FROM else None
+            model, batches, record["model"], options = make_training(rng, widen, more)
             options["scheduler"] = _scheduler_spec(random.Random(f"extra-{seed}"))
             record["model"] += f"; scheduler {options['scheduler']}" if options["scheduler"] else ""
     except Exception as error:  # the generator's own bug, never the compiler's
@@ -377,9 +401,9 @@ def run_case(seed: int, show: bool = False) -> dict:
     return record
 
 
-def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> tuple[str, int]:
-    """('', excused) when `ours` matches PyTorch's `theirs` (f32) under the module docstring's
-    rule, `excused` counting the elements `_overflow_excused` lets pass; else (problem, 0)."""
+def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor, rtol: float = RTOL) -> tuple[str, int]:
+    """('', excused) when `ours` matches PyTorch's `theirs` (f32; f16 / bf16 at `rtol`) under the
+    module docstring's rule, `excused` counting the elements `_overflow_excused` lets pass; else (problem, 0)."""
     ours = torch.as_tensor(ours)
     if tuple(ours.shape) != tuple(theirs.shape):
         return f"shape {tuple(ours.shape)}, PyTorch {tuple(theirs.shape)}", 0
@@ -388,7 +412,7 @@ def _compare(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> tup
         return (f"{int(mismatch.sum())} of {theirs.numel()} integers differ" if mismatch.any() else ""), 0
     ours, theirs, f64 = ours.double(), theirs.double(), f64.double()
     excused = _overflow_excused(ours, theirs, f64)
-    problem = _compare_floats(ours[~excused], theirs[~excused], f64[~excused])
+    problem = _compare_floats(ours[~excused], theirs[~excused], f64[~excused], rtol)
     return problem, 0 if problem else int(excused.sum())
 
 
@@ -412,7 +436,7 @@ def _overflow_excused(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tenso
     return flagged | (~torch.isfinite(theirs) & exact)
 
 
-def _compare_floats(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor) -> str:
+def _compare_floats(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor, rtol: float) -> str:
     finite = torch.isfinite(theirs)
     same_special = (ours == theirs) | (torch.isnan(ours) & torch.isnan(theirs))
     if (~finite & ~same_special).any():
@@ -424,7 +448,7 @@ def _compare_floats(ours: torch.Tensor, theirs: torch.Tensor, f64: torch.Tensor)
     ours, theirs, f64 = ours[finite], theirs[finite], f64[finite]
     scale = max(float(theirs.abs().max()), 1e-30)
     error = (ours - theirs).abs()
-    bad = (error > RTOL * scale) & ((ours - f64).abs() > RTOL * scale + 2 * float((theirs - f64).abs().max()))
+    bad = (error > rtol * scale) & ((ours - f64).abs() > rtol * scale + 2 * float((theirs - f64).abs().max()))
     if bad.any():
         return f"{int(bad.sum())} of {theirs.numel()} elements off, max rel error {float(error.max()) / scale:.3g}"
     return ""
@@ -484,12 +508,12 @@ def _optimizer_spec(rng: random.Random) -> dict:
 
 def _optimizer_maker(spec: dict):  # noqa: ANN202
     def make(model: nn.Module) -> torch.optim.Optimizer:
-        extra = {key: spec[key] for key in ("momentum", "nesterov", "weight_decay") if key in spec}
+        extra = {key: value for key, value in spec.items() if key not in ("kind", "lr", "groups")}
         parameters = [p for p in model.parameters() if p.requires_grad]
         if spec["groups"] and len(parameters) > 1:  # two groups, the second at half the lr and no decay
             half = len(parameters) // 2
             parameters = [{"params": parameters[:half]}, {"params": parameters[half:], "lr": spec["lr"] / 2, "weight_decay": 0.0}]
-        return getattr(torch.optim, spec["kind"])(parameters, lr=spec["lr"], **extra)
+        return optimizer_class(spec["kind"])(parameters, lr=spec["lr"], **extra)
 
     return make
 

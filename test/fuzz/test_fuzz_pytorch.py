@@ -30,3 +30,22 @@ def test_a_wrong_update_before_the_breakdown_is_caught(monkeypatch):
     monkeypatch.setattr(optimizers, "_one_minus_power", lambda beta, step: correct(beta, step) * 1.01)
     record = fuzz_pytorch.run_case(BREAKDOWN_SEED)
     assert record["outcome"] == "wrong", record  # by call 1's outputs, from the weights of call 0
+
+
+# torch_training.py's widening, checked at PRECISION_RTOL (8 epsilons of the narrow type of each
+# tensor's largest magnitude) against PyTorch's f32 and f64 loops from the same rounded weights:
+# seed 2821, a Linear chain trained in f16 with SGD; seed 3236, bf16 with f32 master weights and
+# a loss scale of 128. Each goes wrong with SGD's step reversed (lr negated); a step 25% too long
+# is caught in f16 but not in bf16, whose 8 epsilons (6%) of a weight exceed it: in bf16 the rule
+# catches errors of the size of a step, not of a fraction of one.
+NARROW_SEEDS = {2821: "in torch.float16", 3236: "f32 master weights, loss scaling 128.0"}
+
+
+@pytest.mark.parametrize("seed", NARROW_SEEDS)
+def test_narrow_training_passes_and_a_wrong_update_is_caught(monkeypatch, seed):
+    record = fuzz_pytorch.run_case(seed)
+    assert record["outcome"] == "ok" and NARROW_SEEDS[seed] in record["model"], record
+    correct = optimizers._sgd
+    monkeypatch.setattr(optimizers, "_sgd", lambda param, grad, state, lr, *rest, **named: correct(param, grad, state, -lr, *rest, **named))
+    record = fuzz_pytorch.run_case(seed)
+    assert record["outcome"] == "wrong", record
