@@ -41,7 +41,7 @@ def _is_accumulation(generic: ir.OpView) -> bool:
     body = generic.regions[0].blocks[0]
     operations = list(body.operations)
     return (
-        _names(generic.location, ACCUMULATION)
+        location_names(generic.location, ACCUMULATION)
         and len(generic.operands) == 3
         and len(operations) == 2
         and operations[0].name == "arith.addf"
@@ -56,9 +56,9 @@ def _identity(generic: ir.OpView) -> ir.AffineMapAttr:
     return ir.AffineMapAttr.get(ir.AffineMap.get_identity(ir.RankedTensorType(generic.results[0].type).rank))
 
 
-def _names(location: ir.Location, name: str) -> bool:
+def location_names(location: ir.Location, name: str) -> bool:
     if location.is_a_fused():
-        return any(_names(inner, name) for inner in location.locations)
+        return any(location_names(inner, name) for inner in location.locations)
     while location.is_a_name():
         if location.name_str == name:
             return True

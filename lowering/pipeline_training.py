@@ -31,7 +31,7 @@ from mlir import ir
 
 from ipu_mlir.target.diagnostics import op_error
 
-from .accumulations import ACCUMULATE_ATTR
+from .accumulations import ACCUMULATE_ATTR, ACCUMULATION, location_names
 from .plan import IPU_ID_ATTR
 from .shard import step_phase
 
@@ -149,6 +149,10 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
                     values[op.results[0]] = rows.result
                     micro_batch_of[rows] = m
                     continue
+                same = _folded(op, values)
+                if same is not None:  # micro-batch 0's sum is its gradient; a reshape undone
+                    values[op.results[0]] = same
+                    continue
                 clone = op.operation.clone()
                 _remap(clone, values)
                 values.update(zip(op.results, clone.results))
@@ -156,12 +160,54 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
             carried = [values.get(v, v) for v in terminator.operands]
     for result, value in zip(loop.results, carried):
         result.replace_all_uses_with(value)
+    inits = list(dict.fromkeys(value.owner.operation for value in list(loop.operands)[3:] if isinstance(value.owner, ir.OpView)))
     loop.operation.erase()
+    for init in inits:  # the initial zeros micro-batch 0 did not add to, the loss's (cse may have made them one)
+        if init.name == "arith.constant" and not any(True for _ in init.results[0].uses):
+            init.erase()
     for clone in reversed(list(micro_batch_of)):  # what only the gathers read (the loop's counter), last first
         if not any(True for result in clone.results for _ in result.uses):
             del micro_batch_of[clone]
             clone.erase()
     return micro_batch_of
+
+
+def _folded(op: ir.OpView, values: dict[ir.Value, ir.Value]) -> ir.Value | None:
+    """What a clone of `op` would compute that another value holds already: an addition of a
+    running gradient sum (located ipu.accumulate) to the loop's initial zeros is the gradient,
+    as the front end's unrolled sums began (bit for bit: 0 + g is g but for -0.0); an
+    expand_shape of a collapse_shape back to its source's type is that source."""
+    operands = [values.get(v, v) for v in op.operands]
+    name = op.operation.name
+    if name == "tensor.expand_shape":
+        source = operands[0].owner
+        if isinstance(source, ir.OpView) and source.operation.name == "tensor.collapse_shape":
+            if source.operands[0].type == op.results[0].type:
+                return source.operands[0]
+        return None
+    if name != "linalg.generic" or not location_names(op.location, ACCUMULATION) or len(operands) != 3:
+        return None
+    inner = list(op.regions[0].blocks[0].operations)
+    if len(inner) != 2 or inner[0].operation.name != "arith.addf" or list(inner[0].operands) != list(op.regions[0].blocks[0].arguments)[:2]:
+        return None
+    total, gradient = operands[0], operands[1]
+    if total.type == gradient.type == op.results[0].type and _zero(total):
+        return gradient
+    return None
+
+
+def _zero(value: ir.Value) -> bool:
+    """Whether `value` is a splat 0 constant, or a reshape of one."""
+    owner = value.owner
+    while isinstance(owner, ir.OpView) and owner.operation.name in ("tensor.expand_shape", "tensor.collapse_shape"):
+        owner = owner.operands[0].owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.constant":
+        return False
+    attribute = owner.attributes["value"]
+    if not isinstance(attribute, ir.DenseElementsAttr) or not ir.DenseElementsAttr(attribute).is_splat:
+        return False
+    splat = ir.DenseElementsAttr(attribute).get_splat_value()
+    return isinstance(splat, ir.FloatAttr) and splat.value == 0.0
 
 
 def _micro_batch_reads(body: ir.Block, micro_batches: int) -> set[ir.Operation]:
