@@ -6,19 +6,25 @@ gradient passing through a marker (`accumulated`: an identity while tracing); th
 out before torch-mlir's import (a gradient becomes an extra result, the update reads an extra
 argument instead), and after it `accumulation_loop` makes the step
 
-    %sums:n, %last:k = scf.for %m = %c0 to %cG step %c1 iter_args(%sum = 0, .., %loss = 0, ..) {
+    %sums:n = scf.for %m = %c0 to %cG-1 step %c1 iter_args(%sum = 0, ..) {
       %x = tensor.extract_slice %batch[%m * rows, 0] [rows, ..]   // micro-batch m's rows
-      ... the forward, the loss and the backward of micro-batch m ...
+      ... the forward and the backward of micro-batch m (its loss unused: erased) ...
       %next = %sum + %grad                                       // located ipu.accumulate
-      scf.yield %next, .., %loss_m, ..
+      scf.yield %next, ..
     } {ipu.accumulate}
-    ... the update, reading %sums ...
+    %x = tensor.extract_slice %batch[(G - 1) * rows, 0] [rows, ..]
+    ... the forward, the loss and the backward of micro-batch G - 1 ...
+    %total = %sums + %grad
+    ... the update, reading %total ...
 
-so the IR holds one micro-batch's forward and backward whatever G is. The sums start at 0 and
-add the micro-batches' gradients in order, PyTorch's ((g1 + g2) + g3) + ..; what the update or
+so the IR holds two copies of one micro-batch's forward and backward whatever G is. The sums
+start at 0 and add the micro-batches' gradients in order, PyTorch's ((g1 + g2) + g3) + ..; what
 the results read of the micro-batch part otherwise (the loss, the forward's outputs) is the last
-micro-batch's, carried out of the loop. ipu-shard places the body's ops as a step's, and
-ipu-pipeline runs the loop's iterations as PopART's pipeline does (lowering/pipeline_training.py).
+micro-batch's, as PopTorch returns by default. The last micro-batch stays out of the loop so
+that the loop yields only the sums: a loss yielded each iteration would keep its producers
+(the MSE's difference) from fusing into the backward in ipu-convert-to-ipu, which costs the
+step 15-21% of its cycles. ipu-shard places the body's ops as a step's, and ipu-pipeline runs
+the micro-batches as PopART's pipeline does (lowering/pipeline_training.py).
 """
 
 from __future__ import annotations
@@ -72,8 +78,9 @@ def cut_at_accumulations(graph: Any) -> int:
 
 def accumulation_loop(module: ir.Module, sums: int, micro_batches: int, batch: range) -> None:
     """@main's last `sums` results (the gradients of a micro-batch) and arguments (their sums)
-    joined by a loop over `micro_batches` micro-batches around the ops reading the arguments at
-    `batch` (one micro-batch's shape, retyped here to all of them), as the module docstring shows."""
+    joined by a loop over the first `micro_batches` - 1 micro-batches around clones of the ops
+    reading the arguments at `batch` (one micro-batch's shape, retyped here to all of them), the
+    traced ops left for the last micro-batch after it, as the module docstring shows."""
     with module.context:
         main = next(op for op in module.body.operations if op.operation.name == "func.func")
         block = main.regions[0].blocks[0]
@@ -88,23 +95,23 @@ def accumulation_loop(module: ir.Module, sums: int, micro_batches: int, batch: r
         if inside & after:
             raise IpuError("a pipelined training step whose micro-batch part reads the summed gradients is not supported")
         body_ops = [ops[i] for i in sorted(inside)]
-        made = {result for op in body_ops for result in op.results}
-        outside = [op for i, op in enumerate(ops) if i not in inside]
-        carried = list(dict.fromkeys(v for op in [*outside, ret] for v in _operands_within(op) if v in made))
-        carried = [v for v in carried if v not in gradients or any(v in _operands_within(op) for op in outside)]
-        first_after = min(after, default=len(ops))
-        anchor = ops[first_after] if first_after < len(ops) else ret
-        for i in range(first_after, len(ops)):  # work on no micro-batch after the loop's place moves before it
+        first = min(inside, default=len(ops))
+        anchor = ops[first] if first < len(ops) else ret
+        for i in range(first, len(ops)):  # work on no micro-batch before the micro-batches, the update after them
             if i not in inside and i not in after:
                 ops[i].operation.move_before(anchor)
+        for i in sorted(after):
+            ops[i].operation.move_before(ret)
         with main.location:
-            loop = _build_loop(block, ir.InsertionPoint(anchor), micro_batches, batch, gradients, carried, body_ops)
-        totals, lasts = list(loop.results)[:sums], list(loop.results)[sums:]
+            where = ir.InsertionPoint(anchor)
+            lasts = [_slice_micro_batch(block.arguments[position], micro_batches, where) for position in batch]
+            totals = gradients
+            if micro_batches > 1:
+                loop = _build_loop(where, micro_batches - 1, lasts, gradients, body_ops)
+                with ir.InsertionPoint(ops[min(after)] if after else ret):
+                    totals = [_add(total, gradient, _location_of(gradient)) for total, gradient in zip(loop.results, gradients)]
         for placeholder, total in zip(placeholders, totals):
             placeholder.replace_all_uses_with(total)
-        body = loop.regions[0].blocks[0]
-        for value, last in zip(carried, lasts):
-            _replace_outside(value, last, body)
         with ret.location:
             ir.Operation.create("func.return", operands=list(ret.operands)[: len(kept)], ip=ir.InsertionPoint(ret))
         ret.operation.erase()
@@ -115,17 +122,9 @@ def accumulation_loop(module: ir.Module, sums: int, micro_batches: int, batch: r
         main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(function_type.results)[: len(kept)]))
 
 
-def _replace_outside(value: ir.Value, last: ir.Value, body: ir.Block) -> None:
-    """`value`'s uses by ops outside `body` (and the ops nested in them) read `last` instead."""
-    for use in list(value.uses):
-        owner = use.owner.operation
-        while owner.block != body and owner.parent is not None and owner.parent.name != "func.func":
-            owner = owner.parent
-        if owner.block != body:
-            use.owner.operands[use.operand_number] = last
-
-
-def _build_loop(block, where, micro_batches, batch, gradients, carried, body_ops) -> ir.Operation:
+def _build_loop(where, iterations, lasts, gradients, body_ops) -> ir.Operation:
+    """A loop over micro-batches 0 .. `iterations` - 1, each a clone of `body_ops` reading its
+    rows where they read the last micro-batch's (`lasts`), adding its gradients into the sums."""
     index = ir.IndexType.get()
 
     def constant(value: int) -> ir.Value:
@@ -133,72 +132,96 @@ def _build_loop(block, where, micro_batches, batch, gradients, carried, body_ops
             "arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, value)}, ip=where
         ).result
 
-    inits = [_zeros(value.type, where) for value in [*gradients, *carried]]
+    inits = [_zeros(value.type, where) for value in gradients]
     loop = ir.Operation.create(
         "scf.for",
         results=[value.type for value in inits],
-        operands=[constant(0), constant(micro_batches), constant(1), *inits],
+        operands=[constant(0), constant(iterations), constant(1), *inits],
         regions=1,
         attributes={ACCUMULATE_ATTR: ir.UnitAttr.get()},
         ip=where,
     )
     body = loop.regions[0].blocks.append(index, *[value.type for value in inits])
-    step, totals = body.arguments[0], list(body.arguments)[1 : 1 + len(gradients)]
+    step, totals = body.arguments[0], list(body.arguments)[1:]
     with ir.InsertionPoint(body):
-        end = ir.Operation.create("scf.yield")  # where the moved ops go; replaced below
-        for position in batch:
-            _slice_micro_batch(block.arguments[position], step, micro_batches, ir.InsertionPoint(end))
-    for op in body_ops:
-        op.operation.move_before(end)
-    end.erase()
-    with ir.InsertionPoint(body):
+        values = {last: _rows(last, step) for last in lasts}
+        for op in body_ops:
+            clone = op.operation.clone(ip=ir.InsertionPoint(body))
+            _remap(clone, values)
+            values.update(zip(op.results, clone.results))
         yielded = []
         for total, gradient in zip(totals, gradients):
-            with ir.Location.name(ACCUMULATION, childLoc=gradient.owner.location):
-                yielded.append(_add(total, gradient))
-        ir.Operation.create("scf.yield", operands=[*yielded, *carried])
+            yielded.append(_add(total, values.get(gradient, gradient), ir.Location.name(ACCUMULATION, childLoc=_location_of(gradient))))
+        ir.Operation.create("scf.yield", operands=yielded)
     return loop
 
 
-def _slice_micro_batch(argument: ir.BlockArgument, step: ir.Value, micro_batches: int, where: ir.InsertionPoint) -> None:
-    """`argument` (one micro-batch's shape when traced) retyped to all `micro_batches`; the
-    loop's users read micro-batch `step`'s rows of it (an extract_slice at a dynamic offset)."""
+def _location_of(value: ir.Value) -> ir.Location:
+    return value.owner.location if isinstance(value.owner, ir.OpView) else ir.Location.current
+
+
+def _remap(op: ir.Operation, values: dict[ir.Value, ir.Value]) -> None:
+    """`op`'s operands, and those its regions take from outside, read through `values`."""
+    for i, operand in enumerate(op.operands):
+        if operand in values:
+            op.operands[i] = values[operand]
+    for region in op.regions:
+        for inner_block in region.blocks:
+            for inner in inner_block.operations:
+                _remap(inner.operation, values)
+
+
+def _slice_micro_batch(argument: ir.BlockArgument, micro_batches: int, where: ir.InsertionPoint) -> ir.Value:
+    """`argument` (one micro-batch's shape when traced) retyped to all `micro_batches`; its users
+    read the last micro-batch's rows of it (a static extract_slice), which this returns."""
     type_ = ir.RankedTensorType(argument.type)
     shape = list(type_.shape)
     if not shape:
         raise IpuError("a pipelined training step's inputs need a batch dimension")
     argument.set_type(ir.RankedTensorType.get([shape[0] * micro_batches, *shape[1:]], type_.element_type))
-    index = ir.IndexType.get()
-    rows = ir.Operation.create("arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, shape[0])}, ip=where)
-    offset = ir.Operation.create("arith.muli", results=[index], operands=[step, rows.result], ip=where).result
-    dynamic = ir.ShapedType.get_dynamic_size()
-    sliced = ir.Operation.create(
-        "tensor.extract_slice",
-        results=[type_],
-        operands=[argument, offset],
-        attributes={
-            "static_offsets": ir.DenseI64ArrayAttr.get([dynamic] + [0] * (len(shape) - 1)),
-            "static_sizes": ir.DenseI64ArrayAttr.get(shape),
-            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0]),
-        },
-        ip=where,
-    ).result
+    sliced = _extract_rows(argument, type_, [], [(micro_batches - 1) * shape[0]], where)
     for use in list(argument.uses):
         if use.owner != sliced.owner:
             use.owner.operands[use.operand_number] = sliced
+    return sliced
 
 
-def _add(total: ir.Value, gradient: ir.Value) -> ir.Value:
+def _rows(last: ir.Value, step: ir.Value) -> ir.Value:
+    """Micro-batch `step`'s rows of what `last`, the last micro-batch's, slices (a dynamic offset)."""
+    type_ = ir.RankedTensorType(last.type)
+    index = ir.IndexType.get()
+    rows = ir.Operation.create("arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, type_.shape[0])})
+    offset = ir.Operation.create("arith.muli", results=[index], operands=[step, rows.result]).result
+    return _extract_rows(last.owner.operands[0], type_, [offset], [ir.ShapedType.get_dynamic_size()], None)
+
+
+def _extract_rows(source: ir.Value, type_: ir.RankedTensorType, offsets: list, first: list[int], where) -> ir.Value:
+    rank = type_.rank
+    return ir.Operation.create(
+        "tensor.extract_slice",
+        results=[type_],
+        operands=[source, *offsets],
+        attributes={
+            "static_offsets": ir.DenseI64ArrayAttr.get(first + [0] * (rank - 1)),
+            "static_sizes": ir.DenseI64ArrayAttr.get(list(type_.shape)),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * rank),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(offsets), 0, 0]),
+        },
+        ip=where,
+    ).result
+
+
+def _add(total: ir.Value, gradient: ir.Value, location: ir.Location) -> ir.Value:
     type_ = ir.RankedTensorType(gradient.type)
     name = "arith.addf" if isinstance(type_.element_type, ir.FloatType) else "arith.addi"
-    init = ir.Operation.create("tensor.empty", results=[type_]).result
     identity = ir.AffineMap.get_identity(type_.rank)
 
     def body(a: ir.Value, b: ir.Value, _: ir.Value) -> ir.Value:
         return ir.Operation.create(name, results=[a.type], operands=[a, b]).result
 
-    return tb.generic([total, gradient], init, [identity] * 3, body)
+    with location:
+        init = ir.Operation.create("tensor.empty", results=[type_]).result
+        return tb.generic([total, gradient], init, [identity] * 3, body)
 
 
 def _zeros(type_: ir.Type, where: ir.InsertionPoint) -> ir.Value:

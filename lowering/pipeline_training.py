@@ -2,12 +2,12 @@
 
 The torch front end builds a pipelined training step (PopTorch's `PipelinedExecution` with
 `Training.gradientAccumulation(G)`) as one micro-batch's forward and backward in a loop over the
-G micro-batches (`ipu.accumulate`), each layer's gradients summed through it, then one update
-(frontends/accumulation_loop.py); ipu-shard has put each op of the body on its layer's IPU. This
-unrolls the loop, a clone of the body per micro-batch (`unroll_micro_batches`; a step whose
-micro-batches come unrolled already, in order, is taken as it is), and puts the ops in the
-order of PopART's pipeline: with S
-IPUs there are 2S - 1 pipeline stages, the forward of IPU s, then the last IPU's forward, loss
+first G - 1 micro-batches (`ipu.accumulate`), each layer's gradients summed through it, the last
+micro-batch after it, then one update (frontends/accumulation_loop.py); ipu-shard has put each
+op on its layer's IPU. This unrolls the loop, a clone of the body per micro-batch
+(`unroll_micro_batches`; micro-batches after it, or all of them when there is no loop, are
+told apart in order, each forward after a backward beginning the next), and puts the ops in
+the order of PopART's pipeline: with S IPUs there are 2S - 1 pipeline stages, the forward of IPU s, then the last IPU's forward, loss
 and backward as one, then the backward of IPU s on IPU s (PopART's user guide and Graphcore's
 pipelining tutorial: "layer3 forward, loss computation, layer3 backward on IPU3"). In pipeline
 cycle t, IPU s runs the forward of micro-batch t - s and the backward of micro-batch
@@ -69,7 +69,7 @@ def order_training_step(function: ir.OpView, micro_batches: int) -> None:
             phase = ""
         if op.operation in unrolled:  # a clone of the loop's body: its micro-batch known
             micro_batch = unrolled[op.operation]
-        elif phase == "forward" and previous == "backward":  # the front end unrolled them: the next forward begins
+        elif phase == "forward" and previous == "backward":  # the next forward after the loop's or the front end's
             micro_batch += 1
         previous = phase or previous
         stage = rank.get(_ipu_of(op), 0)
@@ -88,7 +88,7 @@ def order_training_step(function: ir.OpView, micro_batches: int) -> None:
         group = (key, stage)
         groups[group] = groups.get(group, -1) + 1
         order.append((key, groups[group], stage, index))
-    if not unrolled and micro_batch + 1 != micro_batches:
+    if micro_batch + 1 != micro_batches:
         raise op_error(
             function, f"ipu-pipeline: the training step holds {micro_batch + 1} micro-batches, not micro-batches={micro_batches}"
         )
@@ -123,9 +123,10 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
     loop = next((op for op in block.operations if ACCUMULATE_ATTR in op.attributes), None)
     if loop is None:
         return {}
-    bounds = [op.owner.attributes["value"] for op in list(loop.operands)[:3]]
-    if [ir.IntegerAttr(b).value for b in bounds] != [0, micro_batches, 1]:
-        raise op_error(loop, f"ipu-pipeline: the loop over the step's micro-batches is not 0 to micro-batches={micro_batches} by 1")
+    bounds = [ir.IntegerAttr(op.owner.attributes["value"]).value for op in list(loop.operands)[:3]]
+    if bounds[0] != 0 or bounds[2] != 1 or not 0 < bounds[1] <= micro_batches:
+        raise op_error(loop, f"ipu-pipeline: the loop over the step's micro-batches is not 0 to at most micro-batches={micro_batches} by 1")
+    iterations = bounds[1]
     body = loop.regions[0].blocks[0]
     *ops, terminator = body.operations
     arguments = list(body.arguments)
@@ -135,7 +136,7 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
     indices = {gather.operands[1].owner.operation for gather in reads}
     with ir.InsertionPoint(loop), loop.location:
         index = ir.IndexType.get()
-        for m in range(micro_batches):
+        for m in range(iterations):
             values = dict(zip(arguments[1:], carried))
             if any(True for _ in arguments[0].uses):  # the loop's index, a constant in each clone
                 values[arguments[0]] = ir.Operation.create(

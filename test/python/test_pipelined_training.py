@@ -73,9 +73,9 @@ def test_too_few_micro_batches_refused(accumulation):
 
 def test_running_gradient_sum_reads_one_micro_batch_at_a_time():
     """Each micro-batch's gradient is added into the running sum as it arrives: after
-    ipu-convert-to-ipu the step is one loop round one micro-batch (frontends/accumulation_loop.py)
-    and no op reads more than the sum, a gradient and the momentum of the embedding's size; when
-    the front end unrolled the micro-batches, fused additions read all G gradients at once
+    ipu-convert-to-ipu the step is one loop round one micro-batch (frontends/accumulation_loop.py),
+    the last micro-batch after it, and no op reads more than the sum, a gradient and the momentum
+    of the embedding's size; when the front end unrolled the micro-batches, fused additions read all G gradients at once
     (BERT-Large's token embedding at G 7: 765 KB a tile)."""
     from mlir import ir
 
@@ -105,6 +105,11 @@ def test_running_gradient_sum_reads_one_micro_batch_at_a_time():
     ops = _nested(module.body.operations[-1].regions[0].blocks[0])
     loops = [op for op in ops if "ipu.accumulate" in op.attributes]
     assert len(loops) == 1  # the micro-batches: one loop round one micro-batch's forward and backward
+    # it yields the gradient sums alone: a loss yielded too would keep the MSE's difference out of
+    # the backward's fusion (the loss is the last micro-batch's, after the loop)
+    # (and the loop's counter, a tensor<i64> after ipu-convert-to-ipu)
+    floats = [r for r in loops[0].results if isinstance(ir.RankedTensorType(r.type).element_type, ir.FloatType)]
+    assert len(floats) == len(list(model.parameters()))
     inputs = [list(op.operands)[: len(op.operands) - len(op.results)] if op.name == "linalg.generic" else op.operands for op in ops]
     read = [sum(operand.type == embedding for operand in operands) for operands in inputs if operands is not loops[0].operands]
     assert max(read) <= 3

@@ -22,7 +22,7 @@ module attributes {ipu.target = "m2000"} {
   // CHECK: %[[S2:.*]] = arith.addf %[[S1]], %{{.*}} {ipu.ipu_id = 0 : i64, ipu.pipeline_cycle = 4 : i64, tag = "sum"}
   // CHECK-NEXT: "ipu.matmul"(%[[S2]], %arg0) {ipu.ipu_id = 0 : i64, ipu.pipeline_cycle = 5 : i64, tag = "update"}
   // CHECK-NEXT: return
-  // COUNT: error: 'scf.for' op ipu-pipeline: the loop over the step's micro-batches is not 0 to micro-batches=4 by 1
+  // COUNT: error: 'func.func' op ipu-pipeline: the training step holds 3 micro-batches, not micro-batches=4
   func.func @step(%w0: tensor<64x64xf32> {ipu.resident = "param:l0.weight"}, %w1: tensor<64x64xf32> {ipu.resident = "param:l1.weight"},
                   %x: tensor<8x64xf32>) -> tensor<8x64xf32> {
     %c0 = arith.constant 0 : index
