@@ -23,7 +23,8 @@ beside what the busiest IPU computes on its own tiles in it, the IPUs computing 
 
 `--sizes G ...` instead measures the pipelined step's size at each G, each in a process of its
 own (its peak resident memory its own): the ops of the front end's step (L0: one micro-batch in
-a loop over G, frontends/accumulation_loop.py) and of the compiled program (L3), the seconds to
+a loop over G - 1, the last after it, frontends/accumulation_loop.py) and of the compiled
+program (L3), the seconds to
 trace and import, to compile and load, and the step's cycles.
 """
 
