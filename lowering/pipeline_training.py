@@ -118,7 +118,8 @@ def _ipu_of(op: ir.OpView) -> int | None:
 
 def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Operation, int]:
     """The function's loop over its micro-batches (frontends/accumulation_loop.py) replaced by
-    its body once per micro-batch, in place; each clone's micro-batch ({} without a loop)."""
+    its body once per micro-batch, in place; each clone's micro-batch, and the next for the
+    forward and backward ops after the loop (the last micro-batch's; {} without a loop)."""
     block = function.regions[0].blocks[0]
     loop = next((op for op in block.operations if ACCUMULATE_ATTR in op.attributes), None)
     if loop is None:
@@ -161,6 +162,8 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
             carried = [values.get(v, v) for v in terminator.operands]
     for result, value in zip(loop.results, carried):
         result.replace_all_uses_with(value)
+    operations = list(block.operations)
+    after_loop = operations[operations.index(loop) + 1 :]
     inits = list(dict.fromkeys(value.owner.operation for value in list(loop.operands)[3:] if isinstance(value.owner, ir.OpView)))
     loop.operation.erase()
     for init in inits:  # the initial zeros micro-batch 0 did not add to, the loss's (cse may have made them one)
@@ -170,6 +173,9 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
         if not any(True for result in clone.results for _ in result.uses):
             del micro_batch_of[clone]
             clone.erase()
+    for op in after_loop:  # the micro-batch after the loop (the front end's last), its next
+        if step_phase(op) in ("forward", "backward"):
+            micro_batch_of[op.operation] = iterations
     return micro_batch_of
 
 
