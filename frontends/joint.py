@@ -155,9 +155,9 @@ def build_step(
     `mixed`: the master weights, loss scaling and stochastic rounding of an f16 / bf16 model
     (frontends/mixed_precision.py). `pipelined` > 0 (PopTorch's PipelinedExecution): one run of
     the step takes that many micro-batches (`micro_batch` holds them all): one micro-batch's
-    forward and backward traced and put in a loop over them, its gradients summed (the mean, when
-    `mean`) before one update (frontends/accumulation_loop.py); `accumulation` is then 1. The IR
-    does not grow with them.
+    forward and backward traced, put in a loop over all but the last and kept for the last after
+    it, its gradients summed (the mean, when `mean`) before one update
+    (frontends/accumulation_loop.py); `accumulation` is then 1. The IR does not grow with them.
     `bind`: forward's (args, kwargs) from a micro-batch's tensors, its Python values bound as
     constants of the step (frontends/inputs.py `Signature.bind`); None: the tensors positional."""
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
