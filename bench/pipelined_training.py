@@ -20,11 +20,21 @@ bound), the exchange phases carrying IPU-Link traffic, the other exchange phases
 A third splits the pipelined step of the first G by pipeline cycle (the supersteps between two
 link phases of their own, ipu-schedule's): each cycle's cycles, its link phase, its compute
 beside what the busiest IPU computes on its own tiles in it, the IPUs computing in it.
+
+`--sizes G ...` instead measures the pipelined step's size at each G, each in a process of its
+own (its peak resident memory its own): the ops of the front end's step (L0: one micro-batch in
+a loop over G - 1, the last after it, frontends/accumulation_loop.py) and of the compiled
+program (L3), the seconds to
+trace and import, to compile and load, and the step's cycles.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -46,6 +56,48 @@ class Net(nn.Module):
         for layer in self.layers:
             x = torch.relu(layer(x))
         return nn.functional.mse_loss(x, target)
+
+
+def ops(operation) -> int:
+    """The ops in `operation`'s regions, a generic's body not counted."""
+    return sum(
+        1 + (ops(op.operation) if op.operation.name != "linalg.generic" else 0)
+        for region in operation.regions
+        for block in region.blocks
+        for op in block.operations
+    )
+
+
+def size(accumulation: int) -> dict:
+    """The pipelined step's size at `accumulation` micro-batches (run in a process of its own)."""
+    torch.manual_seed(0)
+    net = Net()
+    for ipu, layer in enumerate(net.layers[1:], start=1):
+        ipu_torch.BeginBlock(layer, ipu_id=ipu)
+    options = ipu_torch.Options().target("m2000").setExecutionStrategy(ipu_torch.PipelinedExecution())
+    options.Training.gradientAccumulation(accumulation)
+    model = ipu_torch.trainingModel(net, options=options, optimizer=torch.optim.SGD(net.parameters(), lr=1e-3, momentum=0.9))
+    model(torch.randn(ROWS * accumulation, WIDTH), torch.randn(ROWS * accumulation, WIDTH))
+    return {
+        "G": accumulation,
+        "L0 ops": ops(model.step.module.operation),
+        "L3 ops": ops(model.program.operation),
+        "trace + import": f"{model.timings['export']:.1f} s",
+        "compile + load": f"{model.timings['compile_and_load']:.1f} s",
+        "peak resident": f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB",
+        "cycles a step": model.profile.cycles,
+    }
+
+
+def sizes(accumulations: list[int]) -> None:
+    rows = [
+        json.loads(subprocess.run([sys.executable, __file__, "--size-of", str(g)], check=True, capture_output=True, text=True).stdout)
+        for g in accumulations
+    ]
+    print("| " + " | ".join(rows[0]) + " |")
+    print("|---" * len(rows[0]) + "|")
+    for row in rows:
+        print("| " + " | ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in row.values()) + " |", flush=True)
 
 
 def step_cycles(pipelined: bool, accumulation: int) -> tuple[Profile, float]:
@@ -106,7 +158,15 @@ def by_cycle(profile: Profile) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--accumulation", type=int, nargs="+", default=[7, 14], help="micro-batches a step (>= 2 x 4 - 1)")
+    parser.add_argument("--sizes", type=int, nargs="+", help="measure the pipelined step's size at these G instead")
+    parser.add_argument("--size-of", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.size_of:
+        print(json.dumps(size(args.size_of)))
+        return
+    if args.sizes:
+        sizes(args.sizes)
+        return
     print("| G | sharded step | pipelined step | speedup | bubble (ideal) | bubble (measured) | first call, sharded / pipelined |")
     print("|---|---|---|---|---|---|---|")
     parts, traced = {}, None

@@ -58,6 +58,7 @@ from mlir.dialects import scf, tensor
 
 from ipu_mlir.dialects import ipu
 from ipu_mlir.frontends import api
+from ipu_mlir.frontends.accumulation_loop import accumulated, accumulation_loop, cut_at_accumulations
 from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.backward_rewrites import (
     adaptive_pool_by_window_means,
@@ -158,16 +159,18 @@ def build_step(
     an `ipu.all_reduce` over the replicas (their mean, or sum when not `mean`: `_all_reduced`).
     `mixed`: the master weights, loss scaling and stochastic rounding of an f16 / bf16 model
     (frontends/mixed_precision.py). `pipelined` > 0 (PopTorch's PipelinedExecution): one run of
-    the step takes that many micro-batches (`micro_batch` holds them all), their forward and
-    backward passes unrolled and their gradients summed (the mean, when `mean`) before one update;
-    `accumulation` is then 1. The IR grows linearly with them, as ipu-pipeline's inference does.
+    the step takes that many micro-batches (`micro_batch` holds them all): one micro-batch's
+    forward and backward traced, put in a loop over all but the last and kept for the last after
+    it, its gradients summed (the mean, when `mean`) before one update
+    (frontends/accumulation_loop.py); `accumulation` is then 1. The IR does not grow with them.
     `bind`: forward's (args, kwargs) from a micro-batch's tensors, its Python values bound as
     constants of the step (frontends/inputs.py `Signature.bind`); None: the tensors positional."""
     layout = _Layout(model, optimizer, rule, accumulation, seed, replicas, mixed)
     layout.pipelined, layout.bind = pipelined, bind
     batch = tuple(value.detach() for value in micro_batch)
+    traced = _first_micro_batch(batch, pipelined) if pipelined else batch
     layout.unused = _unused_parameters(layout, batch)
-    flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(batch)
+    flat = [to_torch(np.array(variable.value)) for variable in layout.variables] + list(traced)
     names = [variable.name for variable in layout.variables]
     try:
         graph, draws = _trace(layout.step_function(mean), flat, [names.index(name) for name in _RANDOM_VARIABLES])
@@ -186,11 +189,24 @@ def build_step(
     results = _fold_unchanged(graph, len(layout.variables), returns.outputs + 1)
     for variable, changed in zip(layout.variables, results):
         variable.updated = changed
+    sums = cut_at_accumulations(graph)
     reduced = _cut_at_all_reduces(graph)
     module = _import(graph, importer)
     _all_reduced(module, reduced, replicas, "mean" if mean else "sum")
+    if pipelined:
+        accumulation_loop(module, sums, pipelined, range(len(layout.variables), len(layout.variables) + len(batch)))
     _mark_resident(module, [variable.name for variable in layout.variables], [v.name for v in layout.variables if v.updated])
     return JointStep(module, layout.variables, [(tuple(t.shape), _numpy_dtype(t)) for t in batch], returns.outputs, returns.structure)
+
+
+def _first_micro_batch(batch: tuple, micro_batches: int) -> tuple:
+    """The first of `micro_batches` micro-batches of `batch`: the pipelined step is traced for one."""
+    for value in batch:
+        if not value.dim() or value.shape[0] % micro_batches:
+            raise IpuError(
+                f"a pipelined training step's input of shape {tuple(value.shape)} does not split into {micro_batches} micro-batches"
+            )
+    return tuple(value[: value.shape[0] // micro_batches] for value in batch)
 
 
 @dataclass
@@ -215,7 +231,7 @@ class _Layout:
         mixed: MixedPrecisionStep | None = None,
     ) -> None:
         self.model, self.rule, self.accumulation, self.replicas, self.mixed = model, rule, accumulation, replicas, mixed
-        self.pipelined = 0  # micro-batches unrolled in one run (build_step)
+        self.pipelined = 0  # micro-batches in one run, a loop round one (build_step)
         self.unused: set[str] = set()  # trainable parameters the loss does not reach (`_unused_parameters`)
         self.bind: Callable[[list[Any]], tuple[tuple, dict]] | None = None  # forward's arguments from the tensors (build_step)
         group_of = {id(param): index for index, group in enumerate(optimizer.param_groups) for param in group["params"]}
@@ -275,21 +291,12 @@ class _Layout:
                     return mixed.scaled(backward, values), (loss, outputs, buffers)
                 return backward, (loss, outputs, buffers)
 
-            if not self.pipelined:
-                with _phase("backward"):
-                    grads, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, flat[len(names) :])
-            else:  # the micro-batches one after another, each layer's gradients summed on its IPU (ipu-pipeline orders them)
-                grads = {}
-                for index, micro_batch in enumerate(zip(*(value.chunk(self.pipelined) for value in flat[len(names) :]))):
-                    with _phase("backward"):
-                        these, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, micro_batch)
-                        for name, grad in these.items():  # PyTorch's order: ((g1 + g2) + g3) + ...
-                            with _layer_of(name), _accumulating(index < self.pipelined - 1):
-                                grads[name] = grad if name not in grads else grads[name] + grad
-                if mean:
-                    for name, grad in grads.items():
-                        with _layer_of(name):
-                            grads[name] = grad / self.pipelined
+            with _phase("backward"):
+                grads, (_, (loss, outputs, buffers)) = grad_and_value(loss_of, has_aux=True)(trainable, buffers, flat[len(names) :])
+            if self.pipelined:  # summed over the step's micro-batches: the loop round the above (accumulation_loop.py)
+                for name, grad in grads.items():
+                    with _layer_of(name):
+                        grads[name] = accumulated(grad) / self.pipelined if mean else accumulated(grad)
             with _phase("update"):
                 return update(values, trainable, grads, loss, outputs, buffers)
 
@@ -395,15 +402,6 @@ def _layer_of(parameter: str) -> Any:
     from torch.fx import traceback
 
     return traceback.annotate({"layer": parameter.rpartition(".")[0]})
-
-
-def _accumulating(marked: bool) -> Any:
-    """Marks the running gradient sums' additions (all but the last micro-batch's, which the
-    update may fuse with): kept out of fusion (lowering/accumulations.py), each adds one
-    micro-batch's gradient as it arrives, so that the sum and one gradient are live, not all G."""
-    from torch.fx import traceback
-
-    return traceback.annotate({"accumulate": True}) if marked else contextlib.nullcontext()
 
 
 @contextlib.contextmanager

@@ -1,16 +1,16 @@
 """A pipelined training step's running gradient sums kept out of element-wise fusion (part of
 `ipu-convert-to-ipu`).
 
-The torch front end unrolls a pipelined step's G micro-batches and adds each micro-batch's
-gradient into one running sum as it arrives, PyTorch's order ((g1 + g2) + g3) + ...
-(frontends/joint.py); the additions' locations name `ACCUMULATION`. Upstream
-`linalg-fuse-elementwise-ops` fuses a chain of additions into one generic reading all G
-gradients at once, so that all of them are live until the last arrives: BERT-Large's token
-embedding at G = 7 read 7 dense 30522 x 1024 gradients and its momentum in one op, 765 KB a
-tile. Upstream fuses generics only, so each marked addition becomes a named `linalg.add` for
-the fusion (`keep_accumulations_apart`) and a generic again after it (`GENERALIZE`): each adds
-one gradient into the sum right after that gradient's backward, and ipu-pipeline's order keeps
-the sum and one gradient live.
+The torch front end sums a pipelined step's gradients over its micro-batches in a loop, adding
+each micro-batch's gradient into the running sum, PyTorch's order ((g1 + g2) + g3) + ...
+(frontends/accumulation_loop.py); the additions' locations name `ACCUMULATION`. Each stays an
+op of its own, an addition of the sum and one gradient, which ipu-pipeline puts in that
+gradient's cycle. (When the front end unrolled the micro-batches, upstream
+`linalg-fuse-elementwise-ops` fused the chain of additions into one generic reading all G
+gradients at once: BERT-Large's token embedding at G = 7 read 7 dense 30522 x 1024 gradients and
+its momentum in one op, 765 KB a tile.) Upstream fuses generics only, so each marked addition
+becomes a named `linalg.add` for the fusion (`keep_accumulations_apart`) and a generic again
+after it (`GENERALIZE`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import linalg
 
+# The attribute of a pipelined step's loop over its micro-batches (frontends/accumulation_loop.py).
+ACCUMULATE_ATTR = "ipu.accumulate"
 # The name a location of a running gradient sum's addition carries (frontends/torch.py's importer).
 ACCUMULATION = "ipu.accumulate"
 # What makes the named additions generics again, after fusion.
@@ -39,7 +41,7 @@ def _is_accumulation(generic: ir.OpView) -> bool:
     body = generic.regions[0].blocks[0]
     operations = list(body.operations)
     return (
-        _names(generic.location, ACCUMULATION)
+        location_names(generic.location, ACCUMULATION)
         and len(generic.operands) == 3
         and len(operations) == 2
         and operations[0].name == "arith.addf"
@@ -54,9 +56,9 @@ def _identity(generic: ir.OpView) -> ir.AffineMapAttr:
     return ir.AffineMapAttr.get(ir.AffineMap.get_identity(ir.RankedTensorType(generic.results[0].type).rank))
 
 
-def _names(location: ir.Location, name: str) -> bool:
+def location_names(location: ir.Location, name: str) -> bool:
     if location.is_a_fused():
-        return any(_names(inner, name) for inner in location.locations)
+        return any(location_names(inner, name) for inner in location.locations)
     while location.is_a_name():
         if location.name_str == name:
             return True

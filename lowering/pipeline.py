@@ -63,8 +63,8 @@ class Pipeline(ModulePass):
     function.
 
     A training step (a function with device variables: frontends/joint.py's joint step, built
-    with its `micro-batches` forward and backward passes unrolled) is not split but put in
-    pipeline order (`order_training_step`, lowering/pipeline_training.py).
+    with one micro-batch's forward and backward in a loop over its `micro-batches`) is not split:
+    its loop is unrolled into pipeline order (`order_training_step`, lowering/pipeline_training.py).
 
     Before (`ipu-pipeline{micro-batches=2}`, after ipu-shard on 2 IPUs):
 
@@ -93,7 +93,7 @@ class Pipeline(ModulePass):
         if self.micro_batches == 1:
             return
         for function in public_functions(module):
-            if resident_names(function)[0]:  # device variables: a training step, its micro-batches unrolled
+            if resident_names(function)[0]:  # device variables: a training step, its loop over micro-batches unrolled
                 order_training_step(function, self.micro_batches)
             else:
                 Pipeliner(function, self.micro_batches, self.inputs).run(loop=not self.unroll)

@@ -11,7 +11,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.target import target_of
 from ipu_mlir.target.diagnostics import op_error
 
-from .accumulations import ACCUMULATION
+from .accumulations import ACCUMULATE_ATTR, ACCUMULATION
 from .pass_registry import ModulePass, register_pass
 from .plan import IPU_ID_ATTR
 from .resident import resident_names
@@ -83,7 +83,7 @@ class Shard(ModulePass):
             asked = f"ipus={self.ipus or target.num_ipus} over replicas={self.replicas}" if self.replicas > 1 else f"ipus={ipus}"
             raise op_error(module, f"ipu-shard: {asked}, but target '{target.name}' has {target.num_ipus} IPU(s)")
         for function in public_functions(module):
-            ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name not in _UNPLACED]
+            ops = _placed_ops(function.regions[0].blocks[0])
             # a training step's forward is placed as a model is; its backward and update follow
             phases = [step_phase(op) for op in ops]
             training = any(phases)
@@ -98,6 +98,18 @@ class Shard(ModulePass):
                 stages = _by_layer(ops, phases, stages)
             for op, stage in zip(ops, stages):
                 op.attributes[IPU_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, module.context), stage)
+
+
+def _placed_ops(block: ir.Block) -> list[ir.OpView]:
+    """The ops of `block` to place, those of a pipelined step's loop over its micro-batches
+    (frontends/accumulation_loop.py) in its place: its body is one micro-batch's step."""
+    ops = []
+    for op in block.operations:
+        if ACCUMULATE_ATTR in op.attributes:
+            ops += [inner for inner in list(op.regions[0].blocks[0].operations)[:-1] if inner.operation.name not in _UNPLACED]
+        elif op.operation.name not in _UNPLACED:
+            ops.append(op)
+    return ops
 
 
 def _annotated(ops: list[ir.OpView], num_ipus: int) -> list[int]:
