@@ -18,6 +18,7 @@ from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.attrs import PARTITION_ATTR, TILES_ATTR
 from ipu_mlir.dialects.ops import record_of, space_of, tile_cycles
 from ipu_mlir.dialects.ops.generic import box_elements
+from ipu_mlir.dialects.ops.matmul import Matmul
 from ipu_mlir.dialects.ops.space import Space
 from ipu_mlir.target import DEFAULT_TARGET, Target, cost_model, target_of
 from ipu_mlir.target.diagnostics import op_error
@@ -385,7 +386,7 @@ class _Planner:
     def table_partition(self, op: ir.OpView, space: Space) -> Partition | None:
         """A matmul reading a tied embedding table: cut as the table is, if within the budget
         (`tied_tables.in_place_partition`)."""
-        if op.operation.name != "ipu.matmul":
+        if not isinstance(record_of(op), Matmul):
             return None
         for index, value in enumerate(op.operands):
             if value in self.tables and value in self.layouts:

@@ -31,7 +31,8 @@ from mlir import ir
 from ipu_mlir.dialects import ipu
 from ipu_mlir.dialects.ops import record_of, space_of
 from ipu_mlir.dialects.ops import tensor_builders as tb
-from ipu_mlir.dialects.ops.matmul import with_metadata
+from ipu_mlir.dialects.ops.gather import Gather
+from ipu_mlir.dialects.ops.matmul import Matmul, with_metadata
 from ipu_mlir.dialects.ops.space import Space
 
 from .layout import Layout
@@ -51,7 +52,7 @@ def gathered_tables(block: ir.Block, variables: set[ir.Value]) -> set[ir.Value]:
     for value in variables:
         readers = [use.owner.operation for use in value.uses]
         if readers and all(reader.parent == block.owner and record_of(reader.opview) for reader in readers):
-            if min(readers, key=position.__getitem__).name == "ipu.gather":
+            if isinstance(record_of(min(readers, key=position.__getitem__)), Gather):
                 found.add(value)
     return found
 
@@ -65,7 +66,7 @@ def lay_out_tables(block: ir.Block, variables: set[ir.Value], cut: Cut, fits: Fi
     chosen = {}
     for table in gathered_tables(block, variables):
         rewrites = [_read_directly(product, table) for product in _transposed_reads(table)]
-        readers = [(space_of(use.owner), use.operand_number) for use in table.uses if use.owner.operation.name == "ipu.matmul"]
+        readers = [(space_of(use.owner), use.operand_number) for use in table.uses if isinstance(record_of(use.owner), Matmul)]
         best = None
         for space, index in readers:
             partition = cut(space)
@@ -92,7 +93,7 @@ def _transposed_reads(table: ir.Value) -> list[ir.Operation]:
         if _is_transpose(transpose):
             for read in transpose.results[0].uses:
                 product = read.owner.operation
-                if product.name == "ipu.matmul" and read.operand_number == 1 and product.operands[0] != product.operands[1]:
+                if isinstance(record_of(product), Matmul) and read.operand_number == 1 and product.operands[0] != product.operands[1]:
                     found.append(product)
     return found
 
