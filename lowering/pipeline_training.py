@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ipu_mlir.dialects.ops import record_of
+from ipu_mlir.dialects.ops.gather import Gather
 from ipu_mlir.target.diagnostics import op_error
 
 from .accumulations import ACCUMULATE_ATTR, ACCUMULATION, location_names
@@ -229,7 +231,7 @@ def _micro_batch_reads(body: ir.Block, micro_batches: int) -> set[ir.Operation]:
             variant.update(op.results)
     reads = set()
     for op in body.operations:
-        if op.operation.name != "ipu.gather":
+        if not isinstance(record_of(op), Gather):
             continue
         table, indices = op.operands[0], op.operands[1]
         producer = indices.owner
