@@ -11,14 +11,14 @@ from shapes; the step is not run). The gradients' all-reduce over 16 replicas is
 `ipu.ring_all_reduce` prices it in a replicated program (runtime/all_reduce.py: GCL's ring,
 2 x 15 steps over the system's IPU-Links with a global sync each, the reduce-scatter's adds on
 the tiles) on the system target (`bowpod16`, `pod16`): one ring over all the gradients, joined
-as the front end joins them (frontends/joint.py), spread evenly over one IPU's tiles (an
+as the front end joins them (frontends/joint_all_reduce.py), spread evenly over one IPU's tiles (an
 assumption: only the adds depend on it; the join's and split's copies on the chip are not
 counted: the step is compiled unreplicated, a 16-replica program needing a 16-IPU target).
 A 16-replica program is not planned here: planning over a POD16's 23,552 tiles and running 16
 simulators of a GC200 do not fit this machine (test_replicated_training.py runs 4 replicas of
 small models on an m2000 against PyTorch). With gradientAccumulation G (default 57, Graphcore's
 configuration below) the all-reduce runs once per update, after the G micro-batches (GCL's;
-frontends/joint.py puts it in an If on the group's last micro-batch): throughput = 16 x
+frontends/joint_all_reduce.py puts it in an If on the group's last micro-batch): throughput = 16 x
 micro-batch x G / (G x step + all-reduce), the step compiled with the accumulation (its update
 computed on every micro-batch and kept on the last, docs/training.md). The rows also give the
 throughput with the all-reduce every micro-batch (as before it moved), the step alone (the

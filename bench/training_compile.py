@@ -5,9 +5,9 @@ imported, compiled and loaded once, each phase in CPU and wall seconds of this p
     .venv/bin/python bench/training_compile.py [--model resnet50] [--batch 2] [--layers N] [--reduced] [--profile DIR] [--save DIR]
 
 - trace: `make_fx` of the step with the decompositions, then its functionalized retrace
-  (frontends/joint.py `_trace`);
+  (frontends/joint_trace.py `trace`);
 - import: torch-mlir's `stateless_fx_import` and the generic-form text parsed into our context
-  (`_import`);
+  (frontends/joint.py `_import`);
 - compile: the default pipeline; the pass manager's timing report (wall seconds per pass) goes
   to stderr;
 - load: `load_simulator`.
@@ -34,7 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as bench/run.py
 
 import torch  # noqa: E402
 
-from ipu_mlir.frontends import api, fx_import, joint, zoo  # noqa: E402
+from ipu_mlir.frontends import api, fx_import, joint, joint_trace, zoo  # noqa: E402
 from ipu_mlir.frontends.options import Options  # noqa: E402
 from ipu_mlir.frontends.training import TrainingModel  # noqa: E402
 from ipu_mlir.lowering import pipelines  # noqa: E402
@@ -87,8 +87,8 @@ def main() -> None:
     inputs = _batch(example, model, args.model, tuple((probe[0] if isinstance(probe, tuple) else probe).shape), 0)
 
     # the trace and the import timed apart: joint's own two steps, wrapped
-    trace, import_ = joint._trace, joint._import
-    joint._trace = lambda *a: timed("trace", lambda: trace(*a))
+    trace, import_ = joint_trace.trace, joint._import
+    joint_trace.trace = lambda *a: timed("trace", lambda: trace(*a))
     joint._import = lambda *a: timed("import", lambda: import_(*a))
 
     def stop(module: object, target: str, **_: object) -> None:

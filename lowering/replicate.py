@@ -117,7 +117,7 @@ def _join_by_ipu(function: ir.OpView, replicas: int, ipus_per_replica: int) -> N
     type and condition (PopART merges the collectives of a step: one ring, its global syncs paid
     once), each with its ring (`ipu.RING_ATTR`): the IPUs holding that stage in every replica,
     IPU s in replica 0 and s + r x `ipus_per_replica` in replica r, as GCL's rings run over the
-    IPUs of the same pipeline stage. The front end reduces each gradient apart (frontends/joint.py);
+    IPUs of the same pipeline stage. The front end reduces each gradient apart (frontends/joint_all_reduce.py);
     an all-reduce is either at the top of the function or alone in an `scf.if` (once per update)."""
     block = function.regions[0].blocks[0]
     groups: dict[tuple, list[ir.OpView]] = {}

@@ -213,7 +213,7 @@ def _variables(function: ir.OpView) -> dict[ir.Value, int]:
     """The device variables among `function`'s arguments (a training step's parameters and
     optimizer state), each with how many tensors of its size it brings to its IPU: weights, as
     constants are, a parameter (`param:NAME`) counting also its gradient and each variable
-    kept for it (`opt:KIND:NAME`, `accum:grad:NAME`: the front end's names, frontends/joint.py),
+    kept for it (`opt:KIND:NAME`, `accum:grad:NAME`: the front end's names, frontends/joint_layout.py),
     which the forward does not read but its layer's update keeps on the same IPU."""
     arguments = function.regions[0].blocks[0].arguments
     names = resident_names(function)[0]

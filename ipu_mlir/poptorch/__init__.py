@@ -5,7 +5,7 @@ name PopTorch (graphcore/poptorch, `python/__init__.py`) gives it; nothing here 
 """
 
 from ipu_mlir.frontends.dataloader import DataLoader, DataLoaderMode
-from ipu_mlir.frontends.joint import identity_loss
+from ipu_mlir.frontends.joint_loss import identity_loss
 from ipu_mlir.frontends.options import Options, OutputMode, PipelinedExecution, ReductionType, ShardedExecution
 from ipu_mlir.frontends.torch import BeginBlock, inferenceModel, recomputationCheckpoint, trainingModel
 from ipu_mlir.poptorch import optim
