@@ -15,13 +15,13 @@ i64: `f32(0.1) == 0.1` was false (ATen true), an int32 tensor `< 2**40` compared
 with the number wrapped to int32: 0), a bool one with -1 as unsigned (`true < -1` true), and a
 uint8 one sign-extended (`uint8(255) == 255` false).
 
-So `x > 0` becomes `x > full((), 0.0)`: the comparison's Tensor form, of x cast to the common
-type with a 0-d tensor of it holding the number as ATen converts it (`number_as`). torch-mlir
-folds none of those but `eq` of two equal types (soundly), and lowers them in the common type
-(f32 compared in f32, not f64; uint8 and bool unsigned, ints signed)."""
+So the tensor is cast to the common type (bool and uint8 to int32, compared signed) and the number given as a Python number
+that type holds, converted as ATen converts it (`number_as`): the folder then sees only its one
+sound pairing, and the lowering's wider comparison is exact."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -30,10 +30,11 @@ def comparison_rewrites() -> dict:
     import torch
 
     aten = torch.ops.aten
-    return {getattr(aten, name).Scalar: _with_a_tensor(getattr(aten, name).Tensor) for name in ("eq", "ne", "lt", "le", "gt", "ge")}
+    ops = (aten.eq.Scalar, aten.ne.Scalar, aten.lt.Scalar, aten.le.Scalar, aten.gt.Scalar, aten.ge.Scalar)
+    return {op: _in_common_type(op) for op in ops}
 
 
-def _with_a_tensor(op: Any) -> Any:
+def _in_common_type(op: Any) -> Any:
     def rewrite(x: Any, other: Any) -> Any:
         import torch
 
@@ -42,7 +43,11 @@ def _with_a_tensor(op: Any) -> Any:
         common = torch.result_type(x, other)
         if common.is_complex:
             return NotImplemented
-        return op(x.to(common), torch.full((), number_as(other, common), dtype=common))
+        number = number_as(other, common)
+        common = torch.int32 if common in (torch.bool, torch.uint8) else common  # compared signed
+        if x.dtype == common and type(number) is type(other) and (number == other or math.isnan(number)):
+            return NotImplemented  # already so: the op as it is
+        return op(x.to(common), number)
 
     return rewrite
 
@@ -57,7 +62,7 @@ def number_as(value: bool | int | float, dtype: Any) -> int | float:
     import torch
 
     if dtype == torch.bool:
-        return bool(value)
+        return int(bool(value))
     if not dtype.is_floating_point:  # wrapped to the type's width, as ATen's cast of the number
         info = torch.iinfo(dtype)
         return (int(value) - info.min) % (info.max - info.min + 1) + info.min
