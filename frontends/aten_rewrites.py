@@ -19,6 +19,8 @@ PyTorch's core ATen table) use, so a workaround holds on every path.
 - cummax / cummin (which torch-mlir refuses) as a scan of pairwise choices;
 - a grouped transposed convolution as one per group, concatenated (torch-mlir's lowering builds
   an invalid `tensor.collapse_shape`: fuzz_pytorch seeds 2867 and 3007);
+- a comparison with a number in the two's common type, the number converted to it, which
+  torch-mlir's folder gets wrong otherwise (frontends/comparison_rewrites.py);
 - ops it refuses, written as ops it lowers (frontends/aten_refused.py).
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 
 from ipu_mlir.frontends.aten_refused import refused_op_rewrites
 from ipu_mlir.frontends.backward_rewrites import pad_without_negative_widths
+from ipu_mlir.frontends.comparison_rewrites import comparison_rewrites
 
 
 def aten_rewrites() -> dict:
@@ -67,6 +70,7 @@ def aten_rewrites() -> dict:
         torch.ops.aten.upsample_linear1d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
         torch.ops.aten.upsample_bilinear2d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
         torch.ops.aten.upsample_trilinear3d.default: lambda x, size, corners, *scales: _upsample_linear(x, size, corners, scales),
+        **comparison_rewrites(),
         **refused_op_rewrites(),
     }
 
