@@ -76,6 +76,11 @@ def layer_names(model: Any) -> Any:
     finally:
         for handle in handles:
             handle.remove()
+        # A forward an error stopped inside a submodule left its marks entered: exited here, in
+        # order, not when the garbage collector closes them later, restoring a stale mark into
+        # torch's global current_meta that the next model's nodes would carry.
+        while entered:
+            entered.pop().__exit__(None, None, None)
 
 
 def _tensors(value: Any) -> list[Any]:
