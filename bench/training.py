@@ -95,16 +95,22 @@ def cases(quick: bool) -> list[list[Case]]:
     ]
 
 
-def measure(case: Case, repeat: int) -> dict:
-    """The case's figures, or {"refused": the one-line error}."""
-    net, example = zoo.build(case.name, batch=case.batch, **case.options)
+def model_and_batch(name: str, batch: int, options: dict) -> tuple:
+    """Zoo model `name` with its loss (`ipu-run --train`'s), dropout off so both sides take the
+    same step, and its first synthetic batch."""
+    net, example = zoo.build(name, batch=batch, **options)
     for layer in net.modules():
         if isinstance(layer, torch.nn.Dropout):
             layer.p = 0.0
     with torch.no_grad():
         probe = copy.deepcopy(net).eval()(*example)
-    model = _WithLoss(net, case.name)
-    inputs = _batch(example, model, case.name, tuple((probe[0] if isinstance(probe, tuple) else probe).shape), 0)
+    model = _WithLoss(net, name)
+    return model, _batch(example, model, name, tuple((probe[0] if isinstance(probe, tuple) else probe).shape), 0)
+
+
+def measure(case: Case, repeat: int) -> dict:
+    """The case's figures, or {"refused": the one-line error}."""
+    model, inputs = model_and_batch(case.name, case.batch, case.options)
     reference = copy.deepcopy(model).train()
     options = Options().target(case.target)
     if case.memory_proportion is not None:

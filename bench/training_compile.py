@@ -21,25 +21,26 @@ keep the compiled program the same keeps it).
 from __future__ import annotations
 
 import argparse
-import copy
 import cProfile
 import gc
 import hashlib
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as bench/run.py
+sys.path.insert(0, str(Path(__file__).parent))
 
 import torch  # noqa: E402
+from training import model_and_batch  # noqa: E402 (bench/training.py's model, loss and batch)
 
 from ipu_mlir.frontends import api, fx_import, joint, joint_trace, zoo  # noqa: E402
 from ipu_mlir.frontends.options import Options  # noqa: E402
 from ipu_mlir.frontends.training import TrainingModel  # noqa: E402
 from ipu_mlir.lowering import pipelines  # noqa: E402
 from ipu_mlir.runtime import api as runtime_api  # noqa: E402
-from ipu_mlir.tools.train import _batch, _WithLoss  # noqa: E402 (ipu-run --train's loss and synthetic batch)
 
 
 class _Traced(Exception):
@@ -77,14 +78,7 @@ def main() -> None:
 
     options = dict(zoo.MODELS[args.model].reduced) if args.reduced else {}
     options |= {"layers": args.layers} if args.layers else {}
-    net, example = zoo.build(args.model, batch=args.batch, **options)
-    for layer in net.modules():
-        if isinstance(layer, torch.nn.Dropout):
-            layer.p = 0.0
-    with torch.no_grad():
-        probe = copy.deepcopy(net).eval()(*example)
-    model = _WithLoss(net, args.model)
-    inputs = _batch(example, model, args.model, tuple((probe[0] if isinstance(probe, tuple) else probe).shape), 0)
+    model, inputs = model_and_batch(args.model, args.batch, options)
 
     # the trace and the import timed apart: joint's own two steps, wrapped
     trace, import_ = joint_trace.trace, joint._import

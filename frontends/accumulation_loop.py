@@ -35,6 +35,7 @@ from mlir import ir
 
 from ipu_mlir.dialects.ops import tensor_builders as tb
 from ipu_mlir.lowering.accumulations import ACCUMULATE_ATTR, ACCUMULATION
+from ipu_mlir.lowering.pipeline_training import remap
 from ipu_mlir.target.diagnostics import IpuError
 
 _MARKER: list = []  # the `ipu_mlir::accumulated` custom op, defined once per process
@@ -147,7 +148,7 @@ def _build_loop(where, iterations, lasts, gradients, body_ops) -> ir.Operation:
         values = {last: _rows(last, step) for last in lasts}
         for op in body_ops:
             clone = op.operation.clone(ip=ir.InsertionPoint(body))
-            _remap(clone, values)
+            remap(clone, values)
             values.update(zip(op.results, clone.results))
         yielded = []
         for total, gradient in zip(totals, gradients):
@@ -158,17 +159,6 @@ def _build_loop(where, iterations, lasts, gradients, body_ops) -> ir.Operation:
 
 def _location_of(value: ir.Value) -> ir.Location:
     return value.owner.location if isinstance(value.owner, ir.OpView) else ir.Location.current
-
-
-def _remap(op: ir.Operation, values: dict[ir.Value, ir.Value]) -> None:
-    """`op`'s operands, and those its regions take from outside, read through `values`."""
-    for i, operand in enumerate(op.operands):
-        if operand in values:
-            op.operands[i] = values[operand]
-    for region in op.regions:
-        for inner_block in region.blocks:
-            for inner in inner_block.operations:
-                _remap(inner.operation, values)
 
 
 def _slice_micro_batch(argument: ir.BlockArgument, micro_batches: int, where: ir.InsertionPoint) -> ir.Value:

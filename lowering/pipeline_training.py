@@ -158,7 +158,7 @@ def unroll_micro_batches(function: ir.OpView, micro_batches: int) -> dict[ir.Ope
                     values[op.results[0]] = same
                     continue
                 clone = op.operation.clone()
-                _remap(clone, values)
+                remap(clone, values)
                 values.update(zip(op.results, clone.results))
                 micro_batch_of[clone] = m
             carried = [values.get(v, v) for v in terminator.operands]
@@ -264,7 +264,7 @@ def _shape(value: ir.Value) -> list[int]:
     return list(ir.RankedTensorType(value.type).shape)
 
 
-def _remap(op: ir.Operation, values: dict[ir.Value, ir.Value]) -> None:
+def remap(op: ir.Operation, values: dict[ir.Value, ir.Value]) -> None:
     """`op`'s operands, and those its regions take from outside, read through `values`."""
     for i, operand in enumerate(op.operands):
         if operand in values:
@@ -272,4 +272,4 @@ def _remap(op: ir.Operation, values: dict[ir.Value, ir.Value]) -> None:
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
-                _remap(inner.operation, values)
+                remap(inner.operation, values)
