@@ -23,7 +23,6 @@ from mlir import ir
 from ipu_mlir.frontends.aten_rewrites import aten_rewrites
 from ipu_mlir.frontends.cond_import import install_cond_import
 from ipu_mlir.frontends.mixed_precision import to_numpy
-from ipu_mlir.lowering.accumulations import ACCUMULATION
 from ipu_mlir.runtime.program_summary import PHASE_PREFIX
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import NARROW_FLOATS
@@ -69,8 +68,6 @@ def importer_class() -> type:
             stack = node.meta.get("nn_module_stack")
             custom = node.meta.get("custom") or {}  # the joint step's marks (frontends/joint.py)
             path = list(stack.values())[-1][0] if stack else custom.get("layer", "")
-            if custom.get("accumulate"):  # kept out of fusion (lowering/accumulations.py)
-                location = torch_ir.Location.name(ACCUMULATION, childLoc=location, context=self._c)
             if path:
                 location = torch_ir.Location.name(path, childLoc=location, context=self._c)
             if "phase" in custom:
