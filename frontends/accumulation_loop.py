@@ -34,6 +34,7 @@ from typing import Any
 from mlir import ir
 
 from ipu_mlir.dialects.ops import tensor_builders as tb
+from ipu_mlir.frontends.joint_trace import cut_marks
 from ipu_mlir.lowering.accumulations import ACCUMULATE_ATTR, ACCUMULATION
 from ipu_mlir.lowering.pipeline_training import remap
 from ipu_mlir.target.diagnostics import IpuError
@@ -59,22 +60,7 @@ def accumulated(gradient: Any) -> Any:
 def cut_at_accumulations(graph: Any) -> int:
     """Each marked gradient out of the traced graph: its input becomes an extra result (the last
     ones), its users read an extra argument (the last ones); how many."""
-    marks = [node for node in graph.graph.nodes if node.op == "call_function" and _MARKER and node.target is _MARKER[0]]
-    if not marks:
-        return 0
-    last = [node for node in graph.graph.nodes if node.op == "placeholder"][-1]
-    output = next(node for node in graph.graph.nodes if node.op == "output")
-    results = list(output.args[0])
-    for index, mark in enumerate(marks):
-        with graph.graph.inserting_after(last):
-            last = graph.graph.placeholder(f"accumulated_{index}")
-        last.meta["val"] = mark.meta["val"]
-        mark.replace_all_uses_with(last)
-        results.append(mark.args[0])
-        graph.graph.erase_node(mark)
-    output.args = (results,)
-    graph.recompile()
-    return len(marks)
+    return len(cut_marks(graph, _MARKER[0], "accumulated")) if _MARKER else 0
 
 
 def accumulation_loop(module: ir.Module, sums: int, micro_batches: int, batch: range) -> None:
@@ -202,16 +188,8 @@ def _extract_rows(source: ir.Value, type_: ir.RankedTensorType, offsets: list, f
 
 
 def _add(total: ir.Value, gradient: ir.Value, location: ir.Location) -> ir.Value:
-    type_ = ir.RankedTensorType(gradient.type)
-    name = "arith.addf" if isinstance(type_.element_type, ir.FloatType) else "arith.addi"
-    identity = ir.AffineMap.get_identity(type_.rank)
-
-    def body(a: ir.Value, b: ir.Value, _: ir.Value) -> ir.Value:
-        return ir.Operation.create(name, results=[a.type], operands=[a, b]).result
-
     with location:
-        init = ir.Operation.create("tensor.empty", results=[type_]).result
-        return tb.generic([total, gradient], init, [identity] * 3, body)
+        return tb.elementwise_add(total, gradient)
 
 
 def _zeros(type_: ir.Type, where: ir.InsertionPoint) -> ir.Value:

@@ -11,6 +11,7 @@ from mlir import ir
 from mlir.dialects import scf, tensor
 
 from ipu_mlir.dialects import ipu
+from ipu_mlir.frontends.joint_trace import cut_marks
 
 _MARKER: list = []  # the `ipu_mlir::all_reduce` custom op, defined once per process
 
@@ -48,25 +49,8 @@ def cut_at_all_reduces(graph: Any) -> list[bool]:
     become extra results (the last ones), its users read an extra argument (the last ones)
     instead; `all_reduced` joins them again, after import, through `ipu.all_reduce`. Whether
     each has a condition."""
-    marks = [node for node in graph.graph.nodes if node.op == "call_function" and _MARKER and node.target is _MARKER[0]]
-    if not marks:
-        return []
-    last = [node for node in graph.graph.nodes if node.op == "placeholder"][-1]
-    output = next(node for node in graph.graph.nodes if node.op == "output")
-    results = list(output.args[0])
-    conditional = []
-    for index, mark in enumerate(marks):
-        with graph.graph.inserting_after(last):
-            last = graph.graph.placeholder(f"reduced_{index}")
-        last.meta["val"] = mark.meta["val"]
-        mark.replace_all_uses_with(last)
-        when = mark.args[1] if len(mark.args) > 1 else None
-        results += [mark.args[0]] + ([when] if when is not None else [])
-        conditional.append(when is not None)
-        graph.graph.erase_node(mark)
-    output.args = (results,)
-    graph.recompile()
-    return conditional
+    operands = cut_marks(graph, _MARKER[0], "reduced") if _MARKER else []
+    return [len(args) > 1 and args[1] is not None for args in operands]
 
 
 def all_reduced(module: ir.Module, conditional: list[bool], replicas: int, reduction: str) -> None:

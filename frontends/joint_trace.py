@@ -161,3 +161,26 @@ def trace(step: Any, flat: list, random_variables: list[int]) -> tuple[Any, int]
             node.target, node.args, node.kwargs = torch.ops.aten.empty.memory_format, (node.args[0],), {"dtype": node.meta["val"].dtype}
     graph.recompile()
     return graph, draws
+
+
+def cut_marks(graph: Any, marker: Any, name: str) -> list[tuple]:
+    """Each call of `marker` (a custom op torch-mlir cannot import) out of the traced `graph`:
+    its users read a new last argument (`name`_i) instead, its operands but None become extra
+    results (the last ones), for the importer's caller to join again. The marks' operands."""
+    marks = [node for node in graph.graph.nodes if node.op == "call_function" and node.target is marker]
+    if not marks:
+        return []
+    last = [node for node in graph.graph.nodes if node.op == "placeholder"][-1]
+    output = next(node for node in graph.graph.nodes if node.op == "output")
+    results, operands = list(output.args[0]), []
+    for index, mark in enumerate(marks):
+        with graph.graph.inserting_after(last):
+            last = graph.graph.placeholder(f"{name}_{index}")
+        last.meta["val"] = mark.meta["val"]
+        mark.replace_all_uses_with(last)
+        operands.append(tuple(mark.args))
+        results += [operand for operand in mark.args if operand is not None]
+        graph.graph.erase_node(mark)
+    output.args = (results,)
+    graph.recompile()
+    return operands
