@@ -7,6 +7,7 @@ IRDL dialects plugins add (`register_irdl`: a plugin's own ops, docs/extending.m
 
 from __future__ import annotations
 
+from collections.abc import Container
 from importlib import resources
 from pathlib import Path
 
@@ -44,3 +45,17 @@ def make_context() -> ir.Context:
     context = ir.Context()
     load_ipu_dialect(context)
     return context
+
+
+def ops_named(module: ir.Operation, names: Container[str]) -> list[ir.Operation]:
+    """The ops of `module` whose name is in `names`, in walk order: collected before a pass
+    rewrites them, since rewriting during the walk would invalidate it."""
+    found: list[ir.Operation] = []
+
+    def collect(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(collect)
+    return found

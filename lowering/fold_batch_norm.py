@@ -36,11 +36,12 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from ipu_mlir.dialects import ops_named
 from ipu_mlir.dialects.ops.conv import CONV_FORMS
 from ipu_mlir.dialects.ops.semantics import elementwise_kernel, numpy_dtype
 from ipu_mlir.dialects.resources import dense_array, is_resource
 
-from .pass_registry import ModulePass, ops_named, register_pass
+from .pass_registry import ModulePass, register_pass
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 _AFFINE_OPS = ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf")

@@ -30,13 +30,14 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, tensor
 
+from ipu_mlir.dialects import ops_named
 from ipu_mlir.dialects.attrs import QuarterAttr
 from ipu_mlir.dialects.ops import converter_of
 from ipu_mlir.dialects.ops.conv import CONV_FORMS
 from ipu_mlir.dialects.ops.convert import pad_value, pair
 
 from .fp8_matmul import dequantized, element_of, erase_unused, owner_of, scaled_pair, transposed
-from .pass_registry import ModulePass, ops_named, register_pass
+from .pass_registry import ModulePass, register_pass
 
 _VIEWS = ("tensor.pad", "tensor.expand_shape", "tensor.collapse_shape")  # what torch-mlir puts between
 

@@ -37,11 +37,11 @@ import ml_dtypes
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
-from ipu_mlir.dialects import ipu
+from ipu_mlir.dialects import ipu, ops_named
 from ipu_mlir.dialects.attrs import LOG2_SCALES, QUARTER_ATTR, QUARTER_FORMATS, QuarterAttr
 from ipu_mlir.target.element_types import FLOAT_DTYPES
 
-from .pass_registry import ModulePass, ops_named, register_pass
+from .pass_registry import ModulePass, register_pass
 
 # Each named product's operand and result loops, as linalg's default indexing maps give them.
 _PRODUCTS = {"linalg.matmul": ([0, 2], [2, 1], [0, 1]), "linalg.batch_matmul": ([0, 1, 3], [0, 3, 2], [0, 1, 2])}

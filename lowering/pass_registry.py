@@ -134,20 +134,6 @@ class PassOption:
         return None
 
 
-def ops_named(module: ir.Operation, names: typing.Container[str]) -> list[ir.Operation]:
-    """The ops of `module` whose name is in `names`, in walk order: collected before a pass
-    rewrites them, since rewriting during the walk would invalidate it."""
-    found: list[ir.Operation] = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(collect)
-    return found
-
-
 _REGISTRY: dict[str, type[ModulePass]] = {}
 
 

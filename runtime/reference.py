@@ -88,7 +88,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -100,6 +99,7 @@ from mlir.dialects.transform import interpreter
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
+from ipu_mlir.dialects import ops_named
 from ipu_mlir.dialects.packing import lower_packs
 from ipu_mlir.target.diagnostics import IpuError
 from ipu_mlir.target.element_types import FLOAT_DTYPES, is_float
@@ -187,7 +187,8 @@ def run_reference(module: Source, inputs: Sequence[np.ndarray], entry: str = "ma
     (e.g. bit casts of f16) runs in its own types."""
     with ir.Context(), ir.Location.unknown():
         clone = _parse(module)
-        undefined = {UNDEFINED_FOR_SOME_OPERANDS[name] for name in ops_named(clone, UNDEFINED_FOR_SOME_OPERANDS)}  # before lowering
+        # before lowering: what the program may leave undefined
+        undefined = {UNDEFINED_FOR_SOME_OPERANDS[op.name] for op in ops_named(clone.operation, UNDEFINED_FOR_SOME_OPERANDS)}
         _decompose_aggregates(clone)
         func = _only_the_entry(clone, _find_entry(clone, entry))
         function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -505,19 +506,6 @@ _SHIFT = "a shift by the bit width or more (shli, shrsi, shrui: poison)"
 UNDEFINED_FOR_SOME_OPERANDS = {f"arith.{name}": _DIVISION for name in _INTEGER_DIVISIONS} | {
     f"arith.{name}": what for names, what in (("fptosi fptoui", _CONVERSION), ("shli shrsi shrui", _SHIFT)) for name in names.split()
 }
-
-
-def ops_named(module: ir.Module, names: typing.Collection[str]) -> set[str]:
-    """Which of `names` name an op of `module` (e.g. of `UNDEFINED_FOR_SOME_OPERANDS`)."""
-    found: set[str] = set()
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names:
-            found.add(op.name)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
 
 
 class _DlInfo(ctypes.Structure):

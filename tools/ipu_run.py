@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ipu_mlir.dialects import ops_named
 from ipu_mlir.frontends import api, zoo
 from ipu_mlir.frontends import torch as torch_frontend
 from ipu_mlir.frontends.phases import Phases
 from ipu_mlir.runtime import distributed, oracle
 from ipu_mlir.runtime.profile import Profile
-from ipu_mlir.runtime.reference import UNDEFINED_FOR_SOME_OPERANDS, ops_named
+from ipu_mlir.runtime.reference import UNDEFINED_FOR_SOME_OPERANDS
 from ipu_mlir.runtime.simulator import Simulator
 from ipu_mlir.target import DEFAULT_TARGET, builtin_targets, load_target
 from ipu_mlir.target.diagnostics import IpuError, format_location
@@ -142,7 +143,7 @@ def _typed(array: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
 def _note_undefined_behaviour(module) -> None:
     """After a failed check: what the program may do that MLIR leaves undefined, where the
     simulator's result and the ExecutionEngine's may both stand (docs/ipu-run.md)."""
-    for what in sorted({UNDEFINED_FOR_SOME_OPERANDS[name] for name in ops_named(module, UNDEFINED_FOR_SOME_OPERANDS)}):
+    for what in sorted({UNDEFINED_FOR_SOME_OPERANDS[op.name] for op in ops_named(module.operation, UNDEFINED_FOR_SOME_OPERANDS)}):
         print(f"note: where the program does {what}, MLIR defines no result: the simulator's and the ExecutionEngine's may differ")
 
 
